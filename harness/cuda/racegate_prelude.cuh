@@ -1,0 +1,50 @@
+// racegate prelude: force-included by NVRTC (--pre-include) into every kernel racegate builds.
+// It adds nothing to the kernel under test unless RACEGATE_JITTER is defined; line numbers of
+// the kernel's own file are unchanged, because this is a separate file.
+
+// Fills the shared memory of an SM with 0xFF bytes (NaN as float, -1 as int). racegate launches
+// it before each stress trial, so a kernel that reads shared memory it never wrote reads poison
+// instead of a lucky zero. Launch: one block of 1024 threads per SM, dynamic shared memory = the
+// per-block opt-in maximum.
+extern "C" __global__ void racegate_poison_shared(unsigned int words)
+{
+    extern __shared__ unsigned int racegate_smem[];
+    for (unsigned int i = threadIdx.x; i < words; i += blockDim.x)
+        racegate_smem[i] = 0xFFFFFFFFu;
+}
+
+#ifdef RACEGATE_JITTER
+// Schedule jitter. Every __syncthreads() of the kernel becomes the real barrier followed by a
+// per-warp sleep of 0 to ~4 us. Three warps in four sleep, each for its own time, so warps
+// leave every barrier in a different order than the hardware's usual one; races that need one
+// warp to run ahead of another (a missing second barrier in a tiled loop) then show at every
+// size. On the H200, per-thread delays of a few hundred ns changed nothing; per-warp
+// microseconds did. The seed is written by racegate before each trial; the clock mixes in
+// so that successive iterations of a loop sleep differently.
+__device__ unsigned long long racegate_jitter_seed;
+
+__device__ __forceinline__ unsigned int racegate_mix(unsigned long long x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return (unsigned int)x;
+}
+
+__device__ __forceinline__ void racegate_jittered_syncthreads(unsigned int site)
+{
+    __syncthreads();
+    unsigned int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    unsigned long long key = racegate_jitter_seed
+        ^ ((unsigned long long)block << 24) ^ ((unsigned long long)(tid / 32) << 12) ^ site
+        ^ ((unsigned long long)(clock64() >> 8) << 40);
+    unsigned int h = racegate_mix(key);
+    if ((h & 3u) != 0u)
+        __nanosleep((h >> 2) % 4096u);
+}
+
+#define __syncthreads() racegate_jittered_syncthreads(__LINE__)
+#endif

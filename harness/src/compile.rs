@@ -1,0 +1,155 @@
+//! Compile stage: NVRTC turns a `.cu` file into PTX with line information.
+//!
+//! The program is named by its repo-relative path, so sanitizer findings read
+//! `kernels/matmul_tiled.cu:42`. Every build force-includes `harness/cuda/racegate_prelude.cuh`
+//! (the shared-memory poisoner, and the schedule jitter when asked for).
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+use cudarc::nvrtc::{CompileError, CompileOptions};
+
+use crate::errors::{Error, Result};
+use crate::toolchain;
+
+/// The prelude's text, embedded so the binary works without the source tree.
+pub const PRELUDE: &str = include_str!("../cuda/racegate_prelude.cuh");
+/// The virtual architecture used when no device says otherwise.
+pub const DEFAULT_ARCH: &str = "compute_90";
+
+/// How to build one file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BuildOptions {
+    /// A virtual architecture such as `compute_90`.
+    pub arch: String,
+    /// Wrap every `__syncthreads()` in the per-warp jitter of the prelude.
+    pub jitter: bool,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            arch: DEFAULT_ARCH.to_string(),
+            jitter: false,
+        }
+    }
+}
+
+/// A compiled file.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub ptx: String,
+    pub options: Vec<String>,
+}
+
+/// Compiles `root/rel_path`.
+pub fn compile(root: &Path, rel_path: &str, opts: &BuildOptions) -> Result<Built> {
+    let path = root.join(rel_path);
+    let source = std::fs::read_to_string(&path).map_err(|e| Error::io("reading", &path, e))?;
+    compile_source(root, rel_path, &source, opts)
+}
+
+/// Compiles `source`, naming the program `name`.
+pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions) -> Result<Built> {
+    toolchain::nvrtc(root)?;
+    let prelude = prelude_path()?;
+    let mut options = vec![
+        "-lineinfo".to_string(),
+        format!("-arch={}", opts.arch),
+        "-std=c++17".to_string(),
+        format!("--pre-include={}", prelude.display()),
+    ];
+    if opts.jitter {
+        options.push("-DRACEGATE_JITTER".to_string());
+    }
+    let nv_opts = CompileOptions {
+        name: Some(name.to_string()),
+        options: options.clone(),
+        ..Default::default()
+    };
+    match cudarc::nvrtc::compile_ptx_with_opts(source, nv_opts) {
+        Ok(ptx) => Ok(Built {
+            ptx: ptx.to_src(),
+            options,
+        }),
+        Err(CompileError::CompileError { log, .. }) => Err(Error::Compile {
+            path: name.to_string(),
+            options: options.join(" "),
+            log: log.to_string_lossy().trim_end().to_string(),
+        }),
+        Err(other) => Err(Error::Compile {
+            path: name.to_string(),
+            options: options.join(" "),
+            log: format!("{other:?}"),
+        }),
+    }
+}
+
+/// Writes the prelude once per process into a private temporary folder.
+fn prelude_path() -> Result<PathBuf> {
+    static PATH: std::sync::OnceLock<std::result::Result<PathBuf, String>> =
+        std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let dir = cache_dir().join("include");
+        let file = dir.join(format!(
+            "racegate_prelude_{:016x}.cuh",
+            fingerprint(PRELUDE)
+        ));
+        if !file.is_file() {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("creating {}: {e}", dir.display()))?;
+            let tmp = dir.join(format!(".prelude.{}", std::process::id()));
+            std::fs::write(&tmp, PRELUDE).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+            std::fs::rename(&tmp, &file).map_err(|e| format!("writing {}: {e}", file.display()))?;
+        }
+        Ok(file)
+    })
+    .clone()
+    .map_err(Error::Child)
+}
+
+/// racegate's scratch folder (PTX handed to workers, the prelude): `$RACEGATE_CACHE` or
+/// `$TMPDIR/racegate-<uid>`.
+pub fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("RACEGATE_CACHE") {
+        return PathBuf::from(d);
+    }
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir().join(format!("racegate-{uid}"))
+}
+
+/// A stable 64-bit fingerprint (FNV-1a) for cache file names.
+pub fn fingerprint(s: &str) -> u64 {
+    let mut h = Fnv(0xcbf29ce484222325);
+    s.hash(&mut h);
+    h.finish()
+}
+
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= *b as u64;
+            self.0 = self.0.wrapping_mul(0x100000001b3);
+        }
+    }
+}
+
+/// Compiles and stores the PTX where a worker process can load it; returns its path.
+pub fn compile_to_cache(root: &Path, rel_path: &str, opts: &BuildOptions) -> Result<PathBuf> {
+    let built = compile(root, rel_path, opts)?;
+    let dir = cache_dir().join("ptx");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
+    let file = dir.join(format!("{:016x}.ptx", fingerprint(&built.ptx)));
+    if !file.is_file() {
+        let tmp = dir.join(format!(".{}.{}", std::process::id(), fingerprint(rel_path)));
+        std::fs::write(&tmp, &built.ptx).map_err(|e| Error::io("writing", &tmp, e))?;
+        std::fs::rename(&tmp, &file).map_err(|e| Error::io("writing", &file, e))?;
+    }
+    Ok(file)
+}

@@ -1,0 +1,228 @@
+//! Launch stage: one wrapper through which every kernel launch goes.
+//!
+//! A [`Gpu`] holds the context and stream; [`Gpu::run`] uploads a [`Problem`]'s buffers,
+//! poisons outputs (and, on request, shared memory), runs its launch steps and reads every
+//! buffer back. Nothing here checks results: that is the oracle's job.
+
+use std::sync::Arc;
+
+use cudarc::driver::{
+    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+
+use crate::errors::{Error, Result};
+use crate::exercises::{Arg, Init, LaunchStep, Problem};
+
+/// The device, its stream, and what the shared-memory poisoner needs to know.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    sm_count: u32,
+    smem_optin: u32,
+}
+
+/// A loaded module.
+pub struct Module {
+    module: Arc<CudaModule>,
+}
+
+/// Per-run switches.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Seed for the jitter prelude; ignored by modules built without jitter.
+    pub jitter_seed: Option<u64>,
+    /// Fill every SM's shared memory with 0xFF before the problem's launches.
+    pub poison_shared: bool,
+}
+
+impl Gpu {
+    /// Opens device 0.
+    pub fn open() -> Result<Gpu> {
+        if let Err(why) = crate::device::probe() {
+            return Err(Error::NoDevice(why));
+        }
+        let ctx = CudaContext::new(0).map_err(|e| Error::cuda("creating the context", e))?;
+        let attr = |a| {
+            ctx.attribute(a)
+                .map_err(|e| Error::cuda("reading device attributes", e))
+        };
+        let sm_count =
+            attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let smem_optin =
+            attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+                as u32;
+        let stream = ctx.default_stream();
+        Ok(Gpu {
+            ctx,
+            stream,
+            sm_count,
+            smem_optin,
+        })
+    }
+
+    /// Loads PTX text (module load is where the driver JIT-compiles it).
+    pub fn load(&self, ptx: &str) -> Result<Module> {
+        let module = self
+            .ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|e| Error::cuda("loading the module", e))?;
+        Ok(Module { module })
+    }
+
+    /// Looks up a kernel by its (unmangled, `extern "C"`) name.
+    pub fn function(&self, module: &Module, name: &str) -> Result<CudaFunction> {
+        module
+            .module
+            .load_function(name)
+            .map_err(|e| Error::cuda(format!("looking up kernel `{name}`"), e))
+    }
+
+    /// Uploads, launches every step, waits, and reads every buffer back (inputs included, so
+    /// the caller can check they are unchanged).
+    pub fn run(
+        &self,
+        module: &Module,
+        problem: &Problem,
+        opts: RunOptions,
+    ) -> Result<Vec<Vec<u8>>> {
+        let mut bufs: Vec<CudaSlice<u8>> = Vec::with_capacity(problem.buffers.len());
+        for b in &problem.buffers {
+            let slice = match &b.init {
+                Init::Data(d) => self.stream.clone_htod(d),
+                Init::Poison(n) => self.stream.clone_htod(&vec![0xFFu8; *n]),
+                Init::Zero(n) => self.stream.alloc_zeros::<u8>(*n),
+            }
+            .map_err(|e| Error::cuda(format!("uploading `{}`", b.name), e))?;
+            bufs.push(slice);
+        }
+        if let Some(seed) = opts.jitter_seed {
+            self.set_jitter_seed(module, seed)?;
+        }
+        if opts.poison_shared {
+            self.poison_shared(module)?;
+        }
+        for step in &problem.launches {
+            let func = self.function(module, &step.kernel)?;
+            // SAFETY: the exercise family states the kernel's signature and sizes each buffer
+            // for the geometry it draws; a kernel that still writes out of bounds faults on the
+            // device (reported as a Fault verdict), it cannot corrupt host memory.
+            unsafe { self.launch(&func, step, &bufs, 0) }?;
+        }
+        self.stream
+            .synchronize()
+            .map_err(|e| Error::cuda("running the kernel", e))?;
+        bufs.iter()
+            .zip(&problem.buffers)
+            .map(|(d, b)| {
+                self.stream
+                    .clone_dtoh(d)
+                    .map_err(|e| Error::cuda(format!("reading back `{}`", b.name), e))
+            })
+            .collect()
+    }
+
+    /// Launches one step.
+    ///
+    /// # Safety
+    /// What cannot be checked here: that the kernel's parameter list matches `step.args` in
+    /// number and type, and that it stays inside the buffers it is given.
+    pub unsafe fn launch(
+        &self,
+        func: &CudaFunction,
+        step: &LaunchStep,
+        bufs: &[CudaSlice<u8>],
+        smem: u32,
+    ) -> Result<()> {
+        let ints: Vec<i32> = step
+            .args
+            .iter()
+            .map(|a| match a {
+                Arg::Int(v) => *v,
+                Arg::Buf(_) => 0,
+            })
+            .collect();
+        let mut builder = self.stream.launch_builder(func);
+        for (a, int) in step.args.iter().zip(&ints) {
+            match a {
+                Arg::Buf(i) => builder.arg(&bufs[*i]),
+                Arg::Int(_) => builder.arg(int),
+            };
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (step.grid.0, step.grid.1, step.grid.2),
+            block_dim: (step.block.0, step.block.1, step.block.2),
+            shared_mem_bytes: smem,
+        };
+        // SAFETY: forwarded to the caller.
+        unsafe { builder.launch(cfg) }
+            .map(|_| ())
+            .map_err(|e| Error::cuda(format!("launching `{}`", step.kernel), e))
+    }
+
+    fn set_jitter_seed(&self, module: &Module, seed: u64) -> Result<()> {
+        let Ok(mut global) = module
+            .module
+            .get_global("racegate_jitter_seed", &self.stream)
+        else {
+            return Ok(()); // built without jitter
+        };
+        self.stream
+            .memcpy_htod(&seed.to_le_bytes(), &mut global)
+            .map_err(|e| Error::cuda("setting the jitter seed", e))
+    }
+
+    fn poison_shared(&self, module: &Module) -> Result<()> {
+        let func = self.function(module, "racegate_poison_shared")?;
+        func.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            self.smem_optin as i32,
+        )
+        .map_err(|e| Error::cuda("sizing the shared-memory poisoner", e))?;
+        let step = LaunchStep {
+            kernel: "racegate_poison_shared".into(),
+            grid: crate::exercises::Dim3(self.sm_count, 1, 1),
+            block: crate::exercises::Dim3(1024, 1, 1),
+            args: vec![Arg::Int((self.smem_optin / 4) as i32)],
+        };
+        // SAFETY: the poisoner takes one unsigned int and writes only its dynamic shared memory.
+        unsafe { self.launch(&func, &step, &[], self.smem_optin) }
+    }
+
+    /// A bare launch loop for the benchmark: the problem's steps `iters` times, no checks.
+    pub fn bare_loop(
+        &self,
+        module: &Module,
+        problem: &Problem,
+        iters: u32,
+    ) -> Result<std::time::Duration> {
+        let bufs: Vec<CudaSlice<u8>> = problem
+            .buffers
+            .iter()
+            .map(|b| match &b.init {
+                Init::Data(d) => self.stream.clone_htod(d),
+                Init::Poison(n) | Init::Zero(n) => self.stream.alloc_zeros::<u8>(*n),
+            })
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::cuda("uploading", e))?;
+        let funcs: Vec<CudaFunction> = problem
+            .launches
+            .iter()
+            .map(|s| self.function(module, &s.kernel))
+            .collect::<Result<_>>()?;
+        self.stream
+            .synchronize()
+            .map_err(|e| Error::cuda("sync", e))?;
+        let start = std::time::Instant::now();
+        for _ in 0..iters {
+            for (f, s) in funcs.iter().zip(&problem.launches) {
+                // SAFETY: as in `run`.
+                unsafe { self.launch(f, s, &bufs, 0) }?;
+            }
+            self.stream
+                .synchronize()
+                .map_err(|e| Error::cuda("running", e))?;
+        }
+        Ok(start.elapsed())
+    }
+}

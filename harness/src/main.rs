@@ -1,0 +1,453 @@
+//! The `racegate` command line. A thin layer: parse arguments, call the library, render,
+//! and map the outcome to a documented exit code.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use racegate::catalog::Catalog;
+use racegate::exercises::SizeChoice;
+use racegate::sanitize::{Outcome, SanitizeConfig};
+use racegate::stress::{self, StressConfig};
+use racegate::{compile, device, report, toolchain, Error};
+
+/// Exit codes, also documented in the README.
+mod code {
+    /// Everything ran and every expectation held.
+    pub const OK: u8 = 0;
+    /// A broken promise: a bug missed, a correct kernel flagged, a kernel that does not compile.
+    pub const FAILED: u8 = 1;
+    /// Bad input: usage, a malformed header, an unknown case.
+    pub const USAGE: u8 = 2;
+    /// Something could not be decided (a sanitizer missing or refusing the device).
+    pub const INCONCLUSIVE: u8 = 3;
+    /// No CUDA device: host-side work ran, GPU work did not.
+    pub const NO_DEVICE: u8 = 4;
+}
+
+#[derive(Parser)]
+#[command(
+    name = "racegate",
+    version,
+    about = "Proves CUDA kernels correct or catches them racing.",
+    long_about = "racegate builds the kernels under kernels/ and their deliberately broken twins under \
+buggy_variants/ with NVRTC, runs them many times on random sizes and inputs with schedule jitter \
+(stress), runs NVIDIA compute-sanitizer on them, and checks that every bug is caught by the \
+detectors its header names and that every correct kernel is clean.",
+    after_help = "Exit codes: 0 ok, 1 a check failed, 2 bad input, 3 inconclusive, 4 no CUDA device.\n\
+Start with `racegate list`, then `racegate stress CASE`."
+)]
+struct Cli {
+    /// Project root (holds kernels/ and buggy_variants/); default: the nearest ancestor of
+    /// the current directory that has a kernels/ folder.
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the catalog: every correct kernel and buggy variant, the detectors that must
+    /// flag each variant, and the line its bug is on.
+    List {
+        /// Machine-readable output (one JSON array of cases).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compile every kernel and variant with NVRTC (-lineinfo), and with --load also load each
+    /// module on the device and look up its kernels. Needs no GPU without --load.
+    Compile {
+        /// Cases to compile (default: all).
+        cases: Vec<String>,
+        /// Also load the modules on device 0 and look up every entry point.
+        #[arg(long)]
+        load: bool,
+        /// NVRTC virtual architecture (default: the device's, else compute_90).
+        #[arg(long)]
+        arch: Option<String>,
+    },
+    /// Run a case many times on random sizes, geometry and inputs; every output element is
+    /// checked against an exact oracle. Each trial runs in a worker process with a deadline.
+    Stress {
+        /// The case, as `racegate list` names it (e.g. matmul_tiled16::no_sync_after_compute).
+        case: String,
+        /// Number of trials.
+        #[arg(long, default_value_t = 200)]
+        trials: u32,
+        /// Seed of the first trial (trial t uses seed + t); random when omitted.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Problem size: N (every dimension N), LO..HI (each dimension drawn from the range),
+        /// or `sanitize` (the small geometry sanitizers use). Default: the family's range.
+        #[arg(long, value_parser = stress::parse_size)]
+        size: Option<SizeChoice>,
+        /// Turn off schedule jitter (per-warp sleeps after every __syncthreads()).
+        #[arg(long)]
+        no_jitter: bool,
+        /// Deadline for one trial, in seconds; a trial past it is a Hang.
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one compute-sanitizer tool on a case, on the family's small sanitizer geometry
+    /// (every loop and branch runs), and print the normalized findings. Exit 0 clean,
+    /// 1 findings or hang, 3 inconclusive (no sanitizer, device refused, no XML, ...).
+    Sanitize {
+        /// The case, as `racegate list` names it.
+        case: String,
+        /// racecheck, synccheck, memcheck or initcheck.
+        #[arg(long, value_parser = parse_tool)]
+        tool: racegate::sanitize::Tool,
+        /// Keep compute-sanitizer's raw XML here.
+        #[arg(long, value_name = "FILE")]
+        save_xml: Option<PathBuf>,
+        /// Keep compute-sanitizer's text output (and the target's) here.
+        #[arg(long, value_name = "FILE")]
+        save_log: Option<PathBuf>,
+        /// Deadline in seconds; past it the sanitizer and its target are killed (Hang).
+        #[arg(long, default_value_t = 120.0)]
+        timeout: f64,
+        /// Seed for the problem's inputs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the detection matrix over the catalog. Without a GPU it compiles every kernel, says
+    /// what it could not run, and exits 4.
+    Check {
+        /// Cases to check (default: all).
+        cases: Vec<String>,
+    },
+    /// (internal) The target compute-sanitizer runs: one launch on the sanitizer geometry.
+    #[command(name = "__sanitize-target", hide = true)]
+    SanitizeTarget {
+        #[arg(long)]
+        case: String,
+        #[arg(long)]
+        ptx: PathBuf,
+        #[arg(long)]
+        seed: u64,
+    },
+    /// (internal) Run trials on the device and print one JSON line per trial.
+    #[command(name = "__worker", hide = true)]
+    Worker {
+        #[arg(long)]
+        case: String,
+        #[arg(long)]
+        ptx: PathBuf,
+        #[arg(long)]
+        trials: u32,
+        #[arg(long)]
+        seed: u64,
+        #[arg(long, value_parser = stress::parse_size)]
+        size: Option<SizeChoice>,
+        #[arg(long)]
+        jitter: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(match e {
+                Error::Header { .. }
+                | Error::UnknownCase { .. }
+                | Error::Usage(_)
+                | Error::NoKernels(_) => code::USAGE,
+                Error::NoDevice(_) => code::NO_DEVICE,
+                _ => code::FAILED,
+            })
+        }
+    }
+}
+
+fn root(cli_root: Option<PathBuf>) -> Result<PathBuf, Error> {
+    if let Some(r) = cli_root {
+        return Ok(r);
+    }
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::Usage(format!("no current directory: {e}")))?;
+    toolchain::find_root(&cwd).ok_or_else(|| {
+        Error::Usage(format!(
+            "no kernels/ folder in {} or any parent; run racegate from a project, or pass --root DIR",
+            cwd.display()
+        ))
+    })
+}
+
+fn run(cli: Cli) -> Result<u8, Error> {
+    let root = root(cli.root)?;
+    let catalog = Catalog::discover(&root)?;
+    match cli.command {
+        Command::List { json } => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&catalog.cases).expect("serializable")
+                );
+            } else {
+                print!("{}", report::catalog_table(&catalog));
+            }
+            Ok(code::OK)
+        }
+        Command::Compile { cases, load, arch } => compile_cmd(&catalog, &cases, load, arch),
+        Command::Stress {
+            case,
+            trials,
+            seed,
+            size,
+            no_jitter,
+            timeout,
+            json,
+        } => {
+            let case = catalog.get(&case)?;
+            if let Err(why) = device::probe() {
+                return Err(Error::NoDevice(why));
+            }
+            if trials == 0 {
+                return Err(Error::Usage("--trials must be at least 1".into()));
+            }
+            let cfg = StressConfig {
+                trials,
+                seed: seed.unwrap_or_else(random_seed),
+                jitter: !no_jitter,
+                size,
+                timeout: Duration::from_secs_f64(timeout),
+                arch: device::arch_or_default(),
+            };
+            let exe = std::env::current_exe()
+                .map_err(|e| Error::Child(format!("cannot find racegate itself: {e}")))?;
+            let bar = progress(trials as u64, json);
+            let r = stress::run(
+                &catalog,
+                case,
+                &cfg,
+                &exe,
+                |stress::StressEvent::Trial(t)| {
+                    bar.inc(1);
+                    if t.result != racegate::trial::TrialResult::Pass {
+                        bar.set_message("failing");
+                    }
+                },
+            )?;
+            bar.finish_and_clear();
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&r).expect("serializable")
+                );
+            } else {
+                print!("{}", report::stress(&r));
+            }
+            Ok(if r.flagged() { code::FAILED } else { code::OK })
+        }
+        Command::Check { cases } => check_cmd(&catalog, &cases),
+        Command::Sanitize {
+            case,
+            tool,
+            save_xml,
+            save_log,
+            timeout,
+            seed,
+            json,
+        } => {
+            let case = catalog.get(&case)?;
+            let cfg = SanitizeConfig {
+                tool,
+                sanitizer: toolchain::compute_sanitizer(),
+                timeout: Duration::from_secs_f64(timeout),
+                arch: device::arch_or_default(),
+                keep_xml: save_xml,
+                seed,
+            };
+            let exe = std::env::current_exe()
+                .map_err(|e| Error::Child(format!("cannot find racegate itself: {e}")))?;
+            let r = racegate::sanitize::runner::run(&catalog, case, &cfg, &exe)?;
+            if let Some(p) = save_log {
+                std::fs::write(&p, format!("$ {}\n{}", r.command, r.log))
+                    .map_err(|e| Error::Child(format!("writing {}: {e}", p.display())))?;
+            }
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&r).expect("serializable")
+                );
+            } else {
+                print!("{}", report::sanitizer(&r));
+            }
+            Ok(match r.outcome {
+                Outcome::Clean => code::OK,
+                Outcome::Findings(_) | Outcome::Hang { .. } => code::FAILED,
+                Outcome::Inconclusive(_) => code::INCONCLUSIVE,
+            })
+        }
+        Command::SanitizeTarget { case, ptx, seed } => {
+            println!(
+                "{}",
+                racegate::sanitize::runner::target(&catalog, &case, &ptx, seed)?
+            );
+            Ok(code::OK)
+        }
+        Command::Worker {
+            case,
+            ptx,
+            trials,
+            seed,
+            size,
+            jitter,
+        } => {
+            stress::worker(&catalog, &case, &ptx, trials, seed, size, jitter)?;
+            Ok(code::OK)
+        }
+    }
+}
+
+fn parse_tool(s: &str) -> Result<racegate::sanitize::Tool, String> {
+    racegate::sanitize::Tool::from_name(s).ok_or_else(|| {
+        format!("unknown tool `{s}`; expected racecheck, synccheck, memcheck or initcheck")
+    })
+}
+
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::time::SystemTime::now()) >> 16
+}
+
+fn progress(len: u64, hidden: bool) -> indicatif::ProgressBar {
+    if hidden {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {pos}/{len} trials [{elapsed}] {msg}")
+            .expect("valid template"),
+    );
+    bar
+}
+
+/// Compiles every selected file; with `load`, loads each module and looks up its entries.
+/// Prints one line per file and returns whether all succeeded.
+fn compile_all(
+    catalog: &Catalog,
+    cases: &[String],
+    load: bool,
+    arch: Option<String>,
+) -> Result<bool, Error> {
+    let selected = catalog.select(cases)?;
+    let nv = toolchain::nvrtc(&catalog.root)?;
+    let dev = if load {
+        Some(device::probe().map_err(Error::NoDevice)?)
+    } else {
+        None
+    };
+    let arch = arch.unwrap_or_else(|| {
+        dev.as_ref()
+            .map(|d| d.arch())
+            .unwrap_or_else(|| compile::DEFAULT_ARCH.into())
+    });
+    println!(
+        "NVRTC {}.{} from {}; target {arch}",
+        nv.version.0, nv.version.1, nv.source
+    );
+    if let Some(d) = &dev {
+        println!(
+            "device: {} (sm_{}{}), driver API {}",
+            d.name, d.compute_capability.0, d.compute_capability.1, d.driver_api_version
+        );
+    }
+    let gpu = if load {
+        Some(racegate::launch::Gpu::open()?)
+    } else {
+        None
+    };
+    let mut ok = true;
+    let mut files: Vec<&str> = Vec::new();
+    for c in &selected {
+        if !files.contains(&c.path.as_str()) {
+            files.push(&c.path);
+        }
+    }
+    for file in files {
+        let opts = compile::BuildOptions {
+            arch: arch.clone(),
+            jitter: false,
+        };
+        let t = std::time::Instant::now();
+        match compile::compile(&catalog.root, file, &opts) {
+            Err(e) => {
+                ok = false;
+                println!("FAIL compile {file}\n{e}");
+            }
+            Ok(built) => {
+                let mut line = format!(
+                    "ok   compile {file} ({} bytes of PTX, {:.0} ms)",
+                    built.ptx.len(),
+                    t.elapsed().as_secs_f64() * 1e3
+                );
+                if let Some(gpu) = &gpu {
+                    let entries: Vec<&str> = selected
+                        .iter()
+                        .filter(|c| c.path == file)
+                        .map(|c| c.entry.name.as_str())
+                        .collect();
+                    match gpu.load(&built.ptx).and_then(|m| {
+                        for e in &entries {
+                            gpu.function(&m, e)?;
+                        }
+                        Ok(())
+                    }) {
+                        Ok(()) => line.push_str(&format!("; loaded, found {}", entries.join(", "))),
+                        Err(e) => {
+                            ok = false;
+                            line = format!("FAIL load {file}: {e}");
+                        }
+                    }
+                }
+                println!("{line}");
+            }
+        }
+    }
+    Ok(ok)
+}
+
+fn compile_cmd(
+    catalog: &Catalog,
+    cases: &[String],
+    load: bool,
+    arch: Option<String>,
+) -> Result<u8, Error> {
+    Ok(if compile_all(catalog, cases, load, arch)? {
+        code::OK
+    } else {
+        code::FAILED
+    })
+}
+
+fn check_cmd(catalog: &Catalog, cases: &[String]) -> Result<u8, Error> {
+    let dev = device::probe();
+    let ok = compile_all(catalog, cases, false, None)?;
+    if !ok {
+        return Ok(code::FAILED);
+    }
+    match dev {
+        Err(why) => {
+            println!(
+                "\nno CUDA device ({why}): compiled every kernel, but could not run stress, the \
+                 watchdog or compute-sanitizer. Nothing was proven about runtime behaviour."
+            );
+            Ok(code::NO_DEVICE)
+        }
+        Ok(_) => Err(Error::Usage(
+            "the detection matrix is not implemented yet; use `racegate stress`".into(),
+        )),
+    }
+}

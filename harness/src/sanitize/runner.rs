@@ -1,0 +1,323 @@
+//! Runs compute-sanitizer on one case: racegate re-executes itself (`__sanitize-target`) as
+//! the target, on the family's sanitizer geometry, under a deadline and a process-group kill.
+//! The XML it saves is parsed; exit codes alone are never trusted (0 with findings, 255 for
+//! tool trouble), and anything undecidable is `Inconclusive`, never clean.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::normalize::{self, Finding};
+use super::xml;
+use crate::catalog::{Case, Catalog};
+use crate::compile::{self, BuildOptions};
+use crate::errors::{Error, Result};
+use crate::watchdog::{self, Deadline, Exit};
+
+/// A compute-sanitizer tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tool {
+    Racecheck,
+    Synccheck,
+    Memcheck,
+    Initcheck,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 4] = [
+        Tool::Racecheck,
+        Tool::Synccheck,
+        Tool::Memcheck,
+        Tool::Initcheck,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Racecheck => "racecheck",
+            Tool::Synccheck => "synccheck",
+            Tool::Memcheck => "memcheck",
+            Tool::Initcheck => "initcheck",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+impl std::fmt::Display for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The exit code racegate asks compute-sanitizer to use when it found errors.
+pub const FINDINGS_EXIT: i32 = 86;
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct SanitizeConfig {
+    pub tool: Tool,
+    /// The compute-sanitizer executable; `None` means not installed.
+    pub sanitizer: Option<PathBuf>,
+    pub timeout: Duration,
+    pub arch: String,
+    /// Where to keep the raw XML (a temporary file otherwise).
+    pub keep_xml: Option<PathBuf>,
+    /// Seed for the sanitizer problem's inputs.
+    pub seed: u64,
+}
+
+/// What a sanitizer run concluded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", content = "detail", rename_all = "snake_case")]
+pub enum Outcome {
+    Clean,
+    Findings(Vec<Finding>),
+    /// The target (and the sanitizer with it) missed the deadline; the group was killed.
+    Hang {
+        left_behind: bool,
+    },
+    /// Nothing can be concluded; the reason says why.
+    Inconclusive(String),
+}
+
+/// A finished run with its raw material.
+#[derive(Clone, Debug, Serialize)]
+pub struct SanitizerRun {
+    pub case: String,
+    pub tool: Tool,
+    pub outcome: Outcome,
+    pub exit: String,
+    pub seconds: f64,
+    /// The tool's text output and the target's (for people, not parsed).
+    pub log: String,
+    pub command: String,
+}
+
+/// Runs `cfg.tool` on `case`.
+pub fn run(
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &SanitizeConfig,
+    exe: &Path,
+) -> Result<SanitizerRun> {
+    let start = std::time::Instant::now();
+    let Some(sanitizer) = cfg.sanitizer.clone() else {
+        return Ok(inconclusive(case, cfg, "compute-sanitizer not found (looked at RACEGATE_COMPUTE_SANITIZER, PATH, CUDA_HOME/bin, /usr/local/cuda/bin)".into()));
+    };
+    let ptx = compile::compile_to_cache(
+        &catalog.root,
+        &case.path,
+        &BuildOptions {
+            arch: cfg.arch.clone(),
+            jitter: false,
+        },
+    )?;
+    let xml_path = match &cfg.keep_xml {
+        Some(p) => p.clone(),
+        None => {
+            let dir = compile::cache_dir().join("xml");
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
+            dir.join(format!(
+                "{}-{}-{}.xml",
+                case.name.replace("::", "__"),
+                cfg.tool,
+                std::process::id()
+            ))
+        }
+    };
+    let _ = std::fs::remove_file(&xml_path);
+    let mut args: Vec<OsString> = vec![
+        "--tool".into(),
+        cfg.tool.name().into(),
+        "--xml".into(),
+        "--save".into(),
+        xml_path.clone().into(),
+        "--print-limit".into(),
+        "0".into(),
+        "--error-exitcode".into(),
+        FINDINGS_EXIT.to_string().into(),
+        "--show-backtrace".into(),
+        "no".into(),
+    ];
+    if cfg.tool == Tool::Racecheck {
+        for a in [
+            "--racecheck-report",
+            "analysis",
+            "--racecheck-deadlock-timeout",
+            "3000",
+            "--racecheck-num-workers",
+            "2",
+        ] {
+            args.push(a.into());
+        }
+    }
+    args.extend([
+        OsString::from(exe),
+        "--root".into(),
+        catalog.root.clone().into(),
+        "__sanitize-target".into(),
+        "--case".into(),
+        case.name.clone().into(),
+        "--ptx".into(),
+        ptx.into(),
+        "--seed".into(),
+        cfg.seed.to_string().into(),
+    ]);
+    let command = std::iter::once(sanitizer.display().to_string())
+        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut stdout = String::new();
+    let finished = watchdog::run(
+        &sanitizer,
+        &args,
+        &[],
+        Deadline {
+            idle: cfg.timeout,
+            total: Some(cfg.timeout),
+        },
+        |l| {
+            stdout.push_str(l);
+            stdout.push('\n');
+        },
+    )?;
+    let log = format!("{stdout}{}", finished.stderr);
+    let exit = match &finished.exit {
+        Exit::Code(c) => format!("exit {c}"),
+        Exit::Signal(s) => format!("signal {s}"),
+        Exit::TimedOut => format!("killed after {:.0} s", cfg.timeout.as_secs_f64()),
+    };
+    let outcome = decide(
+        &finished.exit,
+        finished.left_behind,
+        &xml_path,
+        &log,
+        &catalog.root,
+    );
+    if cfg.keep_xml.is_none() {
+        let _ = std::fs::remove_file(&xml_path);
+    }
+    Ok(SanitizerRun {
+        case: case.name.clone(),
+        tool: cfg.tool,
+        outcome,
+        exit,
+        seconds: start.elapsed().as_secs_f64(),
+        log,
+        command,
+    })
+}
+
+fn inconclusive(case: &Case, cfg: &SanitizeConfig, why: String) -> SanitizerRun {
+    SanitizerRun {
+        case: case.name.clone(),
+        tool: cfg.tool,
+        outcome: Outcome::Inconclusive(why),
+        exit: "not run".into(),
+        seconds: 0.0,
+        log: String::new(),
+        command: String::new(),
+    }
+}
+
+/// Turns an exit and an XML file into an outcome. Public for tests with fake sanitizers.
+pub fn decide(exit: &Exit, left_behind: bool, xml_path: &Path, log: &str, root: &Path) -> Outcome {
+    if *exit == Exit::TimedOut {
+        return Outcome::Hang { left_behind };
+    }
+    if log.contains("Device not supported") {
+        return Outcome::Inconclusive("compute-sanitizer: Device not supported".into());
+    }
+    if log.contains("Target application terminated before first instrumented API call") {
+        return Outcome::Inconclusive(
+            "the target died before its first CUDA call (see the log)".into(),
+        );
+    }
+    let code = match exit {
+        Exit::Code(c) => *c,
+        Exit::Signal(s) => {
+            return Outcome::Inconclusive(format!("compute-sanitizer was killed by signal {s}"))
+        }
+        Exit::TimedOut => unreachable!(),
+    };
+    if code == 255 {
+        return Outcome::Inconclusive(format!(
+            "compute-sanitizer exited 255 (tool error): {}",
+            tail(log)
+        ));
+    }
+    let text = match std::fs::read_to_string(xml_path) {
+        Ok(t) => t,
+        Err(_) => {
+            return Outcome::Inconclusive(format!(
+                "no XML was written (exit {code}): {}",
+                tail(log)
+            ));
+        }
+    };
+    let records = match xml::parse(&text) {
+        Ok(r) => r,
+        Err(e) => return Outcome::Inconclusive(format!("the XML does not parse: {e}")),
+    };
+    let findings = normalize::findings(&records, root);
+    match (code, findings.is_empty()) {
+        (0, true) => Outcome::Clean,
+        (FINDINGS_EXIT, false) | (0, false) => Outcome::Findings(findings),
+        (FINDINGS_EXIT, true) => {
+            Outcome::Inconclusive("compute-sanitizer reported errors but the XML holds none".into())
+        }
+        (c, false) => Outcome::Findings(findings).with_note(c),
+        (c, true) => Outcome::Inconclusive(format!(
+            "the target exited {c} without findings: {}",
+            tail(log)
+        )),
+    }
+}
+
+impl Outcome {
+    fn with_note(self, _code: i32) -> Outcome {
+        // A target that fails after a sanitizer error (e.g. error 719 after an out-of-bounds
+        // write) still has its findings; they are the answer.
+        self
+    }
+}
+
+fn tail(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(3)..].join(" | ")
+}
+
+/// Target side: one launch of the case on the sanitizer geometry. Prints what the oracle says
+/// (for the log), and exits 0 whatever the result: sanitizers judge here, not the oracle.
+pub fn target(catalog: &Catalog, case_name: &str, ptx: &Path, seed: u64) -> Result<String> {
+    use rand::SeedableRng;
+    let case = catalog.get(case_name)?;
+    let family = crate::exercises::by_name(&case.exercise).expect("checked");
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(seed);
+    let problem = family.problem(
+        &case.entry,
+        crate::exercises::SizeChoice::Sanitize,
+        &mut rng,
+    );
+    let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
+    let gpu = crate::launch::Gpu::open()?;
+    let module = gpu.load(&text)?;
+    Ok(match gpu.run(&module, &problem, Default::default()) {
+        Ok(actual) => match crate::oracle::check(&problem.buffers, &actual) {
+            None => format!(
+                "racegate target: {} ({}): results correct",
+                case.name, problem.label
+            ),
+            Some(w) => format!(
+                "racegate target: {} ({}): {} of {} elements of `{}` wrong",
+                case.name, problem.label, w.wrong, w.total, w.buffer
+            ),
+        },
+        Err(e) => format!("racegate target: {} ({}): {e}", case.name, problem.label),
+    })
+}

@@ -1,0 +1,334 @@
+//! Stress detector, parent side: runs a case's trials in a worker process under the watchdog,
+//! turns the worker's lines into a [`StressReport`]. Nothing here prints: progress goes out
+//! as [`StressEvent`]s and the report is rendered by `report`.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::catalog::{Case, Catalog};
+use crate::compile::{self, BuildOptions};
+use crate::errors::{Error, Result};
+use crate::exercises::SizeChoice;
+use crate::trial::{TrialOutcome, TrialResult};
+use crate::watchdog::{self, Deadline, Exit};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct StressConfig {
+    pub trials: u32,
+    pub seed: u64,
+    pub jitter: bool,
+    /// `None`: the family's default range.
+    pub size: Option<SizeChoice>,
+    /// Deadline for one trial (no result line for this long means a hang).
+    pub timeout: Duration,
+    pub arch: String,
+}
+
+/// The verdict of a stress run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every trial passed.
+    Pass,
+    /// Some trials gave wrong results.
+    Fail,
+    /// A trial missed its deadline; the worker's process group was killed.
+    Hang { deadline_s: f64, left_behind: bool },
+    /// A CUDA error (e.g. 719, an illegal address) or a crashed worker.
+    Fault { error: String },
+}
+
+/// Progress, for reporters.
+#[derive(Clone, Debug)]
+pub enum StressEvent<'a> {
+    Trial(&'a TrialOutcome),
+}
+
+/// Everything a stress run found.
+#[derive(Clone, Debug, Serialize)]
+pub struct StressReport {
+    pub case: String,
+    pub jitter: bool,
+    pub seed: u64,
+    pub size: String,
+    pub trials_requested: u32,
+    pub trials_run: u32,
+    pub failures: u32,
+    /// failures / trials_run.
+    pub rate: f64,
+    /// With no failure: the 95% upper bound on the rate (rule of three, 3 / n).
+    pub upper_bound_95: Option<f64>,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// The first trial that did not pass.
+    pub first_failure: Option<TrialOutcome>,
+    /// A command that reruns just that trial.
+    pub repro: Option<String>,
+    pub seconds: f64,
+}
+
+impl StressReport {
+    pub fn flagged(&self) -> bool {
+        self.verdict != Verdict::Pass
+    }
+}
+
+/// Renders a size choice the way `--size` takes it.
+pub fn size_arg(size: Option<SizeChoice>) -> Option<String> {
+    match size? {
+        SizeChoice::Fixed(n) => Some(n.to_string()),
+        SizeChoice::Random { lo, hi } => Some(format!("{lo}..{hi}")),
+        SizeChoice::Sanitize => Some("sanitize".into()),
+    }
+}
+
+/// Parses `--size`: `N`, `LO..HI` (inclusive) or `sanitize`.
+pub fn parse_size(s: &str) -> std::result::Result<SizeChoice, String> {
+    if s == "sanitize" {
+        return Ok(SizeChoice::Sanitize);
+    }
+    let num = |x: &str| -> std::result::Result<u32, String> {
+        x.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| *v >= 1)
+            .ok_or_else(|| format!("`{x}` is not a size (a positive integer)"))
+    };
+    match s.split_once("..") {
+        Some((lo, hi)) => {
+            let (lo, hi) = (num(lo)?, num(hi.trim_start_matches('='))?);
+            if lo > hi {
+                return Err(format!("empty range {s}"));
+            }
+            Ok(SizeChoice::Random { lo, hi })
+        }
+        None => Ok(SizeChoice::Fixed(num(s)?)),
+    }
+}
+
+/// Runs `cfg.trials` trials of `case` in a worker started from `exe` (the racegate binary).
+pub fn run(
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &StressConfig,
+    exe: &Path,
+    mut on_event: impl FnMut(StressEvent),
+) -> Result<StressReport> {
+    let start = std::time::Instant::now();
+    let ptx = compile::compile_to_cache(
+        &catalog.root,
+        &case.path,
+        &BuildOptions {
+            arch: cfg.arch.clone(),
+            jitter: cfg.jitter,
+        },
+    )?;
+    let mut args: Vec<OsString> = vec![
+        "--root".into(),
+        catalog.root.clone().into(),
+        "__worker".into(),
+        "--case".into(),
+        case.name.clone().into(),
+        "--ptx".into(),
+        ptx.into(),
+        "--trials".into(),
+        cfg.trials.to_string().into(),
+        "--seed".into(),
+        cfg.seed.to_string().into(),
+    ];
+    if cfg.jitter {
+        args.push("--jitter".into());
+    }
+    if let Some(s) = size_arg(cfg.size) {
+        args.push("--size".into());
+        args.push(s.into());
+    }
+    let mut outcomes: Vec<TrialOutcome> = Vec::new();
+    let mut bad_line = None;
+    let finished = watchdog::run(
+        exe,
+        &args,
+        &[],
+        Deadline {
+            // The first trial also pays for context creation and module load.
+            idle: cfg.timeout + Duration::from_secs(10),
+            total: None,
+        },
+        |line| match serde_json::from_str::<TrialOutcome>(line) {
+            Ok(o) => {
+                on_event(StressEvent::Trial(&o));
+                outcomes.push(o);
+            }
+            Err(_) => bad_line = Some(line.to_string()),
+        },
+    )?;
+    let _ = bad_line;
+    let trials_run = outcomes.len() as u32;
+    let failures = outcomes
+        .iter()
+        .filter(|o| o.result != TrialResult::Pass)
+        .count() as u32;
+    let first_failure = outcomes
+        .iter()
+        .find(|o| o.result != TrialResult::Pass)
+        .cloned();
+    let verdict = match (&finished.exit, &first_failure) {
+        (Exit::TimedOut, _) => Verdict::Hang {
+            deadline_s: cfg.timeout.as_secs_f64(),
+            left_behind: finished.left_behind,
+        },
+        (
+            _,
+            Some(TrialOutcome {
+                result: TrialResult::Fault { error },
+                ..
+            }),
+        ) => Verdict::Fault {
+            error: error.clone(),
+        },
+        (Exit::Code(0), Some(_)) => Verdict::Fail,
+        (Exit::Code(0), None) if trials_run == cfg.trials => Verdict::Pass,
+        (exit, _) => Verdict::Fault {
+            error: format!(
+                "the worker ended ({}) after {trials_run} of {} trials: {}",
+                match exit {
+                    Exit::Code(c) => format!("exit code {c}"),
+                    Exit::Signal(s) => format!("signal {s}"),
+                    Exit::TimedOut => "timed out".into(),
+                },
+                cfg.trials,
+                last_lines(&finished.stderr, 6)
+            ),
+        },
+    };
+    // A hang is a failure of the trial that never reported.
+    let (trials_run, failures) = match verdict {
+        Verdict::Hang { .. } => (trials_run + 1, failures + 1),
+        _ => (trials_run, failures),
+    };
+    let failing_seed = match &verdict {
+        Verdict::Hang { .. } => Some(crate::trial::trial_seed(cfg.seed, outcomes.len() as u32)),
+        _ => first_failure.as_ref().map(|f| f.seed),
+    };
+    let repro = failing_seed.map(|seed| repro_line(case, cfg, seed));
+    Ok(StressReport {
+        case: case.name.clone(),
+        jitter: cfg.jitter,
+        seed: cfg.seed,
+        size: size_arg(cfg.size).unwrap_or_else(|| "default".into()),
+        trials_requested: cfg.trials,
+        trials_run,
+        failures,
+        rate: if trials_run == 0 {
+            0.0
+        } else {
+            failures as f64 / trials_run as f64
+        },
+        upper_bound_95: (failures == 0 && trials_run > 0).then(|| 3.0 / trials_run as f64),
+        verdict,
+        first_failure,
+        repro,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// The command that reruns one trial.
+pub fn repro_line(case: &Case, cfg: &StressConfig, seed: u64) -> String {
+    let mut s = format!("racegate stress {} --seed {seed} --trials 1", case.name);
+    if !cfg.jitter {
+        s.push_str(" --no-jitter");
+    }
+    if let Some(size) = size_arg(cfg.size) {
+        s.push_str(&format!(" --size {size}"));
+    }
+    s
+}
+
+fn last_lines(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    let tail = lines[lines.len().saturating_sub(n)..].join(" | ");
+    if tail.is_empty() {
+        "no output on stderr".into()
+    } else {
+        tail
+    }
+}
+
+/// Worker side: opens the device, loads the PTX, runs the trials and prints one JSON line each.
+/// Stops after a fault: the CUDA context is unusable then.
+pub fn worker(
+    catalog: &Catalog,
+    case_name: &str,
+    ptx: &Path,
+    trials: u32,
+    seed: u64,
+    size: Option<SizeChoice>,
+    jitter: bool,
+) -> Result<()> {
+    use std::io::Write;
+    let case = catalog.get(case_name)?;
+    let family = crate::exercises::by_name(&case.exercise).expect("checked");
+    let size = size.unwrap_or_else(|| {
+        let (lo, hi) = family.default_sizes();
+        SizeChoice::Random { lo, hi }
+    });
+    let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
+    let gpu = crate::launch::Gpu::open()?;
+    let module = gpu.load(&text)?;
+    let stdout = std::io::stdout();
+    for t in 0..trials {
+        let outcome = crate::trial::run(
+            &gpu,
+            &module,
+            case,
+            t,
+            crate::trial::trial_seed(seed, t),
+            size,
+            jitter,
+        );
+        let fault = matches!(outcome.result, TrialResult::Fault { .. });
+        let mut out = stdout.lock();
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&outcome).expect("serializable")
+        );
+        let _ = out.flush();
+        if fault {
+            break;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("256"), Ok(SizeChoice::Fixed(256)));
+        assert_eq!(
+            parse_size("64..512"),
+            Ok(SizeChoice::Random { lo: 64, hi: 512 })
+        );
+        assert_eq!(
+            parse_size("64..=512"),
+            Ok(SizeChoice::Random { lo: 64, hi: 512 })
+        );
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("9..3").is_err());
+        assert!(parse_size("big").is_err());
+    }
+
+    #[test]
+    fn size_round_trips_through_the_repro_line() {
+        for s in ["256", "64..512", "sanitize"] {
+            assert_eq!(size_arg(Some(parse_size(s).unwrap())).as_deref(), Some(s));
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Finding the tools racegate stands on: the project root, NVRTC and compute-sanitizer.
+//!
+//! NVRTC is looked for, in order: `RACEGATE_NVRTC_LIB` (a file), the system's library path
+//! (a CUDA install), `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64`, `/usr/local/cuda/lib64`, and the
+//! project-local copy that `ci/setup` installs from PyPI into `.racegate/nvrtc`. The library
+//! found is loaded by absolute path before cudarc asks for it by name, so nobody has to export
+//! `LD_LIBRARY_PATH`.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::errors::{Error, Result};
+
+/// The folder, relative to the root, where `ci/setup` puts the NVRTC wheels.
+pub const LOCAL_NVRTC: &str = ".racegate/nvrtc/nvidia/cu13/lib";
+const NVRTC_SONAME: &str = "libnvrtc.so.13";
+
+/// The project root: the nearest ancestor of `start` holding `kernels/` or `racegate.toml`.
+pub fn find_root(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|d| d.join("kernels").is_dir() || d.join("racegate.toml").is_file())
+        .map(Path::to_path_buf)
+}
+
+/// Where NVRTC came from, for messages and records.
+#[derive(Clone, Debug)]
+pub struct Nvrtc {
+    pub source: String,
+    pub version: (i32, i32),
+}
+
+/// Makes NVRTC loadable (once per process) and reports which one is used.
+pub fn nvrtc(root: &Path) -> Result<Nvrtc> {
+    static FOUND: OnceLock<std::result::Result<Nvrtc, String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| locate_nvrtc(root))
+        .clone()
+        .map_err(|searched| Error::NvrtcMissing { searched })
+}
+
+fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
+    let mut searched = Vec::new();
+    if let Some(path) = std::env::var_os("RACEGATE_NVRTC_LIB") {
+        let path = PathBuf::from(path);
+        return match preload(&path) {
+            true => finish(format!("{} (RACEGATE_NVRTC_LIB)", path.display())),
+            false => Err(format!(
+                "RACEGATE_NVRTC_LIB={} (could not be loaded)",
+                path.display()
+            )),
+        };
+    }
+    // SAFETY: probing only dlopens the library by name.
+    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return finish("system library path".to_string());
+    }
+    searched.push("the system library path".to_string());
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(v) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(v).join("lib64"));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
+    dirs.push(root.join(LOCAL_NVRTC));
+    for dir in dirs {
+        let lib = dir.join(NVRTC_SONAME);
+        if lib.is_file() && preload(&lib) {
+            return finish(lib.display().to_string());
+        }
+        searched.push(lib.display().to_string());
+    }
+    Err(searched.join(", "))
+}
+
+fn finish(source: String) -> std::result::Result<Nvrtc, String> {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: writes two ints; the library is loaded at this point.
+    let rc = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    rc.result().map_err(|e| format!("{source}: {e:?}"))?;
+    Ok(Nvrtc {
+        source,
+        version: (major, minor),
+    })
+}
+
+/// Loads NVRTC globally by absolute path, its builtins library (which NVRTC itself dlopens by
+/// soname) first. cudarc later asks for `libnvrtc.so.13` by name, and the dynamic loader hands
+/// back the copy already loaded.
+fn preload(path: &Path) -> bool {
+    if let Some(dir) = path.parent() {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.flatten() {
+                if e.file_name()
+                    .to_string_lossy()
+                    .starts_with("libnvrtc-builtins.so.")
+                {
+                    dlopen_global(&e.path());
+                }
+            }
+        }
+    }
+    dlopen_global(path)
+}
+
+fn dlopen_global(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: dlopen with a valid C string; the handle is deliberately never closed.
+    let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+    !handle.is_null()
+}
+
+/// The compute-sanitizer executable: `RACEGATE_COMPUTE_SANITIZER`, then `PATH`, then the usual
+/// CUDA install folders. `None` when there is none.
+pub fn compute_sanitizer() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("RACEGATE_COMPUTE_SANITIZER") {
+        return Some(PathBuf::from(p));
+    }
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(v) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(v).join("bin"));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/local/cuda/bin"));
+    dirs.into_iter()
+        .map(|d| d.join("compute-sanitizer"))
+        .find(|p| p.is_file())
+}

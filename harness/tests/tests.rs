@@ -1,0 +1,354 @@
+//! racegate's test target (libtest-mimic). One trial per thing worth knowing:
+//!
+//! * `compile::<file>` and `compile_jitter::<file>`: NVRTC builds every `.cu` (host, no GPU);
+//! * `header::<name>`: the `//@` parser on good and bad headers (host);
+//! * `cli::<name>`: the racegate binary end to end (host);
+//! * `<case>::stress` and `<case>::stress-nojitter`: the case's declared expectation
+//!   (flag / clean) holds on the GPU; ignored with the reason when there is no CUDA device.
+//!
+//! Under `CI=true` a missing NVRTC fails the compile trials instead of skipping them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use racegate::catalog::{parse_file, Catalog, Detector, Expect};
+use racegate::compile::{self, BuildOptions};
+use racegate::stress::{self, StressConfig};
+
+fn root() -> PathBuf {
+    // Runtime first: nextest archives remap CARGO_MANIFEST_DIR.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest
+        .parent()
+        .expect("harness/ has a parent")
+        .to_path_buf()
+}
+
+fn racegate_exe() -> PathBuf {
+    std::env::var_os("NEXTEST_BIN_EXE_racegate")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_racegate")))
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let root = root();
+    let catalog = match Catalog::discover(&root) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: catalog discovery failed: {e}");
+            std::process::exit(101);
+        }
+    };
+    let device = racegate::device::probe();
+    let mut trials = Vec::new();
+    trials.extend(compile_trials(&catalog));
+    trials.extend(header_trials());
+    trials.extend(cli_trials(&root));
+    trials.extend(gpu_trials(&catalog, &device));
+    libtest_mimic::run(&args, trials).exit();
+}
+
+fn compile_trials(catalog: &Catalog) -> Vec<Trial> {
+    let mut out = Vec::new();
+    for file in catalog.files() {
+        for jitter in [false, true] {
+            let root = catalog.root.clone();
+            let file = file.to_string();
+            let name = format!(
+                "{}::{file}",
+                if jitter { "compile_jitter" } else { "compile" }
+            );
+            out.push(
+                Trial::ignorable_test(name, move || {
+                    if let Err(e) = racegate::toolchain::nvrtc(&root) {
+                        if in_ci() {
+                            return Err(Failed::from(format!("CI=true but {e}")));
+                        }
+                        return Ok(Completion::ignored_with(
+                            "NVRTC not installed (run ci/setup)",
+                        ));
+                    }
+                    let opts = BuildOptions {
+                        jitter,
+                        ..Default::default()
+                    };
+                    let built = compile::compile(&root, &file, &opts).map_err(|e| e.to_string())?;
+                    // Line info names the program by its repo-relative path (NVRTC prefixes the
+                    // working directory; normalization strips it).
+                    if !built
+                        .ptx
+                        .lines()
+                        .any(|l| l.contains(".file") && l.ends_with(&format!("{file}\"")))
+                    {
+                        return Err(format!("PTX has no .file entry for {file}").into());
+                    }
+                    if jitter != built.ptx.contains("racegate_jitter_seed") {
+                        return Err("the jitter prelude is not applied as asked".into());
+                    }
+                    Ok(Completion::Completed)
+                })
+                .with_kind("host"),
+            );
+        }
+    }
+    out
+}
+
+/// (name, path, text, expected error text or None for success, expected error line)
+const HEADERS: &[(&str, &str, &str, Option<&str>, usize)] = &[
+    (
+        "good_kernel",
+        "kernels/k.cu",
+        "// racegate: a kernel\n//@ exercise: reduce\n//@ entry: k block=256\n\nvoid f();\n",
+        None,
+        0,
+    ),
+    (
+        "good_variant",
+        "buggy_variants/k/v.cu",
+        "// title\n//@ exercise: reduce\n//@ breaks: kernels/k.cu\n//@ bug: x\n//@ expect: stress=flag racecheck=may\n//@ entry: k block=256\nint a; // BUG: here\n",
+        None,
+        0,
+    ),
+    ("unknown_key", "kernels/k.cu", "//@ exercise: reduce\n//@ entree: k\n", Some("unknown key `entree`"), 2),
+    ("missing_exercise", "kernels/k.cu", "//@ entry: k block=1\n", Some("missing required key `//@ exercise:`"), 1),
+    ("missing_entry", "kernels/k.cu", "//@ exercise: reduce\n", Some("missing required key `//@ entry:`"), 1),
+    ("no_colon", "kernels/k.cu", "//@ exercise reduce\n", Some("expected `//@ key: value`"), 1),
+    ("empty_value", "kernels/k.cu", "//@ exercise:\n", Some("`exercise` has no value"), 1),
+    ("twice", "kernels/k.cu", "//@ exercise: a\n//@ exercise: b\n", Some("given twice (first on line 1)"), 2),
+    ("bad_param", "kernels/k.cu", "//@ exercise: reduce\n//@ entry: k block=big\n", Some("must be an integer"), 2),
+    ("bad_identifier", "kernels/k.cu", "//@ exercise: reduce\n//@ entry: k-1\n", Some("not a C identifier"), 2),
+    (
+        "metadata_after_code",
+        "kernels/k.cu",
+        "//@ exercise: reduce\n//@ entry: k block=1\nint x;\n//@ bug: late\n",
+        Some("must be in the leading comment block"),
+        4,
+    ),
+    (
+        "variant_without_expect",
+        "buggy_variants/k/v.cu",
+        "//@ exercise: reduce\n//@ breaks: kernels/k.cu\n//@ bug: x\n//@ entry: k block=1\nint a; // BUG\n",
+        Some("missing required key `//@ expect:`"),
+        1,
+    ),
+    (
+        "variant_without_marker",
+        "buggy_variants/k/v.cu",
+        "//@ exercise: reduce\n//@ breaks: kernels/k.cu\n//@ bug: x\n//@ expect: stress=flag\n//@ entry: k block=1\nint a;\n",
+        Some("no `BUG` marker"),
+        1,
+    ),
+    (
+        "variant_two_markers",
+        "buggy_variants/k/v.cu",
+        "//@ exercise: reduce\n//@ breaks: kernels/k.cu\n//@ bug: x\n//@ expect: stress=flag\n//@ entry: k block=1\nint a; // BUG\nint b; // BUG\n",
+        Some("more than one `BUG` marker"),
+        7,
+    ),
+    (
+        "unknown_detector",
+        "buggy_variants/k/v.cu",
+        "//@ exercise: reduce\n//@ expect: stresss=flag\n",
+        Some("unknown detector `stresss`"),
+        2,
+    ),
+    (
+        "nothing_must_flag",
+        "buggy_variants/k/v.cu",
+        "//@ exercise: reduce\n//@ expect: stress=may\n",
+        Some("at least one detector that must flag"),
+        2,
+    ),
+    (
+        "expect_on_a_correct_kernel",
+        "kernels/k.cu",
+        "//@ exercise: reduce\n//@ entry: k block=1\n//@ expect: stress=flag\n",
+        Some("`expect` is only for files under buggy_variants/"),
+        3,
+    ),
+    (
+        "marker_in_a_correct_kernel",
+        "kernels/k.cu",
+        "//@ exercise: reduce\n//@ entry: k block=1\nint a; // BUG\n",
+        Some("must not contain a `BUG` marker"),
+        3,
+    ),
+];
+
+fn header_trials() -> Vec<Trial> {
+    HEADERS
+        .iter()
+        .map(|&(name, path, text, want, line)| {
+            Trial::test(format!("header::{name}"), move || {
+                match (parse_file(path, text), want) {
+                    (Ok(_), None) => Ok(()),
+                    (Ok(p), Some(w)) => {
+                        Err(format!("expected an error containing `{w}`, parsed {p:?}").into())
+                    }
+                    (Err(e), None) => Err(format!("expected success, got: {e}").into()),
+                    (Err(e), Some(w)) => {
+                        let msg = e.to_string();
+                        let prefix = format!("{path}:{line}: ");
+                        if msg.starts_with(&prefix) && msg.contains(w) {
+                            Ok(())
+                        } else {
+                            Err(format!("expected `{prefix}...{w}...`, got `{msg}`").into())
+                        }
+                    }
+                }
+            })
+            .with_kind("host")
+        })
+        .collect()
+}
+
+fn run_cli(root: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(racegate_exe())
+        .args(args)
+        .current_dir(root)
+        .envs(env.iter().copied())
+        .output()
+        .expect("racegate runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn cli_trials(root: &Path) -> Vec<Trial> {
+    let mut out = Vec::new();
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test("cli::list_names_every_case", move || {
+            let (code, stdout, stderr) = run_cli(&r, &["list"], &[]);
+            let catalog = Catalog::discover(&r).map_err(|e| e.to_string())?;
+            if code != 0 {
+                return Err(format!("exit {code}: {stderr}").into());
+            }
+            for c in &catalog.cases {
+                if !stdout.contains(&c.name) {
+                    return Err(format!("`racegate list` does not show {}", c.name).into());
+                }
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test("cli::list_json_parses", move || {
+            let (code, stdout, _) = run_cli(&r, &["list", "--json"], &[]);
+            let v: serde_json::Value = serde_json::from_str(&stdout).map_err(|e| e.to_string())?;
+            let n = v.as_array().map(|a| a.len()).unwrap_or(0);
+            if code != 0 || n == 0 {
+                return Err(format!("exit {code}, {n} cases").into());
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test("cli::unknown_case_is_a_usage_error", move || {
+            let (code, _, stderr) =
+                run_cli(&r, &["stress", "matmul_tiled"], &[("RACEGATE_NO_GPU", "1")]);
+            if code != 2
+                || !stderr.contains("unknown case `matmul_tiled`")
+                || !stderr.contains("matmul_tiled16")
+            {
+                return Err(format!("exit {code}: {stderr}").into());
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
+    let r = root.to_path_buf();
+    out.push(
+        Trial::ignorable_test("cli::check_without_a_gpu_compiles_and_exits_4", move || {
+            if racegate::toolchain::nvrtc(&r).is_err() && !in_ci() {
+                return Ok(Completion::ignored_with(
+                    "NVRTC not installed (run ci/setup)",
+                ));
+            }
+            let (code, stdout, stderr) = run_cli(&r, &["check"], &[("RACEGATE_NO_GPU", "1")]);
+            if code != 4 || !stdout.contains("no CUDA device") || stdout.contains("FAIL") {
+                return Err(format!("exit {code}\n{stdout}\n{stderr}").into());
+            }
+            Ok(Completion::Completed)
+        })
+        .with_kind("host"),
+    );
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test("cli::zero_kernels_fails_loudly", move || {
+            let empty = std::env::temp_dir().join(format!("racegate-empty-{}", std::process::id()));
+            std::fs::create_dir_all(empty.join("kernels")).map_err(|e| e.to_string())?;
+            let (code, _, stderr) = run_cli(&r, &["--root", empty.to_str().unwrap(), "list"], &[]);
+            let _ = std::fs::remove_dir_all(&empty);
+            if code != 2 || !stderr.contains("no kernels found") {
+                return Err(format!("exit {code}: {stderr}").into());
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
+    out
+}
+
+fn gpu_trials(
+    catalog: &Catalog,
+    device: &Result<racegate::device::DeviceInfo, String>,
+) -> Vec<Trial> {
+    let mut out = Vec::new();
+    for case in &catalog.cases {
+        for (det, jitter) in [(Detector::Stress, true), (Detector::StressNojitter, false)] {
+            let expect = case.expectation(det);
+            let case = case.clone();
+            let catalog = catalog.clone();
+            let dev = device.clone();
+            out.push(
+                Trial::ignorable_test(format!("{}::{}", case.name, det.name()), move || {
+                    let dev = match dev {
+                        Ok(d) => d,
+                        Err(why) => {
+                            return Ok(Completion::ignored_with(format!("no CUDA device ({why})")))
+                        }
+                    };
+                    let cfg = StressConfig {
+                        trials: 50,
+                        seed: 1,
+                        jitter,
+                        size: None,
+                        timeout: Duration::from_secs(10),
+                        arch: dev.arch(),
+                    };
+                    let r = stress::run(&catalog, &case, &cfg, &racegate_exe(), |_| {})
+                        .map_err(|e| e.to_string())?;
+                    let ok = match expect {
+                        Expect::Flag => r.flagged(),
+                        Expect::Clean => !r.flagged(),
+                        Expect::May => true,
+                    };
+                    if ok {
+                        Ok(Completion::Completed)
+                    } else {
+                        Err(format!("expected {expect:?}\n{}", racegate::report::stress(&r)).into())
+                    }
+                })
+                .with_kind("gpu"),
+            );
+        }
+    }
+    out
+}
