@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""The H200 evidence run: everything racegate claims about GPU behaviour comes from here.
+
+Runs on the GPU machine (no Rust there) with a release `racegate` built on a CPU machine:
+    python3 ci/h200_run.py --racegate target/release/racegate --out $OUT
+Writes under --out: env.txt (date, GPU, driver, toolkit and sanitizer versions), compile.txt
+(every file compiled, loaded and its kernels found), stress.jsonl and stress.txt (every case with
+and without jitter at two sizes), hang.txt (the deadlock variant under the watchdog, and a
+process listing afterwards), sanitize.tar.gz (raw XML, logs and JSON of every case x tool x 5
+runs), and summary.txt. Nothing is edited afterwards: the files are committed as they came back.
+"""
+import argparse, concurrent.futures as cf, datetime, json, os, pathlib, subprocess, sys, tarfile, time
+
+# One fixed size per family for the second stress setting: large enough that a race which needs
+# many warps in flight has them (the H200 showed the WAR matmul bug only from N=384 without jitter).
+FIXED = {"matmul": 512, "transpose": 2048, "reduce": 65536, "histogram": 65536, "counter": 65536, "handoff": 4096}
+TOOLS = ["racecheck", "synccheck", "memcheck", "initcheck"]
+
+
+def sh(cmd, timeout=120):
+    try:
+        p = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=timeout)
+        return f"$ {cmd}\n{p.stdout}{p.stderr}[rc={p.returncode}]\n"
+    except subprocess.TimeoutExpired:
+        return f"$ {cmd}\n[timed out after {timeout} s]\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--racegate", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--trials", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=5, help="sanitizer runs per case and tool")
+    ap.add_argument("--jobs", type=int, default=12)
+    ap.add_argument("--phases", default="env,compile,stress,hang,sanitize")
+    a = ap.parse_args()
+    out = pathlib.Path(a.out); out.mkdir(parents=True, exist_ok=True)
+    rg = os.path.abspath(a.racegate)
+    phases = a.phases.split(",")
+    t0 = time.time()
+    log = open(out / "summary.txt", "w")
+
+    def say(s):
+        print(s, flush=True); log.write(s + "\n"); log.flush()
+
+    say(f"racegate H200 run, started {datetime.datetime.now(datetime.timezone.utc).isoformat()}")
+    say(f"command: {' '.join(sys.argv)}")
+    if "env" in phases:
+        env = "".join(sh(c) for c in [
+            "date -u", "nvidia-smi", "nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv",
+            "compute-sanitizer --version", "nvcc --version", "uname -a", "cat /etc/os-release | head -3",
+            "ldconfig -p | grep -i nvrtc", "ls /usr/local/cuda/lib64/ | grep -i nvrtc", f"{rg} --version"])
+        (out / "env.txt").write_text(env)
+        say("env: written to env.txt")
+    cases = json.loads(subprocess.run([rg, "list", "--json"], capture_output=True, text=True, check=True).stdout)
+    say(f"catalog: {len(cases)} cases")
+
+    if "compile" in phases:
+        r = sh(f"{rg} compile --load", timeout=300)
+        (out / "compile.txt").write_text(r)
+        say("compile --load: " + r.strip().splitlines()[-1])
+
+    if "stress" in phases:
+        jobs = []
+        for c in cases:
+            for jitter in (True, False):
+                for size in (None, FIXED[c["exercise"]]):
+                    jobs.append((c["name"], jitter, size))
+
+        def stress(job):
+            name, jitter, size = job
+            cmd = [rg, "stress", name, "--trials", str(a.trials), "--seed", "20261129", "--json", "--timeout", "10"]
+            if not jitter: cmd.append("--no-jitter")
+            if size: cmd += ["--size", str(size)]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+            try:
+                rep = json.loads(p.stdout)
+            except Exception:
+                rep = {"case": name, "jitter": jitter, "size": str(size), "error": p.stdout[-2000:] + p.stderr[-2000:]}
+            rep["command"] = " ".join(cmd[1:]); rep["rc"] = p.returncode
+            return rep
+
+        t = time.time()
+        with cf.ThreadPoolExecutor(4) as ex, open(out / "stress.jsonl", "w") as f, open(out / "stress.txt", "w") as txt:
+            for rep in ex.map(stress, jobs):
+                f.write(json.dumps(rep) + "\n"); f.flush()
+                line = (f"{rep.get('case'):45} jitter={'on ' if rep.get('jitter') else 'off'} size={rep.get('size'):>8} "
+                        f"{rep.get('verdict', 'ERROR'):6} {rep.get('failures', '?')}/{rep.get('trials_run', '?')} "
+                        f"{rep.get('seconds', 0):.1f}s")
+                txt.write(line + "\n"); txt.flush()
+        say(f"stress: {len(jobs)} runs in {time.time() - t:.0f} s -> stress.jsonl, stress.txt")
+
+    if "hang" in phases:
+        r = sh(f"{rg} stress handoff::barrier_before_flag --trials 3 --seed 7 --timeout 5", timeout=120)
+        r += sh("ps -eo pid,pgid,stat,etime,cmd | grep -v grep | grep -E 'racegate|compute-sanitizer' || echo 'no racegate or compute-sanitizer process left'")
+        (out / "hang.txt").write_text(r)
+        say("hang: written to hang.txt")
+
+    if "sanitize" in phases:
+        sdir = out / "sanitize"; sdir.mkdir(exist_ok=True)
+        jobs = [(c["name"], tool, run) for c in cases for tool in TOOLS for run in range(1, a.runs + 1)]
+
+        def sanitize(job):
+            name, tool, run = job
+            stem = f"{name.replace('::', '__')}__{tool}.{run}"
+            cmd = [rg, "sanitize", name, "--tool", tool, "--json", "--timeout", "30",
+                   "--save-xml", str(sdir / f"{stem}.xml"), "--save-log", str(sdir / f"{stem}.log")]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            (sdir / f"{stem}.json").write_text(p.stdout + (("\nSTDERR:\n" + p.stderr) if p.stderr else ""))
+            return name, tool, run, p.returncode
+
+        t = time.time()
+        with cf.ThreadPoolExecutor(a.jobs) as ex:
+            results = list(ex.map(sanitize, jobs))
+        say(f"sanitize: {len(jobs)} runs in {time.time() - t:.0f} s")
+        with tarfile.open(out / "sanitize.tar.gz", "w:gz") as tf:
+            tf.add(sdir, arcname="sanitize")
+        import shutil; shutil.rmtree(sdir)
+        rcs = {}
+        for _, tool, _, rc in results:
+            rcs[(tool, rc)] = rcs.get((tool, rc), 0) + 1
+        say("sanitize exit codes (tool, rc): count = " + ", ".join(f"{k}: {v}" for k, v in sorted(rcs.items())))
+    say(f"done in {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
