@@ -32,7 +32,8 @@ def main():
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--runs", type=int, default=5, help="sanitizer runs per case and tool")
     ap.add_argument("--jobs", type=int, default=12)
-    ap.add_argument("--phases", default="env,compile,stress,hang,sanitize")
+    ap.add_argument("--phases", default="env,compile,hang,sanitize,stress")
+    ap.add_argument("--budget", type=float, default=540, help="seconds; stress jobs not started by then are skipped")
     a = ap.parse_args()
     out = pathlib.Path(a.out); out.mkdir(parents=True, exist_ok=True)
     rg = os.path.abspath(a.racegate)
@@ -59,36 +60,6 @@ def main():
         r = sh(f"{rg} compile --load", timeout=300)
         (out / "compile.txt").write_text(r)
         say("compile --load: " + r.strip().splitlines()[-1])
-
-    if "stress" in phases:
-        jobs = []
-        for c in cases:
-            for jitter in (True, False):
-                for size in (None, FIXED[c["exercise"]]):
-                    jobs.append((c["name"], jitter, size))
-
-        def stress(job):
-            name, jitter, size = job
-            cmd = [rg, "stress", name, "--trials", str(a.trials), "--seed", "20261129", "--json", "--timeout", "10"]
-            if not jitter: cmd.append("--no-jitter")
-            if size: cmd += ["--size", str(size)]
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-            try:
-                rep = json.loads(p.stdout)
-            except Exception:
-                rep = {"case": name, "jitter": jitter, "size": str(size), "error": p.stdout[-2000:] + p.stderr[-2000:]}
-            rep["command"] = " ".join(cmd[1:]); rep["rc"] = p.returncode
-            return rep
-
-        t = time.time()
-        with cf.ThreadPoolExecutor(4) as ex, open(out / "stress.jsonl", "w") as f, open(out / "stress.txt", "w") as txt:
-            for rep in ex.map(stress, jobs):
-                f.write(json.dumps(rep) + "\n"); f.flush()
-                line = (f"{rep.get('case'):45} jitter={'on ' if rep.get('jitter') else 'off'} size={rep.get('size'):>8} "
-                        f"{rep.get('verdict', 'ERROR'):6} {rep.get('failures', '?')}/{rep.get('trials_run', '?')} "
-                        f"{rep.get('seconds', 0):.1f}s")
-                txt.write(line + "\n"); txt.flush()
-        say(f"stress: {len(jobs)} runs in {time.time() - t:.0f} s -> stress.jsonl, stress.txt")
 
     if "hang" in phases:
         r = sh(f"{rg} stress handoff::barrier_before_flag --trials 3 --seed 7 --timeout 5", timeout=120)
@@ -120,6 +91,38 @@ def main():
         for _, tool, _, rc in results:
             rcs[(tool, rc)] = rcs.get((tool, rc), 0) + 1
         say("sanitize exit codes (tool, rc): count = " + ", ".join(f"{k}: {v}" for k, v in sorted(rcs.items())))
+    if "stress" in phases:
+        jobs = []
+        for c in cases:
+            for jitter in (True, False):
+                for size in (None, FIXED[c["exercise"]]):
+                    jobs.append((c["name"], jitter, size))
+
+        def stress(job):
+            name, jitter, size = job
+            if time.time() - t0 > a.budget:
+                return {"case": name, "jitter": jitter, "size": str(size), "skipped": "time budget of the run spent"}
+            cmd = [rg, "stress", name, "--trials", str(a.trials), "--seed", "20261129", "--json", "--timeout", "10"]
+            if not jitter: cmd.append("--no-jitter")
+            if size: cmd += ["--size", str(size)]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+            try:
+                rep = json.loads(p.stdout)
+            except Exception:
+                rep = {"case": name, "jitter": jitter, "size": str(size), "error": p.stdout[-2000:] + p.stderr[-2000:]}
+            rep["command"] = " ".join(cmd[1:]); rep["rc"] = p.returncode
+            return rep
+
+        t = time.time()
+        with cf.ThreadPoolExecutor(4) as ex, open(out / "stress.jsonl", "w") as f, open(out / "stress.txt", "w") as txt:
+            for rep in ex.map(stress, jobs):
+                f.write(json.dumps(rep) + "\n"); f.flush()
+                line = (f"{rep.get('case'):45} jitter={'on ' if rep.get('jitter') else 'off'} size={rep.get('size'):>8} "
+                        f"{rep.get('verdict', 'SKIPPED' if 'skipped' in rep else 'ERROR'):6} {rep.get('failures', '?')}/{rep.get('trials_run', '?')} "
+                        f"{rep.get('seconds', 0):.1f}s")
+                txt.write(line + "\n"); txt.flush()
+        say(f"stress: {len(jobs)} runs in {time.time() - t:.0f} s -> stress.jsonl, stress.txt")
+
     say(f"done in {time.time() - t0:.0f} s")
 
 
