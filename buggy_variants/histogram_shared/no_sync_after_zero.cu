@@ -3,11 +3,16 @@
 // Wrong line: the one marked BUG. A warp may start counting into a private bin that
 // another warp has not zeroed yet; the late zeroing then wipes those counts, or the count
 // lands on stale data left in shared memory (RAW/WAW on shared memory).
+// On the H200 this escaped every detector: stress 0 wrong in 400 trials with and without
+// jitter (each warp zeroes its bins long before its first global load returns; jitter acts
+// at barriers and there is none), and racecheck reports nothing, since the racing accesses
+// on the other side are atomics. It stays in the catalog as a documented blind spot.
 //
 //@ exercise: histogram
 //@ breaks: kernels/histogram_shared.cu
 //@ bug: missing barrier after initialization of shared memory
-//@ expect: stress=flag stress-nojitter=may racecheck=flag
+//@ expect: stress=may stress-nojitter=may racecheck=may
+//@ escapes: no detector caught it on the H200 (stress 0/400, racecheck silent on atomics)
 //@ entry: histogram_shared
 
 #define NUM_BINS 256

@@ -10,6 +10,7 @@
 //! //@ breaks: kernels/matmul_tiled.cu       (variants only) the correct kernel this one breaks
 //! //@ bug: missing barrier, RAW on shared   (variants only) the bug class
 //! //@ expect: stress=flag racecheck=flag    (variants only) what each detector must do
+//! //@ escapes: why nothing catches it        (variants only) required when no detector must flag
 //! ```
 //!
 //! A buggy variant also marks its wrong line with a comment containing `BUG`, exactly once.
@@ -122,6 +123,8 @@ pub struct Bug {
     /// Repo-relative path of the correct kernel it breaks.
     pub breaks: String,
     pub class: String,
+    /// Why no detector catches it, for documented blind spots.
+    pub escapes: Option<String>,
     /// 1-based line of the `BUG` marker.
     pub wrong_line: usize,
 }
@@ -257,10 +260,11 @@ pub struct ParsedFile {
     pub breaks: Option<(String, usize)>,
     pub bug: Option<(String, usize)>,
     pub expect: Option<(BTreeMap<Detector, Expect>, usize)>,
+    pub escapes: Option<(String, usize)>,
     pub bug_marker: Option<usize>,
 }
 
-const KEYS: [&str; 5] = ["exercise", "entry", "breaks", "bug", "expect"];
+const KEYS: [&str; 6] = ["exercise", "entry", "breaks", "bug", "expect", "escapes"];
 
 /// Parses the header of one file. `path` is used in messages and decides whether the file is a
 /// variant (it lives under `buggy_variants/`).
@@ -276,6 +280,7 @@ pub fn parse_file(path: &str, text: &str) -> Result<ParsedFile> {
     let mut breaks = None;
     let mut bug = None;
     let mut expect = None;
+    let mut escapes = None;
     let mut markers = Vec::new();
     let mut in_header = true;
 
@@ -346,6 +351,10 @@ pub fn parse_file(path: &str, text: &str) -> Result<ParsedFile> {
                 once(&bug)?;
                 bug = Some((value.to_string(), line_no));
             }
+            "escapes" => {
+                once(&escapes)?;
+                escapes = Some((value.to_string(), line_no));
+            }
             "expect" => {
                 if let Some((_, first)) = &expect {
                     return Err(err(
@@ -384,6 +393,13 @@ pub fn parse_file(path: &str, text: &str) -> Result<ParsedFile> {
                 ));
             }
         }
+        let (map, expect_line) = expect.as_ref().expect("checked above");
+        if !map.values().any(|e| *e == Expect::Flag) && escapes.is_none() {
+            return Err(err(
+                *expect_line,
+                "no detector must flag this variant: name one, or say why nothing catches it with `//@ escapes:`".into(),
+            ));
+        }
         if entries.len() != 1 {
             return Err(err(
                 entries[1].1,
@@ -403,7 +419,7 @@ pub fn parse_file(path: &str, text: &str) -> Result<ParsedFile> {
             }
         }
     } else {
-        for (key, slot) in [("breaks", &breaks), ("bug", &bug)] {
+        for (key, slot) in [("breaks", &breaks), ("bug", &bug), ("escapes", &escapes)] {
             if let Some((_, line)) = slot {
                 return Err(err(
                     *line,
@@ -433,6 +449,7 @@ pub fn parse_file(path: &str, text: &str) -> Result<ParsedFile> {
         breaks,
         bug,
         expect,
+        escapes,
         bug_marker,
     })
 }
@@ -476,9 +493,6 @@ fn parse_expect(value: &str) -> std::result::Result<BTreeMap<Detector, Expect>, 
         if out.insert(det, exp).is_some() {
             return Err(format!("detector `{d}` given twice"));
         }
-    }
-    if !out.values().any(|e| *e == Expect::Flag) {
-        return Err("a buggy variant must name at least one detector that must flag it".into());
     }
     Ok(out)
 }
@@ -574,6 +588,7 @@ fn link(files: Vec<ParsedFile>) -> Result<Vec<Case>> {
             bug: Some(Bug {
                 breaks,
                 class: f.bug.clone().expect("checked").0,
+                escapes: f.escapes.clone().map(|e| e.0),
                 wrong_line: f.bug_marker.expect("variant"),
             }),
             expect: f.expect.clone().expect("checked").0,

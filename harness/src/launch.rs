@@ -34,6 +34,9 @@ pub struct RunOptions {
     pub jitter_seed: Option<u64>,
     /// Fill every SM's shared memory with 0xFF before the problem's launches.
     pub poison_shared: bool,
+    /// Fill outputs with 0xFF before the launch. Off under sanitizers: the fill is a write, and
+    /// initcheck must see an output that nobody initialized as uninitialized.
+    pub poison_outputs: bool,
 }
 
 impl Gpu {
@@ -90,7 +93,10 @@ impl Gpu {
         for b in &problem.buffers {
             let slice = match &b.init {
                 Init::Data(d) => self.stream.clone_htod(d),
-                Init::Poison(n) => self.stream.clone_htod(&vec![0xFFu8; *n]),
+                Init::Poison(n) if opts.poison_outputs => self.stream.clone_htod(&vec![0xFFu8; *n]),
+                // SAFETY: left uninitialized on purpose (see `poison_outputs`); u8 has no
+                // invalid bit patterns and the bytes are only read back, never interpreted.
+                Init::Poison(n) => unsafe { self.stream.alloc::<u8>(*n) },
                 Init::Zero(n) => self.stream.alloc_zeros::<u8>(*n),
             }
             .map_err(|e| Error::cuda(format!("uploading `{}`", b.name), e))?;

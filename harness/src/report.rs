@@ -30,10 +30,10 @@ pub fn catalog_table(catalog: &Catalog) -> String {
             c.name.clone(),
             c.exercise.clone(),
             file,
-            if c.is_variant() {
-                flag.join(",")
-            } else {
-                "- (clean everywhere)".into()
+            match (&c.bug, flag.is_empty()) {
+                (None, _) => "- (clean everywhere)".into(),
+                (Some(_), true) => "none: escapes (see header)".into(),
+                (Some(_), false) => flag.join(","),
             },
             c.bug
                 .as_ref()

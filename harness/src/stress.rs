@@ -110,6 +110,9 @@ pub fn parse_size(s: &str) -> std::result::Result<SizeChoice, String> {
     }
 }
 
+/// The line a worker prints once its context and module are loaded.
+const READY: &str = "{\"ready\":true}";
+
 /// Runs `cfg.trials` trials of `case` in a worker started from `exe` (the racegate binary).
 pub fn run(
     catalog: &Catalog,
@@ -148,25 +151,25 @@ pub fn run(
         args.push(s.into());
     }
     let mut outcomes: Vec<TrialOutcome> = Vec::new();
-    let mut bad_line = None;
     let finished = watchdog::run(
         exe,
         &args,
         &[],
         Deadline {
-            // The first trial also pays for context creation and module load.
-            idle: cfg.timeout + Duration::from_secs(10),
+            // The worker prints a `ready` line once the context and module are up, so this
+            // deadline applies to every trial on its own.
+            idle: cfg.timeout,
             total: None,
         },
         |line| match serde_json::from_str::<TrialOutcome>(line) {
+            _ if line == READY => {}
             Ok(o) => {
                 on_event(StressEvent::Trial(&o));
                 outcomes.push(o);
             }
-            Err(_) => bad_line = Some(line.to_string()),
+            Err(_) => {} // not a protocol line (the worker prints nothing else on stdout)
         },
     )?;
-    let _ = bad_line;
     let trials_run = outcomes.len() as u32;
     let failures = outcomes
         .iter()
@@ -280,6 +283,11 @@ pub fn worker(
     let gpu = crate::launch::Gpu::open()?;
     let module = gpu.load(&text)?;
     let stdout = std::io::stdout();
+    {
+        let mut out = stdout.lock();
+        let _ = writeln!(out, "{READY}");
+        let _ = out.flush();
+    }
     for t in 0..trials {
         let outcome = crate::trial::run(
             &gpu,

@@ -55,6 +55,7 @@ pub fn run(
     let opts = RunOptions {
         jitter_seed: jitter.then_some(seed ^ 0x9e37_79b9_7f4a_7c15),
         poison_shared: true,
+        poison_outputs: true,
     };
     let result = match gpu.run(module, &problem, opts) {
         Ok(actual) => match oracle::check(&problem.buffers, &actual) {

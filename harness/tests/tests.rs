@@ -165,9 +165,16 @@ const HEADERS: &[(&str, &str, &str, Option<&str>, usize)] = &[
     (
         "nothing_must_flag",
         "buggy_variants/k/v.cu",
-        "//@ exercise: reduce\n//@ expect: stress=may\n",
-        Some("at least one detector that must flag"),
+        "//@ exercise: reduce\n//@ expect: stress=may\n//@ breaks: kernels/k.cu\n//@ bug: x\n//@ entry: k block=1\nint a; // BUG\n",
+        Some("no detector must flag this variant"),
         2,
+    ),
+    (
+        "escapes_documents_a_blind_spot",
+        "buggy_variants/k/v.cu",
+        "//@ exercise: reduce\n//@ expect: stress=may\n//@ escapes: nothing sees it\n//@ breaks: kernels/k.cu\n//@ bug: x\n//@ entry: k block=1\nint a; // BUG\n",
+        None,
+        0,
     ),
     (
         "expect_on_a_correct_kernel",
