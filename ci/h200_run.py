@@ -33,6 +33,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5, help="sanitizer runs per case and tool")
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--phases", default="env,compile,hang,sanitize,stress")
+    ap.add_argument("--bundle", default="target/bundle", help="from ci/bundle: racegate, cargo-nextest, racegate-tests.tar.zst")
     ap.add_argument("--budget", type=float, default=540, help="seconds; stress jobs not started by then are skipped")
     a = ap.parse_args()
     out = pathlib.Path(a.out); out.mkdir(parents=True, exist_ok=True)
@@ -122,6 +123,26 @@ def main():
                         f"{rep.get('seconds', 0):.1f}s")
                 txt.write(line + "\n"); txt.flush()
         say(f"stress: {len(jobs)} runs in {time.time() - t:.0f} s -> stress.jsonl, stress.txt")
+
+    if "check" in phases:
+        t = time.time()
+        r = sh(f"{rg} check --jobs 14 --table {out}/detection-matrix.md --junit {out}/check-junit.xml --json {out}/check.json", timeout=400)
+        (out / "check.txt").write_text(r)
+        say(f"check: {time.time() - t:.0f} s wall -> check.txt, detection-matrix.md, check-junit.xml, check.json; " + r.strip().splitlines()[-1])
+
+    if "bench" in phases:
+        t = time.time()
+        r = sh(f"{rg} bench --iters 20 --rounds 3", timeout=300)
+        (out / "bench.txt").write_text(r)
+        say(f"bench: {time.time() - t:.0f} s -> bench.txt")
+
+    if "nextest" in phases:
+        t = time.time()
+        b = a.bundle
+        r = sh(f"INSTA_WORKSPACE_ROOT=$PWD {b}/cargo-nextest nextest run --archive-file {b}/racegate-tests.tar.zst "
+               f"--workspace-remap . --profile ci --no-fail-fast; cp target/nextest/ci/junit.xml {out}/nextest-junit.xml", timeout=400)
+        (out / "nextest.txt").write_text(r)
+        say(f"nextest: {time.time() - t:.0f} s -> nextest.txt, nextest-junit.xml; " + r.strip().splitlines()[-1])
 
     say(f"done in {time.time() - t0:.0f} s")
 

@@ -19,7 +19,9 @@
 //! # Ok::<(), racegate::Error>(())
 //! ```
 
+pub mod bench;
 pub mod catalog;
+pub mod check;
 pub mod compile;
 pub mod device;
 pub mod errors;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use racegate::catalog::Catalog;
+use racegate::check::{self, CheckConfig, Judgement};
 use racegate::exercises::SizeChoice;
 use racegate::sanitize::{Outcome, SanitizeConfig};
 use racegate::stress::{self, StressConfig};
@@ -118,11 +119,55 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Run the detection matrix over the catalog. Without a GPU it compiles every kernel, says
-    /// what it could not run, and exits 4.
+    /// Run the detection matrix: every case under stress (with and without jitter), the
+    /// watchdog and the four compute-sanitizer tools, judged against each header's `expect`.
+    /// Without a GPU it compiles every kernel, says what it could not run, and exits 4.
     Check {
         /// Cases to check (default: all).
         cases: Vec<String>,
+        /// Stress trials per case and jitter setting.
+        #[arg(long, default_value_t = 50)]
+        trials: u32,
+        /// Seed of the first stress trial.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Processes at once (stress workers and sanitizers); default: the number of cores.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Deadline of one stress trial, in seconds.
+        #[arg(long, default_value_t = 5.0)]
+        stress_timeout: f64,
+        /// Deadline of one sanitizer run, in seconds.
+        #[arg(long, default_value_t = 30.0)]
+        sanitize_timeout: f64,
+        /// Write the course table (markdown: rows are cases, columns detectors) here.
+        #[arg(long, value_name = "FILE")]
+        table: Option<PathBuf>,
+        /// Write a JUnit report here (testcases carry file and line).
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// Write the matrix as JSON here.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Measure, side by side in one run, the full stress path (upload, poison, launch, read
+    /// back, check every element) against a bare cudarc launch loop, per kernel. Prints ratios.
+    Bench {
+        /// Cases (default: every correct kernel).
+        cases: Vec<String>,
+        /// Problem size (the same meaning as `stress --size N`); default: a size per family
+        /// where one launch takes tens of microseconds or more.
+        #[arg(long)]
+        size: Option<u32>,
+        /// Iterations per round.
+        #[arg(long, default_value_t = 50)]
+        iters: u32,
+        /// Alternating rounds; the median counts.
+        #[arg(long, default_value_t = 5)]
+        rounds: u32,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
     },
     /// (internal) The target compute-sanitizer runs: one launch on the sanitizer geometry.
     #[command(name = "__sanitize-target", hide = true)]
@@ -250,7 +295,32 @@ fn run(cli: Cli) -> Result<u8, Error> {
             }
             Ok(if r.flagged() { code::FAILED } else { code::OK })
         }
-        Command::Check { cases } => check_cmd(&catalog, &cases),
+        Command::Check {
+            cases,
+            trials,
+            seed,
+            jobs,
+            stress_timeout,
+            sanitize_timeout,
+            table,
+            junit,
+            json,
+        } => {
+            let cfg = CheckConfig {
+                trials,
+                seed,
+                stress_timeout: Duration::from_secs_f64(stress_timeout),
+                sanitize_timeout: Duration::from_secs_f64(sanitize_timeout),
+                jobs: jobs.unwrap_or_else(|| {
+                    std::thread::available_parallelism()
+                        .map(|n| n.get())
+                        .unwrap_or(2)
+                }),
+                arch: device::arch_or_default(),
+                sanitizer: toolchain::compute_sanitizer(),
+            };
+            check_cmd(&catalog, &cases, &cfg, CheckOutputs { table, junit, json })
+        }
         Command::Sanitize {
             case,
             tool,
@@ -289,6 +359,47 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 Outcome::Findings(_) | Outcome::Hang { .. } => code::FAILED,
                 Outcome::Inconclusive(_) => code::INCONCLUSIVE,
             })
+        }
+        Command::Bench {
+            cases,
+            size,
+            iters,
+            rounds,
+            json,
+        } => {
+            let selected: Vec<_> = if cases.is_empty() {
+                catalog.cases.iter().filter(|c| !c.is_variant()).collect()
+            } else {
+                catalog.select(&cases)?
+            };
+            let gpu = racegate::launch::Gpu::open()?;
+            let arch = device::arch_or_default();
+            let mut rows = Vec::new();
+            for c in selected {
+                let n = size.unwrap_or(match c.exercise.as_str() {
+                    "matmul" => 1024,
+                    "transpose" => 4096,
+                    "handoff" => 1 << 20,
+                    _ => 1 << 22,
+                });
+                let row = racegate::bench::measure(&catalog, &gpu, c, n, iters, rounds, &arch)?;
+                if !json {
+                    eprintln!(
+                        "{}: {:.2}x ({:.1} us bare, {:.1} us stress)",
+                        row.case, row.ratio, row.bare_us, row.stress_us
+                    );
+                }
+                rows.push(row);
+            }
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&rows).expect("serializable")
+                );
+            } else {
+                print!("{}", racegate::bench::table(&rows));
+            }
+            Ok(code::OK)
         }
         Command::SanitizeTarget { case, ptx, seed } => {
             println!(
@@ -432,22 +543,109 @@ fn compile_cmd(
     })
 }
 
-fn check_cmd(catalog: &Catalog, cases: &[String]) -> Result<u8, Error> {
+struct CheckOutputs {
+    table: Option<PathBuf>,
+    junit: Option<PathBuf>,
+    json: Option<PathBuf>,
+}
+
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|e| Error::Child(format!("writing {}: {e}", path.display())))
+}
+
+fn check_cmd(
+    catalog: &Catalog,
+    cases: &[String],
+    cfg: &CheckConfig,
+    outputs: CheckOutputs,
+) -> Result<u8, Error> {
+    let selected = catalog.select(cases)?;
     let dev = device::probe();
     let ok = compile_all(catalog, cases, false, None)?;
     if !ok {
         return Ok(code::FAILED);
     }
-    match dev {
+    let dev = match dev {
         Err(why) => {
             println!(
                 "\nno CUDA device ({why}): compiled every kernel, but could not run stress, the \
                  watchdog or compute-sanitizer. Nothing was proven about runtime behaviour."
             );
-            Ok(code::NO_DEVICE)
+            return Ok(code::NO_DEVICE);
         }
-        Ok(_) => Err(Error::Usage(
-            "the detection matrix is not implemented yet; use `racegate stress`".into(),
-        )),
+        Ok(d) => d,
+    };
+    if cfg.sanitizer.is_none() {
+        println!("compute-sanitizer not found: the four sanitizer columns will be inconclusive");
     }
+    println!(
+        "device: {}; {} cases, {} processes at a time",
+        dev.name,
+        selected.len(),
+        cfg.jobs
+    );
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Child(format!("cannot find racegate itself: {e}")))?;
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {pos}/{len} runs [{elapsed}] {msg}")
+            .expect("valid template"),
+    );
+    let m = check::run(catalog, &selected, cfg, &exe, |ev| match ev {
+        check::CheckEvent::Started { tasks } => bar.set_length(tasks as u64),
+        check::CheckEvent::Done(cells) => {
+            bar.inc(1);
+            for c in cells
+                .iter()
+                .filter(|c| matches!(c.judgement, Judgement::Missed | Judgement::Unexpected))
+            {
+                bar.println(format!(
+                    "BROKEN {}::{}: {:?}",
+                    c.case, c.detector, c.observed
+                ));
+            }
+        }
+    })?;
+    bar.finish_and_clear();
+    for c in m.cells.iter().filter(|c| c.judgement != Judgement::Ok) {
+        println!(
+            "{:?}: {}::{} (expected {:?})\n{}",
+            c.judgement, c.case, c.detector, c.expect, c.report
+        );
+    }
+    println!(
+        "\n{} cells: {} ok, {} missed, {} unexpected, {} inconclusive; wall {:.1} s",
+        m.cells.len(),
+        m.count(Judgement::Ok),
+        m.count(Judgement::Missed),
+        m.count(Judgement::Unexpected),
+        m.count(Judgement::Inconclusive),
+        m.wall_seconds
+    );
+    println!(
+        "process time per detector: {}",
+        m.seconds_per_detector
+            .iter()
+            .map(|(d, s)| format!("{d} {s:.1} s"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(p) = &outputs.table {
+        write_file(p, &check::table(&m, catalog))?;
+    }
+    if let Some(p) = &outputs.junit {
+        write_file(p, &check::junit(&m))?;
+    }
+    if let Some(p) = &outputs.json {
+        write_file(p, &serde_json::to_string_pretty(&m).expect("serializable"))?;
+    }
+    Ok(
+        if m.count(Judgement::Missed) + m.count(Judgement::Unexpected) > 0 {
+            code::FAILED
+        } else if m.count(Judgement::Inconclusive) > 0 {
+            code::INCONCLUSIVE
+        } else {
+            code::OK
+        },
+    )
 }

@@ -114,11 +114,12 @@ fn dlopen_global(path: &Path) -> bool {
     !handle.is_null()
 }
 
-/// The compute-sanitizer executable: `RACEGATE_COMPUTE_SANITIZER`, then `PATH`, then the usual
-/// CUDA install folders. `None` when there is none.
+/// The compute-sanitizer executable: `RACEGATE_COMPUTE_SANITIZER` (which wins, and which must
+/// exist), then `PATH`, then the usual CUDA install folders. `None` when there is none.
 pub fn compute_sanitizer() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("RACEGATE_COMPUTE_SANITIZER") {
-        return Some(PathBuf::from(p));
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
     }
     let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())

@@ -3,8 +3,11 @@
 //! * `compile::<file>` and `compile_jitter::<file>`: NVRTC builds every `.cu` (host, no GPU);
 //! * `header::<name>`: the `//@` parser on good and bad headers (host);
 //! * `cli::<name>`: the racegate binary end to end (host);
-//! * `<case>::stress` and `<case>::stress-nojitter`: the case's declared expectation
-//!   (flag / clean) holds on the GPU; ignored with the reason when there is no CUDA device.
+//! * `snapshot::<case>::<tool>`: H200 sanitizer XML fixture -> findings -> normalized text ->
+//!   the snapshot under `snapshots/` (host);
+//! * `sanitize::<name>`: a fake compute-sanitizer that exits 255, and none at all (host);
+//! * `<case>::<detector>`: the case's declared expectation (flag / clean / may) holds on the
+//!   GPU; ignored with the reason when there is no CUDA device.
 //!
 //! Under `CI=true` a missing NVRTC fails the compile trials instead of skipping them.
 
@@ -13,9 +16,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use racegate::catalog::{parse_file, Catalog, Detector, Expect};
+use racegate::catalog::{parse_file, Catalog, Detector};
+use racegate::check::{self, CheckConfig, Judgement};
 use racegate::compile::{self, BuildOptions};
-use racegate::stress::{self, StressConfig};
+use racegate::sanitize::{snapshot, Tool};
 
 fn root() -> PathBuf {
     // Runtime first: nextest archives remap CARGO_MANIFEST_DIR.
@@ -53,6 +57,8 @@ fn main() {
     trials.extend(compile_trials(&catalog));
     trials.extend(header_trials());
     trials.extend(cli_trials(&root));
+    trials.extend(snapshot_trials(&catalog));
+    trials.extend(sanitizer_trials(&root));
     trials.extend(gpu_trials(&catalog, &device));
     libtest_mimic::run(&args, trials).exit();
 }
@@ -313,17 +319,53 @@ fn cli_trials(root: &Path) -> Vec<Trial> {
     out
 }
 
+/// Bounds how many GPU trials run at once inside one test process (nextest, which runs a
+/// process per test, bounds them with the `gpu` test group in .config/nextest.toml).
+struct Slots {
+    free: std::sync::Mutex<usize>,
+    cv: std::sync::Condvar,
+}
+
+impl Slots {
+    fn take(&self) -> SlotGuard<'_> {
+        let mut n = self.free.lock().unwrap();
+        while *n == 0 {
+            n = self.cv.wait(n).unwrap();
+        }
+        *n -= 1;
+        SlotGuard(self)
+    }
+}
+
+struct SlotGuard<'a>(&'a Slots);
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap() += 1;
+        self.0.cv.notify_one();
+    }
+}
+
 fn gpu_trials(
     catalog: &Catalog,
     device: &Result<racegate::device::DeviceInfo, String>,
 ) -> Vec<Trial> {
+    let jobs = std::env::var("RACEGATE_GPU_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8);
+    let slots = std::sync::Arc::new(Slots {
+        free: std::sync::Mutex::new(jobs),
+        cv: std::sync::Condvar::new(),
+    });
     let mut out = Vec::new();
     for case in &catalog.cases {
-        for (det, jitter) in [(Detector::Stress, true), (Detector::StressNojitter, false)] {
+        for det in Detector::ALL {
             let expect = case.expectation(det);
             let case = case.clone();
             let catalog = catalog.clone();
             let dev = device.clone();
+            let slots = slots.clone();
             out.push(
                 Trial::ignorable_test(format!("{}::{}", case.name, det.name()), move || {
                     let dev = match dev {
@@ -332,30 +374,164 @@ fn gpu_trials(
                             return Ok(Completion::ignored_with(format!("no CUDA device ({why})")))
                         }
                     };
-                    let cfg = StressConfig {
+                    let _slot = slots.take();
+                    let cfg = CheckConfig {
                         trials: 50,
                         seed: 1,
-                        jitter,
-                        size: None,
-                        timeout: Duration::from_secs(10),
+                        stress_timeout: Duration::from_secs(5),
+                        sanitize_timeout: Duration::from_secs(30),
+                        jobs: 1,
                         arch: dev.arch(),
+                        sanitizer: racegate::toolchain::compute_sanitizer(),
                     };
-                    let r = stress::run(&catalog, &case, &cfg, &racegate_exe(), |_| {})
+                    let cell = check::run_one(&catalog, &case, det, &cfg, &racegate_exe())
                         .map_err(|e| e.to_string())?;
-                    let ok = match expect {
-                        Expect::Flag => r.flagged(),
-                        Expect::Clean => !r.flagged(),
-                        Expect::May => true,
-                    };
-                    if ok {
-                        Ok(Completion::Completed)
-                    } else {
-                        Err(format!("expected {expect:?}\n{}", racegate::report::stress(&r)).into())
+                    match cell.judgement {
+                        Judgement::Ok => Ok(Completion::Completed),
+                        Judgement::Inconclusive => Err(format!(
+                            "inconclusive (never counted as clean): {:?}\n{}",
+                            cell.observed, cell.report
+                        )
+                        .into()),
+                        j => Err(format!(
+                            "{j:?}: expected {expect:?}, observed {:?} at {}:{}\n{}",
+                            cell.observed,
+                            cell.file,
+                            cell.line.unwrap_or(0),
+                            cell.report
+                        )
+                        .into()),
                     }
                 })
                 .with_kind("gpu"),
             );
         }
     }
+    out
+}
+
+/// Where the sanitizer XML captured by racegate on the H200 lives.
+fn fixture_dir(root: &Path) -> PathBuf {
+    root.join("harness/tests/fixtures/h200")
+}
+
+/// fixture -> records -> findings -> normalized text -> snapshot, for every (case, tool),
+/// with no GPU. A hang has no XML: its fixture is a `.hang` file written by the import.
+fn snapshot_trials(catalog: &Catalog) -> Vec<Trial> {
+    let dir = fixture_dir(&catalog.root);
+    let version = std::fs::read_to_string(dir.join("sanitizer-version.txt"))
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let mut out = Vec::new();
+    for case in &catalog.cases {
+        for tool in Tool::ALL {
+            let root = catalog.root.clone();
+            let stem = snapshot::name(&case.name, tool);
+            let xml = dir.join(format!("{stem}.xml"));
+            let hang = dir.join(format!("{stem}.hang"));
+            let case_name = case.name.clone();
+            let version = version.clone();
+            out.push(
+                Trial::test(format!("snapshot::{}::{}", case.name, tool), move || {
+                    let body = if hang.is_file() {
+                        "hang (compute-sanitizer and its target killed at the deadline)\n".to_string()
+                    } else {
+                        let text = std::fs::read_to_string(&xml).map_err(|e| {
+                            format!("no fixture {} ({e}); capture it on a GPU with ci/h200_run.py and ci/import-fixtures", xml.display())
+                        })?;
+                        let records = racegate::sanitize::xml::parse(&text).map_err(|e| format!("{}: {e}", xml.display()))?;
+                        let findings = racegate::sanitize::normalize::findings(&records, &root);
+                        return check_snapshot(&root, &stem, &snapshot::render(&case_name, tool, &version, &findings));
+                    };
+                    check_snapshot(&root, &stem, &format!("case: {case_name}\ntool: {tool}\nsanitizer: {version}\n---\n{body}"))
+                })
+                .with_kind("host"),
+            );
+        }
+    }
+    out
+}
+
+fn check_snapshot(root: &Path, stem: &str, text: &str) -> Result<(), Failed> {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        snapshot::assert_matches(root, stem, text)
+    }));
+    r.map_err(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Failed::from(format!(
+            "{msg}\nsnapshot {stem} differs; to accept the new output run:\n  {}",
+            snapshot::bless_command(None)
+        ))
+    })
+}
+
+fn sanitizer_trials(root: &Path) -> Vec<Trial> {
+    let mut out = Vec::new();
+    let r = root.to_path_buf();
+    out.push(
+        Trial::ignorable_test(
+            "sanitize::a_sanitizer_that_exits_255_is_inconclusive",
+            move || {
+                if racegate::toolchain::nvrtc(&r).is_err() && !in_ci() {
+                    return Ok(Completion::ignored_with(
+                        "NVRTC not installed (run ci/setup)",
+                    ));
+                }
+                let dir =
+                    std::env::temp_dir().join(format!("racegate-fake-{}", std::process::id()));
+                std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+                let fake = dir.join("compute-sanitizer");
+                std::fs::write(
+                    &fake,
+                    "#!/bin/sh\necho '========= Error: Device not supported' >&2\nexit 255\n",
+                )
+                .map_err(|e| e.to_string())?;
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755))
+                    .map_err(|e| e.to_string())?;
+                let (code, stdout, stderr) = run_cli(
+                    &r,
+                    &["sanitize", "matmul_naive", "--tool", "racecheck"],
+                    &[("RACEGATE_COMPUTE_SANITIZER", fake.to_str().unwrap())],
+                );
+                let _ = std::fs::remove_dir_all(&dir);
+                if code != 3
+                    || !stdout.contains("INCONCLUSIVE")
+                    || !stdout.contains("Device not supported")
+                {
+                    return Err(format!("exit {code}\n{stdout}\n{stderr}").into());
+                }
+                Ok(Completion::Completed)
+            },
+        )
+        .with_kind("host"),
+    );
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test("sanitize::no_sanitizer_is_inconclusive", move || {
+            let (code, stdout, stderr) = run_cli(
+                &r,
+                &["sanitize", "matmul_naive", "--tool", "memcheck"],
+                &[
+                    (
+                        "RACEGATE_COMPUTE_SANITIZER",
+                        "/nonexistent/compute-sanitizer",
+                    ),
+                    ("PATH", "/usr/bin:/bin"),
+                    ("CUDA_HOME", "/nonexistent"),
+                ],
+            );
+            if code != 3 || !stdout.contains("INCONCLUSIVE: compute-sanitizer not found") {
+                return Err(format!("exit {code}\n{stdout}\n{stderr}").into());
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
     out
 }

@@ -42,7 +42,12 @@ impl Finding {
                 &self.level
             }
         );
-        s.push_str(&format!(" {} at {}", self.kernel, self.location));
+        let kernel = if self.kernel.is_empty() {
+            "-"
+        } else {
+            &self.kernel
+        };
+        s.push_str(&format!(" {kernel} at {}", self.location));
         if !self.accesses.is_empty() {
             s.push_str(&format!(" [{}]", self.accesses));
         }

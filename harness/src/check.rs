@@ -1,0 +1,575 @@
+//! The detection matrix: every selected case under every detector, judged against the case's
+//! declared expectations. Stress runs and sanitizer processes run side by side, bounded by
+//! `jobs`. Nothing here prints: progress goes out as [`CheckEvent`]s.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::catalog::{Case, Catalog, Detector, Expect};
+use crate::errors::Result;
+use crate::sanitize::{self, Outcome, SanitizeConfig, Tool};
+use crate::stress::{self, StressConfig, StressReport, Verdict};
+
+/// How to run the matrix.
+#[derive(Clone, Debug)]
+pub struct CheckConfig {
+    pub trials: u32,
+    pub seed: u64,
+    pub stress_timeout: Duration,
+    pub sanitize_timeout: Duration,
+    /// Processes (stress workers and sanitizers) running at once.
+    pub jobs: usize,
+    pub arch: String,
+    pub sanitizer: Option<PathBuf>,
+}
+
+/// What a detector observed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "observed", content = "detail", rename_all = "snake_case")]
+pub enum Observed {
+    /// It reported the bug; the text says how (rate, findings, hang).
+    Flagged(String),
+    Clean(String),
+    Inconclusive(String),
+}
+
+/// The judgement of one cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judgement {
+    /// The expectation held (or was `may`).
+    Ok,
+    /// A declared detector missed the bug.
+    Missed,
+    /// A detector flagged something that must be clean.
+    Unexpected,
+    Inconclusive,
+}
+
+/// One (case, detector) cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cell {
+    pub case: String,
+    pub detector: Detector,
+    pub expect: Expect,
+    #[serde(flatten)]
+    pub observed: Observed,
+    pub judgement: Judgement,
+    pub seconds: f64,
+    /// Where reviewers should look: the first finding's file:line, else the case's bug line.
+    pub file: String,
+    pub line: Option<u32>,
+    /// The full report of the run behind the cell (for failure messages).
+    pub report: String,
+}
+
+/// The whole matrix.
+#[derive(Clone, Debug, Serialize)]
+pub struct Matrix {
+    pub cells: Vec<Cell>,
+    pub wall_seconds: f64,
+    /// Summed process time per detector, in matrix order.
+    pub seconds_per_detector: Vec<(Detector, f64)>,
+}
+
+impl Matrix {
+    pub fn count(&self, j: Judgement) -> usize {
+        self.cells.iter().filter(|c| c.judgement == j).count()
+    }
+}
+
+/// Progress for reporters.
+#[derive(Clone, Debug)]
+pub enum CheckEvent<'a> {
+    Started { tasks: usize },
+    Done(&'a [Cell]),
+}
+
+enum Task<'a> {
+    Stress(&'a Case, bool),
+    Sanitize(&'a Case, Tool),
+}
+
+/// Runs the matrix over `cases`.
+pub fn run(
+    catalog: &Catalog,
+    cases: &[&Case],
+    cfg: &CheckConfig,
+    exe: &Path,
+    on_event: impl Fn(CheckEvent) + Sync,
+) -> Result<Matrix> {
+    let start = Instant::now();
+    let mut tasks: Vec<Task> = Vec::new();
+    // Slow sanitizer runs (racecheck) first, so the pool's tail is short.
+    for tool in Tool::ALL {
+        for c in cases {
+            tasks.push(Task::Sanitize(c, tool));
+        }
+    }
+    for c in cases {
+        tasks.push(Task::Stress(c, true));
+        tasks.push(Task::Stress(c, false));
+    }
+    on_event(CheckEvent::Started { tasks: tasks.len() });
+    let queue = Mutex::new(tasks.into_iter());
+    let cells = Mutex::new(Vec::<Cell>::new());
+    let error = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..cfg.jobs.max(1) {
+            s.spawn(|| loop {
+                let Some(task) = queue.lock().expect("queue").next() else {
+                    break;
+                };
+                match run_task(catalog, &task, cfg, exe) {
+                    Ok(new) => {
+                        on_event(CheckEvent::Done(&new));
+                        cells.lock().expect("cells").extend(new);
+                    }
+                    Err(e) => {
+                        *error.lock().expect("error") = Some(e);
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = error.into_inner().expect("error") {
+        return Err(e);
+    }
+    let mut cells = cells.into_inner().expect("cells");
+    let order = |c: &Cell| {
+        (
+            cases
+                .iter()
+                .position(|x| x.name == c.case)
+                .unwrap_or(usize::MAX),
+            c.detector,
+        )
+    };
+    cells.sort_by_key(order);
+    let seconds_per_detector = Detector::ALL
+        .iter()
+        .map(|d| {
+            (
+                *d,
+                cells
+                    .iter()
+                    .filter(|c| c.detector == *d)
+                    .map(|c| c.seconds)
+                    .sum(),
+            )
+        })
+        .collect();
+    Ok(Matrix {
+        cells,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        seconds_per_detector,
+    })
+}
+
+/// Runs a single cell (the `cargo test` trials use this). The watchdog cell comes from a
+/// stress run with jitter, as in the full matrix.
+pub fn run_one(
+    catalog: &Catalog,
+    case: &Case,
+    det: Detector,
+    cfg: &CheckConfig,
+    exe: &Path,
+) -> Result<Cell> {
+    let task = match det {
+        Detector::Stress | Detector::Watchdog => Task::Stress(case, true),
+        Detector::StressNojitter => Task::Stress(case, false),
+        Detector::Racecheck => Task::Sanitize(case, Tool::Racecheck),
+        Detector::Synccheck => Task::Sanitize(case, Tool::Synccheck),
+        Detector::Memcheck => Task::Sanitize(case, Tool::Memcheck),
+        Detector::Initcheck => Task::Sanitize(case, Tool::Initcheck),
+    };
+    let cells = run_task(catalog, &task, cfg, exe)?;
+    Ok(cells
+        .into_iter()
+        .find(|c| c.detector == det)
+        .expect("the task yields this detector's cell"))
+}
+
+fn run_task(catalog: &Catalog, task: &Task, cfg: &CheckConfig, exe: &Path) -> Result<Vec<Cell>> {
+    match task {
+        Task::Stress(case, jitter) => {
+            let scfg = StressConfig {
+                trials: cfg.trials,
+                seed: cfg.seed,
+                jitter: *jitter,
+                size: None,
+                timeout: cfg.stress_timeout,
+                arch: cfg.arch.clone(),
+            };
+            let r = stress::run(catalog, case, &scfg, exe, |_| {})?;
+            let det = if *jitter {
+                Detector::Stress
+            } else {
+                Detector::StressNojitter
+            };
+            let mut out = vec![stress_cell(case, det, &r)];
+            if *jitter {
+                out.push(watchdog_cell(case, &r));
+            }
+            Ok(out)
+        }
+        Task::Sanitize(case, tool) => {
+            let scfg = SanitizeConfig {
+                tool: *tool,
+                sanitizer: cfg.sanitizer.clone(),
+                timeout: cfg.sanitize_timeout,
+                arch: cfg.arch.clone(),
+                keep_xml: None,
+                seed: 1,
+            };
+            let r = sanitize::runner::run(catalog, case, &scfg, exe)?;
+            let det = match tool {
+                Tool::Racecheck => Detector::Racecheck,
+                Tool::Synccheck => Detector::Synccheck,
+                Tool::Memcheck => Detector::Memcheck,
+                Tool::Initcheck => Detector::Initcheck,
+            };
+            let (observed, loc) = match &r.outcome {
+                Outcome::Clean => (Observed::Clean("clean".into()), None),
+                Outcome::Findings(f) => {
+                    let errors = f.iter().filter(|x| x.level == "Error").count();
+                    let summary = match (errors, f.len() - errors) {
+                        (e, 0) => format!("{e} error(s)"),
+                        (0, w) => format!("{w} warning(s)"),
+                        (e, w) => format!("{e} error(s), {w} warning(s)"),
+                    };
+                    let loc = f
+                        .iter()
+                        .find_map(|x| x.file_line())
+                        .map(|(f, l)| (f.to_string(), l));
+                    (Observed::Flagged(summary), loc)
+                }
+                Outcome::Hang { .. } => (Observed::Flagged("hang".into()), None),
+                Outcome::Inconclusive(why) => (Observed::Inconclusive(why.clone()), None),
+            };
+            Ok(vec![cell(
+                case,
+                det,
+                observed,
+                r.seconds,
+                loc,
+                crate::report::sanitizer(&r),
+            )])
+        }
+    }
+}
+
+fn stress_cell(case: &Case, det: Detector, r: &StressReport) -> Cell {
+    let observed = match &r.verdict {
+        Verdict::Pass => Observed::Clean(format!("0/{}", r.trials_run)),
+        Verdict::Fail => Observed::Flagged(format!("{}/{}", r.failures, r.trials_run)),
+        Verdict::Hang { .. } => Observed::Flagged("hang".into()),
+        Verdict::Fault { error } => Observed::Flagged(format!("fault: {}", first_line(error))),
+    };
+    cell(
+        case,
+        det,
+        observed,
+        r.seconds,
+        None,
+        crate::report::stress(r),
+    )
+}
+
+fn watchdog_cell(case: &Case, r: &StressReport) -> Cell {
+    let observed = match &r.verdict {
+        Verdict::Hang {
+            left_behind: false, ..
+        } => Observed::Flagged("hang, group killed".into()),
+        Verdict::Hang {
+            left_behind: true, ..
+        } => Observed::Flagged("hang, PROCESSES LEFT BEHIND".into()),
+        _ => Observed::Clean("finished".into()),
+    };
+    cell(
+        case,
+        Detector::Watchdog,
+        observed,
+        0.0,
+        None,
+        crate::report::stress(r),
+    )
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+fn cell(
+    case: &Case,
+    det: Detector,
+    observed: Observed,
+    seconds: f64,
+    loc: Option<(String, u32)>,
+    report: String,
+) -> Cell {
+    let expect = case.expectation(det);
+    let judgement = match (&observed, expect) {
+        (Observed::Inconclusive(_), _) => Judgement::Inconclusive,
+        (_, Expect::May) => Judgement::Ok,
+        (Observed::Flagged(_), Expect::Flag) | (Observed::Clean(_), Expect::Clean) => Judgement::Ok,
+        (Observed::Clean(_), Expect::Flag) => Judgement::Missed,
+        (Observed::Flagged(_), Expect::Clean) => Judgement::Unexpected,
+    };
+    let (file, line) = match loc {
+        Some((f, l)) => (f, Some(l)),
+        None => (
+            case.path.clone(),
+            case.bug.as_ref().map(|b| b.wrong_line as u32),
+        ),
+    };
+    Cell {
+        case: case.name.clone(),
+        detector: det,
+        expect,
+        observed,
+        judgement,
+        seconds,
+        file,
+        line,
+        report,
+    }
+}
+
+/// The course table: rows are cases, columns detectors, cells the measured result.
+pub fn table(m: &Matrix, catalog: &Catalog) -> String {
+    let mut out = String::from("| case | ");
+    out.push_str(
+        &Detector::ALL
+            .iter()
+            .map(|d| d.name())
+            .collect::<Vec<_>>()
+            .join(" | "),
+    );
+    out.push_str(" |\n|---|");
+    out.push_str(&"---|".repeat(Detector::ALL.len()));
+    out.push('\n');
+    for case in &catalog.cases {
+        let row: Vec<&Cell> = m.cells.iter().filter(|c| c.case == case.name).collect();
+        if row.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("| `{}` |", case.name));
+        for d in Detector::ALL {
+            let text = match row.iter().find(|c| c.detector == d) {
+                None => " |".to_string(),
+                Some(c) => {
+                    let (what, flagged) = match &c.observed {
+                        Observed::Flagged(s) => (s.clone(), true),
+                        Observed::Clean(s) => (s.clone(), false),
+                        Observed::Inconclusive(s) => (format!("inconclusive: {s}"), false),
+                    };
+                    let mark = match (c.judgement, c.expect, flagged) {
+                        (Judgement::Missed, ..) => "❌ missed: ",
+                        (Judgement::Unexpected, ..) => "❌ ",
+                        (Judgement::Inconclusive, ..) => "⚠️ ",
+                        (Judgement::Ok, Expect::Flag, _) => "✅ ",
+                        (Judgement::Ok, Expect::May, true) => "➕ ",
+                        _ => "",
+                    };
+                    format!(" {mark}{} |", what.replace('|', "/"))
+                }
+            };
+            out.push_str(&text);
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "\n✅ caught, as its header promises · ➕ caught, though not promised · ❌ a broken promise · \
+         ⚠️ inconclusive · plain: nothing to catch, and nothing reported. Stress cells: wrong trials / \
+         trials; watchdog: whether a trial hung.\n",
+    );
+    out
+}
+
+/// JUnit: one testcase per cell, with `file` and `line` attributes for GitLab and GitHub.
+pub fn junit(m: &Matrix) -> String {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new("racegate-check");
+    for c in &m.cells {
+        let status = match c.judgement {
+            Judgement::Ok => TestCaseStatus::success(),
+            Judgement::Inconclusive => {
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(format!("inconclusive: {}", observed_text(&c.observed)));
+                s
+            }
+            Judgement::Missed | Judgement::Unexpected => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                let msg = if c.judgement == Judgement::Missed {
+                    format!(
+                        "{} did not catch the bug it must catch ({})",
+                        c.detector,
+                        observed_text(&c.observed)
+                    )
+                } else {
+                    format!(
+                        "{} reported {} on a case that must be clean",
+                        c.detector,
+                        observed_text(&c.observed)
+                    )
+                };
+                s.set_message(msg);
+                s.set_type(format!("{:?}", c.judgement).to_lowercase());
+                s.set_description(c.report.clone());
+                s
+            }
+        };
+        let mut t = TestCase::new(format!("{}::{}", c.case, c.detector), status);
+        t.set_classname(c.case.clone());
+        t.set_time(Duration::from_secs_f64(c.seconds));
+        t.extra.insert("file".into(), c.file.clone().into());
+        if let Some(l) = c.line {
+            t.extra.insert("line".into(), l.to_string().into());
+        }
+        t.set_system_out(c.report.clone());
+        suite.add_test_case(t);
+    }
+    let mut report = Report::new("racegate");
+    report.set_time(Duration::from_secs_f64(m.wall_seconds));
+    report.add_test_suite(suite);
+    report.to_string().expect("JUnit serializes")
+}
+
+fn observed_text(o: &Observed) -> &str {
+    match o {
+        Observed::Flagged(s) | Observed::Clean(s) | Observed::Inconclusive(s) => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Bug, Entry};
+
+    fn case(expect: &[(Detector, Expect)]) -> Case {
+        Case {
+            name: "k::v".into(),
+            path: "buggy_variants/k/v.cu".into(),
+            exercise: "reduce".into(),
+            entry: Entry {
+                name: "k".into(),
+                params: Default::default(),
+            },
+            bug: Some(Bug {
+                breaks: "kernels/k.cu".into(),
+                class: "x".into(),
+                escapes: None,
+                wrong_line: 12,
+            }),
+            expect: expect.iter().copied().collect(),
+            title: String::new(),
+        }
+    }
+
+    #[test]
+    fn judgements_follow_the_declared_expectation() {
+        let c = case(&[
+            (Detector::Racecheck, Expect::Flag),
+            (Detector::Stress, Expect::May),
+        ]);
+        let j = |d, o| cell(&c, d, o, 0.0, None, String::new()).judgement;
+        assert_eq!(
+            j(Detector::Racecheck, Observed::Flagged("1 error(s)".into())),
+            Judgement::Ok
+        );
+        assert_eq!(
+            j(Detector::Racecheck, Observed::Clean("clean".into())),
+            Judgement::Missed
+        );
+        assert_eq!(
+            j(Detector::Memcheck, Observed::Flagged("1 error(s)".into())),
+            Judgement::Unexpected
+        );
+        assert_eq!(
+            j(Detector::Memcheck, Observed::Clean("clean".into())),
+            Judgement::Ok
+        );
+        assert_eq!(
+            j(Detector::Stress, Observed::Clean("0/50".into())),
+            Judgement::Ok
+        );
+        assert_eq!(
+            j(
+                Detector::Racecheck,
+                Observed::Inconclusive("no sanitizer".into())
+            ),
+            Judgement::Inconclusive
+        );
+    }
+
+    #[test]
+    fn cells_point_at_the_finding_or_else_the_bug_line() {
+        let c = case(&[(Detector::Racecheck, Expect::Flag)]);
+        let at_bug = cell(
+            &c,
+            Detector::Stress,
+            Observed::Clean("0/5".into()),
+            0.0,
+            None,
+            String::new(),
+        );
+        assert_eq!(
+            (at_bug.file.as_str(), at_bug.line),
+            ("buggy_variants/k/v.cu", Some(12))
+        );
+        let at_finding = cell(
+            &c,
+            Detector::Racecheck,
+            Observed::Flagged("x".into()),
+            0.0,
+            Some(("kernels/k.cu".into(), 30)),
+            String::new(),
+        );
+        assert_eq!(
+            (at_finding.file.as_str(), at_finding.line),
+            ("kernels/k.cu", Some(30))
+        );
+    }
+
+    #[test]
+    fn junit_carries_file_line_and_the_failure_message() {
+        let c = case(&[(Detector::Racecheck, Expect::Flag)]);
+        let m = Matrix {
+            cells: vec![cell(
+                &c,
+                Detector::Racecheck,
+                Observed::Clean("clean".into()),
+                1.5,
+                None,
+                "the report".into(),
+            )],
+            wall_seconds: 2.0,
+            seconds_per_detector: vec![],
+        };
+        let xml = junit(&m);
+        let doc = roxmltree::Document::parse(&xml).expect("valid XML");
+        let tc = doc
+            .descendants()
+            .find(|n| n.has_tag_name("testcase"))
+            .unwrap();
+        assert_eq!(tc.attribute("name"), Some("k::v::racecheck"));
+        assert_eq!(tc.attribute("file"), Some("buggy_variants/k/v.cu"));
+        assert_eq!(tc.attribute("line"), Some("12"));
+        let f = tc
+            .children()
+            .find(|n| n.has_tag_name("failure"))
+            .expect("a failure element");
+        assert!(
+            f.attribute("message")
+                .unwrap()
+                .contains("did not catch the bug"),
+            "{xml}"
+        );
+        assert!(f.text().unwrap_or("").contains("the report"), "{xml}");
+    }
+}
