@@ -33,6 +33,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5, help="sanitizer runs per case and tool")
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--phases", default="env,compile,hang,sanitize,stress")
+    ap.add_argument("--pack", action="store_true", help="pack all outputs but summary.txt into results.tar.gz")
     ap.add_argument("--bundle", default="target/bundle", help="from ci/bundle: racegate, cargo-nextest, racegate-tests.tar.zst")
     ap.add_argument("--budget", type=float, default=540, help="seconds; stress jobs not started by then are skipped")
     a = ap.parse_args()
@@ -103,7 +104,7 @@ def main():
             name, jitter, size = job
             if time.time() - t0 > a.budget:
                 return {"case": name, "jitter": jitter, "size": str(size), "skipped": "time budget of the run spent"}
-            cmd = [rg, "stress", name, "--trials", str(a.trials), "--seed", "20261129", "--json", "--timeout", "10"]
+            cmd = [rg, "stress", name, "--trials", str(a.trials), "--seed", "20261129", "--json", "--timeout", "5"]
             if not jitter: cmd.append("--no-jitter")
             if size: cmd += ["--size", str(size)]
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
@@ -145,6 +146,15 @@ def main():
         say(f"nextest: {time.time() - t:.0f} s -> nextest.txt, nextest-junit.xml; " + r.strip().splitlines()[-1])
 
     say(f"done in {time.time() - t0:.0f} s")
+    if a.pack:
+        # The device tool returns at most 8 files: everything but the summary goes in one tarball.
+        log.close()
+        files = [f for f in out.iterdir() if f.name not in ("summary.txt", "run.log", "results.tar.gz")]
+        with tarfile.open(out / "results.tar.gz", "w:gz") as tf:
+            for f in files:
+                tf.add(f, arcname=f.name)
+        for f in files:
+            f.unlink()
 
 
 if __name__ == "__main__":

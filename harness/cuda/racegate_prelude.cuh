@@ -13,6 +13,26 @@ extern "C" __global__ void racegate_poison_shared(unsigned int words)
         racegate_smem[i] = 0xFFFFFFFFu;
 }
 
+// Counts the bytes where `a` and `b` differ into *count, so results are checked on the device
+// where the data is large, and only a counter crosses the bus. racegate reads the data back
+// only when the count is not zero, to report which elements are wrong.
+extern "C" __global__ void racegate_diff(const unsigned char* a, const unsigned char* b,
+                                         unsigned long long n, unsigned int* count)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long words = n / 4;
+    const unsigned int* wa = (const unsigned int*)a;
+    const unsigned int* wb = (const unsigned int*)b;
+    unsigned int local = 0;
+    for (unsigned long long w = i; w < words; w += stride)
+        local += (wa[w] != wb[w]);
+    for (unsigned long long j = words * 4 + i; j < n; j += stride)
+        local += (a[j] != b[j]);
+    if (local != 0)
+        atomicAdd(count, local);
+}
+
 #ifdef RACEGATE_JITTER
 // Schedule jitter. Every __syncthreads() of the kernel becomes the real barrier followed by a
 // per-warp sleep of 0 to ~4 us. Three warps in four sleep, each for its own time, so warps

@@ -19,6 +19,8 @@ pub struct CheckConfig {
     pub trials: u32,
     pub seed: u64,
     pub stress_timeout: Duration,
+    /// Stress trials per input set.
+    pub per_set: u32,
     pub sanitize_timeout: Duration,
     /// Processes (stress workers and sanitizers) running at once.
     pub jobs: usize,
@@ -203,6 +205,7 @@ fn run_task(catalog: &Catalog, task: &Task, cfg: &CheckConfig, exe: &Path) -> Re
                 jitter: *jitter,
                 size: None,
                 timeout: cfg.stress_timeout,
+                per_set: cfg.per_set,
                 arch: cfg.arch.clone(),
             };
             let r = stress::run(catalog, case, &scfg, exe, |_| {})?;

@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    result, sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr,
+    LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 
@@ -25,6 +26,14 @@ pub struct Gpu {
 /// A loaded module.
 pub struct Module {
     module: Arc<CudaModule>,
+}
+
+/// A problem's buffers kept on the device (see [`Gpu::upload`]).
+pub struct Resident {
+    bufs: Vec<CudaSlice<u8>>,
+    /// Inputs: a pristine copy. Outputs: the expected bytes.
+    reference: Vec<Option<CudaSlice<u8>>>,
+    counts: CudaSlice<u32>,
 }
 
 /// Per-run switches.
@@ -193,6 +202,132 @@ impl Gpu {
         };
         // SAFETY: the poisoner takes one unsigned int and writes only its dynamic shared memory.
         unsafe { self.launch(&func, &step, &[], self.smem_optin) }
+    }
+
+    /// Uploads a problem once: its buffers, a pristine copy of each input and the expected
+    /// bytes of each output, all kept on the device for the trials that reuse this input set.
+    pub fn upload(&self, problem: &Problem) -> Result<Resident> {
+        let up = |bytes: &[u8], what: &str| {
+            self.stream
+                .clone_htod(bytes)
+                .map_err(|e| Error::cuda(format!("uploading `{what}`"), e))
+        };
+        let mut bufs = Vec::new();
+        let mut reference = Vec::new();
+        for b in &problem.buffers {
+            match (&b.init, &b.expected) {
+                (Init::Data(d), None) => {
+                    bufs.push(up(d, b.name)?);
+                    reference.push(Some(up(d, b.name)?));
+                }
+                (init, expected) => {
+                    // SAFETY: every trial resets outputs before its launch.
+                    let n = match init {
+                        Init::Data(d) => d.len(),
+                        Init::Poison(n) | Init::Zero(n) => *n,
+                    };
+                    bufs.push(
+                        unsafe { self.stream.alloc::<u8>(n.max(1)) }
+                            .map_err(|e| Error::cuda(format!("allocating `{}`", b.name), e))?,
+                    );
+                    reference.push(match expected {
+                        Some(e) => Some(up(e, b.name)?),
+                        None => None,
+                    });
+                }
+            }
+        }
+        let counts = self
+            .stream
+            .alloc_zeros::<u32>(problem.buffers.len())
+            .map_err(|e| Error::cuda("allocating counters", e))?;
+        Ok(Resident {
+            bufs,
+            reference,
+            counts,
+        })
+    }
+
+    /// One trial on resident buffers: reset the outputs (0xFF poison, or zero where the
+    /// contract says the host clears them), poison shared memory, launch every step, then
+    /// compare every buffer with its reference on the device. Returns the number of differing
+    /// bytes per buffer; all zero means the trial passed.
+    pub fn run_resident(
+        &self,
+        module: &Module,
+        problem: &Problem,
+        res: &mut Resident,
+        opts: RunOptions,
+    ) -> Result<Vec<u32>> {
+        for (b, d) in problem.buffers.iter().zip(&res.bufs) {
+            let fill = match b.init {
+                Init::Data(_) => continue,
+                Init::Poison(_) => 0xFFu8,
+                Init::Zero(_) => 0,
+            };
+            let (ptr, _sync) = d.device_ptr(&self.stream);
+            // SAFETY: `ptr` is a live allocation of `d.len()` bytes on this stream.
+            unsafe { result::memset_d8_async(ptr, fill, d.len(), self.stream.cu_stream()) }
+                .map_err(|e| Error::cuda(format!("resetting `{}`", b.name), e))?;
+        }
+        self.stream
+            .memset_zeros(&mut res.counts)
+            .map_err(|e| Error::cuda("clearing counters", e))?;
+        if let Some(seed) = opts.jitter_seed {
+            self.set_jitter_seed(module, seed)?;
+        }
+        if opts.poison_shared {
+            self.poison_shared(module)?;
+        }
+        for step in &problem.launches {
+            let func = self.function(module, &step.kernel)?;
+            // SAFETY: as in `run`.
+            unsafe { self.launch(&func, step, &res.bufs, 0) }?;
+        }
+        let diff = self.function(module, "racegate_diff")?;
+        for (i, (d, r)) in res.bufs.iter().zip(&res.reference).enumerate() {
+            let Some(r) = r else { continue };
+            let n = d.len() as u64;
+            let blocks = n.div_ceil(4 * 256).clamp(1, 4 * self.sm_count as u64) as u32;
+            let counter = res.counts.slice(i..i + 1);
+            let mut b = self.stream.launch_builder(&diff);
+            b.arg(d).arg(r).arg(&n).arg(&counter);
+            let cfg = LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: racegate_diff reads n bytes of two buffers of at least n bytes and adds to
+            // one counter.
+            unsafe { b.launch(cfg) }.map_err(|e| Error::cuda("comparing on the device", e))?;
+        }
+        self.stream
+            .clone_dtoh(&res.counts)
+            .map_err(|e| Error::cuda("running the kernel", e))
+    }
+
+    /// Reads every resident buffer back (after a failed trial, for the report), and restores
+    /// inputs the kernel modified so the next trial of this input set starts clean.
+    pub fn read_back(&self, res: &mut Resident) -> Result<Vec<Vec<u8>>> {
+        let out: Vec<Vec<u8>> = res
+            .bufs
+            .iter()
+            .map(|d| {
+                self.stream
+                    .clone_dtoh(d)
+                    .map_err(|e| Error::cuda("reading back", e))
+            })
+            .collect::<Result<_>>()?;
+        for (d, r) in res.bufs.iter_mut().zip(&res.reference) {
+            if let Some(r) = r {
+                if d.len() == r.len() {
+                    self.stream
+                        .memcpy_dtod(r, d)
+                        .map_err(|e| Error::cuda("restoring an input", e))?;
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// A bare launch loop for the benchmark: the problem's steps `iters` times, no checks.

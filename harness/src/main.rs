@@ -87,6 +87,10 @@ enum Command {
         /// Turn off schedule jitter (per-warp sleeps after every __syncthreads()).
         #[arg(long)]
         no_jitter: bool,
+        /// Consecutive trials that reuse one input set (sizes, inputs, reference), each under
+        /// its own jitter seed. 1 draws new sizes and inputs for every trial.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+        per_set: u32,
         /// Deadline for one trial, in seconds; a trial past it is a Hang.
         #[arg(long, default_value_t = 10.0)]
         timeout: f64,
@@ -190,6 +194,8 @@ enum Command {
         trials: u32,
         #[arg(long)]
         seed: u64,
+        #[arg(long)]
+        per_set: u32,
         #[arg(long, value_parser = stress::parse_size)]
         size: Option<SizeChoice>,
         #[arg(long)]
@@ -251,6 +257,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             seed,
             size,
             no_jitter,
+            per_set,
             timeout,
             json,
         } => {
@@ -267,6 +274,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 jitter: !no_jitter,
                 size,
                 timeout: Duration::from_secs_f64(timeout),
+                per_set,
                 arch: device::arch_or_default(),
             };
             let exe = std::env::current_exe()
@@ -310,6 +318,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 trials,
                 seed,
                 stress_timeout: Duration::from_secs_f64(stress_timeout),
+                per_set: 4,
                 sanitize_timeout: Duration::from_secs_f64(sanitize_timeout),
                 jobs: jobs.unwrap_or_else(|| {
                     std::thread::available_parallelism()
@@ -413,10 +422,11 @@ fn run(cli: Cli) -> Result<u8, Error> {
             ptx,
             trials,
             seed,
+            per_set,
             size,
             jitter,
         } => {
-            stress::worker(&catalog, &case, &ptx, trials, seed, size, jitter)?;
+            stress::worker(&catalog, &case, &ptx, trials, seed, per_set, size, jitter)?;
             Ok(code::OK)
         }
     }

@@ -25,6 +25,8 @@ pub struct StressConfig {
     pub size: Option<SizeChoice>,
     /// Deadline for one trial (no result line for this long means a hang).
     pub timeout: Duration,
+    /// Consecutive trials that reuse one input set (each with its own jitter seed).
+    pub per_set: u32,
     pub arch: String,
 }
 
@@ -142,6 +144,8 @@ pub fn run(
         cfg.trials.to_string().into(),
         "--seed".into(),
         cfg.seed.to_string().into(),
+        "--per-set".into(),
+        cfg.per_set.to_string().into(),
     ];
     if cfg.jitter {
         args.push("--jitter".into());
@@ -213,11 +217,11 @@ pub fn run(
         Verdict::Hang { .. } => (trials_run + 1, failures + 1),
         _ => (trials_run, failures),
     };
-    let failing_seed = match &verdict {
-        Verdict::Hang { .. } => Some(crate::trial::trial_seed(cfg.seed, outcomes.len() as u32)),
-        _ => first_failure.as_ref().map(|f| f.seed),
+    let failing_trial = match &verdict {
+        Verdict::Hang { .. } => Some(outcomes.len() as u32),
+        _ => first_failure.as_ref().map(|f| f.trial),
     };
-    let repro = failing_seed.map(|seed| repro_line(case, cfg, seed));
+    let repro = failing_trial.map(|t| repro_line(case, cfg, t));
     Ok(StressReport {
         case: case.name.clone(),
         jitter: cfg.jitter,
@@ -239,9 +243,16 @@ pub fn run(
     })
 }
 
-/// The command that reruns one trial.
-pub fn repro_line(case: &Case, cfg: &StressConfig, seed: u64) -> String {
-    let mut s = format!("racegate stress {} --seed {seed} --trials 1", case.name);
+/// The command that reruns trial `t`: its input set from the set's seed, up to that trial.
+pub fn repro_line(case: &Case, cfg: &StressConfig, t: u32) -> String {
+    let start = crate::trial::set_start(t, cfg.per_set);
+    let seed = crate::trial::trial_seed(cfg.seed, start);
+    let mut s = format!(
+        "racegate stress {} --seed {seed} --trials {} --per-set {}",
+        case.name,
+        t - start + 1,
+        cfg.per_set.max(1)
+    );
     if !cfg.jitter {
         s.push_str(" --no-jitter");
     }
@@ -263,12 +274,14 @@ fn last_lines(s: &str, n: usize) -> String {
 
 /// Worker side: opens the device, loads the PTX, runs the trials and prints one JSON line each.
 /// Stops after a fault: the CUDA context is unusable then.
+#[allow(clippy::too_many_arguments)]
 pub fn worker(
     catalog: &Catalog,
     case_name: &str,
     ptx: &Path,
     trials: u32,
     seed: u64,
+    per_set: u32,
     size: Option<SizeChoice>,
     jitter: bool,
 ) -> Result<()> {
@@ -288,15 +301,10 @@ pub fn worker(
         let _ = writeln!(out, "{READY}");
         let _ = out.flush();
     }
+    let mut set = None;
     for t in 0..trials {
         let outcome = crate::trial::run(
-            &gpu,
-            &module,
-            case,
-            t,
-            crate::trial::trial_seed(seed, t),
-            size,
-            jitter,
+            &gpu, &module, case, seed, t, per_set, size, jitter, &mut set,
         );
         let fault = matches!(outcome.result, TrialResult::Fault { .. });
         let mut out = stdout.lock();

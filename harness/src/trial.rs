@@ -1,18 +1,28 @@
-//! One stress trial, run inside the worker process: draw, poison, launch, check.
+//! Stress trials, run inside the worker process: draw an input set, then for each trial reset
+//! and poison, launch under a new jitter seed, and check every element on the device.
+//!
+//! An input set (sizes, geometry, inputs and the exact reference) is drawn from a seed and
+//! reused by `per_set` consecutive trials, each with its own jitter seed: the reference is
+//! computed once per set, data is uploaded once per set, and a trial costs little more than
+//! its launches. With `per_set = 1` every trial draws new sizes and inputs.
 
 use rand::rngs::ChaCha8Rng;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Case;
-use crate::exercises::{self, SizeChoice};
-use crate::launch::{Gpu, Module, RunOptions};
+use crate::exercises::{self, Problem, SizeChoice};
+use crate::launch::{Gpu, Module, Resident, RunOptions};
 use crate::oracle::{self, Wrong};
 
-/// The seed of trial `t` of a run started with `master`. Trial 0 uses `master` itself, so a
-/// failing trial's seed with `--trials 1` reproduces it.
+/// The seed of trial `t` of a run started with `master`. Trial 0 uses `master` itself.
 pub fn trial_seed(master: u64, t: u32) -> u64 {
     master.wrapping_add(t as u64)
+}
+
+/// The first trial of the input set that trial `t` belongs to.
+pub fn set_start(t: u32, per_set: u32) -> u32 {
+    t - t % per_set.max(1)
 }
 
 /// What happened in one trial.
@@ -31,46 +41,106 @@ pub enum TrialResult {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrialOutcome {
     pub trial: u32,
+    /// This trial's seed (its jitter seed derives from it).
     pub seed: u64,
+    /// The seed its input set was drawn from (the seed of the set's first trial).
+    pub set_seed: u64,
     pub problem: String,
     #[serde(flatten)]
     pub result: TrialResult,
     pub micros: u64,
 }
 
-/// Runs one trial on an open device.
+/// The input set trials are currently using.
+pub struct InputSet {
+    start: u32,
+    problem: Problem,
+    resident: Resident,
+}
+
+/// Runs trial `t` of a run started with `master`, drawing a new input set when `t` starts one.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     gpu: &Gpu,
     module: &Module,
     case: &Case,
-    trial: u32,
-    seed: u64,
+    master: u64,
+    t: u32,
+    per_set: u32,
     size: SizeChoice,
     jitter: bool,
+    current: &mut Option<InputSet>,
 ) -> TrialOutcome {
     let start = std::time::Instant::now();
-    let family = exercises::by_name(&case.exercise).expect("catalog checked the family");
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let problem = family.problem(&case.entry, size, &mut rng);
-    let opts = RunOptions {
-        jitter_seed: jitter.then_some(seed ^ 0x9e37_79b9_7f4a_7c15),
-        poison_shared: true,
-        poison_outputs: true,
-    };
-    let result = match gpu.run(module, &problem, opts) {
-        Ok(actual) => match oracle::check(&problem.buffers, &actual) {
-            None => TrialResult::Pass,
+    let s = set_start(t, per_set);
+    let set_seed = trial_seed(master, s);
+    let seed = trial_seed(master, t);
+    let result = (|| -> crate::Result<TrialResult> {
+        if current.as_ref().map(|c| c.start) != Some(s) {
+            *current = None;
+            let family = exercises::by_name(&case.exercise).expect("catalog checked the family");
+            let problem =
+                family.problem(&case.entry, size, &mut ChaCha8Rng::seed_from_u64(set_seed));
+            let resident = gpu.upload(&problem)?;
+            *current = Some(InputSet {
+                start: s,
+                problem,
+                resident,
+            });
+        }
+        let set = current.as_mut().expect("just set");
+        let opts = RunOptions {
+            jitter_seed: jitter.then_some(seed ^ 0x9e37_79b9_7f4a_7c15),
+            poison_shared: true,
+            poison_outputs: true,
+        };
+        let counts = gpu.run_resident(module, &set.problem, &mut set.resident, opts)?;
+        if counts.iter().all(|c| *c == 0) {
+            return Ok(TrialResult::Pass);
+        }
+        let actual = gpu.read_back(&mut set.resident)?;
+        Ok(match oracle::check(&set.problem.buffers, &actual) {
             Some(w) => TrialResult::Wrong(w),
-        },
-        Err(e) => TrialResult::Fault {
-            error: e.to_string(),
-        },
-    };
+            None => TrialResult::Fault {
+                error:
+                    "the device compare found a difference the host compare does not: racegate bug"
+                        .into(),
+            },
+        })
+    })()
+    .unwrap_or_else(|e| TrialResult::Fault {
+        error: e.to_string(),
+    });
     TrialOutcome {
-        trial,
+        trial: t,
         seed,
-        problem: problem.label,
+        set_seed,
+        problem: current
+            .as_ref()
+            .map(|c| c.problem.label.clone())
+            .unwrap_or_default(),
         result,
         micros: start.elapsed().as_micros() as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trials_share_input_sets_in_blocks() {
+        assert_eq!(
+            (0..9).map(|t| set_start(t, 4)).collect::<Vec<_>>(),
+            [0, 0, 0, 0, 4, 4, 4, 4, 8]
+        );
+        assert_eq!(set_start(5, 1), 5);
+        assert_eq!(set_start(5, 0), 5, "0 is treated as 1");
+    }
+
+    #[test]
+    fn trial_zero_uses_the_master_seed() {
+        assert_eq!(trial_seed(42, 0), 42);
+        assert_eq!(trial_seed(u64::MAX, 1), 0, "wraps");
     }
 }

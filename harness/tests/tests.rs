@@ -379,6 +379,7 @@ fn gpu_trials(
                         trials: 50,
                         seed: 1,
                         stress_timeout: Duration::from_secs(5),
+                        per_set: 4,
                         sanitize_timeout: Duration::from_secs(30),
                         jobs: 1,
                         arch: dev.arch(),
