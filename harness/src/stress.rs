@@ -183,7 +183,9 @@ pub fn run(
         .iter()
         .find(|o| o.result != TrialResult::Pass)
         .cloned();
-    let verdict = match (&finished.exit, &first_failure) {
+    // A fault ends the worker; it is the verdict even when wrong results came before it.
+    let fault = outcomes.iter().find(|o| matches!(o.result, TrialResult::Fault { .. })).cloned();
+    let verdict = match (&finished.exit, fault.as_ref().or(first_failure.as_ref())) {
         (Exit::TimedOut, _) => Verdict::Hang {
             deadline_s: cfg.timeout.as_secs_f64(),
             left_behind: finished.left_behind,
