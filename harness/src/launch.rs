@@ -111,19 +111,7 @@ impl Gpu {
             .map_err(|e| Error::cuda(format!("uploading `{}`", b.name), e))?;
             bufs.push(slice);
         }
-        if let Some(seed) = opts.jitter_seed {
-            self.set_jitter_seed(module, seed)?;
-        }
-        if opts.poison_shared {
-            self.poison_shared(module)?;
-        }
-        for step in &problem.launches {
-            let func = self.function(module, &step.kernel)?;
-            // SAFETY: the exercise family states the kernel's signature and sizes each buffer
-            // for the geometry it draws; a kernel that still writes out of bounds faults on the
-            // device (reported as a Fault verdict), it cannot corrupt host memory.
-            unsafe { self.launch(&func, step, &bufs, 0) }?;
-        }
+        self.launch_problem(module, problem, &bufs, opts)?;
         self.stream
             .synchronize()
             .map_err(|e| Error::cuda("running the kernel", e))?;
@@ -135,6 +123,30 @@ impl Gpu {
                     .map_err(|e| Error::cuda(format!("reading back `{}`", b.name), e))
             })
             .collect()
+    }
+
+    /// Sets the jitter seed, poisons shared memory if asked, and launches the problem's steps.
+    fn launch_problem(
+        &self,
+        module: &Module,
+        problem: &Problem,
+        bufs: &[CudaSlice<u8>],
+        opts: RunOptions,
+    ) -> Result<()> {
+        if let Some(seed) = opts.jitter_seed {
+            self.set_jitter_seed(module, seed)?;
+        }
+        if opts.poison_shared {
+            self.poison_shared(module)?;
+        }
+        for step in &problem.launches {
+            let func = self.function(module, &step.kernel)?;
+            // SAFETY: the exercise family states the kernel's signature and sizes each buffer
+            // for the geometry it draws; a kernel that still writes out of bounds faults on the
+            // device (reported as a Fault verdict), it cannot corrupt host memory.
+            unsafe { self.launch(&func, step, bufs, 0) }?;
+        }
+        Ok(())
     }
 
     /// Launches one step.
@@ -273,17 +285,7 @@ impl Gpu {
         self.stream
             .memset_zeros(&mut res.counts)
             .map_err(|e| Error::cuda("clearing counters", e))?;
-        if let Some(seed) = opts.jitter_seed {
-            self.set_jitter_seed(module, seed)?;
-        }
-        if opts.poison_shared {
-            self.poison_shared(module)?;
-        }
-        for step in &problem.launches {
-            let func = self.function(module, &step.kernel)?;
-            // SAFETY: as in `run`.
-            unsafe { self.launch(&func, step, &res.bufs, 0) }?;
-        }
+        self.launch_problem(module, problem, &res.bufs, opts)?;
         let diff = self.function(module, "racegate_diff")?;
         for (i, (d, r)) in res.bufs.iter().zip(&res.reference).enumerate() {
             let Some(r) = r else { continue };

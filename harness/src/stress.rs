@@ -184,7 +184,10 @@ pub fn run(
         .find(|o| o.result != TrialResult::Pass)
         .cloned();
     // A fault ends the worker; it is the verdict even when wrong results came before it.
-    let fault = outcomes.iter().find(|o| matches!(o.result, TrialResult::Fault { .. })).cloned();
+    let fault = outcomes
+        .iter()
+        .find(|o| matches!(o.result, TrialResult::Fault { .. }))
+        .cloned();
     let verdict = match (&finished.exit, fault.as_ref().or(first_failure.as_ref())) {
         (Exit::TimedOut, _) => Verdict::Hang {
             deadline_s: cfg.timeout.as_secs_f64(),
