@@ -131,6 +131,18 @@ def main():
         (out / "check.txt").write_text(r)
         say(f"check: {time.time() - t:.0f} s wall -> check.txt, detection-matrix.md, check-junit.xml, check.json; " + r.strip().splitlines()[-1])
 
+    if "gate" in phases:
+        t = time.time()
+        ex = "examples/gate"
+        base = f"{ex}/racegate-baseline.json"
+        r = sh(f"rm -f {base}; cd {ex} && {rg} gate --sarif {out}/gate.sarif --junit {out}/gate-junit.xml --summary {out}/gate-summary.md", timeout=300)
+        r += sh(f"cd {ex} && {rg} gate --update-baseline && cp racegate-baseline.json {out}/racegate-baseline.json", timeout=300)
+        r += sh(f"cd {ex} && {rg} gate", timeout=300)
+        r += sh(f"nvcc -arch=sm_90 -lineinfo -o /tmp/racy_program {ex}/program/racy_program.cu && /tmp/racy_program", timeout=120)
+        r += sh(f"{rg} gate --baseline /tmp/no-baseline.json --sarif {out}/gate-program.sarif -- /tmp/racy_program", timeout=300)
+        (out / "gate.txt").write_text(r)
+        say(f"gate: {time.time() - t:.0f} s -> gate.txt, gate.sarif, gate-junit.xml, gate-summary.md, racegate-baseline.json, gate-program.sarif")
+
     if "bench" in phases:
         t = time.time()
         r = sh(f"{rg} bench --iters 20 --rounds 3", timeout=300)

@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::catalog::{Case, Catalog};
 use crate::compile::{self, BuildOptions};
 use crate::errors::Result;
-use crate::exercises::{self, SizeChoice};
+use crate::exercises::SizeChoice;
 use crate::launch::{Gpu, RunOptions};
 
 /// One row of the benchmark.
@@ -47,7 +47,7 @@ pub fn measure(
     rounds: u32,
     arch: &str,
 ) -> Result<BenchRow> {
-    let family = exercises::by_name(&case.exercise).expect("checked");
+    let family = catalog.family(case);
     let draw_start = std::time::Instant::now();
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(7);
     let problem = family.problem(&case.entry, SizeChoice::Fixed(size), &mut rng);
@@ -58,6 +58,7 @@ pub fn measure(
             &BuildOptions {
                 arch: arch.to_string(),
                 jitter,
+                extra: catalog.compile_options(case),
             },
         )?;
         gpu.load(&built.ptx)

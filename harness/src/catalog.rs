@@ -26,6 +26,9 @@ use serde::Serialize;
 use crate::errors::{Error, Result};
 use crate::exercises;
 
+/// The exercise name of cases that come from a manifest.
+pub const MANIFEST_EXERCISE: &str = "manifest";
+
 /// The folders that hold correct kernels and their broken twins, relative to the root.
 pub const KERNEL_DIR: &str = "kernels";
 pub const VARIANT_DIR: &str = "buggy_variants";
@@ -159,6 +162,8 @@ impl Case {
 pub struct Catalog {
     pub root: PathBuf,
     pub cases: Vec<Case>,
+    /// Set when the cases come from a `racegate.toml` instead of the course folders.
+    pub manifest: Option<std::sync::Arc<crate::manifest::Manifest>>,
 }
 
 impl Catalog {
@@ -182,7 +187,65 @@ impl Catalog {
         Ok(Catalog {
             root: root.to_path_buf(),
             cases,
+            manifest: None,
         })
+    }
+
+    /// The cases of a manifest: one per `[[kernel]]`, rooted at the manifest's folder.
+    pub fn from_manifest(m: crate::manifest::Manifest) -> Catalog {
+        let cases = m
+            .kernels
+            .iter()
+            .map(|k| Case {
+                name: k.name.clone(),
+                path: k.source.clone(),
+                exercise: MANIFEST_EXERCISE.to_string(),
+                entry: Entry {
+                    name: k.entry.clone(),
+                    params: BTreeMap::new(),
+                },
+                bug: None,
+                expect: BTreeMap::new(),
+                title: format!("{} in {}", k.entry, k.source),
+            })
+            .collect();
+        Catalog {
+            root: m.dir.clone(),
+            cases,
+            manifest: Some(std::sync::Arc::new(m)),
+        }
+    }
+
+    /// The manifest entry behind a case, if it came from a manifest.
+    pub fn kernel_spec(&self, case: &Case) -> Option<&crate::manifest::KernelSpec> {
+        self.manifest
+            .as_ref()?
+            .kernels
+            .iter()
+            .find(|k| k.name == case.name)
+    }
+
+    /// The exercise family that draws a case's problems.
+    pub fn family(&self, case: &Case) -> &dyn exercises::Exercise {
+        match self.kernel_spec(case) {
+            Some(spec) => spec,
+            None => exercises::by_name(&case.exercise).expect("the catalog checked the family"),
+        }
+    }
+
+    /// The global arguments that make a child racegate load this same catalog.
+    pub fn child_args(&self) -> Vec<std::ffi::OsString> {
+        match &self.manifest {
+            Some(m) => vec!["--manifest".into(), m.path.clone().into()],
+            None => vec!["--root".into(), self.root.clone().into()],
+        }
+    }
+
+    /// Extra NVRTC options a case asks for (manifest `options`).
+    pub fn compile_options(&self, case: &Case) -> Vec<String> {
+        self.kernel_spec(case)
+            .map(|k| k.options.clone())
+            .unwrap_or_default()
     }
 
     /// Finds a case by exact name.

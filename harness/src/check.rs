@@ -3,7 +3,6 @@
 //! `jobs`. Nothing here prints: progress goes out as [`CheckEvent`]s.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -116,32 +115,20 @@ pub fn run(
         tasks.push(Task::Stress(c, false));
     }
     on_event(CheckEvent::Started { tasks: tasks.len() });
-    let queue = Mutex::new(tasks.into_iter());
-    let cells = Mutex::new(Vec::<Cell>::new());
-    let error = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..cfg.jobs.max(1) {
-            s.spawn(|| loop {
-                let Some(task) = queue.lock().expect("queue").next() else {
-                    break;
-                };
-                match run_task(catalog, &task, cfg, exe) {
-                    Ok(new) => {
-                        on_event(CheckEvent::Done(&new));
-                        cells.lock().expect("cells").extend(new);
-                    }
-                    Err(e) => {
-                        *error.lock().expect("error") = Some(e);
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    if let Some(e) = error.into_inner().expect("error") {
-        return Err(e);
+    let results = crate::pool::run_all(
+        tasks,
+        cfg.jobs,
+        |task| run_task(catalog, &task, cfg, exe),
+        |r| {
+            if let Ok(cells) = r {
+                on_event(CheckEvent::Done(cells));
+            }
+        },
+    );
+    let mut cells = Vec::new();
+    for r in results {
+        cells.extend(r?);
     }
-    let mut cells = cells.into_inner().expect("cells");
     let order = |c: &Cell| {
         (
             cases

@@ -24,6 +24,8 @@ pub struct BuildOptions {
     pub arch: String,
     /// Wrap every `__syncthreads()` in the per-warp jitter of the prelude.
     pub jitter: bool,
+    /// More NVRTC options (a manifest's `options`).
+    pub extra: Vec<String>,
 }
 
 impl Default for BuildOptions {
@@ -31,6 +33,7 @@ impl Default for BuildOptions {
         BuildOptions {
             arch: DEFAULT_ARCH.to_string(),
             jitter: false,
+            extra: Vec::new(),
         }
     }
 }
@@ -62,6 +65,7 @@ pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions
     if opts.jitter {
         options.push("-DRACEGATE_JITTER".to_string());
     }
+    options.extend(opts.extra.iter().cloned());
     let nv_opts = CompileOptions {
         name: Some(name.to_string()),
         options: options.clone(),

@@ -44,6 +44,10 @@ struct Cli {
     /// the current directory that has a kernels/ folder.
     #[arg(long, global = true, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// Use the kernels of a racegate.toml manifest instead of kernels/ and buggy_variants/
+    /// (`gate` looks for ./racegate.toml by itself).
+    #[arg(long, global = true, value_name = "FILE")]
+    manifest: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -173,6 +177,56 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Gate a merge on your own kernels or CUDA program. With a manifest (./racegate.toml or
+    /// --manifest FILE): every kernel under stress (its oracle: a reference kernel or
+    /// determinism) and the four sanitizers. With `-- PROGRAM ARGS`: the program under each
+    /// sanitizer and run several times plainly. New findings (not in the baseline) fail.
+    #[command(
+        after_help = "Exit codes: 0 no new finding, 1 new findings, 2 bad input, 3 inconclusive.\n\
+Examples:\n  racegate gate                          # ./racegate.toml against ./racegate-baseline.json\n  \
+racegate gate --update-baseline        # accept what is found now\n  \
+racegate gate --github --sarif r.sarif # in GitHub Actions: annotations, step summary, code scanning\n  \
+racegate gate -- ./build/tests --gtest_filter=Reduce.*"
+    )]
+    Gate {
+        /// Write the baseline from this run (accept every current finding) and exit 0.
+        #[arg(long)]
+        update_baseline: bool,
+        /// The baseline file (default: racegate-baseline.json next to the manifest, or in the
+        /// current directory for a program).
+        #[arg(long, value_name = "FILE")]
+        baseline: Option<PathBuf>,
+        /// Stress trials per kernel.
+        #[arg(long, default_value_t = 100)]
+        trials: u32,
+        /// Plain runs of a program (output compared across them).
+        #[arg(long, default_value_t = 3)]
+        runs: u32,
+        /// Processes at once; default: the number of cores.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Deadline of a stress trial or a plain program run, in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+        /// Deadline of one sanitizer run, in seconds.
+        #[arg(long, default_value_t = 120.0)]
+        sanitize_timeout: f64,
+        /// Write SARIF 2.1.0 here (for GitHub code scanning).
+        #[arg(long, value_name = "FILE")]
+        sarif: Option<PathBuf>,
+        /// Write JUnit here.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// Write the markdown summary here.
+        #[arg(long, value_name = "FILE")]
+        summary: Option<PathBuf>,
+        /// Print GitHub annotations and append the summary to $GITHUB_STEP_SUMMARY.
+        #[arg(long)]
+        github: bool,
+        /// A CUDA program and its arguments, after `--`.
+        #[arg(last = true, value_name = "PROGRAM")]
+        program: Vec<std::ffi::OsString>,
+    },
     /// (internal) The target compute-sanitizer runs: one launch on the sanitizer geometry.
     #[command(name = "__sanitize-target", hide = true)]
     SanitizeTarget {
@@ -190,6 +244,8 @@ enum Command {
         case: String,
         #[arg(long)]
         ptx: PathBuf,
+        #[arg(long)]
+        ref_ptx: Option<PathBuf>,
         #[arg(long)]
         trials: u32,
         #[arg(long)]
@@ -236,8 +292,31 @@ fn root(cli_root: Option<PathBuf>) -> Result<PathBuf, Error> {
 }
 
 fn run(cli: Cli) -> Result<u8, Error> {
-    let root = root(cli.root)?;
-    let catalog = Catalog::discover(&root)?;
+    let manifest = match (&cli.manifest, &cli.command) {
+        (Some(m), _) => Some(m.clone()),
+        (None, Command::Gate { program, .. }) if program.is_empty() => {
+            Some(PathBuf::from(racegate::manifest::FILE))
+        }
+        _ => None,
+    };
+    if let Command::Gate { program, .. } = &cli.command {
+        if !program.is_empty() {
+            return gate_program_cmd(cli);
+        }
+    }
+    let catalog = match manifest {
+        Some(m) => {
+            if !m.is_file() {
+                return Err(Error::Usage(format!(
+                    "no manifest at {}; write one (see examples/gate/racegate.toml) or pass --manifest FILE",
+                    m.display()
+                )));
+            }
+            let m = std::fs::canonicalize(&m).unwrap_or(m);
+            Catalog::from_manifest(racegate::manifest::Manifest::load(&m)?)
+        }
+        None => Catalog::discover(&root(cli.root)?)?,
+    };
     match cli.command {
         Command::List { json } => {
             if json {
@@ -410,6 +489,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             }
             Ok(code::OK)
         }
+        Command::Gate { .. } => gate_manifest_cmd(&catalog, cli.command),
         Command::SanitizeTarget { case, ptx, seed } => {
             println!(
                 "{}",
@@ -420,13 +500,24 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Worker {
             case,
             ptx,
+            ref_ptx,
             trials,
             seed,
             per_set,
             size,
             jitter,
         } => {
-            stress::worker(&catalog, &case, &ptx, trials, seed, per_set, size, jitter)?;
+            let w = stress::WorkerArgs {
+                case,
+                ptx,
+                ref_ptx,
+                trials,
+                seed,
+                per_set,
+                size,
+                jitter,
+            };
+            stress::worker(&catalog, &w)?;
             Ok(code::OK)
         }
     }
@@ -501,6 +592,11 @@ fn compile_all(
         let opts = compile::BuildOptions {
             arch: arch.clone(),
             jitter: false,
+            extra: selected
+                .iter()
+                .find(|c| c.path == file)
+                .map(|c| catalog.compile_options(c))
+                .unwrap_or_default(),
         };
         let t = std::time::Instant::now();
         match compile::compile(&catalog.root, file, &opts) {
@@ -658,4 +754,257 @@ fn check_cmd(
             code::OK
         },
     )
+}
+
+fn gate_config(
+    jobs: Option<usize>,
+    trials: u32,
+    runs: u32,
+    timeout: f64,
+    sanitize_timeout: f64,
+) -> racegate::gate::GateConfig {
+    racegate::gate::GateConfig {
+        trials,
+        seed: 1,
+        per_set: 4,
+        stress_timeout: Duration::from_secs_f64(timeout),
+        sanitize_timeout: Duration::from_secs_f64(sanitize_timeout),
+        jobs: jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+        }),
+        arch: device::arch_or_default(),
+        sanitizer: toolchain::compute_sanitizer(),
+        runs,
+    }
+}
+
+fn gate_manifest_cmd(catalog: &Catalog, command: Command) -> Result<u8, Error> {
+    let Command::Gate {
+        update_baseline,
+        baseline,
+        trials,
+        runs,
+        jobs,
+        timeout,
+        sanitize_timeout,
+        sarif,
+        junit,
+        summary,
+        github,
+        ..
+    } = command
+    else {
+        unreachable!("called for gate only");
+    };
+    if let Err(why) = device::probe() {
+        return Err(Error::NoDevice(why));
+    }
+    let cfg = gate_config(jobs, trials, runs, timeout, sanitize_timeout);
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Child(format!("cannot find racegate itself: {e}")))?;
+    let baseline = baseline.unwrap_or_else(|| catalog.root.join(racegate::gate::BASELINE));
+    println!(
+        "racegate gate: {} kernel(s) from {}",
+        catalog.cases.len(),
+        catalog
+            .manifest
+            .as_ref()
+            .map(|m| m.path.display().to_string())
+            .unwrap_or_default()
+    );
+    let bar = indicatif::ProgressBar::new((catalog.cases.len() * 5) as u64);
+    let run = racegate::gate::run_manifest(catalog, &cfg, &exe, |_| bar.inc(1))?;
+    bar.finish_and_clear();
+    finish_gate(
+        &run,
+        &baseline,
+        update_baseline,
+        GateOutputs {
+            sarif,
+            junit,
+            summary,
+            github,
+        },
+    )
+}
+
+fn gate_program_cmd(cli: Cli) -> Result<u8, Error> {
+    let Command::Gate {
+        update_baseline,
+        baseline,
+        trials,
+        runs,
+        jobs,
+        timeout,
+        sanitize_timeout,
+        sarif,
+        junit,
+        summary,
+        github,
+        program,
+    } = cli.command
+    else {
+        unreachable!("called for gate only");
+    };
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::Usage(format!("no current directory: {e}")))?;
+    let root = cli.root.unwrap_or(cwd.clone());
+    let cfg = gate_config(jobs, trials, runs, timeout, sanitize_timeout);
+    let exe = std::path::Path::new(&program[0]);
+    if !exe.exists() && !program[0].to_string_lossy().contains('/') && which(&program[0]).is_none()
+    {
+        return Err(Error::Usage(format!(
+            "program `{}` not found",
+            program[0].to_string_lossy()
+        )));
+    }
+    let baseline = baseline.unwrap_or_else(|| cwd.join(racegate::gate::BASELINE));
+    println!(
+        "racegate gate: {} under 4 sanitizers and {runs} plain run(s)",
+        program
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let run = racegate::gate::run_program(&program, &root, &cfg)?;
+    finish_gate(
+        &run,
+        &baseline,
+        update_baseline,
+        GateOutputs {
+            sarif,
+            junit,
+            summary,
+            github,
+        },
+    )
+}
+
+fn which(name: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(name))
+            .find(|f| f.is_file())
+    })
+}
+
+struct GateOutputs {
+    sarif: Option<PathBuf>,
+    junit: Option<PathBuf>,
+    summary: Option<PathBuf>,
+    github: bool,
+}
+
+fn finish_gate(
+    run: &racegate::gate::GateRun,
+    baseline_path: &std::path::Path,
+    update: bool,
+    out: GateOutputs,
+) -> Result<u8, Error> {
+    use racegate::gate;
+    if update {
+        let b = gate::Baseline::from_run(run);
+        b.save(baseline_path)?;
+        println!(
+            "baseline written: {} ({} accepted finding(s))",
+            baseline_path.display(),
+            b.accepted.len()
+        );
+        for f in &run.findings {
+            println!(
+                "  accepted: {} {} at {}{}: {}",
+                f.subject,
+                f.detector,
+                f.file,
+                f.line.map(|l| format!(":{l}")).unwrap_or_default(),
+                f.key
+            );
+        }
+        return Ok(if run.inconclusive.is_empty() {
+            code::OK
+        } else {
+            code::INCONCLUSIVE
+        });
+    }
+    let base = gate::Baseline::load(baseline_path)?;
+    let d = gate::diff(run, &base);
+    let loc = |f: &gate::GateFinding| {
+        format!(
+            "{}{}",
+            f.file,
+            f.line.map(|l| format!(":{l}")).unwrap_or_default()
+        )
+    };
+    for f in &d.new {
+        println!(
+            "NEW      {} [{}] {}: {}",
+            f.subject,
+            f.detector,
+            loc(f),
+            f.message
+        );
+    }
+    for f in &d.accepted {
+        println!(
+            "accepted {} [{}] {}: {}",
+            f.subject,
+            f.detector,
+            loc(f),
+            f.key
+        );
+    }
+    for a in &d.fixed {
+        println!(
+            "fixed    {} [{}]: {} (no longer found; shrink the baseline with --update-baseline)",
+            a.subject, a.detector, a.key
+        );
+    }
+    for (s, t, why) in &run.inconclusive {
+        println!("INCONCLUSIVE {s} [{t}]: {why}");
+    }
+    println!(
+        "\n{} new, {} accepted, {} fixed, {} inconclusive (baseline {}; {:.0} s)",
+        d.new.len(),
+        d.accepted.len(),
+        d.fixed.len(),
+        run.inconclusive.len(),
+        baseline_path.display(),
+        run.seconds
+    );
+    let md = gate::summary(run, &d);
+    if let Some(p) = &out.sarif {
+        write_file(
+            p,
+            &serde_json::to_string_pretty(&gate::sarif(&d, env!("CARGO_PKG_VERSION")))
+                .expect("serializable"),
+        )?;
+    }
+    if let Some(p) = &out.junit {
+        write_file(p, &gate::junit(run, &d))?;
+    }
+    if let Some(p) = &out.summary {
+        write_file(p, &md)?;
+    }
+    if out.github {
+        print!("{}", gate::annotations(&d));
+        if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&p)
+                .map_err(|e| Error::Child(format!("opening $GITHUB_STEP_SUMMARY: {e}")))?;
+            let _ = f.write_all(md.as_bytes());
+        }
+    }
+    Ok(if !d.new.is_empty() {
+        code::FAILED
+    } else if !run.inconclusive.is_empty() {
+        code::INCONCLUSIVE
+    } else {
+        code::OK
+    })
 }

@@ -12,6 +12,7 @@ use crate::catalog::{Case, Catalog};
 use crate::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};
 use crate::exercises::SizeChoice;
+use crate::manifest::Oracle;
 use crate::trial::{TrialOutcome, TrialResult};
 use crate::watchdog::{self, Deadline, Exit};
 
@@ -130,11 +131,11 @@ pub fn run(
         &BuildOptions {
             arch: cfg.arch.clone(),
             jitter: cfg.jitter,
+            extra: catalog.compile_options(case),
         },
     )?;
-    let mut args: Vec<OsString> = vec![
-        "--root".into(),
-        catalog.root.clone().into(),
+    let mut args: Vec<OsString> = catalog.child_args();
+    args.extend([
         "__worker".into(),
         "--case".into(),
         case.name.clone().into(),
@@ -146,7 +147,20 @@ pub fn run(
         cfg.seed.to_string().into(),
         "--per-set".into(),
         cfg.per_set.to_string().into(),
-    ];
+    ]);
+    if let Some(Oracle::Reference { path, .. }) = catalog.kernel_spec(case).map(|k| &k.oracle) {
+        let reference = compile::compile_to_cache(
+            &catalog.root,
+            path,
+            &BuildOptions {
+                arch: cfg.arch.clone(),
+                jitter: false,
+                extra: catalog.compile_options(case),
+            },
+        )?;
+        args.push("--ref-ptx".into());
+        args.push(reference.into());
+    }
     if cfg.jitter {
         args.push("--jitter".into());
     }
@@ -277,29 +291,58 @@ fn last_lines(s: &str, n: usize) -> String {
     }
 }
 
+/// What a worker process is asked to run (its hidden command line).
+#[derive(Clone, Debug)]
+pub struct WorkerArgs {
+    pub case: String,
+    pub ptx: std::path::PathBuf,
+    /// The reference kernel's PTX, for a manifest kernel with a reference oracle.
+    pub ref_ptx: Option<std::path::PathBuf>,
+    pub trials: u32,
+    pub seed: u64,
+    pub per_set: u32,
+    pub size: Option<SizeChoice>,
+    pub jitter: bool,
+}
+
 /// Worker side: opens the device, loads the PTX, runs the trials and prints one JSON line each.
 /// Stops after a fault: the CUDA context is unusable then.
-#[allow(clippy::too_many_arguments)]
-pub fn worker(
-    catalog: &Catalog,
-    case_name: &str,
-    ptx: &Path,
-    trials: u32,
-    seed: u64,
-    per_set: u32,
-    size: Option<SizeChoice>,
-    jitter: bool,
-) -> Result<()> {
+pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
     use std::io::Write;
-    let case = catalog.get(case_name)?;
-    let family = crate::exercises::by_name(&case.exercise).expect("checked");
-    let size = size.unwrap_or_else(|| {
+    let case = catalog.get(&w.case)?;
+    let family = catalog.family(case);
+    let size = w.size.unwrap_or_else(|| {
         let (lo, hi) = family.default_sizes();
         SizeChoice::Random { lo, hi }
     });
-    let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| Error::io("reading", p, e));
     let gpu = crate::launch::Gpu::open()?;
-    let module = gpu.load(&text)?;
+    let module = gpu.load(&read(&w.ptx)?)?;
+    let reference = match &w.ref_ptx {
+        Some(p) => Some(gpu.load(&read(p)?)?),
+        None => None,
+    };
+    let judge = match (catalog.kernel_spec(case), &reference) {
+        (None, _) => crate::trial::Oracle::Exact,
+        (Some(spec), Some(module)) => match &spec.oracle {
+            Oracle::Reference { entry, .. } => crate::trial::Oracle::Reference {
+                module,
+                entry: entry.clone(),
+                tolerance: spec.tolerance,
+            },
+            _ => crate::trial::Oracle::Determinism {
+                tolerance: spec.tolerance,
+            },
+        },
+        (Some(spec), None) => match &spec.oracle {
+            Oracle::Reference { .. } => {
+                return Err(Error::Usage("a reference oracle needs --ref-ptx".into()))
+            }
+            _ => crate::trial::Oracle::Determinism {
+                tolerance: spec.tolerance,
+            },
+        },
+    };
     let stdout = std::io::stdout();
     {
         let mut out = stdout.lock();
@@ -307,9 +350,9 @@ pub fn worker(
         let _ = out.flush();
     }
     let mut set = None;
-    for t in 0..trials {
+    for t in 0..w.trials {
         let outcome = crate::trial::run(
-            &gpu, &module, case, seed, t, per_set, size, jitter, &mut set,
+            &gpu, &module, family, &judge, case, w.seed, t, w.per_set, size, w.jitter, &mut set,
         );
         let fault = matches!(outcome.result, TrialResult::Fault { .. });
         let mut out = stdout.lock();

@@ -64,7 +64,21 @@ fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
         }
     }
     dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
-    dirs.push(root.join(LOCAL_NVRTC));
+    // The project-local copy: in the root or a folder above it (a manifest in a subfolder),
+    // or above the racegate binary itself (target/release/racegate in this repository).
+    let exe = std::env::current_exe().ok();
+    for base in root
+        .ancestors()
+        .chain(exe.iter().flat_map(|e| e.ancestors()))
+    {
+        let d = base.join(LOCAL_NVRTC);
+        if d.is_dir() && !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    if !dirs.iter().any(|d| d.ends_with(LOCAL_NVRTC)) {
+        dirs.push(root.join(LOCAL_NVRTC));
+    }
     for dir in dirs {
         let lib = dir.join(NVRTC_SONAME);
         if lib.is_file() && preload(&lib) {

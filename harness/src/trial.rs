@@ -51,6 +51,66 @@ pub struct TrialOutcome {
     pub micros: u64,
 }
 
+/// How a trial's expected outputs are known.
+pub enum Oracle<'a> {
+    /// The exercise family computed them exactly on the host.
+    Exact,
+    /// A trusted kernel (`entry` in `module`) runs on the same inputs first.
+    Reference {
+        module: &'a Module,
+        entry: String,
+        tolerance: f32,
+    },
+    /// The kernel itself runs once per input set; every trial must reproduce that output.
+    Determinism { tolerance: f32 },
+}
+
+impl Oracle<'_> {
+    fn tolerance(&self) -> f32 {
+        match self {
+            Oracle::Exact => 0.0,
+            Oracle::Reference { tolerance, .. } | Oracle::Determinism { tolerance } => *tolerance,
+        }
+    }
+}
+
+/// Fills in the expected outputs the oracle owns by running its kernel once on the inputs
+/// (under its own jitter seed, so determinism compares two different schedules).
+fn complete(
+    gpu: &Gpu,
+    module: &Module,
+    problem: &mut Problem,
+    oracle: &Oracle,
+    seed: u64,
+) -> crate::Result<()> {
+    if !problem.buffers.iter().any(|b| b.oracle_fills) {
+        return Ok(());
+    }
+    let mut probe = problem.clone();
+    let run_module = match oracle {
+        Oracle::Exact => return Ok(()),
+        Oracle::Reference { module, entry, .. } => {
+            for step in &mut probe.launches {
+                step.kernel = entry.clone();
+            }
+            *module
+        }
+        Oracle::Determinism { .. } => module,
+    };
+    let opts = RunOptions {
+        jitter_seed: Some(seed.rotate_left(17)),
+        poison_shared: true,
+        poison_outputs: true,
+    };
+    let outputs = gpu.run(run_module, &probe, opts)?;
+    for (b, out) in problem.buffers.iter_mut().zip(outputs) {
+        if b.oracle_fills {
+            b.expected = Some(out);
+        }
+    }
+    Ok(())
+}
+
 /// The input set trials are currently using.
 pub struct InputSet {
     start: u32,
@@ -63,6 +123,8 @@ pub struct InputSet {
 pub fn run(
     gpu: &Gpu,
     module: &Module,
+    family: &dyn exercises::Exercise,
+    judge: &Oracle,
     case: &Case,
     master: u64,
     t: u32,
@@ -78,9 +140,9 @@ pub fn run(
     let result = (|| -> crate::Result<TrialResult> {
         if current.as_ref().map(|c| c.start) != Some(s) {
             *current = None;
-            let family = exercises::by_name(&case.exercise).expect("catalog checked the family");
-            let problem =
+            let mut problem =
                 family.problem(&case.entry, size, &mut ChaCha8Rng::seed_from_u64(set_seed));
+            complete(gpu, module, &mut problem, judge, set_seed)?;
             let resident = gpu.upload(&problem)?;
             *current = Some(InputSet {
                 start: s,
@@ -99,8 +161,11 @@ pub fn run(
             return Ok(TrialResult::Pass);
         }
         let actual = gpu.read_back(&mut set.resident)?;
-        Ok(match oracle::check(&set.problem.buffers, &actual) {
+        let tolerance = judge.tolerance();
+        Ok(match oracle::check_within(&set.problem.buffers, &actual, tolerance) {
             Some(w) => TrialResult::Wrong(w),
+            // Differences the tolerance accepts (float atomics in another order).
+            None if tolerance > 0.0 => TrialResult::Pass,
             None => TrialResult::Fault {
                 error:
                     "the device compare found a difference the host compare does not: racegate bug"

@@ -59,6 +59,7 @@ fn main() {
     trials.extend(cli_trials(&root));
     trials.extend(snapshot_trials(&catalog));
     trials.extend(template_trials(&root));
+    trials.extend(manifest_trials(&root));
     trials.extend(sanitizer_trials(&root));
     trials.extend(gpu_trials(&catalog, &device));
     libtest_mimic::run(&args, trials).exit();
@@ -639,4 +640,119 @@ fn template_trials(root: &Path) -> Vec<Trial> {
         })
         .with_kind("host"),
     ]
+}
+
+const GOOD_KERNEL: &str = r#"
+[[kernel]]
+name = "k"
+source = "k.cu"
+entry = "k"
+sizes = { n = [1, 100] }
+grid = ["ceil_div(n, 256)"]
+block = ["256"]
+oracle = "determinism"
+args = [
+  { name = "x", kind = "in", type = "f32", len = "n", gen = "int(0, 8)" },
+  { name = "y", kind = "out", type = "f32", len = "n" },
+  { name = "n", kind = "scalar", type = "i32", value = "n" },
+]
+"#;
+
+/// (name, manifest text, expected line, expected text in the message); None: parses.
+fn manifest_cases() -> Vec<(&'static str, String, usize, Option<&'static str>)> {
+    let good = GOOD_KERNEL.to_string();
+    vec![
+        ("good", good.clone(), 0, None),
+        (
+            "unknown_key",
+            good.replace("entry = \"k\"", "entry = \"k\"\nentree = 1"),
+            6,
+            Some("unknown field `entree`"),
+        ),
+        (
+            "missing_source_file",
+            good.replace("k.cu", "missing.cu"),
+            4,
+            Some("`source`: "),
+        ),
+        (
+            "bad_oracle",
+            good.replace("\"determinism\"", "\"magic\""),
+            9,
+            Some("`oracle`: `magic`"),
+        ),
+        (
+            "bad_expression",
+            good.replace("ceil_div(n, 256)", "ceil_div(m, 256)"),
+            7,
+            Some("`grid`"),
+        ),
+        (
+            "bad_type",
+            good.replace(
+                "type = \"f32\", len = \"n\", gen",
+                "type = \"f16\", len = \"n\", gen",
+            ),
+            11,
+            Some("`args.x.type`: `f16`"),
+        ),
+        (
+            "bad_generator",
+            good.replace("int(0, 8)", "int(8, 0)"),
+            11,
+            Some("`args.x.gen`"),
+        ),
+        (
+            "no_output",
+            good.replace("kind = \"out\"", "kind = \"in\", gen = \"zeros\""),
+            2,
+            Some("no out or inout buffer"),
+        ),
+        (
+            "empty_size_range",
+            good.replace("[1, 100]", "[100, 1]"),
+            6,
+            Some("`sizes`"),
+        ),
+        (
+            "duplicate_name",
+            format!("{good}{good}"),
+            17,
+            Some("declared twice"),
+        ),
+        ("not_toml", "[[kernel]\nname = 1".to_string(), 1, Some("")),
+    ]
+}
+
+fn manifest_trials(_root: &Path) -> Vec<Trial> {
+    manifest_cases()
+        .into_iter()
+        .map(|(name, text, line, want)| {
+            Trial::test(format!("manifest::{name}"), move || {
+                let dir = std::env::temp_dir()
+                    .join(format!("racegate-manifest-{}-{name}", std::process::id()));
+                std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+                std::fs::write(dir.join("k.cu"), "extern \"C\" __global__ void k() {}\n")
+                    .map_err(|e| e.to_string())?;
+                let path = dir.join("racegate.toml");
+                let r = racegate::manifest::Manifest::parse(&path, &text);
+                let _ = std::fs::remove_dir_all(&dir);
+                match (r, want) {
+                    (Ok(_), None) => Ok(()),
+                    (Ok(_), Some(w)) => Err(format!("expected an error containing `{w}`").into()),
+                    (Err(e), None) => Err(format!("expected success: {e}").into()),
+                    (Err(e), Some(w)) => {
+                        let msg = e.to_string();
+                        let prefix = format!("{}:{line}: ", path.display());
+                        if msg.starts_with(&prefix) && msg.contains(w) {
+                            Ok(())
+                        } else {
+                            Err(format!("expected `{prefix}...{w}...`, got `{msg}`").into())
+                        }
+                    }
+                }
+            })
+            .with_kind("host")
+        })
+        .collect()
 }

@@ -64,6 +64,9 @@ pub struct Buffer {
     pub init: Init,
     /// For outputs: the exact bytes a correct kernel leaves there.
     pub expected: Option<Vec<u8>>,
+    /// An output whose expected bytes the oracle fills in on the device (a reference kernel,
+    /// or the kernel's own first run for the determinism oracle).
+    pub oracle_fills: bool,
 }
 
 impl Buffer {
@@ -73,6 +76,7 @@ impl Buffer {
             elem,
             init: Init::Data(data),
             expected: None,
+            oracle_fills: false,
         }
     }
 
@@ -82,6 +86,7 @@ impl Buffer {
             elem,
             init,
             expected: Some(expected),
+            oracle_fills: false,
         }
     }
 
@@ -227,7 +232,7 @@ pub fn names() -> Vec<&'static str> {
     FAMILIES.iter().map(|f| f.name()).collect()
 }
 
-pub(crate) fn f32_bytes(v: &[f32]) -> Vec<u8> {
+pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 

@@ -105,28 +105,58 @@ pub fn run(
     cfg: &SanitizeConfig,
     exe: &Path,
 ) -> Result<SanitizerRun> {
-    let start = std::time::Instant::now();
-    let Some(sanitizer) = cfg.sanitizer.clone() else {
-        return Ok(inconclusive(case, cfg, "compute-sanitizer not found (looked at RACEGATE_COMPUTE_SANITIZER, PATH, CUDA_HOME/bin, /usr/local/cuda/bin)".into()));
-    };
+    if cfg.sanitizer.is_none() {
+        return Ok(inconclusive(&case.name, cfg, NOT_FOUND.into()));
+    }
     let ptx = compile::compile_to_cache(
         &catalog.root,
         &case.path,
         &BuildOptions {
             arch: cfg.arch.clone(),
             jitter: false,
+            extra: catalog.compile_options(case),
         },
     )?;
+    let mut target: Vec<OsString> = vec![OsString::from(exe)];
+    target.extend(catalog.child_args());
+    target.extend([
+        "__sanitize-target".into(),
+        "--case".into(),
+        case.name.clone().into(),
+        "--ptx".into(),
+        ptx.into(),
+        "--seed".into(),
+        cfg.seed.to_string().into(),
+    ]);
+    run_target(&case.name, &target, cfg, &catalog.root)
+}
+
+const NOT_FOUND: &str =
+    "compute-sanitizer not found (looked at RACEGATE_COMPUTE_SANITIZER, PATH, CUDA_HOME/bin, /usr/local/cuda/bin)";
+
+/// Runs `cfg.tool` on any target command (`target[0]` is the program); `label` names it in the
+/// report and `root` is what finding paths are made relative to.
+pub fn run_target(
+    label: &str,
+    target: &[OsString],
+    cfg: &SanitizeConfig,
+    root: &Path,
+) -> Result<SanitizerRun> {
+    let start = std::time::Instant::now();
+    let Some(sanitizer) = cfg.sanitizer.clone() else {
+        return Ok(inconclusive(label, cfg, NOT_FOUND.into()));
+    };
     let xml_path = match &cfg.keep_xml {
         Some(p) => p.clone(),
         None => {
             let dir = compile::cache_dir().join("xml");
             std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
             dir.join(format!(
-                "{}-{}-{}.xml",
-                case.name.replace("::", "__"),
+                "{}-{}-{}-{}.xml",
+                label.replace("::", "__").replace('/', "_"),
                 cfg.tool,
-                std::process::id()
+                std::process::id(),
+                compile::fingerprint(&format!("{:?}", std::thread::current().id()))
             ))
         }
     };
@@ -156,18 +186,7 @@ pub fn run(
             args.push(a.into());
         }
     }
-    args.extend([
-        OsString::from(exe),
-        "--root".into(),
-        catalog.root.clone().into(),
-        "__sanitize-target".into(),
-        "--case".into(),
-        case.name.clone().into(),
-        "--ptx".into(),
-        ptx.into(),
-        "--seed".into(),
-        cfg.seed.to_string().into(),
-    ]);
+    args.extend(target.iter().cloned());
     let command = std::iter::once(sanitizer.display().to_string())
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
@@ -192,18 +211,12 @@ pub fn run(
         Exit::Signal(s) => format!("signal {s}"),
         Exit::TimedOut => format!("killed after {:.0} s", cfg.timeout.as_secs_f64()),
     };
-    let outcome = decide(
-        &finished.exit,
-        finished.left_behind,
-        &xml_path,
-        &log,
-        &catalog.root,
-    );
+    let outcome = decide(&finished.exit, finished.left_behind, &xml_path, &log, root);
     if cfg.keep_xml.is_none() {
         let _ = std::fs::remove_file(&xml_path);
     }
     Ok(SanitizerRun {
-        case: case.name.clone(),
+        case: label.to_string(),
         tool: cfg.tool,
         outcome,
         exit,
@@ -213,9 +226,9 @@ pub fn run(
     })
 }
 
-fn inconclusive(case: &Case, cfg: &SanitizeConfig, why: String) -> SanitizerRun {
+fn inconclusive(label: &str, cfg: &SanitizeConfig, why: String) -> SanitizerRun {
     SanitizerRun {
-        case: case.name.clone(),
+        case: label.to_string(),
         tool: cfg.tool,
         outcome: Outcome::Inconclusive(why),
         exit: "not run".into(),
@@ -297,7 +310,7 @@ fn tail(log: &str) -> String {
 pub fn target(catalog: &Catalog, case_name: &str, ptx: &Path, seed: u64) -> Result<String> {
     use rand::SeedableRng;
     let case = catalog.get(case_name)?;
-    let family = crate::exercises::by_name(&case.exercise).expect("checked");
+    let family = catalog.family(case);
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(seed);
     let problem = family.problem(
         &case.entry,
