@@ -60,6 +60,7 @@ fn main() {
     trials.extend(snapshot_trials(&catalog));
     trials.extend(template_trials(&root));
     trials.extend(manifest_trials(&root));
+    trials.push(gate_program_trial(&root));
     trials.extend(sanitizer_trials(&root));
     trials.extend(gpu_trials(&catalog, &device));
     libtest_mimic::run(&args, trials).exit();
@@ -755,4 +756,57 @@ fn manifest_trials(_root: &Path) -> Vec<Trial> {
             .with_kind("host")
         })
         .collect()
+}
+
+/// `gate -- PROGRAM` end to end without a GPU: a fake compute-sanitizer that refuses the device
+/// (inconclusive, never clean), a program whose output changes every run (a new finding, exit
+/// 1), then `--update-baseline` (accepted: no new finding, exit 3 for the inconclusive tools).
+fn gate_program_trial(root: &Path) -> Trial {
+    let r = root.to_path_buf();
+    Trial::test("gate::program_findings_and_the_baseline_flow", move || {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("racegate-gate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let script = |name: &str, body: &str| -> Result<PathBuf, Failed> {
+            let p = dir.join(name);
+            std::fs::write(&p, body).map_err(|e| e.to_string())?;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| e.to_string())?;
+            Ok(p)
+        };
+        let fake = script(
+            "compute-sanitizer",
+            "#!/bin/sh\necho 'Device not supported' >&2\nexit 255\n",
+        )?;
+        let prog = script("flaky", "#!/bin/sh\ndate +%N\n")?;
+        let base = dir.join("baseline.json");
+        let env = [("RACEGATE_COMPUTE_SANITIZER", fake.to_str().unwrap())];
+        let args = |extra: &[&'static str]| {
+            let mut a = vec!["gate", "--baseline", base.to_str().unwrap()];
+            a.extend_from_slice(extra);
+            a.push("--");
+            a.push(prog.to_str().unwrap());
+            a.into_iter().map(String::from).collect::<Vec<_>>()
+        };
+        let call =
+            |a: Vec<String>| run_cli(&r, &a.iter().map(String::as_str).collect::<Vec<_>>(), &env);
+        let (c1, o1, e1) = call(args(&[]));
+        let (c2, o2, _) = call(args(&["--update-baseline"]));
+        let (c3, o3, _) = call(args(&[]));
+        let _ = std::fs::remove_dir_all(&dir);
+        if c1 != 1
+            || !o1.contains("NEW      flaky [output]")
+            || !o1.contains("INCONCLUSIVE flaky [racecheck]")
+        {
+            return Err(format!("first run: exit {c1}\n{o1}\n{e1}").into());
+        }
+        if c2 != 3 || !o2.contains("baseline written") {
+            return Err(format!("update: exit {c2}\n{o2}").into());
+        }
+        if c3 != 3 || !o3.contains("accepted flaky [output]") || o3.contains("NEW ") {
+            return Err(format!("after the baseline: exit {c3}\n{o3}").into());
+        }
+        Ok(())
+    })
+    .with_kind("host")
 }
