@@ -409,7 +409,10 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
 
 /// SARIF 2.1.0: one rule per detector, one result per new or accepted finding (accepted ones
 /// carry `baselineState: unchanged`), each located at file and line.
-pub fn sarif(d: &Diff, version: &str) -> serde_json::Value {
+///
+/// `uri_prefix` is prepended to every path (the manifest's folder relative to the repository
+/// root, e.g. `examples/gate/`), so code scanning finds the file.
+pub fn sarif(d: &Diff, version: &str, uri_prefix: &str) -> serde_json::Value {
     use serde_json::json;
     let all: Vec<(&GateFinding, &str)> = d
         .new
@@ -438,7 +441,8 @@ pub fn sarif(d: &Diff, version: &str) -> serde_json::Value {
             if let Some(l) = f.line {
                 region = json!({ "startLine": l });
             }
-            let mut loc = json!({ "physicalLocation": { "artifactLocation": { "uri": f.file } } });
+            let uri = if f.file.starts_with('/') { f.file.clone() } else { format!("{uri_prefix}{}", f.file) };
+            let mut loc = json!({ "physicalLocation": { "artifactLocation": { "uri": uri } } });
             if f.line.is_some() {
                 loc["physicalLocation"]["region"] = region;
             }
@@ -699,7 +703,7 @@ mod tests {
             finding("b", "stress", "wrong", None),
         ]);
         let d = diff(&r, &Baseline::default());
-        let v = sarif(&d, "0.1.0");
+        let v = sarif(&d, "0.1.0", "");
         assert_eq!(v["version"], "2.1.0");
         assert!(v["$schema"].as_str().unwrap().contains("sarif-2.1.0"));
         let driver = &v["runs"][0]["tool"]["driver"];

@@ -145,8 +145,9 @@ enum Command {
         /// Deadline of one stress trial, in seconds.
         #[arg(long, default_value_t = 5.0)]
         stress_timeout: f64,
-        /// Deadline of one sanitizer run, in seconds.
-        #[arg(long, default_value_t = 30.0)]
+        /// Deadline of one sanitizer run, in seconds (the slowest normal run on the H200 took
+        /// under 10 s; a deadlocked one is killed at the deadline).
+        #[arg(long, default_value_t = 20.0)]
         sanitize_timeout: f64,
         /// Write the course table (markdown: rows are cases, columns detectors) here.
         #[arg(long, value_name = "FILE")]
@@ -817,6 +818,20 @@ fn gate_manifest_cmd(catalog: &Catalog, command: Command) -> Result<u8, Error> {
     let bar = indicatif::ProgressBar::new((catalog.cases.len() * 5) as u64);
     let run = racegate::gate::run_manifest(catalog, &cfg, &exe, |_| bar.inc(1))?;
     bar.finish_and_clear();
+    // SARIF paths are relative to the repository: prefix the manifest's folder as seen from
+    // the repository's top.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let uri_prefix = std::fs::canonicalize(&catalog.root)
+        .ok()
+        .and_then(|r| r.strip_prefix(repo_top(&cwd)).ok().map(|p| p.to_path_buf()))
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                String::new()
+            } else {
+                format!("{}/", p.display())
+            }
+        })
+        .unwrap_or_default();
     finish_gate(
         &run,
         &baseline,
@@ -826,8 +841,18 @@ fn gate_manifest_cmd(catalog: &Catalog, command: Command) -> Result<u8, Error> {
             junit,
             summary,
             github,
+            uri_prefix,
         },
     )
+}
+
+/// The repository top (the nearest ancestor with .git), else the directory itself.
+fn repo_top(dir: &std::path::Path) -> PathBuf {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(|d| d.to_path_buf())
+        .unwrap_or(dir)
 }
 
 fn gate_program_cmd(cli: Cli) -> Result<u8, Error> {
@@ -879,6 +904,7 @@ fn gate_program_cmd(cli: Cli) -> Result<u8, Error> {
             junit,
             summary,
             github,
+            uri_prefix: String::new(),
         },
     )
 }
@@ -896,6 +922,8 @@ struct GateOutputs {
     junit: Option<PathBuf>,
     summary: Option<PathBuf>,
     github: bool,
+    /// Prepended to SARIF paths (the manifest's folder in the repository).
+    uri_prefix: String,
 }
 
 fn finish_gate(
@@ -978,8 +1006,12 @@ fn finish_gate(
     if let Some(p) = &out.sarif {
         write_file(
             p,
-            &serde_json::to_string_pretty(&gate::sarif(&d, env!("CARGO_PKG_VERSION")))
-                .expect("serializable"),
+            &serde_json::to_string_pretty(&gate::sarif(
+                &d,
+                env!("CARGO_PKG_VERSION"),
+                &out.uri_prefix,
+            ))
+            .expect("serializable"),
         )?;
     }
     if let Some(p) = &out.junit {

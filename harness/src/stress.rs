@@ -240,7 +240,7 @@ pub fn run(
         Verdict::Hang { .. } => Some(outcomes.len() as u32),
         _ => first_failure.as_ref().map(|f| f.trial),
     };
-    let repro = failing_trial.map(|t| repro_line(case, cfg, t));
+    let repro = failing_trial.map(|t| repro_line(catalog, case, cfg, t));
     Ok(StressReport {
         case: case.name.clone(),
         jitter: cfg.jitter,
@@ -263,11 +263,15 @@ pub fn run(
 }
 
 /// The command that reruns trial `t`: its input set from the set's seed, up to that trial.
-pub fn repro_line(case: &Case, cfg: &StressConfig, t: u32) -> String {
+pub fn repro_line(catalog: &Catalog, case: &Case, cfg: &StressConfig, t: u32) -> String {
     let start = crate::trial::set_start(t, cfg.per_set);
     let seed = crate::trial::trial_seed(cfg.seed, start);
     let mut s = format!(
-        "racegate stress {} --seed {seed} --trials {} --per-set {}",
+        "racegate {}stress {} --seed {seed} --trials {} --per-set {}",
+        match &catalog.manifest {
+            Some(m) => format!("--manifest {} ", m.path.display()),
+            None => String::new(),
+        },
         case.name,
         t - start + 1,
         cfg.per_set.max(1)
