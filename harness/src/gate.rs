@@ -36,6 +36,19 @@ pub struct GateConfig {
     pub runs: u32,
 }
 
+impl GateConfig {
+    fn sanitize(&self, tool: Tool) -> SanitizeConfig {
+        SanitizeConfig {
+            tool,
+            sanitizer: self.sanitizer.clone(),
+            timeout: self.sanitize_timeout,
+            arch: self.arch.clone(),
+            keep_xml: None,
+            seed: self.seed,
+        }
+    }
+}
+
 /// One thing the gate found.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct GateFinding {
@@ -235,15 +248,7 @@ pub fn run_manifest(
             let mut out = GateRun::default();
             match job {
                 Job::Sanitize(case, tool) => {
-                    let scfg = SanitizeConfig {
-                        tool,
-                        sanitizer: cfg.sanitizer.clone(),
-                        timeout: cfg.sanitize_timeout,
-                        arch: cfg.arch.clone(),
-                        keep_xml: None,
-                        seed: cfg.seed,
-                    };
-                    let r = sanitize::runner::run(catalog, case, &scfg, exe)?;
+                    let r = sanitize::runner::run(catalog, case, &cfg.sanitize(tool), exe)?;
                     sanitizer_findings(&case.name, &r, &case.path, &mut out);
                 }
                 Job::Stress(case) => {
@@ -322,17 +327,7 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
     let sanitizer_runs = crate::pool::run_all(
         Tool::ALL.to_vec(),
         cfg.jobs,
-        |tool| {
-            let scfg = SanitizeConfig {
-                tool,
-                sanitizer: cfg.sanitizer.clone(),
-                timeout: cfg.sanitize_timeout,
-                arch: cfg.arch.clone(),
-                keep_xml: None,
-                seed: cfg.seed,
-            };
-            sanitize::runner::run_target(&subject, program, &scfg, root)
-        },
+        |tool| sanitize::runner::run_target(&subject, program, &cfg.sanitize(tool), root),
         |_| {},
     );
     for r in sanitizer_runs {

@@ -189,45 +189,7 @@ racegate gate --update-baseline        # accept what is found now\n  \
 racegate gate --github --sarif r.sarif # in GitHub Actions: annotations, step summary, code scanning\n  \
 racegate gate -- ./build/tests --gtest_filter=Reduce.*"
     )]
-    Gate {
-        /// Write the baseline from this run (accept every current finding) and exit 0.
-        #[arg(long)]
-        update_baseline: bool,
-        /// The baseline file (default: racegate-baseline.json next to the manifest, or in the
-        /// current directory for a program).
-        #[arg(long, value_name = "FILE")]
-        baseline: Option<PathBuf>,
-        /// Stress trials per kernel.
-        #[arg(long, default_value_t = 100)]
-        trials: u32,
-        /// Plain runs of a program (output compared across them).
-        #[arg(long, default_value_t = 3)]
-        runs: u32,
-        /// Processes at once; default: the number of cores.
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Deadline of a stress trial or a plain program run, in seconds.
-        #[arg(long, default_value_t = 10.0)]
-        timeout: f64,
-        /// Deadline of one sanitizer run, in seconds.
-        #[arg(long, default_value_t = 120.0)]
-        sanitize_timeout: f64,
-        /// Write SARIF 2.1.0 here (for GitHub code scanning).
-        #[arg(long, value_name = "FILE")]
-        sarif: Option<PathBuf>,
-        /// Write JUnit here.
-        #[arg(long, value_name = "FILE")]
-        junit: Option<PathBuf>,
-        /// Write the markdown summary here.
-        #[arg(long, value_name = "FILE")]
-        summary: Option<PathBuf>,
-        /// Print GitHub annotations and append the summary to $GITHUB_STEP_SUMMARY.
-        #[arg(long)]
-        github: bool,
-        /// A CUDA program and its arguments, after `--`.
-        #[arg(last = true, value_name = "PROGRAM")]
-        program: Vec<std::ffi::OsString>,
-    },
+    Gate(GateArgs),
     /// (internal) The target compute-sanitizer runs: one launch on the sanitizer geometry.
     #[command(name = "__sanitize-target", hide = true)]
     SanitizeTarget {
@@ -258,6 +220,47 @@ racegate gate -- ./build/tests --gtest_filter=Reduce.*"
         #[arg(long)]
         jitter: bool,
     },
+}
+
+#[derive(clap::Args)]
+struct GateArgs {
+    /// Write the baseline from this run (accept every current finding) and exit 0.
+    #[arg(long)]
+    update_baseline: bool,
+    /// The baseline file (default: racegate-baseline.json next to the manifest, or in the
+    /// current directory for a program).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Stress trials per kernel.
+    #[arg(long, default_value_t = 100)]
+    trials: u32,
+    /// Plain runs of a program (output compared across them).
+    #[arg(long, default_value_t = 3)]
+    runs: u32,
+    /// Processes at once; default: the number of cores.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Deadline of a stress trial or a plain program run, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    /// Deadline of one sanitizer run, in seconds.
+    #[arg(long, default_value_t = 120.0)]
+    sanitize_timeout: f64,
+    /// Write SARIF 2.1.0 here (for GitHub code scanning).
+    #[arg(long, value_name = "FILE")]
+    sarif: Option<PathBuf>,
+    /// Write JUnit here.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Write the markdown summary here.
+    #[arg(long, value_name = "FILE")]
+    summary: Option<PathBuf>,
+    /// Print GitHub annotations and append the summary to $GITHUB_STEP_SUMMARY.
+    #[arg(long)]
+    github: bool,
+    /// A CUDA program and its arguments, after `--`.
+    #[arg(last = true, value_name = "PROGRAM")]
+    program: Vec<std::ffi::OsString>,
 }
 
 fn main() -> ExitCode {
@@ -295,13 +298,13 @@ fn root(cli_root: Option<PathBuf>) -> Result<PathBuf, Error> {
 fn run(cli: Cli) -> Result<u8, Error> {
     let manifest = match (&cli.manifest, &cli.command) {
         (Some(m), _) => Some(m.clone()),
-        (None, Command::Gate { program, .. }) if program.is_empty() => {
+        (None, Command::Gate(g)) if g.program.is_empty() => {
             Some(PathBuf::from(racegate::manifest::FILE))
         }
         _ => None,
     };
-    if let Command::Gate { program, .. } = &cli.command {
-        if !program.is_empty() {
+    if let Command::Gate(g) = &cli.command {
+        if !g.program.is_empty() {
             return gate_program_cmd(cli);
         }
     }
@@ -490,7 +493,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             }
             Ok(code::OK)
         }
-        Command::Gate { .. } => gate_manifest_cmd(&catalog, cli.command),
+        Command::Gate(g) => gate_manifest_cmd(&catalog, &g),
         Command::SanitizeTarget { case, ptx, seed } => {
             println!(
                 "{}",
@@ -757,55 +760,35 @@ fn check_cmd(
     )
 }
 
-fn gate_config(
-    jobs: Option<usize>,
-    trials: u32,
-    runs: u32,
-    timeout: f64,
-    sanitize_timeout: f64,
-) -> racegate::gate::GateConfig {
+fn gate_config(g: &GateArgs) -> racegate::gate::GateConfig {
     racegate::gate::GateConfig {
-        trials,
+        trials: g.trials,
         seed: 1,
         per_set: 4,
-        stress_timeout: Duration::from_secs_f64(timeout),
-        sanitize_timeout: Duration::from_secs_f64(sanitize_timeout),
-        jobs: jobs.unwrap_or_else(|| {
+        stress_timeout: Duration::from_secs_f64(g.timeout),
+        sanitize_timeout: Duration::from_secs_f64(g.sanitize_timeout),
+        jobs: g.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(2)
         }),
         arch: device::arch_or_default(),
         sanitizer: toolchain::compute_sanitizer(),
-        runs,
+        runs: g.runs,
     }
 }
 
-fn gate_manifest_cmd(catalog: &Catalog, command: Command) -> Result<u8, Error> {
-    let Command::Gate {
-        update_baseline,
-        baseline,
-        trials,
-        runs,
-        jobs,
-        timeout,
-        sanitize_timeout,
-        sarif,
-        junit,
-        summary,
-        github,
-        ..
-    } = command
-    else {
-        unreachable!("called for gate only");
-    };
+fn gate_manifest_cmd(catalog: &Catalog, g: &GateArgs) -> Result<u8, Error> {
     if let Err(why) = device::probe() {
         return Err(Error::NoDevice(why));
     }
-    let cfg = gate_config(jobs, trials, runs, timeout, sanitize_timeout);
+    let cfg = gate_config(g);
     let exe = std::env::current_exe()
         .map_err(|e| Error::Child(format!("cannot find racegate itself: {e}")))?;
-    let baseline = baseline.unwrap_or_else(|| catalog.root.join(racegate::gate::BASELINE));
+    let baseline = g
+        .baseline
+        .clone()
+        .unwrap_or_else(|| catalog.root.join(racegate::gate::BASELINE));
     println!(
         "racegate gate: {} kernel(s) from {}",
         catalog.cases.len(),
@@ -832,18 +815,7 @@ fn gate_manifest_cmd(catalog: &Catalog, command: Command) -> Result<u8, Error> {
             }
         })
         .unwrap_or_default();
-    finish_gate(
-        &run,
-        &baseline,
-        update_baseline,
-        GateOutputs {
-            sarif,
-            junit,
-            summary,
-            github,
-            uri_prefix,
-        },
-    )
+    finish_gate(&run, &baseline, g, &uri_prefix)
 }
 
 /// The repository top (the nearest ancestor with .git), else the directory itself.
@@ -856,27 +828,14 @@ fn repo_top(dir: &std::path::Path) -> PathBuf {
 }
 
 fn gate_program_cmd(cli: Cli) -> Result<u8, Error> {
-    let Command::Gate {
-        update_baseline,
-        baseline,
-        trials,
-        runs,
-        jobs,
-        timeout,
-        sanitize_timeout,
-        sarif,
-        junit,
-        summary,
-        github,
-        program,
-    } = cli.command
-    else {
+    let Command::Gate(g) = cli.command else {
         unreachable!("called for gate only");
     };
+    let program = &g.program;
     let cwd =
         std::env::current_dir().map_err(|e| Error::Usage(format!("no current directory: {e}")))?;
     let root = cli.root.unwrap_or(cwd.clone());
-    let cfg = gate_config(jobs, trials, runs, timeout, sanitize_timeout);
+    let cfg = gate_config(&g);
     let exe = std::path::Path::new(&program[0]);
     if !exe.exists() && !program[0].to_string_lossy().contains('/') && which(&program[0]).is_none()
     {
@@ -885,28 +844,21 @@ fn gate_program_cmd(cli: Cli) -> Result<u8, Error> {
             program[0].to_string_lossy()
         )));
     }
-    let baseline = baseline.unwrap_or_else(|| cwd.join(racegate::gate::BASELINE));
+    let baseline = g
+        .baseline
+        .clone()
+        .unwrap_or_else(|| cwd.join(racegate::gate::BASELINE));
     println!(
-        "racegate gate: {} under 4 sanitizers and {runs} plain run(s)",
+        "racegate gate: {} under 4 sanitizers and {} plain run(s)",
         program
             .iter()
             .map(|a| a.to_string_lossy())
             .collect::<Vec<_>>()
-            .join(" ")
+            .join(" "),
+        g.runs
     );
-    let run = racegate::gate::run_program(&program, &root, &cfg)?;
-    finish_gate(
-        &run,
-        &baseline,
-        update_baseline,
-        GateOutputs {
-            sarif,
-            junit,
-            summary,
-            github,
-            uri_prefix: String::new(),
-        },
-    )
+    let run = racegate::gate::run_program(program, &root, &cfg)?;
+    finish_gate(&run, &baseline, &g, "")
 }
 
 fn which(name: &std::ffi::OsStr) -> Option<PathBuf> {
@@ -917,23 +869,14 @@ fn which(name: &std::ffi::OsStr) -> Option<PathBuf> {
     })
 }
 
-struct GateOutputs {
-    sarif: Option<PathBuf>,
-    junit: Option<PathBuf>,
-    summary: Option<PathBuf>,
-    github: bool,
-    /// Prepended to SARIF paths (the manifest's folder in the repository).
-    uri_prefix: String,
-}
-
 fn finish_gate(
     run: &racegate::gate::GateRun,
     baseline_path: &std::path::Path,
-    update: bool,
-    out: GateOutputs,
+    out: &GateArgs,
+    uri_prefix: &str,
 ) -> Result<u8, Error> {
     use racegate::gate;
-    if update {
+    if out.update_baseline {
         let b = gate::Baseline::from_run(run);
         b.save(baseline_path)?;
         println!(
@@ -1006,12 +949,8 @@ fn finish_gate(
     if let Some(p) = &out.sarif {
         write_file(
             p,
-            &serde_json::to_string_pretty(&gate::sarif(
-                &d,
-                env!("CARGO_PKG_VERSION"),
-                &out.uri_prefix,
-            ))
-            .expect("serializable"),
+            &serde_json::to_string_pretty(&gate::sarif(&d, env!("CARGO_PKG_VERSION"), uri_prefix))
+                .expect("serializable"),
         )?;
     }
     if let Some(p) = &out.junit {

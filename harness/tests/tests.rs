@@ -206,22 +206,7 @@ fn header_trials() -> Vec<Trial> {
         .iter()
         .map(|&(name, path, text, want, line)| {
             Trial::test(format!("header::{name}"), move || {
-                match (parse_file(path, text), want) {
-                    (Ok(_), None) => Ok(()),
-                    (Ok(p), Some(w)) => {
-                        Err(format!("expected an error containing `{w}`, parsed {p:?}").into())
-                    }
-                    (Err(e), None) => Err(format!("expected success, got: {e}").into()),
-                    (Err(e), Some(w)) => {
-                        let msg = e.to_string();
-                        let prefix = format!("{path}:{line}: ");
-                        if msg.starts_with(&prefix) && msg.contains(w) {
-                            Ok(())
-                        } else {
-                            Err(format!("expected `{prefix}...{w}...`, got `{msg}`").into())
-                        }
-                    }
-                }
+                expect_parse(parse_file(path, text), &format!("{path}:{line}: "), want)
             })
             .with_kind("host")
         })
@@ -738,20 +723,7 @@ fn manifest_trials(_root: &Path) -> Vec<Trial> {
                 let path = dir.join("racegate.toml");
                 let r = racegate::manifest::Manifest::parse(&path, &text);
                 let _ = std::fs::remove_dir_all(&dir);
-                match (r, want) {
-                    (Ok(_), None) => Ok(()),
-                    (Ok(_), Some(w)) => Err(format!("expected an error containing `{w}`").into()),
-                    (Err(e), None) => Err(format!("expected success: {e}").into()),
-                    (Err(e), Some(w)) => {
-                        let msg = e.to_string();
-                        let prefix = format!("{}:{line}: ", path.display());
-                        if msg.starts_with(&prefix) && msg.contains(w) {
-                            Ok(())
-                        } else {
-                            Err(format!("expected `{prefix}...{w}...`, got `{msg}`").into())
-                        }
-                    }
-                }
+                expect_parse(r, &format!("{}:{line}: ", path.display()), want)
             })
             .with_kind("host")
         })
@@ -809,4 +781,26 @@ fn gate_program_trial(root: &Path) -> Trial {
         Ok(())
     })
     .with_kind("host")
+}
+
+/// Checks a parse result: success when `want` is None, else an error starting with `prefix`
+/// (file:line) and containing `want`.
+fn expect_parse<T: std::fmt::Debug>(
+    r: Result<T, racegate::Error>,
+    prefix: &str,
+    want: Option<&str>,
+) -> Result<(), Failed> {
+    match (r, want) {
+        (Ok(_), None) => Ok(()),
+        (Ok(p), Some(w)) => Err(format!("expected an error containing `{w}`, parsed {p:?}").into()),
+        (Err(e), None) => Err(format!("expected success, got: {e}").into()),
+        (Err(e), Some(w)) => {
+            let msg = e.to_string();
+            if msg.starts_with(prefix) && msg.contains(w) {
+                Ok(())
+            } else {
+                Err(format!("expected `{prefix}...{w}...`, got `{msg}`").into())
+            }
+        }
+    }
 }
