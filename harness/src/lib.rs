@@ -27,6 +27,7 @@ pub mod device;
 pub mod errors;
 pub mod exercises;
 pub mod gate;
+pub mod grade;
 pub mod launch;
 pub mod manifest;
 pub mod oracle;

@@ -190,6 +190,63 @@ racegate gate --github --sarif r.sarif # in GitHub Actions: annotations, step su
 racegate gate -- ./build/tests --gtest_filter=Reduce.*"
     )]
     Gate(GateArgs),
+    /// Grade course exercise submissions: compile (device code only), check the kernel's name
+    /// and signature, then score correctness on randomized sizes with jitter and the four
+    /// sanitizers against a rubric. One file prints its grade; several files or a folder give
+    /// a summary (CSV or JSON).
+    #[command(
+        after_help = "Exercises are grading/exercises/*.toml (name, signature, launch shape, sizes).\n\
+The rubric (grading/rubric.toml) gives the points per item. The secret seed comes from\n\
+RACEGATE_GRADE_SECRET (random when unset), mixed with --seed.\n\
+Exit codes: 0 graded, 2 bad input, 4 no CUDA device (only compilation was graded).\n\
+Examples:\n  racegate grade --exercise reduce alice.cu\n  \
+racegate grade --exercise reduce --format gradescope --output /autograder/results/results.json submission/reduce.cu\n  \
+racegate grade --exercise reduce submissions/ --output grades.csv"
+    )]
+    Grade {
+        /// The exercise, as grading/exercises/NAME.toml names it.
+        #[arg(long)]
+        exercise: String,
+        /// Submitted .cu files, or folders of them.
+        #[arg(required = true)]
+        submissions: Vec<PathBuf>,
+        /// The rubric (default: grading/rubric.toml).
+        #[arg(long, value_name = "FILE")]
+        rubric: Option<PathBuf>,
+        /// Output format for one submission; several give a summary (csv or json).
+        #[arg(long, value_enum, default_value_t = GradeFormat::Human)]
+        format: GradeFormat,
+        /// Write the output here instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Randomized correctness trials.
+        #[arg(long, default_value_t = 8)]
+        trials: u32,
+        /// The public seed (mixed with the secret).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Deadline per trial, in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+        /// Deadline per sanitizer run, in seconds.
+        #[arg(long, default_value_t = 60.0)]
+        sanitize_timeout: f64,
+        /// Submissions graded at once in a batch.
+        #[arg(long, default_value_t = 2)]
+        jobs: usize,
+    },
+    /// (internal) Runs a submission on problems from a request file.
+    #[command(name = "__grade-worker", hide = true)]
+    GradeWorker {
+        #[arg(long)]
+        ptx: PathBuf,
+        #[arg(long)]
+        request: PathBuf,
+        #[arg(long)]
+        response: Option<PathBuf>,
+        #[arg(long)]
+        time: bool,
+    },
     /// (internal) The target compute-sanitizer runs: one launch on the sanitizer geometry.
     #[command(name = "__sanitize-target", hide = true)]
     SanitizeTarget {
@@ -220,6 +277,16 @@ racegate gate -- ./build/tests --gtest_filter=Reduce.*"
         #[arg(long)]
         jitter: bool,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum GradeFormat {
+    Human,
+    Json,
+    Gradescope,
+    Prairielearn,
+    Junit,
+    Csv,
 }
 
 #[derive(clap::Args)]
@@ -307,6 +374,19 @@ fn run(cli: Cli) -> Result<u8, Error> {
         if !g.program.is_empty() {
             return gate_program_cmd(cli);
         }
+    }
+    match cli.command {
+        Command::Grade { .. } => return grade_cmd(cli),
+        Command::GradeWorker {
+            ptx,
+            request,
+            response,
+            time,
+        } => {
+            racegate::grade::run::worker(&ptx, &request, response.as_deref(), time)?;
+            return Ok(code::OK);
+        }
+        _ => {}
     }
     let catalog = match manifest {
         Some(m) => {
@@ -494,6 +574,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             Ok(code::OK)
         }
         Command::Gate(g) => gate_manifest_cmd(&catalog, &g),
+        Command::Grade { .. } | Command::GradeWorker { .. } => unreachable!("handled above"),
         Command::SanitizeTarget { case, ptx, seed } => {
             println!(
                 "{}",
@@ -978,4 +1059,123 @@ fn finish_gate(
     } else {
         code::OK
     })
+}
+
+fn grade_cmd(cli: Cli) -> Result<u8, Error> {
+    use racegate::grade::{output, run, spec};
+    let Command::Grade {
+        exercise,
+        submissions,
+        rubric,
+        format,
+        output: out_path,
+        trials,
+        seed,
+        timeout,
+        sanitize_timeout,
+        jobs,
+    } = cli.command
+    else {
+        unreachable!("called for grade only");
+    };
+    let root = root(cli.root)?;
+    let spec = spec::Spec::find(&root, &exercise)?;
+    let rubric = spec::Rubric::load(&rubric.unwrap_or_else(|| root.join(spec::RUBRIC)))?;
+    let mut files = Vec::new();
+    for p in &submissions {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| Error::Usage(format!("{}: {e}", p.display())))?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|f| f.extension().is_some_and(|x| x == "cu"))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            // A missing or unreadable file is graded (as zero, with the reason), not an error.
+            files.push(p.clone());
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::Usage("no .cu submissions found".into()));
+    }
+    let device = device::probe();
+    let secret = match std::env::var("RACEGATE_GRADE_SECRET") {
+        Ok(s) if !s.is_empty() => racegate::compile::fingerprint(&s),
+        _ => rand_secret(),
+    };
+    let cfg = run::GradeConfig {
+        trials,
+        seed,
+        secret,
+        timeout: Duration::from_secs_f64(timeout),
+        sanitize_timeout: Duration::from_secs_f64(sanitize_timeout),
+        arch: device::arch_or_default(),
+        sanitizer: toolchain::compute_sanitizer(),
+        device: device.is_ok(),
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Child(format!("cannot find racegate itself: {e}")))?;
+    let batch = files.len() > 1 || submissions.iter().any(|p| p.is_dir());
+    let bar = if batch {
+        indicatif::ProgressBar::new(files.len() as u64)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let grades = racegate::pool::run_all(
+        files,
+        if batch { jobs } else { 1 },
+        |f| run::grade(&root, &spec, &rubric, &f, &cfg, &exe),
+        |_| bar.inc(1),
+    );
+    bar.finish_and_clear();
+    let grades: Vec<run::Grade> = grades.into_iter().collect::<Result<_, _>>()?;
+    let text = if batch {
+        match format {
+            GradeFormat::Json => serde_json::to_string_pretty(&grades).expect("serializable"),
+            _ => {
+                let items: Vec<&str> = grades[0].items.iter().map(|i| i.item.name()).collect();
+                let mut csv = format!("submission,score,max_score,{}\n", items.join(","));
+                for g in &grades {
+                    let cells: Vec<String> = g.items.iter().map(|i| i.score.to_string()).collect();
+                    csv.push_str(&format!(
+                        "\"{}\",{},{},{}\n",
+                        g.submission.replace('"', "\"\""),
+                        g.score,
+                        g.max_score,
+                        cells.join(",")
+                    ));
+                }
+                csv
+            }
+        }
+    } else {
+        let g = &grades[0];
+        match format {
+            GradeFormat::Human | GradeFormat::Csv => output::human(g),
+            GradeFormat::Json => serde_json::to_string_pretty(g).expect("serializable"),
+            GradeFormat::Gradescope => {
+                serde_json::to_string_pretty(&output::gradescope(g)).expect("serializable")
+            }
+            GradeFormat::Prairielearn => {
+                serde_json::to_string_pretty(&output::prairielearn(g)).expect("serializable")
+            }
+            GradeFormat::Junit => output::junit(g),
+        }
+    };
+    match &out_path {
+        Some(p) => write_file(p, &text)?,
+        None => print!("{text}"),
+    }
+    if let Err(why) = device {
+        eprintln!("note: no CUDA device ({why}): only the file checks and compilation were graded");
+        return Ok(code::NO_DEVICE);
+    }
+    Ok(code::OK)
+}
+
+fn rand_secret() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::process::id())
 }

@@ -61,6 +61,7 @@ fn main() {
     trials.extend(template_trials(&root));
     trials.extend(manifest_trials(&root));
     trials.push(gate_program_trial(&root));
+    trials.extend(grade_trials(&root, &device));
     trials.extend(sanitizer_trials(&root));
     trials.extend(gpu_trials(&catalog, &device));
     libtest_mimic::run(&args, trials).exit();
@@ -334,18 +335,28 @@ impl Drop for SlotGuard<'_> {
     }
 }
 
+/// The slots every GPU trial of this process shares.
+fn gpu_slots() -> std::sync::Arc<Slots> {
+    static SLOTS: std::sync::OnceLock<std::sync::Arc<Slots>> = std::sync::OnceLock::new();
+    SLOTS
+        .get_or_init(|| {
+            let jobs = std::env::var("RACEGATE_GPU_JOBS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(8);
+            std::sync::Arc::new(Slots {
+                free: std::sync::Mutex::new(jobs),
+                cv: std::sync::Condvar::new(),
+            })
+        })
+        .clone()
+}
+
 fn gpu_trials(
     catalog: &Catalog,
     device: &Result<racegate::device::DeviceInfo, String>,
 ) -> Vec<Trial> {
-    let jobs = std::env::var("RACEGATE_GPU_JOBS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(8);
-    let slots = std::sync::Arc::new(Slots {
-        free: std::sync::Mutex::new(jobs),
-        cv: std::sync::Condvar::new(),
-    });
+    let slots = gpu_slots();
     let mut out = Vec::new();
     for case in &catalog.cases {
         for det in Detector::ALL {
@@ -803,4 +814,211 @@ fn expect_parse<T: std::fmt::Debug>(
             }
         }
     }
+}
+
+/// The sample submissions and the grade each must get (harness/tests/submissions/EXERCISE/).
+fn grade_trials(root: &Path, device: &Result<racegate::device::DeviceInfo, String>) -> Vec<Trial> {
+    let dir = root.join("harness/tests/submissions/reduce");
+    let expected: toml::Table = match std::fs::read_to_string(dir.join("expected.toml"))
+        .map(|t| t.parse::<toml::Table>())
+    {
+        Ok(Ok(t)) => t,
+        _ => {
+            return vec![Trial::test("grade::expected_toml_parses", || {
+                Err("harness/tests/submissions/reduce/expected.toml is missing or invalid".into())
+            })]
+        }
+    };
+    let mut out = Vec::new();
+    for (name, want) in expected {
+        let file = dir.join(format!("{name}.cu"));
+        let want = want.as_table().cloned().unwrap_or_default();
+        let r = root.to_path_buf();
+        let (f, w) = (file.clone(), want.clone());
+        // Host: the file checks, the signature check and compilation, with no GPU.
+        out.push(
+            Trial::test(format!("grade::host::{name}"), move || {
+                let (code, stdout, stderr) = run_cli(
+                    &r,
+                    &[
+                        "grade",
+                        "--exercise",
+                        "reduce",
+                        "--format",
+                        "json",
+                        f.to_str().unwrap(),
+                    ],
+                    &[("RACEGATE_NO_GPU", "1")],
+                );
+                if code != 4 {
+                    return Err(format!("exit {code} (expected 4: no device)\n{stderr}").into());
+                }
+                let g: serde_json::Value =
+                    serde_json::from_str(&stdout).map_err(|e| format!("{e}: {stdout}"))?;
+                let compiles = &g["items"][0];
+                let status = compiles["status"].as_str().unwrap_or("");
+                if Some(status) != w.get("compiles").and_then(|v| v.as_str()) {
+                    return Err(format!(
+                        "compiles: {status}, expected {:?}\n{}",
+                        w.get("compiles"),
+                        compiles["detail"]
+                    )
+                    .into());
+                }
+                if let Some(m) = w.get("message").and_then(|v| v.as_str()) {
+                    if !compiles["detail"].as_str().unwrap_or("").contains(m) {
+                        return Err(
+                            format!("the message lacks `{m}`: {}", compiles["detail"]).into()
+                        );
+                    }
+                }
+                Ok(())
+            })
+            .with_kind("host"),
+        );
+        // GPU: the whole grade.
+        let r = root.to_path_buf();
+        let dev = device.clone();
+        out.push(
+            Trial::ignorable_test(format!("grade::gpu::{name}"), move || {
+                if let Err(why) = &dev {
+                    return Ok(Completion::ignored_with(format!("no CUDA device: {why}")));
+                }
+                let slots = gpu_slots();
+                let _slot = slots.take();
+                let (code, stdout, stderr) = run_cli(
+                    &r,
+                    &[
+                        "grade",
+                        "--exercise",
+                        "reduce",
+                        "--format",
+                        "json",
+                        file.to_str().unwrap(),
+                    ],
+                    &[("RACEGATE_GRADE_SECRET", "ci-secret")],
+                );
+                if code != 0 {
+                    return Err(format!("exit {code}\n{stderr}").into());
+                }
+                let g: serde_json::Value =
+                    serde_json::from_str(&stdout).map_err(|e| format!("{e}: {stdout}"))?;
+                let score = g["score"].as_f64().unwrap_or(-1.0);
+                if let Some(s) = want
+                    .get("score")
+                    .and_then(|v| v.as_integer().map(|i| i as f64).or(v.as_float()))
+                {
+                    if (score - s).abs() > 1e-9 {
+                        return Err(format!("score {score}, expected {s}\n{stdout}").into());
+                    }
+                }
+                if let Some(m) = want
+                    .get("max_total")
+                    .and_then(|v| v.as_integer().map(|i| i as f64).or(v.as_float()))
+                {
+                    if score > m {
+                        return Err(format!(
+                            "score {score} is above the most it may earn ({m})\n{stdout}"
+                        )
+                        .into());
+                    }
+                }
+                for item in ["correct", "racecheck", "synccheck", "memcheck", "initcheck"] {
+                    if let Some(st) = want.get(item).and_then(|v| v.as_str()) {
+                        let got = g["items"]
+                            .as_array()
+                            .and_then(|a| a.iter().find(|i| i["item"] == item))
+                            .map(|i| i["status"].as_str().unwrap_or("").to_string());
+                        let ok = match st {
+                            "failed" => matches!(got.as_deref(), Some("failed") | Some("partial")),
+                            other => got.as_deref() == Some(other),
+                        };
+                        if !ok {
+                            return Err(format!("{item}: {got:?}, expected {st}\n{stdout}").into());
+                        }
+                    }
+                }
+                Ok(Completion::Completed)
+            })
+            .with_kind("gpu"),
+        );
+    }
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test("grade::host::huge_file", move || {
+            let dir = std::env::temp_dir().join(format!("racegate-huge-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+            let f = dir.join("huge.cu");
+            std::fs::write(&f, "// padding\n".repeat(30_000)).map_err(|e| e.to_string())?;
+            let (code, stdout, _) = run_cli(
+                &r,
+                &["grade", "--exercise", "reduce", f.to_str().unwrap()],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+            if code != 4
+                || !stdout.contains("submissions are limited to 262144 bytes")
+                || !stdout.contains(": 0 / 100")
+            {
+                return Err(format!("exit {code}\n{stdout}").into());
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test("grade::host::batch_csv_and_formats", move || {
+            let dir = r.join("harness/tests/submissions/reduce");
+            let (code, csv, stderr) = run_cli(
+                &r,
+                &["grade", "--exercise", "reduce", dir.to_str().unwrap()],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            let rows: Vec<&str> = csv.lines().collect();
+            let files = std::fs::read_dir(&dir)
+                .map_err(|e| e.to_string())?
+                .flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "cu"))
+                .count();
+            if code != 4
+                || !rows[0].starts_with("submission,score,max_score,compiles,correct")
+                || rows.len() != files + 1
+            {
+                return Err(format!(
+                    "exit {code}, {} rows for {files} files\n{csv}\n{stderr}",
+                    rows.len()
+                )
+                .into());
+            }
+            let one = dir.join("correct.cu");
+            let (_, gs, _) = run_cli(
+                &r,
+                &[
+                    "grade",
+                    "--exercise",
+                    "reduce",
+                    "--format",
+                    "gradescope",
+                    one.to_str().unwrap(),
+                ],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            let v: serde_json::Value = serde_json::from_str(&gs).map_err(|e| e.to_string())?;
+            if v["score"] != 10.0 || v["tests"].as_array().map(|a| a.len()) != Some(6) {
+                return Err(format!("gradescope output: {gs}").into());
+            }
+            let (code, _, stderr) = run_cli(
+                &r,
+                &["grade", "--exercise", "reduction", one.to_str().unwrap()],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            if code != 2 || !stderr.contains("no exercise `reduction`; known exercises:") {
+                return Err(format!("unknown exercise: exit {code}: {stderr}").into());
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
+    out
 }

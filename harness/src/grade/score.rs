@@ -1,0 +1,194 @@
+//! Rubric arithmetic: each item earns `fraction x points`, explained in a line or more.
+
+use serde::Serialize;
+
+use super::spec::Rubric;
+
+/// A graded item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Item {
+    Compiles,
+    Correct,
+    Racecheck,
+    Synccheck,
+    Memcheck,
+    Initcheck,
+    Performance,
+}
+
+impl Item {
+    pub fn name(self) -> &'static str {
+        match self {
+            Item::Compiles => "compiles",
+            Item::Correct => "correct",
+            Item::Racecheck => "racecheck",
+            Item::Synccheck => "synccheck",
+            Item::Memcheck => "memcheck",
+            Item::Initcheck => "initcheck",
+            Item::Performance => "performance",
+        }
+    }
+
+    /// What the item checks, for students.
+    pub fn title(self) -> &'static str {
+        match self {
+            Item::Compiles => "Compiles, with the required kernel name and signature",
+            Item::Correct => "Correct on randomized sizes (including edges), with schedule jitter",
+            Item::Racecheck => "No shared-memory data race (compute-sanitizer racecheck)",
+            Item::Synccheck => "Barriers used correctly (compute-sanitizer synccheck)",
+            Item::Memcheck => {
+                "No out-of-bounds or invalid memory access (compute-sanitizer memcheck)"
+            }
+            Item::Initcheck => {
+                "No read of uninitialized global memory (compute-sanitizer initcheck)"
+            }
+            Item::Performance => "Performance against the course's reference kernel",
+        }
+    }
+
+    pub fn points(self, r: &Rubric) -> f64 {
+        match self {
+            Item::Compiles => r.compiles,
+            Item::Correct => r.correct,
+            Item::Racecheck => r.racecheck,
+            Item::Synccheck => r.synccheck,
+            Item::Memcheck => r.memcheck,
+            Item::Initcheck => r.initcheck,
+            Item::Performance => r.performance,
+        }
+    }
+}
+
+/// How an item went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Passed,
+    Partial,
+    Failed,
+    /// Not graded because an earlier item failed or no device was there: 0 points.
+    NotRun,
+    /// The tool could not decide: the item is left out of the total (neither points nor max).
+    Inconclusive,
+}
+
+/// One item of a grade.
+#[derive(Clone, Debug, Serialize)]
+pub struct ItemResult {
+    pub item: Item,
+    pub status: Status,
+    pub score: f64,
+    pub max_score: f64,
+    /// Why, line by line.
+    pub detail: String,
+}
+
+/// An item earning `fraction` (0..=1) of its points. Items worth 0 points are reported but
+/// count nothing.
+pub fn item(r: &Rubric, it: Item, fraction: f64, detail: String) -> ItemResult {
+    let max = it.points(r);
+    let fraction = fraction.clamp(0.0, 1.0);
+    let score = (max * fraction * 100.0).round() / 100.0;
+    let status = if fraction >= 1.0 {
+        Status::Passed
+    } else if fraction > 0.0 {
+        Status::Partial
+    } else {
+        Status::Failed
+    };
+    ItemResult {
+        item: it,
+        status,
+        score,
+        max_score: max,
+        detail,
+    }
+}
+
+/// Items that were not graded (0 points, full max).
+pub fn not_run(r: &Rubric, items: &[Item], why: &str) -> Vec<ItemResult> {
+    items
+        .iter()
+        .filter(|it| it.points(r) > 0.0)
+        .map(|&it| ItemResult {
+            item: it,
+            status: Status::NotRun,
+            score: 0.0,
+            max_score: it.points(r),
+            detail: why.to_string(),
+        })
+        .collect()
+}
+
+/// An item the tool could not decide: left out of both score and max.
+pub fn inconclusive(r: &Rubric, it: Item, detail: String) -> ItemResult {
+    let _ = r;
+    ItemResult {
+        item: it,
+        status: Status::Inconclusive,
+        score: 0.0,
+        max_score: 0.0,
+        detail,
+    }
+}
+
+/// (score, max) of a list of items, rounded to hundredths.
+pub fn total(items: &[ItemResult]) -> (f64, f64) {
+    let s: f64 = items.iter().map(|i| i.score).sum();
+    let m: f64 = items.iter().map(|i| i.max_score).sum();
+    ((s * 100.0).round() / 100.0, (m * 100.0).round() / 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rubric() -> Rubric {
+        Rubric {
+            compiles: 10.0,
+            correct: 40.0,
+            racecheck: 15.0,
+            synccheck: 10.0,
+            memcheck: 15.0,
+            initcheck: 10.0,
+            performance: 0.0,
+            performance_rule: Default::default(),
+        }
+    }
+
+    #[test]
+    fn partial_credit_is_a_fraction_of_the_points() {
+        let r = rubric();
+        let it = item(&r, Item::Correct, 7.0 / 8.0, "7 of 8".into());
+        assert_eq!(
+            (it.score, it.max_score, it.status),
+            (35.0, 40.0, Status::Partial)
+        );
+        assert_eq!(
+            item(&r, Item::Racecheck, 1.0, String::new()).status,
+            Status::Passed
+        );
+        assert_eq!(item(&r, Item::Racecheck, 0.0, String::new()).score, 0.0);
+    }
+
+    #[test]
+    fn totals_add_up_and_inconclusive_items_drop_out() {
+        let r = rubric();
+        let items = vec![
+            item(&r, Item::Compiles, 1.0, String::new()),
+            item(&r, Item::Correct, 0.5, String::new()),
+            inconclusive(&r, Item::Racecheck, "no sanitizer".into()),
+        ];
+        assert_eq!(total(&items), (30.0, 50.0));
+        assert_eq!(r.max(), 100.0);
+    }
+
+    #[test]
+    fn zero_point_items_are_not_listed_as_not_run() {
+        let r = rubric();
+        let v = not_run(&r, &[Item::Correct, Item::Performance], "x");
+        assert_eq!(v.len(), 1);
+        assert_eq!(total(&v), (0.0, 40.0));
+    }
+}

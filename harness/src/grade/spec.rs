@@ -1,0 +1,366 @@
+//! Exercise specs (`grading/exercises/NAME.toml`) and rubrics (`grading/rubric.toml`).
+//!
+//! A spec tells students the kernel's exact name and signature, the launch shape the grader
+//! uses and the size range; it tells racegate which exercise family generates inputs and checks
+//! results exactly. Errors name the file, line and key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::catalog::Entry;
+use crate::errors::{Error, Result};
+use crate::exercises;
+
+/// Where specs live, relative to the project root.
+pub const SPEC_DIR: &str = "grading/exercises";
+/// The default rubric, relative to the project root.
+pub const RUBRIC: &str = "grading/rubric.toml";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    exercise: RawExercise,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExercise {
+    name: String,
+    title: String,
+    entry: String,
+    signature: String,
+    #[serde(default)]
+    also: Vec<String>,
+    launch: String,
+    sizes: [u32; 2],
+    family: String,
+    #[serde(default)]
+    params: BTreeMap<String, i64>,
+    reference: Option<String>,
+}
+
+/// One exercise.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub path: PathBuf,
+    pub name: String,
+    pub title: String,
+    pub entry: String,
+    /// Parameter types, in order, e.g. `["const float*", "int"]`.
+    pub params: Vec<String>,
+    pub signature: String,
+    /// Other kernels the file must define: (name, parameter types).
+    pub also: Vec<(String, Vec<String>)>,
+    pub launch: String,
+    pub sizes: (u32, u32),
+    pub family: String,
+    pub family_params: BTreeMap<String, i64>,
+    /// `file.cu:kernel` of the course's solution, relative to the root.
+    pub reference: Option<(String, String)>,
+}
+
+impl Spec {
+    /// The entry as the exercise family sees it.
+    pub fn entry(&self) -> Entry {
+        Entry {
+            name: self.entry.clone(),
+            params: self.family_params.clone(),
+        }
+    }
+
+    /// Loads `root/grading/exercises/NAME.toml`.
+    pub fn find(root: &Path, name: &str) -> Result<Spec> {
+        let path = root.join(SPEC_DIR).join(format!("{name}.toml"));
+        if !path.is_file() {
+            let known = list(root).unwrap_or_default();
+            return Err(Error::Usage(format!(
+                "no exercise `{name}`; known exercises: {}",
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        }
+        Spec::load(&path)
+    }
+
+    pub fn load(path: &Path) -> Result<Spec> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
+        Spec::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Spec> {
+        let shown = path.display().to_string();
+        let err = |line: usize, m: String| Error::Header {
+            path: shown.clone(),
+            line,
+            message: m,
+        };
+        let line_of = |key: &str| {
+            text.lines()
+                .position(|l| {
+                    l.trim_start().starts_with(&format!("{key} "))
+                        || l.trim_start().starts_with(&format!("{key}="))
+                })
+                .map(|i| i + 1)
+                .unwrap_or(1)
+        };
+        let raw: RawSpec = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+                .unwrap_or(1);
+            err(line, e.message().to_string())
+        })?;
+        let x = raw.exercise;
+        let family = exercises::by_name(&x.family).ok_or_else(|| {
+            err(
+                line_of("family"),
+                format!(
+                    "`family`: unknown family `{}`; known: {}",
+                    x.family,
+                    exercises::names().join(", ")
+                ),
+            )
+        })?;
+        family
+            .check_params(&x.params)
+            .map_err(|m| err(line_of("params"), format!("`params`: {m}")))?;
+        let params = parse_params(&x.signature)
+            .map_err(|m| err(line_of("signature"), format!("`signature`: {m}")))?;
+        let mut also = Vec::new();
+        for a in &x.also {
+            let (name, rest) = a.split_once('(').ok_or_else(|| {
+                err(
+                    line_of("also"),
+                    format!("`also`: `{a}` is not `name(params)`"),
+                )
+            })?;
+            let inner = rest.strip_suffix(')').ok_or_else(|| {
+                err(
+                    line_of("also"),
+                    format!("`also`: `{a}` is not `name(params)`"),
+                )
+            })?;
+            also.push((
+                name.trim().to_string(),
+                parse_params(inner).map_err(|m| err(line_of("also"), format!("`also`: {m}")))?,
+            ));
+        }
+        if x.sizes[0] == 0 || x.sizes[0] > x.sizes[1] {
+            return Err(err(
+                line_of("sizes"),
+                format!("`sizes`: need 1 <= lo <= hi, got {:?}", x.sizes),
+            ));
+        }
+        let reference = match &x.reference {
+            None => None,
+            Some(r) => Some(
+                r.rsplit_once(':')
+                    .map(|(f, k)| (f.to_string(), k.to_string()))
+                    .ok_or_else(|| {
+                        err(
+                            line_of("reference"),
+                            format!("`reference`: `{r}` is not `file.cu:kernel`"),
+                        )
+                    })?,
+            ),
+        };
+        if !x
+            .entry
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(err(
+                line_of("entry"),
+                format!("`entry`: `{}` is not a C identifier", x.entry),
+            ));
+        }
+        Ok(Spec {
+            path: path.to_path_buf(),
+            name: x.name,
+            title: x.title,
+            entry: x.entry,
+            params,
+            signature: x.signature,
+            also,
+            launch: x.launch,
+            sizes: (x.sizes[0], x.sizes[1]),
+            family: x.family,
+            family_params: x.params,
+            reference,
+        })
+    }
+}
+
+/// The names of all specs under `root`.
+pub fn list(root: &Path) -> Result<Vec<String>> {
+    let dir = root.join(SPEC_DIR);
+    let mut out: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| Error::io("listing", &dir, e))?
+        .flatten()
+        .filter_map(|e| {
+            let p = e.path();
+            (p.extension()? == "toml")
+                .then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))?
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Normalizes a parameter list to its types: `const float *A, int n` -> `["const float*", "int"]`.
+pub fn parse_params(list: &str) -> std::result::Result<Vec<String>, String> {
+    let list = list.trim();
+    if list.is_empty() || list == "void" {
+        return Ok(Vec::new());
+    }
+    list.split(',')
+        .map(|p| {
+            let p = p.trim().replace('*', " * ");
+            let words: Vec<&str> = p.split_whitespace().collect();
+            if words.is_empty() {
+                return Err("an empty parameter".to_string());
+            }
+            // The last word is the parameter's name unless the declaration ends in `*` or is a
+            // bare type (`int`).
+            let is_type_word = |w: &str| {
+                matches!(
+                    w,
+                    "*" | "const"
+                        | "volatile"
+                        | "unsigned"
+                        | "signed"
+                        | "int"
+                        | "float"
+                        | "double"
+                        | "char"
+                        | "short"
+                        | "long"
+                        | "bool"
+                        | "size_t"
+                        | "__restrict__"
+                )
+            };
+            let keep = if words.len() > 1 && !is_type_word(words[words.len() - 1]) {
+                &words[..words.len() - 1]
+            } else {
+                &words[..]
+            };
+            let ty: Vec<&str> = keep
+                .iter()
+                .copied()
+                .filter(|w| *w != "__restrict__")
+                .collect();
+            Ok(ty.join(" ").replace(" *", "*"))
+        })
+        .collect()
+}
+
+/// Points per item.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Rubric {
+    pub compiles: f64,
+    pub correct: f64,
+    pub racecheck: f64,
+    pub synccheck: f64,
+    pub memcheck: f64,
+    pub initcheck: f64,
+    #[serde(default)]
+    pub performance: f64,
+    #[serde(default)]
+    pub performance_rule: PerformanceRule,
+}
+
+/// How the performance item is scored.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PerformanceRule {
+    pub threshold: f64,
+    pub zero_at: f64,
+}
+
+impl Default for PerformanceRule {
+    fn default() -> Self {
+        PerformanceRule {
+            threshold: 1.25,
+            zero_at: 3.0,
+        }
+    }
+}
+
+impl Rubric {
+    pub fn load(path: &Path) -> Result<Rubric> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
+        let r: Rubric = toml::from_str(&text).map_err(|e| Error::Header {
+            path: path.display().to_string(),
+            line: e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+                .unwrap_or(1),
+            message: e.message().to_string(),
+        })?;
+        for (k, v) in [
+            ("compiles", r.compiles),
+            ("correct", r.correct),
+            ("racecheck", r.racecheck),
+            ("synccheck", r.synccheck),
+            ("memcheck", r.memcheck),
+            ("initcheck", r.initcheck),
+            ("performance", r.performance),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(Error::Usage(format!(
+                    "{}: `{k}` must be a number >= 0, got {v}",
+                    path.display()
+                )));
+            }
+        }
+        if r.performance_rule.threshold >= r.performance_rule.zero_at
+            || r.performance_rule.threshold < 1.0
+        {
+            return Err(Error::Usage(format!(
+                "{}: performance_rule needs 1 <= threshold < zero_at",
+                path.display()
+            )));
+        }
+        Ok(r)
+    }
+
+    pub fn max(&self) -> f64 {
+        self.compiles
+            + self.correct
+            + self.racecheck
+            + self.synccheck
+            + self.memcheck
+            + self.initcheck
+            + self.performance
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_lists_reduce_to_types() {
+        assert_eq!(
+            parse_params("const float* A, const float *B, float * C, int M").unwrap(),
+            ["const float*", "const float*", "float*", "int"]
+        );
+        assert_eq!(
+            parse_params("unsigned int* __restrict__ bins, int").unwrap(),
+            ["unsigned int*", "int"]
+        );
+        assert_eq!(
+            parse_params("const unsigned char *data").unwrap(),
+            ["const unsigned char*"]
+        );
+        assert_eq!(parse_params("").unwrap(), Vec::<String>::new());
+        assert!(parse_params("int a, , int b").is_err());
+    }
+}

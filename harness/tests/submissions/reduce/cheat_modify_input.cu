@@ -1,0 +1,20 @@
+// Cheating attempt: write into the input (casting away const), so that a grader comparing
+// against the device copy of the input would be fooled. The grader compares the input with
+// its own copy, kept in another process.
+extern "C" __global__ void reduce(const float* in, float* out, int n)
+{
+    __shared__ float s[256];
+    int tid = threadIdx.x;
+    int i = blockIdx.x * 256 + tid;
+    s[tid] = (i < n) ? in[i] : 0.0f;
+    if (i < n)
+        ((float*)in)[i] = 0.0f;
+    __syncthreads();
+    for (int half = 128; half > 0; half >>= 1) {
+        if (tid < half)
+            s[tid] += s[tid + half];
+        __syncthreads();
+    }
+    if (tid == 0)
+        out[blockIdx.x] = s[0];
+}

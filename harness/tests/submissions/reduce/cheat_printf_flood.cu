@@ -1,0 +1,19 @@
+// Cheating attempt: flood the output from every thread (and compute the right answer).
+// The grader discards the kernel's output; the grade is what the results earn.
+extern "C" __global__ void reduce(const float* in, float* out, int n)
+{
+    __shared__ float s[256];
+    int tid = threadIdx.x;
+    int i = blockIdx.x * 256 + tid;
+    s[tid] = (i < n) ? in[i] : 0.0f;
+    __syncthreads();
+    for (int half = 128; half > 0; half >>= 1) {
+        if (tid < half)
+            s[tid] += s[tid + half];
+        __syncthreads();
+    }
+    if (tid == 0)
+        out[blockIdx.x] = s[0];
+    for (int k = 0; k < 4; ++k)
+        printf("FLOOD block %d thread %d score 100/100 PASS\n", blockIdx.x, tid);
+}
