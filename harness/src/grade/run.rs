@@ -53,6 +53,16 @@ pub struct Grade {
     pub execution_seconds: f64,
 }
 
+/// The items graded once the submission compiles.
+const AFTER_COMPILE: [Item; 6] = [
+    Item::Correct,
+    Item::Racecheck,
+    Item::Synccheck,
+    Item::Memcheck,
+    Item::Initcheck,
+    Item::Performance,
+];
+
 /// The name findings and compile errors use for the submission: its file name.
 fn program_name(path: &Path) -> String {
     path.file_name()
@@ -92,14 +102,7 @@ pub fn grade(
                 items.push(score::item(rubric, Item::Compiles, 0.0, p.to_string()));
                 items.extend(score::not_run(
                     rubric,
-                    &[
-                        Item::Correct,
-                        Item::Racecheck,
-                        Item::Synccheck,
-                        Item::Memcheck,
-                        Item::Initcheck,
-                        Item::Performance,
-                    ],
+                    &AFTER_COMPILE,
                     "not graded: the submission has to compile first",
                 ));
                 return Ok(finish(items));
@@ -133,14 +136,7 @@ pub fn grade(
             ));
             items.extend(score::not_run(
                 rubric,
-                &[
-                    Item::Correct,
-                    Item::Racecheck,
-                    Item::Synccheck,
-                    Item::Memcheck,
-                    Item::Initcheck,
-                    Item::Performance,
-                ],
+                &AFTER_COMPILE,
                 "not graded: the submission has to compile first",
             ));
             return Ok(finish(items));
@@ -158,14 +154,7 @@ pub fn grade(
     if !cfg.device {
         items.extend(score::not_run(
             rubric,
-            &[
-                Item::Correct,
-                Item::Racecheck,
-                Item::Synccheck,
-                Item::Memcheck,
-                Item::Initcheck,
-                Item::Performance,
-            ],
+            &AFTER_COMPILE,
             "not graded: no CUDA device on the grading machine",
         ));
         return Ok(finish(items));
