@@ -353,13 +353,25 @@ fn sanitizer_item(
         Outcome::Findings(f) => {
             let mut d = format!("{tool} reported {} finding(s):", f.len());
             for x in f.iter().take(5) {
-                d.push_str(&format!("\n  {}", x.line().replace(&format!("{}/", root.display()), "")));
+                d.push_str(&format!("\n  {}", student_paths(&x.line(), name)));
             }
             score::item(rubric, item, 0.0, d)
         }
         Outcome::Hang { .. } => score::item(rubric, item, 0.0, format!("{tool}: the kernel never finished under the sanitizer (deadlock or infinite loop); killed after {:.0} s", cfg.sanitize_timeout.as_secs_f64())),
         Outcome::Inconclusive(why) => score::inconclusive(rubric, item, format!("{tool} could not decide ({why}); ask your instructor: this item is not counted against you")),
     })
+}
+
+/// Shows the submission's paths as its file name: NVRTC makes the program name absolute with
+/// the grader's working directory, which means nothing to a student.
+fn student_paths(line: &str, name: &str) -> String {
+    line.split(' ')
+        .map(|w| match w.find(&format!("/{name}")) {
+            Some(i) if w.starts_with('/') => w[i + 1..].to_string(),
+            _ => w.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn performance(
@@ -798,6 +810,14 @@ mod tests {
                 WorkerResult::NotRun,
                 WorkerResult::NotRun
             ]
+        );
+    }
+
+    #[test]
+    fn findings_name_the_students_file() {
+        assert_eq!(
+            student_paths("Analysis Error reduce at /srv/grader/alice.cu:12 [Write -> Read /srv/grader/alice.cu:13]: Race", "alice.cu"),
+            "Analysis Error reduce at alice.cu:12 [Write -> Read alice.cu:13]: Race"
         );
     }
 
