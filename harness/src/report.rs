@@ -54,7 +54,7 @@ pub fn catalog_table(catalog: &Catalog) -> String {
     let variants = catalog.cases.iter().filter(|c| c.is_variant()).count();
     let _ = writeln!(
         out,
-        "\n{} cases: {} correct kernels, {} buggy variants, in {} files",
+        "\n{} cases: {} kernels expected clean, {} buggy variants, in {} files",
         catalog.cases.len(),
         catalog.cases.len() - variants,
         variants,
@@ -141,13 +141,16 @@ pub fn sanitizer(r: &SanitizerRun) -> String {
     let head = match &r.outcome {
         Outcome::Clean => "CLEAN".to_string(),
         Outcome::Findings(f) => format!("{} FINDING(S)", f.len()),
-        Outcome::Hang { left_behind } => format!(
-            "HANG (killed at the deadline{})",
+        Outcome::Hang { left_behind, said } => format!(
+            "HANG (killed at the deadline{}){}",
             if *left_behind {
                 ", BUT SOME PROCESS SURVIVED"
             } else {
                 ", nothing left running"
-            }
+            },
+            said.as_ref()
+                .map(|s| format!("; the tool said: {s}"))
+                .unwrap_or_default()
         ),
         Outcome::Inconclusive(why) => format!("INCONCLUSIVE: {why}"),
     };

@@ -80,6 +80,10 @@ pub enum Outcome {
     /// The target (and the sanitizer with it) missed the deadline; the group was killed.
     Hang {
         left_behind: bool,
+        /// What the tool said before it was killed, e.g. racecheck's "Deadlock detected in
+        /// Barrier ... at handoff+0x300 in barrier_before_flag.cu:28" (first such line).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        said: Option<String>,
     },
     /// Nothing can be concluded; the reason says why.
     Inconclusive(String),
@@ -241,7 +245,11 @@ fn inconclusive(label: &str, cfg: &SanitizeConfig, why: String) -> SanitizerRun 
 /// Turns an exit and an XML file into an outcome. Public for tests with fake sanitizers.
 pub fn decide(exit: &Exit, left_behind: bool, xml_path: &Path, log: &str, root: &Path) -> Outcome {
     if *exit == Exit::TimedOut {
-        return Outcome::Hang { left_behind };
+        let said = log
+            .lines()
+            .find(|l| l.contains("Deadlock detected"))
+            .map(|l| l.trim_start_matches('=').trim().to_string());
+        return Outcome::Hang { left_behind, said };
     }
     if log.contains("Device not supported") {
         return Outcome::Inconclusive("compute-sanitizer: Device not supported".into());
@@ -333,4 +341,46 @@ pub fn target(catalog: &Catalog, case_name: &str, ptx: &Path, seed: u64) -> Resu
         },
         Err(e) => format!("racegate target: {} ({}): {e}", case.name, problem.label),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hang_keeps_what_racecheck_said_about_the_deadlock() {
+        let log = "========= COMPUTE-SANITIZER\n========= Deadlock detected in Barrier called by threads starting at (0,0,0) in block (2,0,0), (active mask: 0xffffffff) at handoff+0x300 in barrier_before_flag.cu:28\n";
+        match decide(
+            &Exit::TimedOut,
+            false,
+            Path::new("/nonexistent.xml"),
+            log,
+            Path::new("/"),
+        ) {
+            Outcome::Hang {
+                left_behind: false,
+                said: Some(s),
+            } => assert!(
+                s.starts_with("Deadlock detected") && s.ends_with("barrier_before_flag.cu:28"),
+                "{s}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn exit_255_and_missing_xml_are_inconclusive_never_clean() {
+        let none = Path::new("/nonexistent.xml");
+        assert!(matches!(
+            decide(&Exit::Code(255), false, none, "bad option", Path::new("/")),
+            Outcome::Inconclusive(_)
+        ));
+        assert!(
+            matches!(decide(&Exit::Code(0), false, none, "", Path::new("/")), Outcome::Inconclusive(m) if m.contains("no XML"))
+        );
+        assert!(matches!(
+            decide(&Exit::Signal(9), false, none, "", Path::new("/")),
+            Outcome::Inconclusive(_)
+        ));
+    }
 }
