@@ -34,8 +34,7 @@ use toml::Spanned;
 use crate::catalog::Entry;
 use crate::errors::{Error, Result};
 use crate::exercises::{
-    f32_bytes_pub as f32_bytes, Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem,
-    SizeChoice,
+    f32_bytes, Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem, SizeChoice,
 };
 
 /// The default manifest file name.
@@ -559,11 +558,7 @@ impl Exercise for KernelSpec {
     }
 
     fn problem(&self, _entry: &Entry, size: SizeChoice, rng: &mut ChaCha8Rng) -> Problem {
-        let size = match size {
-            // The manifest's own ranges, whatever the generic default says.
-            SizeChoice::Random { .. } => SizeChoice::Random { lo: 0, hi: 0 },
-            s => s,
-        };
+        // A random choice draws from the manifest's own ranges, whatever range it carries.
         self.draw(size, rng)
     }
 }

@@ -838,23 +838,7 @@ fn grade_trials(root: &Path, device: &Result<racegate::device::DeviceInfo, Strin
         // Host: the file checks, the signature check and compilation, with no GPU.
         out.push(
             Trial::test(format!("grade::host::{name}"), move || {
-                let (code, stdout, stderr) = run_cli(
-                    &r,
-                    &[
-                        "grade",
-                        "--exercise",
-                        "reduce",
-                        "--format",
-                        "json",
-                        f.to_str().unwrap(),
-                    ],
-                    &[("RACEGATE_NO_GPU", "1")],
-                );
-                if code != 4 {
-                    return Err(format!("exit {code} (expected 4: no device)\n{stderr}").into());
-                }
-                let g: serde_json::Value =
-                    serde_json::from_str(&stdout).map_err(|e| format!("{e}: {stdout}"))?;
+                let g = grade_json(&r, &f, &[("RACEGATE_NO_GPU", "1")], 4)?;
                 let compiles = &g["items"][0];
                 let status = compiles["status"].as_str().unwrap_or("");
                 if Some(status) != w.get("compiles").and_then(|v| v.as_str()) {
@@ -886,23 +870,8 @@ fn grade_trials(root: &Path, device: &Result<racegate::device::DeviceInfo, Strin
                 }
                 let slots = gpu_slots();
                 let _slot = slots.take();
-                let (code, stdout, stderr) = run_cli(
-                    &r,
-                    &[
-                        "grade",
-                        "--exercise",
-                        "reduce",
-                        "--format",
-                        "json",
-                        file.to_str().unwrap(),
-                    ],
-                    &[("RACEGATE_GRADE_SECRET", "ci-secret")],
-                );
-                if code != 0 {
-                    return Err(format!("exit {code}\n{stderr}").into());
-                }
-                let g: serde_json::Value =
-                    serde_json::from_str(&stdout).map_err(|e| format!("{e}: {stdout}"))?;
+                let g = grade_json(&r, &file, &[("RACEGATE_GRADE_SECRET", "ci-secret")], 0)?;
+                let stdout = g.to_string();
                 let score = g["score"].as_f64().unwrap_or(-1.0);
                 if let Some(s) = want
                     .get("score")
@@ -1021,4 +990,29 @@ fn grade_trials(root: &Path, device: &Result<racegate::device::DeviceInfo, Strin
         .with_kind("host"),
     );
     out
+}
+
+/// `racegate grade --exercise reduce --format json FILE`, which must exit with `code`; its JSON.
+fn grade_json(
+    root: &Path,
+    file: &Path,
+    env: &[(&str, &str)],
+    code: i32,
+) -> Result<serde_json::Value, Failed> {
+    let (got, stdout, stderr) = run_cli(
+        root,
+        &[
+            "grade",
+            "--exercise",
+            "reduce",
+            "--format",
+            "json",
+            file.to_str().unwrap(),
+        ],
+        env,
+    );
+    if got != code {
+        return Err(format!("exit {got} (expected {code})\n{stderr}").into());
+    }
+    serde_json::from_str(&stdout).map_err(|e| format!("{e}: {stdout}").into())
 }

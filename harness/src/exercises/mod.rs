@@ -9,7 +9,7 @@ mod problem;
 mod reduce;
 mod transpose;
 
-pub use problem::f32_bytes as f32_bytes_pub;
 pub use problem::{
-    by_name, names, Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem, SizeChoice,
+    by_name, f32_bytes, names, Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem,
+    SizeChoice,
 };
