@@ -143,6 +143,26 @@ def main():
         (out / "gate.txt").write_text(r)
         say(f"gate: {time.time() - t:.0f} s -> gate.txt, gate.sarif, gate-junit.xml, gate-summary.md, racegate-baseline.json, gate-program.sarif")
 
+    if "grade" in phases:
+        # Every sample submission graded: a batch per exercise (JSON, with the deadlines the
+        # test suite uses), a few in the human format, one in every other format, and the
+        # correct one with performance points on.
+        t = time.time()
+        subs = pathlib.Path("harness/tests/submissions")
+        quick = "--timeout 5 --sanitize-timeout 20"
+        r = ""
+        for ex in sorted(d.name for d in subs.iterdir() if d.is_dir()):
+            r += sh(f"{rg} grade --exercise {ex} {subs}/{ex} {quick} --format json --jobs 4 --output {out}/grade-{ex}.json", timeout=900)
+        for f in ("correct", "missing_loop_barrier", "no_bounds_check", "cheat_trap", "cheat_infinite_loop"):
+            r += sh(f"{rg} grade --exercise reduce {quick} {subs}/reduce/{f}.cu", timeout=600)
+        one = subs / "reduce" / "missing_loop_barrier.cu"
+        for fmt in ("gradescope", "prairielearn", "junit"):
+            r += sh(f"{rg} grade --exercise reduce --format {fmt} {one}", timeout=600)
+        r += sh(f"{rg} grade --exercise reduce --rubric {subs}/reduce/rubric-performance.toml {subs}/reduce/correct.cu", timeout=600)
+        r += sh("ps -eo pid,pgid,stat,etime,cmd | grep -v grep | grep -E 'racegate|compute-sanitizer' || echo 'no racegate or compute-sanitizer process left'")
+        (out / "grade.txt").write_text(r)
+        say(f"grade: {time.time() - t:.0f} s -> grade.txt, grade-EXERCISE.json")
+
     if "bench" in phases:
         t = time.time()
         r = sh(f"{rg} bench --iters 20 --rounds 3", timeout=300)

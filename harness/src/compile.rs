@@ -157,3 +157,27 @@ pub fn compile_to_cache(root: &Path, rel_path: &str, opts: &BuildOptions) -> Res
     }
     Ok(file)
 }
+
+#[cfg(test)]
+mod tests {
+    /// A batch grade compiles several submissions at once: each must get its own PTX.
+    #[test]
+    fn concurrent_compiles_do_not_mix() {
+        let root =
+            crate::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        std::thread::scope(|s| {
+            for t in 0..4u32 {
+                let root = root.clone();
+                s.spawn(move || {
+                    for i in 0..10u32 {
+                        let k = 1000 + t * 100 + i;
+                        let src = format!("extern \"C\" __global__ void reduce(float* out) {{ out[0] = {k}.0f; }}");
+                        let b = super::compile_source(&root, &format!("s{t}.cu"), &src, &super::BuildOptions { arch: "sm_90".into(), jitter: false, extra: vec![] }).unwrap();
+                        let want = format!(" {};", (k as f32).to_bits());
+                        assert!(b.ptx.contains(&want), "thread {t} iter {i}: {want} missing:\n{}", b.ptx);
+                    }
+                });
+            }
+        });
+    }
+}

@@ -160,6 +160,8 @@ pub fn grade(
         return Ok(finish(items));
     }
     let work = Scratch::new()?;
+    // From here on the submission runs on the GPU: one submission at a time.
+    let _gpu = GpuLock::acquire()?;
     let ptx_plain = work.write("plain.ptx", plain.ptx.as_bytes())?;
     let ptx_jitter = work.write("jitter.ptx", jittered.ptx.as_bytes())?;
     // 3. Correctness on random sizes, with jitter.
@@ -181,6 +183,29 @@ pub fn grade(
         )?);
     }
     Ok(finish(items))
+}
+
+/// Only one submission is on the GPU at a time, across threads and processes (a batch, or
+/// several graders on one machine). A kernel that floods printf or spins slows every other
+/// context on the device (the H200 showed a correct submission taking 60 s instead of 5 s next
+/// to a printf flood, and timing out in a batch), and one student's deadlines must not pay for
+/// another's kernel. An advisory lock on a file in racegate's cache folder, released on drop.
+struct GpuLock(#[allow(dead_code)] std::fs::File);
+
+impl GpuLock {
+    fn acquire() -> Result<GpuLock> {
+        let dir = compile::cache_dir();
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
+        let path = dir.join("grade-gpu.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io("opening", &path, e))?;
+        file.lock().map_err(|e| Error::io("locking", &path, e))?;
+        Ok(GpuLock(file))
+    }
 }
 
 /// A private scratch folder for the request and response files.
@@ -276,12 +301,12 @@ fn correctness(
                 lines.push(format!("trial {t} ({}): the kernel faulted: {e}", p.label))
             }
             WorkerResult::Hang => lines.push(format!(
-                "trial {t} ({}): no result within {:.0} s (infinite loop or deadlock); killed",
+                "trial {t} ({}): no result within {:.0} s (an infinite loop, a deadlock, or far too slow); killed",
                 p.label,
                 cfg.timeout.as_secs_f64()
             )),
             WorkerResult::NotRun => lines.push(format!(
-                "trial {t} ({}): not run (an earlier trial ended the worker)",
+                "trial {t} ({}): not run (the kernel already hung twice)",
                 p.label
             )),
         }
@@ -353,7 +378,11 @@ fn sanitizer_item(
         Outcome::Findings(f) => {
             let mut d = format!("{tool} reported {} finding(s):", f.len());
             for x in f.iter().take(5) {
-                d.push_str(&format!("\n  {}", student_paths(&x.line(), name)));
+                let line = x.line();
+                d.push_str(&format!("\n  {}", student_paths(&line, name)));
+                if line.contains("Host API uninitialized memory access") {
+                    d.push_str(" (the grader copied back an output your kernel never wrote)");
+                }
             }
             score::item(rubric, item, 0.0, d)
         }
@@ -621,8 +650,44 @@ fn decode_request(
     Ok((jitter, out))
 }
 
-/// Runs the worker on `problems` and reads its response file.
+/// Runs `problems` through workers: after a fault (the CUDA context is gone) or a hang, a
+/// fresh worker takes the remaining problems, so one bad size costs one trial, not the rest.
+/// After two hangs the remaining trials are not run: a kernel that never ends would otherwise
+/// cost a full deadline per trial.
 fn run_worker(
+    cfg: &GradeConfig,
+    exe: &Path,
+    work: &Scratch,
+    ptx: &Path,
+    problems: &[crate::exercises::Problem],
+    jitter: bool,
+    tag: &str,
+) -> Result<Vec<WorkerResult>> {
+    let mut results = Vec::with_capacity(problems.len());
+    let mut hangs = 0;
+    while results.len() < problems.len() && hangs < 2 {
+        let rest = &problems[results.len()..];
+        let part = run_worker_once(cfg, exe, work, ptx, rest, jitter, tag)?;
+        let done = part
+            .iter()
+            .position(|r| *r == WorkerResult::NotRun)
+            .unwrap_or(part.len());
+        hangs += part[..done]
+            .iter()
+            .filter(|r| **r == WorkerResult::Hang)
+            .count();
+        if done == 0 {
+            break; // the worker ended cleanly without running anything: do not spin
+        }
+        results.extend(part.into_iter().take(done));
+    }
+    results.resize(problems.len(), WorkerResult::NotRun);
+    Ok(results)
+}
+
+/// One worker process on `problems`; its response file read back. The first problem without
+/// a record is where the worker hung or died, unless it exited cleanly after a fault.
+fn run_worker_once(
     cfg: &GradeConfig,
     exe: &Path,
     work: &Scratch,
@@ -633,6 +698,7 @@ fn run_worker(
 ) -> Result<Vec<WorkerResult>> {
     let request = work.write(&format!("{tag}.req"), &encode_request(problems, jitter))?;
     let response = work.0.join(format!("{tag}.resp"));
+    let _ = std::fs::remove_file(&response);
     let args: Vec<OsString> = vec![
         "__grade-worker".into(),
         "--ptx".into(),
@@ -658,10 +724,11 @@ fn run_worker(
     )?;
     let bytes = std::fs::read(&response).unwrap_or_default();
     let mut results = decode_response(&bytes, problems.len());
-    // The first problem without a record is where the worker died or hung.
+    let after_fault = results.iter().any(|r| matches!(r, WorkerResult::Fault(_)));
     if let Some(i) = results.iter().position(|r| *r == WorkerResult::NotRun) {
         results[i] = match finished.exit {
             Exit::TimedOut => WorkerResult::Hang,
+            Exit::Code(0) if after_fault => return Ok(results),
             Exit::Code(c) => WorkerResult::Fault(format!(
                 "the grader's worker exited with code {c}: {}",
                 finished.stderr.lines().last().unwrap_or("")
@@ -730,7 +797,7 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
         std::fs::File::create(response).map_err(|e| Error::io("creating", response, e))?;
     for (t, p) in problems.iter().enumerate() {
         let opts = RunOptions {
-            jitter_seed: jitter.then_some(0x5eed ^ t as u64),
+            jitter_seed: jitter.then_some(0x5eed ^ compile::fingerprint(&p.label)),
             poison_shared: jitter,
             poison_outputs: jitter,
         };
@@ -811,6 +878,102 @@ mod tests {
                 WorkerResult::NotRun
             ]
         );
+    }
+
+    /// A stand-in for `racegate __grade-worker`: a shell script that gets the same arguments
+    /// (the response file is the 7th).
+    fn fake_worker(dir: &Path, script: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join("fake-worker.sh");
+        std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    fn three_problems() -> Vec<crate::exercises::Problem> {
+        let entry = crate::catalog::Entry {
+            name: "reduce".into(),
+            params: [("block".to_string(), 256)].into(),
+        };
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(1);
+        (0..3)
+            .map(|_| {
+                exercises::by_name("reduce").unwrap().problem(
+                    &entry,
+                    SizeChoice::Fixed(300),
+                    &mut rng,
+                )
+            })
+            .collect()
+    }
+
+    fn config(timeout_ms: u64) -> GradeConfig {
+        GradeConfig {
+            trials: 3,
+            seed: 1,
+            secret: 2,
+            timeout: Duration::from_millis(timeout_ms),
+            sanitize_timeout: Duration::from_secs(1),
+            arch: String::new(),
+            sanitizer: None,
+            device: true,
+        }
+    }
+
+    #[test]
+    fn after_a_fault_a_fresh_worker_takes_the_remaining_trials() {
+        let work = Scratch::new().unwrap();
+        // Every worker faults on its first problem and exits cleanly, as the real one does.
+        let exe = fake_worker(
+            &work.0,
+            r"printf '\001\011\000\000\000\000\000\000\000error 719' > $7; echo progress",
+        );
+        let r = run_worker(
+            &config(5000),
+            &exe,
+            &work,
+            Path::new("x.ptx"),
+            &three_problems(),
+            true,
+            "t",
+        )
+        .unwrap();
+        assert_eq!(r, vec![WorkerResult::Fault("error 719".into()); 3]);
+    }
+
+    #[test]
+    fn after_two_hangs_the_remaining_trials_are_not_run() {
+        let work = Scratch::new().unwrap();
+        let exe = fake_worker(&work.0, "sleep 30");
+        let start = std::time::Instant::now();
+        let r = run_worker(
+            &config(300),
+            &exe,
+            &work,
+            Path::new("x.ptx"),
+            &three_problems(),
+            true,
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            vec![WorkerResult::Hang, WorkerResult::Hang, WorkerResult::NotRun]
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn one_submission_at_a_time_holds_the_gpu() {
+        let held = GpuLock::acquire().unwrap();
+        let other = std::fs::File::open(compile::cache_dir().join("grade-gpu.lock")).unwrap();
+        assert!(other.try_lock().is_err(), "a second grader got the GPU");
+        drop(held);
+        other.try_lock().expect("released when the grade ends");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-// Cheating attempt: flood the output from every thread (and compute the right answer).
+// Cheating attempt: flood the output (and compute the right answer). One lane per warp prints
+// 4 lines: over 100,000 lines at the largest sizes, far past the 1 MB device printf buffer.
 // The grader discards the kernel's output; the grade is what the results earn.
 extern "C" __global__ void reduce(const float* in, float* out, int n)
 {
@@ -14,6 +15,7 @@ extern "C" __global__ void reduce(const float* in, float* out, int n)
     }
     if (tid == 0)
         out[blockIdx.x] = s[0];
-    for (int k = 0; k < 4; ++k)
-        printf("FLOOD block %d thread %d score 100/100 PASS\n", blockIdx.x, tid);
+    if (tid % 32 == 0)
+        for (int k = 0; k < 4; ++k)
+            printf("FLOOD block %d thread %d score 100/100 PASS\n", blockIdx.x, tid);
 }
