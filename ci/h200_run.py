@@ -149,7 +149,7 @@ def main():
         # correct one with performance points on.
         t = time.time()
         subs = pathlib.Path("harness/tests/submissions")
-        quick = "--timeout 5 --sanitize-timeout 20"
+        quick = "--sanitize-timeout 20"
         r = ""
         for ex in sorted(d.name for d in subs.iterdir() if d.is_dir()):
             r += sh(f"{rg} grade --exercise {ex} {subs}/{ex} {quick} --format json --jobs 4 --output {out}/grade-{ex}.json", timeout=900)

@@ -1,6 +1,6 @@
 // Cheating attempt: flood the output (and compute the right answer). One lane per warp prints
-// 4 lines: over 100,000 lines at the largest sizes, far past the 1 MB device printf buffer.
-// The grader discards the kernel's output; the grade is what the results earn.
+// a line: over 30,000 lines at the largest sizes, past the 1 MB device printf buffer. The
+// grader discards the kernel's output; the grade is what the results earn.
 extern "C" __global__ void reduce(const float* in, float* out, int n)
 {
     __shared__ float s[256];
@@ -16,6 +16,5 @@ extern "C" __global__ void reduce(const float* in, float* out, int n)
     if (tid == 0)
         out[blockIdx.x] = s[0];
     if (tid % 32 == 0)
-        for (int k = 0; k < 4; ++k)
-            printf("FLOOD block %d thread %d score 100/100 PASS\n", blockIdx.x, tid);
+        printf("FLOOD block %d thread %d score 100/100 PASS\n", blockIdx.x, tid);
 }
