@@ -197,10 +197,13 @@ mod tests {
             [1.0f32, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect(),
         );
         let got = |a: f32, c: f32| [a.to_le_bytes(), c.to_le_bytes()].concat();
-        assert_eq!(check_within(&[b.clone()], &[got(1.0005, 2.0)], 1e-3), None);
-        assert!(check_within(&[b.clone()], &[got(1.1, 2.0)], 1e-3).is_some());
+        assert_eq!(
+            check_within(std::slice::from_ref(&b), &[got(1.0005, 2.0)], 1e-3),
+            None
+        );
+        assert!(check_within(std::slice::from_ref(&b), &[got(1.1, 2.0)], 1e-3).is_some());
         assert!(
-            check_within(&[b.clone()], &[got(f32::NAN, 2.0)], 1e-3).is_some(),
+            check_within(std::slice::from_ref(&b), &[got(f32::NAN, 2.0)], 1e-3).is_some(),
             "NaN never passes"
         );
         assert!(

@@ -531,11 +531,14 @@ fn encode_request(problems: &[crate::exercises::Problem], jitter: bool) -> Vec<u
     w
 }
 
+/// One launch on the wire: kernel, grid, block, and arguments (buffer index or integer).
+type LaunchWire = (String, [u32; 3], [u32; 3], Vec<(bool, i64)>);
+
 #[derive(serde::Serialize, serde::Deserialize)]
 struct LaunchesWire {
     label: String,
     buffers: usize,
-    launches: Vec<(String, [u32; 3], [u32; 3], Vec<(bool, i64)>)>,
+    launches: Vec<LaunchWire>,
 }
 
 impl From<&crate::exercises::Problem> for LaunchesWire {
