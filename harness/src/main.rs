@@ -197,7 +197,9 @@ racegate gate -- ./build/tests --gtest_filter=Reduce.*"
     #[command(
         after_help = "Exercises are grading/exercises/*.toml (name, signature, launch shape, sizes).\n\
 The rubric (grading/rubric.toml) gives the points per item. The secret seed comes from\n\
-RACEGATE_GRADE_SECRET (random when unset), mixed with --seed.\n\
+RACEGATE_GRADE_SECRET (random when unset), mixed with --seed: set it for the same inputs on\n\
+every regrade. Submissions run on the GPU one at a time (a lock file), so --jobs overlaps\n\
+compilation, not kernels.\n\
 Exit codes: 0 graded, 2 bad input, 4 no CUDA device (only compilation was graded).\n\
 Examples:\n  racegate grade --exercise reduce alice.cu\n  \
 racegate grade --exercise reduce --format gradescope --output /autograder/results/results.json submission/reduce.cu\n  \
