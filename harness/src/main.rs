@@ -1,7 +1,7 @@
 //! The `racegate` command line. A thin layer: parse arguments, call the library, render,
 //! and map the outcome to a documented exit code.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -209,7 +209,8 @@ racegate grade --exercise reduce submissions/ --output grades.csv"
         /// The exercise, as grading/exercises/NAME.toml names it.
         #[arg(long)]
         exercise: String,
-        /// Submitted .cu files, or folders of them.
+        /// Submitted .cu files, or folders of them (FOLDER/*.cu, and FOLDER/*/*.cu for one
+        /// folder per student).
         #[arg(required = true)]
         submissions: Vec<PathBuf>,
         /// The rubric (default: grading/rubric.toml).
@@ -1086,13 +1087,13 @@ fn grade_cmd(cli: Cli) -> Result<u8, Error> {
     let mut files = Vec::new();
     for p in &submissions {
         if p.is_dir() {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| Error::Usage(format!("{}: {e}", p.display())))?
-                .flatten()
-                .map(|e| e.path())
-                .filter(|f| f.extension().is_some_and(|x| x == "cu"))
-                .collect();
-            found.sort();
+            let found = submissions_in(p)?;
+            if found.is_empty() {
+                return Err(Error::Usage(format!(
+                    "no .cu submissions in {} (looked at {0}/*.cu and {0}/*/*.cu)",
+                    p.display()
+                )));
+            }
             files.extend(found);
         } else {
             // A missing or unreadable file is graded (as zero, with the reason), not an error.
@@ -1175,6 +1176,34 @@ fn grade_cmd(cli: Cli) -> Result<u8, Error> {
         return Ok(code::NO_DEVICE);
     }
     Ok(code::OK)
+}
+
+/// The submissions in a folder: its `.cu` files, and those of each folder inside it (one
+/// folder per student, as course platforms export them). Hidden entries are skipped.
+fn submissions_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let list = |d: &Path| -> Result<Vec<PathBuf>, Error> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .map_err(|e| Error::Usage(format!("{}: {e}", d.display())))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                !p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
+            .collect();
+        v.sort();
+        Ok(v)
+    };
+    let is_cu = |p: &PathBuf| p.is_file() && p.extension().is_some_and(|x| x == "cu");
+    let mut out = Vec::new();
+    for entry in list(dir)? {
+        if entry.is_dir() {
+            out.extend(list(&entry)?.into_iter().filter(is_cu));
+        } else if is_cu(&entry) {
+            out.push(entry);
+        }
+    }
+    Ok(out)
 }
 
 fn rand_secret() -> u64 {

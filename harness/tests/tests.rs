@@ -931,6 +931,62 @@ fn grade_trials(root: &Path, device: &Result<racegate::device::DeviceInfo, Strin
     );
     let r = root.to_path_buf();
     out.push(
+        Trial::test("grade::host::batch_of_student_folders", move || {
+            let dir = std::env::temp_dir().join(format!("racegate-batch-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            let samples = r.join("harness/tests/submissions/reduce");
+            let put = |to: &str, from: &str| -> Result<(), Failed> {
+                let to = dir.join(to);
+                std::fs::create_dir_all(to.parent().unwrap()).map_err(|e| e.to_string())?;
+                std::fs::copy(samples.join(from), to).map_err(|e| e.to_string())?;
+                Ok(())
+            };
+            put("alice/reduce.cu", "correct.cu")?;
+            put("bob/reduce.cu", "wrong_name.cu")?;
+            put("carol.cu", "correct.cu")?;
+            put(".git/hooks.cu", "correct.cu")?;
+            put("alice/notes.txt", "correct.cu")?;
+            let (code, csv, stderr) = run_cli(
+                &r,
+                &["grade", "--exercise", "reduce", dir.to_str().unwrap()],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            std::fs::create_dir_all(dir.join("empty")).map_err(|e| e.to_string())?;
+            let (empty_code, _, empty_err) = run_cli(
+                &r,
+                &[
+                    "grade",
+                    "--exercise",
+                    "reduce",
+                    dir.join("empty").to_str().unwrap(),
+                ],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+            let rows: Vec<&str> = csv.lines().skip(1).collect();
+            let score = |who: &str| {
+                rows.iter()
+                    .find(|l| l.contains(who))
+                    .and_then(|l| l.split(',').nth(1))
+                    .map(str::to_string)
+            };
+            if code != 4
+                || rows.len() != 3
+                || score("alice/reduce.cu").as_deref() != Some("10")
+                || score("bob/reduce.cu").as_deref() != Some("0")
+                || score("carol.cu").as_deref() != Some("10")
+            {
+                return Err(format!("exit {code}\n{csv}\n{stderr}").into());
+            }
+            if empty_code != 2 || !empty_err.contains("no .cu submissions in") {
+                return Err(format!("empty folder: exit {empty_code}: {empty_err}").into());
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
+    let r = root.to_path_buf();
+    out.push(
         Trial::test("grade::host::huge_file", move || {
             let dir = std::env::temp_dir().join(format!("racegate-huge-{}", std::process::id()));
             std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
