@@ -52,9 +52,15 @@ pub fn compile(root: &Path, rel_path: &str, opts: &BuildOptions) -> Result<Built
     compile_source(root, rel_path, &source, opts)
 }
 
+thread_local! {
+    /// NVRTC compilations made on this thread (for tests of the memo).
+    static COMPILES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Compiles `source`, naming the program `name`.
 pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions) -> Result<Built> {
     toolchain::nvrtc(root)?;
+    COMPILES.with(|c| c.set(c.get() + 1));
     let prelude = prelude_path()?;
     let mut options = vec![
         "-lineinfo".to_string(),
@@ -144,9 +150,24 @@ impl Hasher for Fnv {
     }
 }
 
-/// Compiles and stores the PTX where a worker process can load it; returns its path.
+/// Compiles and stores the PTX where a worker process can load it; returns its path. Within
+/// one process the same file, text and options compile once: a matrix run asks for each file
+/// about six times (stress and four sanitizers), and NVRTC takes ~40 ms a file. The memo is
+/// keyed by the source text, so an edited file compiles again; nothing is reused across runs.
 pub fn compile_to_cache(root: &Path, rel_path: &str, opts: &BuildOptions) -> Result<PathBuf> {
-    let built = compile(root, rel_path, opts)?;
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static MEMO: OnceLock<Mutex<HashMap<(String, u64, BuildOptions), PathBuf>>> = OnceLock::new();
+    let path = root.join(rel_path);
+    let source = std::fs::read_to_string(&path).map_err(|e| Error::io("reading", &path, e))?;
+    let key = (rel_path.to_string(), fingerprint(&source), opts.clone());
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(file) = memo.lock().expect("memo").get(&key) {
+        if file.is_file() {
+            return Ok(file.clone());
+        }
+    }
+    let built = compile_source(root, rel_path, &source, opts)?;
     let dir = cache_dir().join("ptx");
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
     let file = dir.join(format!("{:016x}.ptx", fingerprint(&built.ptx)));
@@ -155,11 +176,52 @@ pub fn compile_to_cache(root: &Path, rel_path: &str, opts: &BuildOptions) -> Res
         std::fs::write(&tmp, &built.ptx).map_err(|e| Error::io("writing", &tmp, e))?;
         std::fs::rename(&tmp, &file).map_err(|e| Error::io("writing", &file, e))?;
     }
+    memo.lock().expect("memo").insert(key, file.clone());
     Ok(file)
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_file_compiles_once_per_text_and_options() {
+        let root =
+            crate::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let dir = std::env::temp_dir().join(format!("racegate-memo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("k.cu");
+        let rel = file.to_str().unwrap(); // absolute: root.join keeps it
+        let count = || super::COMPILES.with(|c| c.get());
+        let opts = super::BuildOptions::default();
+        let jitter = super::BuildOptions {
+            jitter: true,
+            ..Default::default()
+        };
+        std::fs::write(
+            &file,
+            "extern \"C\" __global__ void k(int* o) { o[0] = 1; }",
+        )
+        .unwrap();
+        let start = count();
+        let a = super::compile_to_cache(&root, rel, &opts).unwrap();
+        assert_eq!(super::compile_to_cache(&root, rel, &opts).unwrap(), a);
+        assert_eq!(
+            count() - start,
+            1,
+            "the same text and options compiled twice"
+        );
+        super::compile_to_cache(&root, rel, &jitter).unwrap();
+        assert_eq!(count() - start, 2, "other options must compile");
+        std::fs::write(
+            &file,
+            "extern \"C\" __global__ void k(int* o) { o[0] = 2; }",
+        )
+        .unwrap();
+        let b = super::compile_to_cache(&root, rel, &opts).unwrap();
+        assert_eq!(count() - start, 3, "an edited file must compile again");
+        assert_ne!(a, b);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// A batch grade compiles several submissions at once: each must get its own PTX.
     #[test]
     fn concurrent_compiles_do_not_mix() {
