@@ -157,7 +157,8 @@ impl Hasher for Fnv {
 pub fn compile_to_cache(root: &Path, rel_path: &str, opts: &BuildOptions) -> Result<PathBuf> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    static MEMO: OnceLock<Mutex<HashMap<(String, u64, BuildOptions), PathBuf>>> = OnceLock::new();
+    type Key = (String, u64, BuildOptions); // path, fingerprint of the text, options
+    static MEMO: OnceLock<Mutex<HashMap<Key, PathBuf>>> = OnceLock::new();
     let path = root.join(rel_path);
     let source = std::fs::read_to_string(&path).map_err(|e| Error::io("reading", &path, e))?;
     let key = (rel_path.to_string(), fingerprint(&source), opts.clone());
