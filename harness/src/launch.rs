@@ -332,6 +332,23 @@ impl Gpu {
         Ok(out)
     }
 
+    /// Reads back racegate's own device copies (pristine inputs, expected outputs). A kernel
+    /// that writes outside its buffers can land in them; the caller compares with its host
+    /// copies to tell that apart from a racegate bug.
+    pub fn read_references(&self, res: &Resident) -> Result<Vec<Option<Vec<u8>>>> {
+        res.reference
+            .iter()
+            .map(|r| match r {
+                Some(r) => self
+                    .stream
+                    .clone_dtoh(r)
+                    .map(Some)
+                    .map_err(|e| Error::cuda("reading back a reference", e)),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
     /// A bare launch loop for the benchmark: the problem's steps `iters` times, no checks.
     pub fn bare_loop(
         &self,

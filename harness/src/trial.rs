@@ -116,6 +116,9 @@ pub struct InputSet {
     start: u32,
     problem: Problem,
     resident: Resident,
+    /// A trial of this set failed: the kernel may have written anywhere, racegate's device
+    /// copies included, so the next trial uploads the set again.
+    stale: bool,
 }
 
 /// Runs trial `t` of a run started with `master`, drawing a new input set when `t` starts one.
@@ -138,7 +141,7 @@ pub fn run(
     let set_seed = trial_seed(master, s);
     let seed = trial_seed(master, t);
     let result = (|| -> crate::Result<TrialResult> {
-        if current.as_ref().map(|c| c.start) != Some(s) {
+        if current.as_ref().map(|c| (c.start, c.stale)) != Some((s, false)) {
             *current = None;
             let mut problem =
                 family.problem(&case.entry, size, &mut ChaCha8Rng::seed_from_u64(set_seed));
@@ -148,6 +151,7 @@ pub fn run(
                 start: s,
                 problem,
                 resident,
+                stale: false,
             });
         }
         let set = current.as_mut().expect("just set");
@@ -160,18 +164,29 @@ pub fn run(
         if counts.iter().all(|c| *c == 0) {
             return Ok(TrialResult::Pass);
         }
+        set.stale = true;
         let actual = gpu.read_back(&mut set.resident)?;
         let tolerance = judge.tolerance();
-        Ok(match oracle::check_within(&set.problem.buffers, &actual, tolerance) {
-            Some(w) => TrialResult::Wrong(w),
-            // Differences the tolerance accepts (float atomics in another order).
-            None if tolerance > 0.0 => TrialResult::Pass,
-            None => TrialResult::Fault {
-                error:
-                    "the device compare found a difference the host compare does not: racegate bug"
-                        .into(),
+        Ok(
+            match oracle::check_within(&set.problem.buffers, &actual, tolerance) {
+                Some(w) => TrialResult::Wrong(w),
+                // Differences the tolerance accepts (float atomics in another order).
+                None if tolerance > 0.0 => TrialResult::Pass,
+                // The results are right but the device compare saw a difference: the kernel
+                // changed one of racegate's own device copies.
+                None => TrialResult::Fault {
+                    error: match clobbered(&set.problem, &gpu.read_references(&set.resident)?) {
+                        Some(name) => format!(
+                        "the kernel wrote outside its buffers: racegate's device copy of `{name}` \
+                         changed under it (an out-of-bounds write; memcheck names the line)"
+                    ),
+                        None => "the device compare found a difference the host compare does not: \
+                             racegate bug"
+                            .into(),
+                    },
+                },
             },
-        })
+        )
     })()
     .unwrap_or_else(|e| TrialResult::Fault {
         error: e.to_string(),
@@ -189,6 +204,18 @@ pub fn run(
     }
 }
 
+/// The first buffer whose device reference no longer equals the host's copy.
+fn clobbered(problem: &Problem, references: &[Option<Vec<u8>>]) -> Option<&'static str> {
+    problem.buffers.iter().zip(references).find_map(|(b, r)| {
+        let host = match (&b.expected, &b.init) {
+            (Some(e), _) => e,
+            (None, crate::exercises::Init::Data(d)) => d,
+            _ => return None,
+        };
+        (r.as_ref() != Some(host)).then_some(b.name)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +228,36 @@ mod tests {
         );
         assert_eq!(set_start(5, 1), 5);
         assert_eq!(set_start(5, 0), 5, "0 is treated as 1");
+    }
+
+    #[test]
+    fn a_changed_device_copy_is_named() {
+        use crate::exercises::{Buffer, Elem, Init};
+        let problem = Problem {
+            label: String::new(),
+            buffers: vec![
+                Buffer::input("A", Elem::U8, vec![1, 2]),
+                Buffer {
+                    name: "C",
+                    elem: Elem::U8,
+                    init: Init::Poison(2),
+                    expected: Some(vec![7, 8]),
+                    oracle_fills: false,
+                },
+                Buffer {
+                    name: "scratch",
+                    elem: Elem::U8,
+                    init: Init::Poison(2),
+                    expected: None,
+                    oracle_fills: false,
+                },
+            ],
+            launches: vec![],
+        };
+        let intact = vec![Some(vec![1, 2]), Some(vec![7, 8]), None];
+        assert_eq!(clobbered(&problem, &intact), None);
+        let hit = vec![Some(vec![1, 2]), Some(vec![7, 0]), None];
+        assert_eq!(clobbered(&problem, &hit), Some("C"));
     }
 
     #[test]
