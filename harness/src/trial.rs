@@ -116,8 +116,8 @@ pub struct InputSet {
     start: u32,
     problem: Problem,
     resident: Resident,
-    /// A trial of this set failed: the kernel may have written anywhere, racegate's device
-    /// copies included, so the next trial uploads the set again.
+    /// The kernel overwrote racegate's device copies (inputs or expected results): the next
+    /// trial uploads the set again instead of comparing against them.
     stale: bool,
 }
 
@@ -164,7 +164,6 @@ pub fn run(
         if counts.iter().all(|c| *c == 0) {
             return Ok(TrialResult::Pass);
         }
-        set.stale = true;
         let actual = gpu.read_back(&mut set.resident)?;
         let tolerance = judge.tolerance();
         Ok(
@@ -176,10 +175,14 @@ pub fn run(
                 // changed one of racegate's own device copies.
                 None => TrialResult::Fault {
                     error: match clobbered(&set.problem, &gpu.read_references(&set.resident)?) {
-                        Some(name) => format!(
-                        "the kernel wrote outside its buffers: racegate's device copy of `{name}` \
-                         changed under it (an out-of-bounds write; memcheck names the line)"
-                    ),
+                        Some(name) => {
+                            set.stale = true; // the next trial must not trust these copies
+                            format!(
+                                "the kernel wrote outside its buffers: racegate's device copy \
+                                 of `{name}` changed under it (an out-of-bounds write; memcheck \
+                                 names the line)"
+                            )
+                        }
                         None => "the device compare found a difference the host compare does not: \
                              racegate bug"
                             .into(),
