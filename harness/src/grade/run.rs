@@ -50,6 +50,7 @@ pub struct Grade {
     pub max_score: f64,
     pub items: Vec<ItemResult>,
     pub seed: u64,
+    /// Wall time of this grade, without the time spent waiting for the GPU.
     pub execution_seconds: f64,
 }
 
@@ -82,6 +83,8 @@ pub fn grade(
     let start = std::time::Instant::now();
     let name = program_name(path);
     let mut items = Vec::new();
+    // Time spent waiting for another submission to leave the GPU is not this one's.
+    let waited = std::cell::Cell::new(Duration::ZERO);
     let finish = |items: Vec<ItemResult>| {
         let (score, max) = score::total(&items);
         Grade {
@@ -91,7 +94,7 @@ pub fn grade(
             max_score: max,
             items,
             seed: cfg.seed,
-            execution_seconds: start.elapsed().as_secs_f64(),
+            execution_seconds: start.elapsed().saturating_sub(waited.get()).as_secs_f64(),
         }
     };
     // 1. The file and the kernel's name and signature.
@@ -161,7 +164,9 @@ pub fn grade(
     }
     let work = Scratch::new()?;
     // From here on the submission runs on the GPU: one submission at a time.
+    let queued = std::time::Instant::now();
     let _gpu = GpuLock::acquire()?;
+    waited.set(queued.elapsed());
     let ptx_plain = work.write("plain.ptx", plain.ptx.as_bytes())?;
     let ptx_jitter = work.write("jitter.ptx", jittered.ptx.as_bytes())?;
     // 3. Correctness on random sizes, with jitter.
