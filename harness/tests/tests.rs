@@ -893,37 +893,29 @@ fn grade_trials(root: &Path, device: &Result<racegate::device::DeviceInfo, Strin
             let slots = gpu_slots();
             let _slot = slots.take();
             let dir = r.join("harness/tests/submissions/reduce");
-            let (code, stdout, stderr) = run_cli(
+            let rubric = dir.join("rubric-performance.toml");
+            let g = grade_json(
                 &r,
-                &[
-                    "grade",
-                    "--exercise",
-                    "reduce",
-                    "--format",
-                    "json",
-                    "--rubric",
-                    dir.join("rubric-performance.toml").to_str().unwrap(),
-                    dir.join("correct.cu").to_str().unwrap(),
-                ],
+                "reduce",
+                &dir.join("correct.cu"),
+                &["--rubric", rubric.to_str().unwrap()],
                 &[],
-            );
-            let g: serde_json::Value = serde_json::from_str(&stdout)
-                .map_err(|e| format!("exit {code}: {e}: {stdout}{stderr}"))?;
+                0,
+            )?;
             let perf = g["items"]
                 .as_array()
                 .and_then(|a| a.iter().find(|i| i["item"] == "performance"))
                 .cloned()
                 .unwrap_or_default();
             // Timed, not judged: other GPU trials may run beside it, so the ratio varies.
-            if code != 0
-                || g["max_score"] != 110.0
+            if g["max_score"] != 110.0
                 || !(perf["status"] == "passed" || perf["status"] == "partial")
                 || !perf["detail"]
                     .as_str()
                     .unwrap_or("")
                     .contains("vs the reference's")
             {
-                return Err(format!("exit {code}\n{stdout}").into());
+                return Err(format!("{g}").into());
             }
             Ok(Completion::Completed)
         })
@@ -1086,7 +1078,7 @@ fn sample_trials(
     // Host: the file checks, the signature check and compilation, with no GPU.
     out.push(
         Trial::test(format!("grade::host::{exercise}::{name}"), move || {
-            let g = grade_json(&r, &ex, &f, &[("RACEGATE_NO_GPU", "1")], 4)?;
+            let g = grade_json(&r, &ex, &f, &[], &[("RACEGATE_NO_GPU", "1")], 4)?;
             let compiles = &g["items"][0];
             let status = compiles["status"].as_str().unwrap_or("");
             if Some(status) != w.get("compiles").and_then(|v| v.as_str()) {
@@ -1121,6 +1113,7 @@ fn sample_trials(
                 &r,
                 &ex2,
                 &file,
+                &[],
                 &[("RACEGATE_GRADE_SECRET", "ci-secret")],
                 0,
             )?;
@@ -1167,32 +1160,32 @@ fn sample_trials(
     out
 }
 
-/// `racegate grade --exercise EXERCISE --format json FILE`, which must exit with `code`; its JSON.
+/// `racegate grade --exercise EXERCISE --format json [EXTRA] FILE`, which must exit with `code`;
+/// its JSON.
 fn grade_json(
     root: &Path,
     exercise: &str,
     file: &Path,
+    extra: &[&str],
     env: &[(&str, &str)],
     code: i32,
 ) -> Result<serde_json::Value, Failed> {
-    let (got, stdout, stderr) = run_cli(
-        root,
-        &[
-            "grade",
-            "--exercise",
-            exercise,
-            "--format",
-            "json",
-            // The sanitizer runs use the small geometry: 20 s is plenty (the default, 60 s,
-            // leaves room for big student kernels), and the deadlocked samples end sooner.
-            // Trials keep the default 10 s: other GPU trials run beside these, and the H200
-            // showed a printf flood missing a 5 s deadline then (docs/h200/run-6).
-            "--sanitize-timeout",
-            "20",
-            file.to_str().unwrap(),
-        ],
-        env,
-    );
+    let mut args = vec![
+        "grade",
+        "--exercise",
+        exercise,
+        "--format",
+        "json",
+        // The sanitizer runs use the small geometry: 20 s is plenty (the default, 60 s,
+        // leaves room for big student kernels), and the deadlocked samples end sooner.
+        // Trials keep the default 10 s: other GPU trials run beside these, and the H200
+        // showed a printf flood missing a 5 s deadline then (docs/h200/run-6).
+        "--sanitize-timeout",
+        "20",
+    ];
+    args.extend(extra);
+    args.push(file.to_str().unwrap());
+    let (got, stdout, stderr) = run_cli(root, &args, env);
     if got != code {
         return Err(format!("exit {got} (expected {code})\n{stderr}").into());
     }

@@ -201,14 +201,17 @@ impl GpuLock {
     fn acquire() -> Result<GpuLock> {
         let dir = compile::cache_dir();
         std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
-        let path = dir.join("grade-gpu.lock");
+        GpuLock::acquire_at(&dir.join("grade-gpu.lock"))
+    }
+
+    fn acquire_at(path: &Path) -> Result<GpuLock> {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(&path)
-            .map_err(|e| Error::io("opening", &path, e))?;
-        file.lock().map_err(|e| Error::io("locking", &path, e))?;
+            .open(path)
+            .map_err(|e| Error::io("opening", path, e))?;
+        file.lock().map_err(|e| Error::io("locking", path, e))?;
         Ok(GpuLock(file))
     }
 }
@@ -231,6 +234,35 @@ impl Scratch {
         let p = self.0.join(name);
         std::fs::write(&p, bytes).map_err(|e| Error::io("writing", &p, e))?;
         Ok(p)
+    }
+
+    /// Writes the request `TAG.req` for `problems` and returns the `__grade-worker` arguments:
+    /// with `--time` when `time`, else with a fresh response file `TAG.resp`, whose path comes
+    /// back too.
+    fn worker_call(
+        &self,
+        tag: &str,
+        ptx: &Path,
+        problems: &[crate::exercises::Problem],
+        jitter: bool,
+        time: bool,
+    ) -> Result<(Vec<OsString>, PathBuf)> {
+        let request = self.write(&format!("{tag}.req"), &encode_request(problems, jitter))?;
+        let response = self.0.join(format!("{tag}.resp"));
+        let _ = std::fs::remove_file(&response);
+        let mut args: Vec<OsString> = vec![
+            "__grade-worker".into(),
+            "--ptx".into(),
+            ptx.into(),
+            "--request".into(),
+            request.into(),
+        ];
+        if time {
+            args.push("--time".into());
+        } else {
+            args.extend(["--response".into(), response.clone().into()]);
+        }
+        Ok((args, response))
     }
 }
 
@@ -357,18 +389,8 @@ fn sanitizer_item(
     let family = exercises::by_name(&spec.family).expect("checked");
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(trial_seed(cfg, 1_000_000));
     let problem = family.problem(&spec.entry(), SizeChoice::Sanitize, &mut rng);
-    let request = work.write(&format!("{tool}.req"), &encode_request(&[problem], false))?;
-    let response = work.0.join(format!("{tool}.resp"));
-    let target: Vec<OsString> = vec![
-        exe.into(),
-        "__grade-worker".into(),
-        "--ptx".into(),
-        ptx.into(),
-        "--request".into(),
-        request.into(),
-        "--response".into(),
-        response.into(),
-    ];
+    let (args, _) = work.worker_call(&tool.to_string(), ptx, &[problem], false, false)?;
+    let target: Vec<OsString> = std::iter::once(exe.into()).chain(args).collect();
     let scfg = SanitizeConfig {
         tool,
         sanitizer: cfg.sanitizer.clone(),
@@ -428,7 +450,8 @@ fn performance(
     let family = exercises::by_name(&spec.family).expect("checked");
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(trial_seed(cfg, 2_000_000));
     let problem = family.problem(&spec.entry(), SizeChoice::Fixed(spec.sizes.1), &mut rng);
-    let built = compile::compile(
+    // The course's kernel: compiled once per process, however many submissions a batch holds.
+    let ref_ptx = compile::compile_to_cache(
         root,
         file,
         &BuildOptions {
@@ -437,7 +460,6 @@ fn performance(
             extra: vec![],
         },
     )?;
-    let ref_ptx = work.write("reference.ptx", built.ptx.as_bytes())?;
     let mut ref_problem = problem.clone();
     for s in &mut ref_problem.launches {
         if s.kernel == spec.entry {
@@ -445,19 +467,8 @@ fn performance(
         }
     }
     let time = |ptx: &Path, p: &crate::exercises::Problem, tag: &str| -> Result<Option<f64>> {
-        let req = work.write(
-            &format!("{tag}.req"),
-            &encode_request(std::slice::from_ref(p), false),
-        )?;
+        let (args, _) = work.worker_call(tag, ptx, std::slice::from_ref(p), false, true)?;
         let mut us = None;
-        let args: Vec<OsString> = vec![
-            "__grade-worker".into(),
-            "--ptx".into(),
-            ptx.into(),
-            "--request".into(),
-            req.into(),
-            "--time".into(),
-        ];
         watchdog::run(
             exe,
             &args,
@@ -704,18 +715,7 @@ fn run_worker_once(
     jitter: bool,
     tag: &str,
 ) -> Result<Vec<WorkerResult>> {
-    let request = work.write(&format!("{tag}.req"), &encode_request(problems, jitter))?;
-    let response = work.0.join(format!("{tag}.resp"));
-    let _ = std::fs::remove_file(&response);
-    let args: Vec<OsString> = vec![
-        "__grade-worker".into(),
-        "--ptx".into(),
-        ptx.into(),
-        "--request".into(),
-        request.into(),
-        "--response".into(),
-        response.clone().into(),
-    ];
+    let (args, response) = work.worker_call(tag, ptx, problems, jitter, false)?;
     let total = cfg.timeout * (problems.len() as u32 + 1);
     // The child's stdout is the submission's printf: read and dropped, it never reaches the
     // grade. The child needs no secret (it gets inputs, not seeds); the variable is blanked.
@@ -928,42 +928,37 @@ mod tests {
         }
     }
 
-    #[test]
-    fn after_a_fault_a_fresh_worker_takes_the_remaining_trials() {
+    /// Three problems through `run_worker`, with `script` standing in for every worker.
+    fn run_fake(script: &str, timeout_ms: u64) -> Vec<WorkerResult> {
         let work = Scratch::new().unwrap();
-        // Every worker faults on its first problem and exits cleanly, as the real one does.
-        let exe = fake_worker(
-            &work.0,
-            r"printf '\001\011\000\000\000\000\000\000\000error 719' > $7; echo progress",
-        );
-        let r = run_worker(
-            &config(5000),
+        let exe = fake_worker(&work.0, script);
+        let problems = three_problems();
+        run_worker(
+            &config(timeout_ms),
             &exe,
             &work,
             Path::new("x.ptx"),
-            &three_problems(),
+            &problems,
             true,
             "t",
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn after_a_fault_a_fresh_worker_takes_the_remaining_trials() {
+        // Every worker faults on its first problem and exits cleanly, as the real one does.
+        let r = run_fake(
+            r"printf '\001\011\000\000\000\000\000\000\000error 719' > $7; echo progress",
+            5000,
+        );
         assert_eq!(r, vec![WorkerResult::Fault("error 719".into()); 3]);
     }
 
     #[test]
     fn after_two_hangs_the_remaining_trials_are_not_run() {
-        let work = Scratch::new().unwrap();
-        let exe = fake_worker(&work.0, "sleep 30");
         let start = std::time::Instant::now();
-        let r = run_worker(
-            &config(300),
-            &exe,
-            &work,
-            Path::new("x.ptx"),
-            &three_problems(),
-            true,
-            "t",
-        )
-        .unwrap();
+        let r = run_fake("sleep 30", 300);
         assert_eq!(
             r,
             vec![WorkerResult::Hang, WorkerResult::Hang, WorkerResult::NotRun]
@@ -977,8 +972,11 @@ mod tests {
 
     #[test]
     fn one_submission_at_a_time_holds_the_gpu() {
-        let held = GpuLock::acquire().unwrap();
-        let other = std::fs::File::open(compile::cache_dir().join("grade-gpu.lock")).unwrap();
+        // A lock of its own: real grades on this machine take the shared one.
+        let work = Scratch::new().unwrap();
+        let path = work.0.join("gpu.lock");
+        let held = GpuLock::acquire_at(&path).unwrap();
+        let other = std::fs::File::open(&path).unwrap();
         assert!(other.try_lock().is_err(), "a second grader got the GPU");
         drop(held);
         other.try_lock().expect("released when the grade ends");
@@ -994,16 +992,8 @@ mod tests {
 
     #[test]
     fn the_secret_changes_every_trial_seed() {
-        let mut cfg = GradeConfig {
-            trials: 1,
-            seed: 7,
-            secret: 0,
-            timeout: Duration::from_secs(1),
-            sanitize_timeout: Duration::from_secs(1),
-            arch: String::new(),
-            sanitizer: None,
-            device: false,
-        };
+        let mut cfg = config(1000);
+        cfg.secret = 0;
         let a = trial_seed(&cfg, 0);
         cfg.secret = 1;
         assert_ne!(a, trial_seed(&cfg, 0));
