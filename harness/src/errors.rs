@@ -1,7 +1,33 @@
-//! Every error the library returns, in one place. Messages are lowercase and say what to do;
-//! the binary maps them to exit codes (see `main.rs`).
+//! Every error the library returns, and every exit code racegate uses, in one place. Messages are
+//! lowercase and say what to do; [`Error::exit_code`] maps each variant to the one exit-code table
+//! (README, "Exit codes"; every `--help` ends with it).
+//!
+//! | code | meaning | precedence |
+//! |---|---|---|
+//! | 2 | bad input: usage, a malformed file, an unknown case, a bad flag value | first |
+//! | 4 | the work needs a CUDA device and there is none | second |
+//! | 3 | inconclusive: a tool missing or failing (NVRTC, compute-sanitizer), infrastructure | third |
+//! | 1 | something was found: a finding, a broken expectation, a failing grade item | fourth |
+//! | 0 | everything held | |
 
 use std::path::PathBuf;
+
+/// The exit codes, named (nextest's `NextestExitCode` shape). The table is in the module docs.
+pub mod exit {
+    /// Everything ran and every expectation held.
+    pub const OK: u8 = 0;
+    /// Something was found: a finding, a broken expectation, a kernel that does not compile.
+    pub const FOUND: u8 = 1;
+    /// Bad input: usage, a malformed file, an unknown case, a bad flag value.
+    pub const USAGE: u8 = 2;
+    /// Inconclusive: a tool missing or failing, an infrastructure failure.
+    pub const INCONCLUSIVE: u8 = 3;
+    /// The work needs a CUDA device and there is none.
+    pub const NO_DEVICE: u8 = 4;
+    /// The line every `--help` ends with.
+    pub const HELP: &str = "Exit codes: 0 everything held, 1 something was found, 2 bad input, \
+3 inconclusive (a tool missing or failing), 4 no CUDA device.";
+}
 
 /// The library's error type.
 #[derive(Debug, thiserror::Error)]
@@ -9,6 +35,13 @@ pub enum Error {
     /// A `//@` header line of a `.cu` file is malformed, unknown, missing or inconsistent.
     #[error("{path}:{line}: {message}")]
     Header {
+        path: String,
+        line: usize,
+        message: String,
+    },
+    /// A TOML file (manifest, exercise, rubric) does not parse or breaks its schema.
+    #[error("{path}:{line}: {message}")]
+    Toml {
         path: String,
         line: usize,
         message: String,
@@ -41,9 +74,13 @@ pub enum Error {
     /// No usable CUDA device: no driver, no GPU, or the driver refused.
     #[error("no CUDA device: {0}")]
     NoDevice(String),
-    /// A CUDA driver call failed.
-    #[error("CUDA error during {during}: {message}")]
-    Cuda { during: String, message: String },
+    /// A CUDA driver call failed; `source` is the driver's own error.
+    #[error("CUDA error during {during}: {source}")]
+    Cuda {
+        during: String,
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
     /// A case name that is not in the catalog.
     #[error("unknown case `{name}`; `racegate list` shows the catalog{hint}")]
     UnknownCase { name: String, hint: String },
@@ -68,10 +105,28 @@ impl Error {
         }
     }
 
-    pub(crate) fn cuda(during: impl Into<String>, err: impl std::fmt::Debug) -> Self {
+    pub(crate) fn cuda(during: impl Into<String>, source: cudarc::driver::DriverError) -> Self {
         Error::Cuda {
             during: during.into(),
-            message: format!("{err:?}"),
+            source,
+        }
+    }
+
+    /// The exit code of this error, by the one table (module docs). Every variant is named: a
+    /// new variant does not compile until it has its code.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Header { .. }
+            | Error::Toml { .. }
+            | Error::NoKernels(_)
+            | Error::UnknownCase { .. }
+            | Error::Usage(_) => exit::USAGE,
+            Error::NoDevice(_) => exit::NO_DEVICE,
+            Error::NvrtcMissing { .. }
+            | Error::Cuda { .. }
+            | Error::Io { .. }
+            | Error::Child(_) => exit::INCONCLUSIVE,
+            Error::Compile { .. } => exit::FOUND,
         }
     }
 }

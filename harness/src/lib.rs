@@ -35,6 +35,7 @@ pub mod pool;
 pub mod report;
 pub mod sanitize;
 pub mod stress;
+pub mod subcommands;
 pub mod toolchain;
 pub mod trial;
 pub mod watchdog;

@@ -175,12 +175,12 @@ impl Manifest {
     /// Parses manifest text; `path` is used in messages and to resolve relative files.
     pub fn parse(path: &Path, text: &str) -> Result<Manifest> {
         let shown = path.display().to_string();
-        let err = |span: Range<usize>, key: &str, message: String| Error::Header {
+        let err = |span: Range<usize>, key: &str, message: String| Error::Toml {
             path: shown.clone(),
             line: line_of(text, span),
             message: format!("`{key}`: {message}"),
         };
-        let raw: RawManifest = toml::from_str(text).map_err(|e| Error::Header {
+        let raw: RawManifest = toml::from_str(text).map_err(|e| Error::Toml {
             path: shown.clone(),
             line: e.span().map(|s| line_of(text, s)).unwrap_or(1),
             message: e.message().to_string(),
@@ -371,7 +371,7 @@ impl Manifest {
             });
         }
         if kernels.is_empty() {
-            return Err(Error::Header {
+            return Err(Error::Toml {
                 path: shown,
                 line: 1,
                 message: "no [[kernel]] in the manifest".into(),

@@ -136,7 +136,7 @@ pub fn run(
     )?;
     let mut args: Vec<OsString> = catalog.child_args();
     args.extend([
-        "__worker".into(),
+        crate::subcommands::STRESS_WORKER.into(),
         "--case".into(),
         case.name.clone().into(),
         "--ptx".into(),

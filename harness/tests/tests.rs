@@ -453,9 +453,22 @@ fn snapshot_trials(catalog: &Catalog) -> Vec<Trial> {
     out
 }
 
+/// Compares `text` with the stored snapshot through insta (panics with insta's report on a
+/// mismatch, which becomes the trial's failure).
+fn assert_snapshot(root: &Path, snap_name: &str, text: &str) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(snapshot::dir(root));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_input_file(root.join("harness/src/sanitize/snapshot.rs"));
+    settings.bind(|| {
+        insta::assert_snapshot!(snap_name, text);
+    });
+}
+
 fn check_snapshot(root: &Path, stem: &str, text: &str) -> Result<(), Failed> {
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        snapshot::assert_matches(root, stem, text)
+        assert_snapshot(root, stem, text)
     }));
     r.map_err(|p| {
         let msg = p

@@ -251,7 +251,7 @@ impl Scratch {
         let response = self.0.join(format!("{tag}.resp"));
         let _ = std::fs::remove_file(&response);
         let mut args: Vec<OsString> = vec![
-            "__grade-worker".into(),
+            crate::subcommands::GRADE_WORKER.into(),
             "--ptx".into(),
             ptx.into(),
             "--request".into(),

@@ -94,7 +94,7 @@ impl Spec {
 
     pub fn parse(path: &Path, text: &str) -> Result<Spec> {
         let shown = path.display().to_string();
-        let err = |line: usize, m: String| Error::Header {
+        let err = |line: usize, m: String| Error::Toml {
             path: shown.clone(),
             line,
             message: m,
@@ -296,7 +296,7 @@ impl Default for PerformanceRule {
 impl Rubric {
     pub fn load(path: &Path) -> Result<Rubric> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
-        let r: Rubric = toml::from_str(&text).map_err(|e| Error::Header {
+        let r: Rubric = toml::from_str(&text).map_err(|e| Error::Toml {
             path: path.display().to_string(),
             line: e
                 .span()

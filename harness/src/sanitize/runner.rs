@@ -124,7 +124,7 @@ pub fn run(
     let mut target: Vec<OsString> = vec![OsString::from(exe)];
     target.extend(catalog.child_args());
     target.extend([
-        "__sanitize-target".into(),
+        crate::subcommands::SANITIZE_TARGET.into(),
         "--case".into(),
         case.name.clone().into(),
         "--ptx".into(),

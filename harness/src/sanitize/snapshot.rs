@@ -1,6 +1,6 @@
-//! Snapshots of normalized findings, one per (case, tool), under `snapshots/`, through insta.
-//! A mismatch shows expected, actual and a diff, and ends with the command that blesses the
-//! new output.
+//! Snapshots of normalized findings, one per (case, tool), under `snapshots/`: their names, their
+//! text and the command that blesses new output. The comparison itself (through insta) lives in
+//! the test target, so insta is a dev-dependency only.
 
 use std::path::{Path, PathBuf};
 
@@ -33,17 +33,4 @@ pub fn bless_command(case: Option<&str>) -> String {
         Some(c) => format!("INSTA_UPDATE=always cargo test --test racegate-tests -- '{c}::' ; cargo insta review"),
         None => "INSTA_UPDATE=always cargo test --test racegate-tests -- snapshot:: ; git diff snapshots/".to_string(),
     }
-}
-
-/// Compares `text` with the stored snapshot through insta (panics with insta's report on a
-/// mismatch, which libtest-mimic reports as the trial's failure).
-pub fn assert_matches(root: &Path, snap_name: &str, text: &str) {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(dir(root));
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
-    settings.set_input_file(root.join("harness/src/sanitize/snapshot.rs"));
-    settings.bind(|| {
-        insta::assert_snapshot!(snap_name, text);
-    });
 }

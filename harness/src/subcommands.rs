@@ -1,0 +1,11 @@
+//! The hidden subcommands racegate runs itself through, as one contract between the parent that
+//! spawns a child and the command line that parses it (nextest's `__double-spawn` shape). The
+//! parent passes these names as the child's first argument; `cli/internal.rs` declares them with
+//! the same constants, so the two cannot drift apart.
+
+/// Runs stress trials on the device and prints one JSON line per trial (`stress.rs` spawns it).
+pub const STRESS_WORKER: &str = "__worker";
+/// The program compute-sanitizer runs: one launch on the sanitizer geometry (`sanitize/runner.rs`).
+pub const SANITIZE_TARGET: &str = "__sanitize-target";
+/// Runs a graded submission on problems from a request file (`grade/`).
+pub const GRADE_WORKER: &str = "__grade-worker";
