@@ -19,6 +19,17 @@ use crate::errors::Result;
 use crate::exercises::SizeChoice;
 use crate::launch::{Gpu, RunOptions};
 
+/// The default problem size of a family: one where a launch takes tens of microseconds or more,
+/// so launch overhead does not dominate the ratio.
+pub fn default_size(exercise: &str) -> u32 {
+    match exercise {
+        "matmul" => 1024,
+        "transpose" => 4096,
+        "handoff" => 1 << 20,
+        _ => 1 << 22,
+    }
+}
+
 /// One row of the benchmark.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchRow {

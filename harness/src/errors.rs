@@ -93,7 +93,7 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn io(
+    pub fn io(
         action: &'static str,
         path: impl Into<PathBuf>,
         source: std::io::Error,

@@ -16,6 +16,9 @@ use crate::manifest::Oracle;
 use crate::trial::{TrialOutcome, TrialResult};
 use crate::watchdog::{self, Deadline, Exit};
 
+/// Consecutive trials that share one input set unless a command says otherwise.
+pub const DEFAULT_PER_SET: u32 = 4;
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct StressConfig {

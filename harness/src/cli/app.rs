@@ -1,0 +1,105 @@
+//! The top-level parser and the dispatch: global options, one variant per command, and the
+//! hidden worker subcommands (named by `racegate::subcommands`, shared with the parents that
+//! spawn them).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use racegate::errors::exit;
+use racegate::Result;
+
+use super::{bench, check, compile, gate, grade, internal, list, sanitize, stress};
+
+#[derive(Parser)]
+#[command(
+    name = "racegate",
+    version,
+    about = "Proves CUDA kernels correct or catches them racing.",
+    long_about = "racegate builds the kernels under kernels/ and their deliberately broken twins under \
+buggy_variants/ with NVRTC, runs them many times on random sizes and inputs with schedule jitter \
+(stress), runs NVIDIA compute-sanitizer on them, and checks that every bug is caught by the \
+detectors its header names and that every correct kernel is clean.",
+    after_help = concat!(
+        "Exit codes: 0 everything held, 1 something was found, 2 bad input, 3 inconclusive (a tool \
+missing or failing), 4 no CUDA device.\n",
+        "Start with `racegate list`, then `racegate stress CASE`."
+    )
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(clap::Args)]
+pub struct Global {
+    /// Project root (holds kernels/ and buggy_variants/); default: the nearest ancestor of
+    /// the current directory that has a kernels/ folder.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Use the kernels of a racegate.toml manifest instead of kernels/ and buggy_variants/
+    /// (`gate` looks for ./racegate.toml by itself).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Print the catalog: every correct kernel and buggy variant, the detectors that must
+    /// flag each variant, and the line its bug is on.
+    #[command(after_help = exit::HELP)]
+    List(list::ListArgs),
+    /// Compile every kernel and variant with NVRTC (-lineinfo), and with --load also load each
+    /// module on the device and look up its kernels. Needs no GPU without --load.
+    #[command(after_help = exit::HELP)]
+    Compile(compile::CompileArgs),
+    /// Run a case many times on random sizes, geometry and inputs; every output element is
+    /// checked against an exact oracle. Each trial runs in a worker process with a deadline.
+    #[command(after_help = exit::HELP)]
+    Stress(stress::StressArgs),
+    /// Run one compute-sanitizer tool on a case, on the family's small sanitizer geometry
+    /// (every loop and branch runs), and print the normalized findings.
+    #[command(after_help = exit::HELP)]
+    Sanitize(sanitize::SanitizeArgs),
+    /// Run the detection matrix: every case under stress (with and without jitter), the
+    /// watchdog and the four compute-sanitizer tools, judged against each header's `expect`.
+    /// Without a GPU it compiles every kernel, says what it could not run, and exits 4.
+    #[command(after_help = exit::HELP)]
+    Check(check::CheckArgs),
+    /// Measure, side by side in one run, the full stress path (upload, poison, launch, read
+    /// back, check every element) against a bare cudarc launch loop, per kernel. Prints ratios.
+    #[command(after_help = exit::HELP)]
+    Bench(bench::BenchArgs),
+    /// Gate a merge on your own kernels or CUDA program. With a manifest (./racegate.toml or
+    /// --manifest FILE): every kernel under stress (its oracle: a reference kernel or
+    /// determinism) and the four sanitizers. With `-- PROGRAM ARGS`: the program under each
+    /// sanitizer and run several times plainly. New findings (not in the baseline) fail.
+    #[command(after_help = gate::HELP)]
+    Gate(gate::GateArgs),
+    /// Grade course exercise submissions: compile (device code only), check the kernel's name
+    /// and signature, then score correctness on randomized sizes with jitter and the four
+    /// sanitizers against a rubric. One file prints its grade; several files or a folder give
+    /// a summary (CSV or JSON).
+    #[command(after_help = grade::HELP)]
+    Grade(grade::GradeArgs),
+    #[command(flatten)]
+    Internal(internal::Internal),
+}
+
+/// Runs the parsed command; the `u8` is the exit code by the one table (`racegate::errors`).
+pub fn run(cli: Cli) -> Result<u8> {
+    let g = &cli.global;
+    match cli.command {
+        Command::List(a) => list::run(g, a),
+        Command::Compile(a) => compile::run(g, a),
+        Command::Stress(a) => stress::run(g, a),
+        Command::Sanitize(a) => sanitize::run(g, a),
+        Command::Check(a) => check::run(g, a),
+        Command::Bench(a) => bench::run(g, a),
+        Command::Gate(a) => gate::run(g, a),
+        Command::Grade(a) => grade::run(g, a),
+        Command::Internal(i) => internal::run(g, i),
+    }
+}

@@ -1,0 +1,141 @@
+//! `racegate check`: the detection matrix, every case under every detector, judged against each
+//! header's `expect`; without a GPU, the compile pass only (exit 4).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use racegate::check::{self, CheckConfig, CheckEvent, Judgement};
+use racegate::errors::exit;
+use racegate::{stress, Result};
+
+use super::app::Global;
+use super::compile::compile_all;
+use super::settings::{self, Settings};
+
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// Cases to check (default: all).
+    cases: Vec<String>,
+    /// Stress trials per case and jitter setting.
+    #[arg(long, default_value_t = 50)]
+    trials: u32,
+    /// Seed of the first stress trial.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Processes at once (stress workers and sanitizers); default: the number of cores.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Deadline of one stress trial, in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    stress_timeout: f64,
+    /// Deadline of one sanitizer run, in seconds (the slowest normal run on the H200 took
+    /// under 10 s; a deadlocked one is killed at the deadline).
+    #[arg(long, default_value_t = 20.0)]
+    sanitize_timeout: f64,
+    /// Write the course table (markdown: rows are cases, columns detectors) here.
+    #[arg(long, value_name = "FILE")]
+    table: Option<PathBuf>,
+    /// Write a JUnit report here (testcases carry file and line).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Write the matrix as JSON here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
+    let catalog = settings::catalog(global, None)?;
+    let selected = catalog.select(&a.cases)?;
+    let s = Settings::new(a.jobs)?;
+    let cfg = CheckConfig {
+        trials: a.trials,
+        seed: a.seed,
+        stress_timeout: Duration::from_secs_f64(a.stress_timeout),
+        per_set: stress::DEFAULT_PER_SET,
+        sanitize_timeout: Duration::from_secs_f64(a.sanitize_timeout),
+        jobs: s.jobs,
+        arch: s.arch.clone(),
+        sanitizer: s.sanitizer.clone(),
+    };
+    let dev = racegate::device::probe();
+    if !compile_all(&catalog, &a.cases, false, None)? {
+        return Ok(exit::FOUND);
+    }
+    let dev = match dev {
+        Err(why) => {
+            println!(
+                "\nno CUDA device ({why}): compiled every kernel, but could not run stress, the \
+                 watchdog or compute-sanitizer. Nothing was proven about runtime behaviour."
+            );
+            return Ok(exit::NO_DEVICE);
+        }
+        Ok(d) => d,
+    };
+    if cfg.sanitizer.is_none() {
+        println!("compute-sanitizer not found: the four sanitizer columns will be inconclusive");
+    }
+    println!(
+        "device: {}; {} cases, {} processes at a time",
+        dev.name,
+        selected.len(),
+        cfg.jobs
+    );
+    let bar = settings::progress(0, "runs", false);
+    let m = check::run(&catalog, &selected, &cfg, &s.worker, |ev| match ev {
+        CheckEvent::Started { tasks } => bar.set_length(tasks as u64),
+        CheckEvent::Done(cells) => {
+            bar.inc(1);
+            for c in cells
+                .iter()
+                .filter(|c| matches!(c.judgement, Judgement::Missed | Judgement::Unexpected))
+            {
+                bar.println(format!(
+                    "BROKEN {}::{}: {:?}",
+                    c.case, c.detector, c.observed
+                ));
+            }
+        }
+    })?;
+    bar.finish_and_clear();
+    for c in m.cells.iter().filter(|c| c.judgement != Judgement::Ok) {
+        println!(
+            "{:?}: {}::{} (expected {:?})\n{}",
+            c.judgement, c.case, c.detector, c.expect, c.report
+        );
+    }
+    println!(
+        "\n{} cells: {} ok, {} missed, {} unexpected, {} inconclusive; wall {:.1} s",
+        m.cells.len(),
+        m.count(Judgement::Ok),
+        m.count(Judgement::Missed),
+        m.count(Judgement::Unexpected),
+        m.count(Judgement::Inconclusive),
+        m.wall_seconds
+    );
+    println!(
+        "process time per detector: {}",
+        m.seconds_per_detector
+            .iter()
+            .map(|(d, s)| format!("{d} {s:.1} s"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(p) = &a.table {
+        settings::write_file(p, &check::table(&m, &catalog))?;
+    }
+    if let Some(p) = &a.junit {
+        settings::write_file(p, &check::junit(&m))?;
+    }
+    if let Some(p) = &a.json {
+        settings::write_file(p, &settings::json(&m))?;
+    }
+    Ok(
+        if m.count(Judgement::Missed) + m.count(Judgement::Unexpected) > 0 {
+            exit::FOUND
+        } else if m.count(Judgement::Inconclusive) > 0 {
+            exit::INCONCLUSIVE
+        } else {
+            exit::OK
+        },
+    )
+}

@@ -1,0 +1,117 @@
+//! `racegate compile`: every selected file through NVRTC, and with `--load` onto the device.
+//! `check` runs the same compile pass first ([`compile_all`]).
+
+use racegate::catalog::Catalog;
+use racegate::errors::exit;
+use racegate::launch::Gpu;
+use racegate::{compile, device, toolchain, Error, Result};
+
+use super::app::Global;
+use super::settings;
+
+#[derive(clap::Args)]
+pub struct CompileArgs {
+    /// Cases to compile (default: all).
+    cases: Vec<String>,
+    /// Also load the modules on device 0 and look up every entry point.
+    #[arg(long)]
+    load: bool,
+    /// NVRTC virtual architecture (default: the device's, else compute_90).
+    #[arg(long)]
+    arch: Option<String>,
+}
+
+pub fn run(global: &Global, a: CompileArgs) -> Result<u8> {
+    let catalog = settings::catalog(global, None)?;
+    Ok(if compile_all(&catalog, &a.cases, a.load, a.arch)? {
+        exit::OK
+    } else {
+        exit::FOUND
+    })
+}
+
+/// Compiles every selected file; with `load`, loads each module and looks up its entries.
+/// Prints one line per file and returns whether all succeeded.
+pub fn compile_all(
+    catalog: &Catalog,
+    cases: &[String],
+    load: bool,
+    arch: Option<String>,
+) -> Result<bool> {
+    let selected = catalog.select(cases)?;
+    let nv = toolchain::nvrtc(&catalog.root)?;
+    let dev = if load {
+        Some(device::probe().map_err(Error::NoDevice)?)
+    } else {
+        None
+    };
+    let arch = arch.unwrap_or_else(|| {
+        dev.as_ref()
+            .map(|d| d.arch())
+            .unwrap_or_else(|| compile::DEFAULT_ARCH.into())
+    });
+    println!(
+        "NVRTC {}.{} from {}; target {arch}",
+        nv.version.0, nv.version.1, nv.source
+    );
+    if let Some(d) = &dev {
+        println!(
+            "device: {} (sm_{}{}), driver API {}",
+            d.name, d.compute_capability.0, d.compute_capability.1, d.driver_api_version
+        );
+    }
+    let gpu = if load { Some(Gpu::open()?) } else { None };
+    let mut ok = true;
+    let mut files: Vec<&str> = Vec::new();
+    for c in &selected {
+        if !files.contains(&c.path.as_str()) {
+            files.push(&c.path);
+        }
+    }
+    for file in files {
+        let opts = compile::BuildOptions {
+            arch: arch.clone(),
+            jitter: false,
+            extra: selected
+                .iter()
+                .find(|c| c.path == file)
+                .map(|c| catalog.compile_options(c))
+                .unwrap_or_default(),
+        };
+        let t = std::time::Instant::now();
+        match compile::compile(&catalog.root, file, &opts) {
+            Err(e) => {
+                ok = false;
+                println!("FAIL compile {file}\n{e}");
+            }
+            Ok(built) => {
+                let mut line = format!(
+                    "ok   compile {file} ({} bytes of PTX, {:.0} ms)",
+                    built.ptx.len(),
+                    t.elapsed().as_secs_f64() * 1e3
+                );
+                if let Some(gpu) = &gpu {
+                    let entries: Vec<&str> = selected
+                        .iter()
+                        .filter(|c| c.path == file)
+                        .map(|c| c.entry.name.as_str())
+                        .collect();
+                    match gpu.load(&built.ptx).and_then(|m| {
+                        for e in &entries {
+                            gpu.function(&m, e)?;
+                        }
+                        Ok(())
+                    }) {
+                        Ok(()) => line.push_str(&format!("; loaded, found {}", entries.join(", "))),
+                        Err(e) => {
+                            ok = false;
+                            line = format!("FAIL load {file}: {e}");
+                        }
+                    }
+                }
+                println!("{line}");
+            }
+        }
+    }
+    Ok(ok)
+}

@@ -1,0 +1,17 @@
+//! The `racegate` command line, one file per command. [`app`] holds the top-level parser and
+//! the dispatch; each command file holds its `#[derive(Args)]` struct and its `run()`;
+//! [`settings`] works out the values several commands derive (jobs, worker, arch, sanitizer).
+
+pub mod app;
+mod bench;
+mod check;
+mod compile;
+mod gate;
+mod grade;
+mod internal;
+mod list;
+mod sanitize;
+mod settings;
+mod stress;
+
+pub use app::{run, Cli};

@@ -1,0 +1,71 @@
+//! `racegate sanitize CASE --tool TOOL`: one compute-sanitizer tool on one case, on the family's
+//! small sanitizer geometry, with the normalized findings.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use racegate::errors::exit;
+use racegate::sanitize::{self, Outcome, SanitizeConfig, Tool};
+use racegate::{report, Result};
+
+use super::app::Global;
+use super::settings::{self, Settings};
+
+#[derive(clap::Args)]
+pub struct SanitizeArgs {
+    /// The case, as `racegate list` names it.
+    case: String,
+    /// racecheck, synccheck, memcheck or initcheck.
+    #[arg(long, value_parser = parse_tool)]
+    tool: Tool,
+    /// Keep compute-sanitizer's raw XML here.
+    #[arg(long, value_name = "FILE")]
+    save_xml: Option<PathBuf>,
+    /// Keep compute-sanitizer's text output (and the target's) here.
+    #[arg(long, value_name = "FILE")]
+    save_log: Option<PathBuf>,
+    /// Deadline in seconds; past it the sanitizer and its target are killed (Hang).
+    #[arg(long, default_value_t = 120.0)]
+    timeout: f64,
+    /// Seed for the problem's inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn parse_tool(s: &str) -> std::result::Result<Tool, String> {
+    Tool::from_name(s).ok_or_else(|| {
+        format!("unknown tool `{s}`; expected racecheck, synccheck, memcheck or initcheck")
+    })
+}
+
+pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
+    let catalog = settings::catalog(global, None)?;
+    let case = catalog.get(&a.case)?;
+    let s = Settings::new(None)?;
+    let cfg = SanitizeConfig {
+        tool: a.tool,
+        sanitizer: s.sanitizer.clone(),
+        timeout: Duration::from_secs_f64(a.timeout),
+        arch: s.arch.clone(),
+        keep_xml: a.save_xml,
+        seed: a.seed,
+    };
+    let r = sanitize::runner::run(&catalog, case, &cfg, &s.worker)?;
+    if let Some(p) = &a.save_log {
+        settings::write_file(p, &format!("$ {}\n{}", r.command, r.log))?;
+    }
+    if a.json {
+        println!("{}", settings::json(&r));
+    } else {
+        print!("{}", report::sanitizer(&r));
+    }
+    Ok(match r.outcome {
+        Outcome::Clean => exit::OK,
+        Outcome::Findings(_) | Outcome::Hang { .. } => exit::FOUND,
+        Outcome::Inconclusive(_) => exit::INCONCLUSIVE,
+    })
+}
+

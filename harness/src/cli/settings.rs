@@ -1,0 +1,120 @@
+//! Values several commands derive from their flags and the machine, worked out in one place
+//! (ripgrep's `HiArgs` shape): the root, the catalog (built-in or a manifest), the number of
+//! processes at once, racegate's own executable (the worker the engine spawns), the NVRTC
+//! architecture and compute-sanitizer. Also the small pieces of I/O every command shares.
+
+use std::path::{Path, PathBuf};
+
+use racegate::catalog::Catalog;
+use racegate::{device, toolchain, Error, Result};
+
+use super::app::Global;
+
+/// Derived once per invocation.
+pub struct Settings {
+    /// Processes (stress workers and sanitizers) at once.
+    pub jobs: usize,
+    /// racegate's own executable, re-run through the hidden worker subcommands.
+    pub worker: PathBuf,
+    /// NVRTC virtual architecture: the device's, else `compute_90`.
+    pub arch: String,
+    /// compute-sanitizer; `None` when it is not installed.
+    pub sanitizer: Option<PathBuf>,
+}
+
+impl Settings {
+    /// `jobs`: the flag's value; default: the number of cores.
+    pub fn new(jobs: Option<usize>) -> Result<Settings> {
+        Ok(Settings {
+            jobs: jobs.unwrap_or_else(default_jobs),
+            worker: worker()?,
+            arch: device::arch_or_default(),
+            sanitizer: toolchain::compute_sanitizer(),
+        })
+    }
+}
+
+/// The default number of processes at once: the number of cores.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+}
+
+/// racegate's own executable.
+pub fn worker() -> Result<PathBuf> {
+    std::env::current_exe().map_err(|e| Error::Child(format!("cannot find racegate itself: {e}")))
+}
+
+/// The project root: `--root`, else the nearest ancestor of the current folder with `kernels/`
+/// or `racegate.toml`.
+pub fn root(global: &Global) -> Result<PathBuf> {
+    if let Some(r) = &global.root {
+        return Ok(r.clone());
+    }
+    let cwd = current_dir()?;
+    toolchain::find_root(&cwd).ok_or_else(|| {
+        Error::Usage(format!(
+            "no kernels/ folder in {} or any parent; run racegate from a project, or pass --root DIR",
+            cwd.display()
+        ))
+    })
+}
+
+pub fn current_dir() -> Result<PathBuf> {
+    std::env::current_dir().map_err(|e| Error::Usage(format!("no current directory: {e}")))
+}
+
+/// The cases the command works on: the manifest's kernels with `--manifest` (or `manifest`, a
+/// command's own default), else the built-in catalog under the root.
+pub fn catalog(global: &Global, manifest: Option<&Path>) -> Result<Catalog> {
+    match global.manifest.as_deref().or(manifest) {
+        Some(m) => {
+            if !m.is_file() {
+                return Err(Error::Usage(format!(
+                    "no manifest at {}; write one (see examples/gate/racegate.toml) or pass --manifest FILE",
+                    m.display()
+                )));
+            }
+            let m = std::fs::canonicalize(m).unwrap_or_else(|_| m.to_path_buf());
+            Ok(Catalog::from_manifest(racegate::manifest::Manifest::load(&m)?))
+        }
+        None => Catalog::discover(&root(global)?),
+    }
+}
+
+/// Fails with "no CUDA device" (exit 4) when there is none.
+pub fn require_device() -> Result<device::DeviceInfo> {
+    device::probe().map_err(Error::NoDevice)
+}
+
+/// A seed nobody chose: different on every call.
+pub fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::time::SystemTime::now()) >> 16
+}
+
+/// Writes a report file the user asked for.
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| Error::io("writing", path, e))
+}
+
+/// Serializes a result for `--json`.
+pub fn json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).expect("results serialize")
+}
+
+/// A progress bar for `len` steps counted in `unit`; hidden when `hidden`.
+pub fn progress(len: u64, unit: &str, hidden: bool) -> indicatif::ProgressBar {
+    if hidden {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{spinner}} {{pos}}/{{len}} {unit} [{{elapsed}}] {{msg}}"
+        ))
+        .expect("valid template"),
+    );
+    bar
+}

@@ -1,0 +1,75 @@
+//! `racegate stress CASE`: many trials of one case on random sizes and inputs, each in a worker
+//! process with a deadline, every output element checked.
+
+use std::time::Duration;
+
+use racegate::errors::exit;
+use racegate::exercises::SizeChoice;
+use racegate::stress::{self, StressConfig, StressEvent};
+use racegate::trial::TrialResult;
+use racegate::{report, Error, Result};
+
+use super::app::Global;
+use super::settings::{self, Settings};
+
+#[derive(clap::Args)]
+pub struct StressArgs {
+    /// The case, as `racegate list` names it (e.g. matmul_tiled16::no_sync_after_compute).
+    case: String,
+    /// Number of trials.
+    #[arg(long, default_value_t = 200)]
+    trials: u32,
+    /// Seed of the first trial (trial t uses seed + t); random when omitted.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Problem size: N (every dimension N), LO..HI (each dimension drawn from the range),
+    /// or `sanitize` (the small geometry sanitizers use). Default: the family's range.
+    #[arg(long, value_parser = stress::parse_size)]
+    size: Option<SizeChoice>,
+    /// Turn off schedule jitter (per-warp sleeps after every __syncthreads()).
+    #[arg(long)]
+    no_jitter: bool,
+    /// Consecutive trials that reuse one input set (sizes, inputs, reference), each under
+    /// its own jitter seed. 1 draws new sizes and inputs for every trial.
+    #[arg(long, default_value_t = stress::DEFAULT_PER_SET, value_parser = clap::value_parser!(u32).range(1..))]
+    per_set: u32,
+    /// Deadline for one trial, in seconds; a trial past it is a Hang.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
+    let catalog = settings::catalog(global, None)?;
+    let case = catalog.get(&a.case)?;
+    if a.trials == 0 {
+        return Err(Error::Usage("--trials must be at least 1".into()));
+    }
+    settings::require_device()?;
+    let s = Settings::new(None)?;
+    let cfg = StressConfig {
+        trials: a.trials,
+        seed: a.seed.unwrap_or_else(settings::random_seed),
+        jitter: !a.no_jitter,
+        size: a.size,
+        timeout: Duration::from_secs_f64(a.timeout),
+        per_set: a.per_set,
+        arch: s.arch.clone(),
+    };
+    let bar = settings::progress(a.trials as u64, "trials", a.json);
+    let r = stress::run(&catalog, case, &cfg, &s.worker, |StressEvent::Trial(t)| {
+        bar.inc(1);
+        if t.result != TrialResult::Pass {
+            bar.set_message("failing");
+        }
+    })?;
+    bar.finish_and_clear();
+    if a.json {
+        println!("{}", settings::json(&r));
+    } else {
+        print!("{}", report::stress(&r));
+    }
+    Ok(if r.flagged() { exit::FOUND } else { exit::OK })
+}
