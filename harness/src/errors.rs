@@ -93,11 +93,7 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn io(
-        action: &'static str,
-        path: impl Into<PathBuf>,
-        source: std::io::Error,
-    ) -> Self {
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             action,
             path: path.into(),

@@ -68,4 +68,3 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
         Outcome::Inconclusive(_) => exit::INCONCLUSIVE,
     })
 }
-

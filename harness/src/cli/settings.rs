@@ -77,7 +77,9 @@ pub fn catalog(global: &Global, manifest: Option<&Path>) -> Result<Catalog> {
                 )));
             }
             let m = std::fs::canonicalize(m).unwrap_or_else(|_| m.to_path_buf());
-            Ok(Catalog::from_manifest(racegate::manifest::Manifest::load(&m)?))
+            Ok(Catalog::from_manifest(racegate::manifest::Manifest::load(
+                &m,
+            )?))
         }
         None => Catalog::discover(&root(global)?),
     }
