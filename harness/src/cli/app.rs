@@ -2,12 +2,11 @@
 //! hidden worker subcommands (named by `racegate::subcommands`, shared with the parents that
 //! spawn them).
 
-use std::path::PathBuf;
-
 use clap::{Parser, Subcommand};
 use racegate::errors::exit;
 use racegate::Result;
 
+use super::settings::Global;
 use super::{bench, check, compile, gate, grade, internal, list, sanitize, stress};
 
 #[derive(Parser)]
@@ -30,19 +29,6 @@ pub struct Cli {
     pub global: Global,
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Options every command takes.
-#[derive(clap::Args)]
-pub struct Global {
-    /// Project root (holds kernels/ and buggy_variants/); default: the nearest ancestor of
-    /// the current directory that has a kernels/ folder.
-    #[arg(long, global = true, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// Use the kernels of a racegate.toml manifest instead of kernels/ and buggy_variants/
-    /// (`gate` looks for ./racegate.toml by itself).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub manifest: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]

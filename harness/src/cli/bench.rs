@@ -5,7 +5,7 @@ use racegate::errors::exit;
 use racegate::launch::Gpu;
 use racegate::{bench, Result};
 
-use super::app::Global;
+use super::settings::Global;
 use super::settings::{self, Settings};
 
 #[derive(clap::Args)]

@@ -8,8 +8,8 @@ use racegate::check::{self, CheckConfig, CheckEvent, Judgement};
 use racegate::errors::exit;
 use racegate::{stress, Result};
 
-use super::app::Global;
 use super::compile::compile_all;
+use super::settings::Global;
 use super::settings::{self, Settings};
 
 #[derive(clap::Args)]

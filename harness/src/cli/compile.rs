@@ -6,8 +6,8 @@ use racegate::errors::exit;
 use racegate::launch::Gpu;
 use racegate::{compile, device, toolchain, Error, Result};
 
-use super::app::Global;
 use super::settings;
+use super::settings::Global;
 
 #[derive(clap::Args)]
 pub struct CompileArgs {

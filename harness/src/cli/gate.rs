@@ -10,7 +10,7 @@ use racegate::errors::exit;
 use racegate::gate::{self, GateConfig, GateFinding, GateRun};
 use racegate::{stress, Error, Result};
 
-use super::app::Global;
+use super::settings::Global;
 use super::settings::{self, Settings};
 
 pub const HELP: &str = concat!(

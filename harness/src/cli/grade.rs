@@ -8,7 +8,7 @@ use racegate::errors::exit;
 use racegate::grade::{output, run as grading, spec};
 use racegate::{Error, Result};
 
-use super::app::Global;
+use super::settings::Global;
 use super::settings::{self, Settings};
 
 pub const HELP: &str = concat!(

@@ -9,8 +9,8 @@ use racegate::exercises::SizeChoice;
 use racegate::subcommands::{GRADE_WORKER, SANITIZE_TARGET, STRESS_WORKER};
 use racegate::{sanitize, stress, Result};
 
-use super::app::Global;
 use super::settings;
+use super::settings::Global;
 
 #[derive(clap::Subcommand)]
 pub enum Internal {

@@ -3,8 +3,8 @@
 use racegate::errors::exit;
 use racegate::{report, Result};
 
-use super::app::Global;
 use super::settings;
+use super::settings::Global;
 
 #[derive(clap::Args)]
 pub struct ListArgs {

@@ -8,7 +8,7 @@ use racegate::errors::exit;
 use racegate::sanitize::{self, Outcome, SanitizeConfig, Tool};
 use racegate::{report, Result};
 
-use super::app::Global;
+use super::settings::Global;
 use super::settings::{self, Settings};
 
 #[derive(clap::Args)]

@@ -8,7 +8,18 @@ use std::path::{Path, PathBuf};
 use racegate::catalog::Catalog;
 use racegate::{device, toolchain, Error, Result};
 
-use super::app::Global;
+/// Options every command takes.
+#[derive(clap::Args)]
+pub struct Global {
+    /// Project root (holds kernels/ and buggy_variants/); default: the nearest ancestor of
+    /// the current directory that has a kernels/ folder.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Use the kernels of a racegate.toml manifest instead of kernels/ and buggy_variants/
+    /// (`gate` looks for ./racegate.toml by itself).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+}
 
 /// Derived once per invocation.
 pub struct Settings {

@@ -9,7 +9,7 @@ use racegate::stress::{self, StressConfig, StressEvent};
 use racegate::trial::TrialResult;
 use racegate::{report, Error, Result};
 
-use super::app::Global;
+use super::settings::Global;
 use super::settings::{self, Settings};
 
 #[derive(clap::Args)]
