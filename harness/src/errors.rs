@@ -129,3 +129,86 @@ impl Error {
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One value of every variant and the code the table gives it; the binary-level tests
+    /// (`tests/exit_codes.rs`) reach each code through a real trigger.
+    #[test]
+    fn every_variant_has_its_code() {
+        let io = || std::io::Error::other("x");
+        let cases = [
+            (
+                Error::Header {
+                    path: "k.cu".into(),
+                    line: 1,
+                    message: "m".into(),
+                },
+                exit::USAGE,
+            ),
+            (
+                Error::Toml {
+                    path: "racegate.toml".into(),
+                    line: 1,
+                    message: "m".into(),
+                },
+                exit::USAGE,
+            ),
+            (Error::NoKernels(PathBuf::from(".")), exit::USAGE),
+            (
+                Error::UnknownCase {
+                    name: "x".into(),
+                    hint: String::new(),
+                },
+                exit::USAGE,
+            ),
+            (Error::Usage("x".into()), exit::USAGE),
+            (Error::NoDevice("x".into()), exit::NO_DEVICE),
+            (
+                Error::NvrtcMissing {
+                    searched: "x".into(),
+                },
+                exit::INCONCLUSIVE,
+            ),
+            (
+                Error::cuda(
+                    "x",
+                    cudarc::driver::DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_UNKNOWN),
+                ),
+                exit::INCONCLUSIVE,
+            ),
+            (Error::io("reading", "x", io()), exit::INCONCLUSIVE),
+            (Error::Child("x".into()), exit::INCONCLUSIVE),
+            (
+                Error::Compile {
+                    path: "k.cu".into(),
+                    options: String::new(),
+                    log: String::new(),
+                },
+                exit::FOUND,
+            ),
+        ];
+        for (e, code) in cases {
+            assert_eq!(e.exit_code(), code, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn a_cuda_error_keeps_its_source() {
+        use std::error::Error as _;
+        let e = Error::cuda(
+            "launching",
+            cudarc::driver::DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS),
+        );
+        // Formatting a DriverError asks the driver for its text, so this test only inspects it.
+        let source = e
+            .source()
+            .and_then(|s| s.downcast_ref::<cudarc::driver::DriverError>());
+        assert_eq!(
+            source.map(|d| d.0),
+            Some(cudarc::driver::sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)
+        );
+    }
+}
