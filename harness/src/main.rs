@@ -572,7 +572,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
                     serde_json::to_string_pretty(&rows).expect("serializable")
                 );
             } else {
-                print!("{}", racegate::bench::table(&rows));
+                print!("{}", report::markdown::bench_table(&rows));
             }
             Ok(code::OK)
         }
@@ -801,34 +801,12 @@ fn check_cmd(
         }
     })?;
     bar.finish_and_clear();
-    for c in m.cells.iter().filter(|c| c.judgement != Judgement::Ok) {
-        println!(
-            "{:?}: {}::{} (expected {:?})\n{}",
-            c.judgement, c.case, c.detector, c.expect, c.report
-        );
-    }
-    println!(
-        "\n{} cells: {} ok, {} missed, {} unexpected, {} inconclusive; wall {:.1} s",
-        m.cells.len(),
-        m.count(Judgement::Ok),
-        m.count(Judgement::Missed),
-        m.count(Judgement::Unexpected),
-        m.count(Judgement::Inconclusive),
-        m.wall_seconds
-    );
-    println!(
-        "process time per detector: {}",
-        m.seconds_per_detector
-            .iter()
-            .map(|(d, s)| format!("{d} {s:.1} s"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    print!("{}", report::text::check_summary(&m));
     if let Some(p) = &outputs.table {
-        write_file(p, &check::table(&m, catalog))?;
+        write_file(p, &report::markdown::course_table(&m, catalog))?;
     }
     if let Some(p) = &outputs.junit {
-        write_file(p, &check::junit(&m))?;
+        write_file(p, &report::junit::check(&m))?;
     }
     if let Some(p) = &outputs.json {
         write_file(p, &serde_json::to_string_pretty(&m).expect("serializable"))?;
@@ -963,21 +941,7 @@ fn finish_gate(
     if out.update_baseline {
         let b = gate::Baseline::from_run(run);
         b.save(baseline_path)?;
-        println!(
-            "baseline written: {} ({} accepted finding(s))",
-            baseline_path.display(),
-            b.accepted.len()
-        );
-        for f in &run.findings {
-            println!(
-                "  accepted: {} {} at {}{}: {}",
-                f.subject,
-                f.detector,
-                f.file,
-                f.line.map(|l| format!(":{l}")).unwrap_or_default(),
-                f.key
-            );
-        }
+        print!("{}", report::text::baseline_written(run, baseline_path, &b));
         return Ok(if run.inconclusive.is_empty() {
             code::OK
         } else {
@@ -986,65 +950,22 @@ fn finish_gate(
     }
     let base = gate::Baseline::load(baseline_path)?;
     let d = gate::diff(run, &base);
-    let loc = |f: &gate::GateFinding| {
-        format!(
-            "{}{}",
-            f.file,
-            f.line.map(|l| format!(":{l}")).unwrap_or_default()
-        )
-    };
-    for f in &d.new {
-        println!(
-            "NEW      {} [{}] {}: {}",
-            f.subject,
-            f.detector,
-            loc(f),
-            f.message
-        );
-    }
-    for f in &d.accepted {
-        println!(
-            "accepted {} [{}] {}: {}",
-            f.subject,
-            f.detector,
-            loc(f),
-            f.key
-        );
-    }
-    for a in &d.fixed {
-        println!(
-            "fixed    {} [{}]: {} (no longer found; shrink the baseline with --update-baseline)",
-            a.subject, a.detector, a.key
-        );
-    }
-    for (s, t, why) in &run.inconclusive {
-        println!("INCONCLUSIVE {s} [{t}]: {why}");
-    }
-    println!(
-        "\n{} new, {} accepted, {} fixed, {} inconclusive (baseline {}; {:.0} s)",
-        d.new.len(),
-        d.accepted.len(),
-        d.fixed.len(),
-        run.inconclusive.len(),
-        baseline_path.display(),
-        run.seconds
-    );
-    let md = gate::summary(run, &d);
+    print!("{}", report::text::gate(run, &d, baseline_path));
+    let md = report::markdown::gate_summary(run, &d);
     if let Some(p) = &out.sarif {
         write_file(
             p,
-            &serde_json::to_string_pretty(&gate::sarif(&d, env!("CARGO_PKG_VERSION"), uri_prefix))
-                .expect("serializable"),
+            &report::sarif::gate(&d, env!("CARGO_PKG_VERSION"), uri_prefix),
         )?;
     }
     if let Some(p) = &out.junit {
-        write_file(p, &gate::junit(run, &d))?;
+        write_file(p, &report::junit::gate(run, &d))?;
     }
     if let Some(p) = &out.summary {
         write_file(p, &md)?;
     }
     if out.github {
-        print!("{}", gate::annotations(&d));
+        print!("{}", report::github::annotations(&d));
         if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY") {
             use std::io::Write;
             let mut f = std::fs::OpenOptions::new()
@@ -1065,7 +986,7 @@ fn finish_gate(
 }
 
 fn grade_cmd(cli: Cli) -> Result<u8, Error> {
-    use racegate::grade::{output, run, spec};
+    use racegate::grade::{run, spec};
     let Command::Grade {
         exercise,
         submissions,
@@ -1136,35 +1057,17 @@ fn grade_cmd(cli: Cli) -> Result<u8, Error> {
     let grades: Vec<run::Grade> = grades.into_iter().collect::<Result<_, _>>()?;
     let text = if batch {
         match format {
-            GradeFormat::Json => serde_json::to_string_pretty(&grades).expect("serializable"),
-            _ => {
-                let items: Vec<&str> = grades[0].items.iter().map(|i| i.item.name()).collect();
-                let mut csv = format!("submission,score,max_score,{}\n", items.join(","));
-                for g in &grades {
-                    let cells: Vec<String> = g.items.iter().map(|i| i.score.to_string()).collect();
-                    csv.push_str(&format!(
-                        "\"{}\",{},{},{}\n",
-                        g.submission.replace('"', "\"\""),
-                        g.score,
-                        g.max_score,
-                        cells.join(",")
-                    ));
-                }
-                csv
-            }
+            GradeFormat::Json => report::grade::batch_json(&grades),
+            _ => report::grade::csv(&grades),
         }
     } else {
         let g = &grades[0];
         match format {
-            GradeFormat::Human | GradeFormat::Csv => output::human(g),
-            GradeFormat::Json => serde_json::to_string_pretty(g).expect("serializable"),
-            GradeFormat::Gradescope => {
-                serde_json::to_string_pretty(&output::gradescope(g)).expect("serializable")
-            }
-            GradeFormat::Prairielearn => {
-                serde_json::to_string_pretty(&output::prairielearn(g)).expect("serializable")
-            }
-            GradeFormat::Junit => output::junit(g),
+            GradeFormat::Human | GradeFormat::Csv => report::grade::human(g),
+            GradeFormat::Json => report::grade::json(g),
+            GradeFormat::Gradescope => report::grade::gradescope(g),
+            GradeFormat::Prairielearn => report::grade::prairielearn(g),
+            GradeFormat::Junit => report::junit::grade(g),
         }
     };
     match &out_path {
