@@ -116,24 +116,3 @@ pub fn measure(
         new_set_us,
     })
 }
-
-/// The benchmark table in markdown.
-pub fn table(rows: &[BenchRow]) -> String {
-    let mut out = String::from(
-        "| case | problem | bare launch (µs) | stress trial (µs) | ratio | stress trial, jitter (µs) | ratio, jitter | new input set (µs) |\n|---|---|---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        out.push_str(&format!(
-            "| `{}` | {} | {:.1} | {:.1} | {:.2}x | {:.1} | {:.2}x | {:.0} |\n",
-            r.case,
-            r.problem,
-            r.bare_us,
-            r.stress_us,
-            r.ratio,
-            r.stress_jitter_us,
-            r.ratio_jitter,
-            r.new_set_us
-        ));
-    }
-    out
-}

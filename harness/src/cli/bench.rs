@@ -3,7 +3,7 @@
 
 use racegate::errors::exit;
 use racegate::launch::Gpu;
-use racegate::{bench, Result};
+use racegate::{bench, report, Result};
 
 use super::settings::Global;
 use super::settings::{self, Settings};
@@ -51,7 +51,7 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
     if a.json {
         println!("{}", settings::json(&rows));
     } else {
-        print!("{}", bench::table(&rows));
+        print!("{}", report::markdown::bench_table(&rows));
     }
     Ok(exit::OK)
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use racegate::check::{self, CheckConfig, CheckEvent, Judgement};
 use racegate::errors::exit;
-use racegate::{stress, Result};
+use racegate::{report, stress, Result};
 
 use super::compile::compile_all;
 use super::settings::Global;
@@ -97,34 +97,12 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
         }
     })?;
     bar.finish_and_clear();
-    for c in m.cells.iter().filter(|c| c.judgement != Judgement::Ok) {
-        println!(
-            "{:?}: {}::{} (expected {:?})\n{}",
-            c.judgement, c.case, c.detector, c.expect, c.report
-        );
-    }
-    println!(
-        "\n{} cells: {} ok, {} missed, {} unexpected, {} inconclusive; wall {:.1} s",
-        m.cells.len(),
-        m.count(Judgement::Ok),
-        m.count(Judgement::Missed),
-        m.count(Judgement::Unexpected),
-        m.count(Judgement::Inconclusive),
-        m.wall_seconds
-    );
-    println!(
-        "process time per detector: {}",
-        m.seconds_per_detector
-            .iter()
-            .map(|(d, s)| format!("{d} {s:.1} s"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    print!("{}", report::text::check_summary(&m));
     if let Some(p) = &a.table {
-        settings::write_file(p, &check::table(&m, &catalog))?;
+        settings::write_file(p, &report::markdown::course_table(&m, &catalog))?;
     }
     if let Some(p) = &a.junit {
-        settings::write_file(p, &check::junit(&m))?;
+        settings::write_file(p, &report::junit::check(&m))?;
     }
     if let Some(p) = &a.json {
         settings::write_file(p, &settings::json(&m))?;

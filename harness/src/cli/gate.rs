@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use racegate::catalog::Catalog;
 use racegate::errors::exit;
-use racegate::gate::{self, GateConfig, GateFinding, GateRun};
-use racegate::{stress, Error, Result};
+use racegate::gate::{self, GateConfig, GateRun};
+use racegate::{report, stress, Error, Result};
 
 use super::settings::Global;
 use super::settings::{self, Settings};
@@ -180,21 +180,7 @@ fn finish(run: &GateRun, baseline_path: &Path, a: &GateArgs, uri_prefix: &str) -
     if a.update_baseline {
         let b = gate::Baseline::from_run(run);
         b.save(baseline_path)?;
-        println!(
-            "baseline written: {} ({} accepted finding(s))",
-            baseline_path.display(),
-            b.accepted.len()
-        );
-        for f in &run.findings {
-            println!(
-                "  accepted: {} {} at {}{}: {}",
-                f.subject,
-                f.detector,
-                f.file,
-                f.line.map(|l| format!(":{l}")).unwrap_or_default(),
-                f.key
-            );
-        }
+        print!("{}", report::text::baseline_written(run, baseline_path, &b));
         return Ok(if run.inconclusive.is_empty() {
             exit::OK
         } else {
@@ -203,62 +189,20 @@ fn finish(run: &GateRun, baseline_path: &Path, a: &GateArgs, uri_prefix: &str) -
     }
     let base = gate::Baseline::load(baseline_path)?;
     let d = gate::diff(run, &base);
-    let loc = |f: &GateFinding| {
-        format!(
-            "{}{}",
-            f.file,
-            f.line.map(|l| format!(":{l}")).unwrap_or_default()
-        )
-    };
-    for f in &d.new {
-        println!(
-            "NEW      {} [{}] {}: {}",
-            f.subject,
-            f.detector,
-            loc(f),
-            f.message
-        );
-    }
-    for f in &d.accepted {
-        println!(
-            "accepted {} [{}] {}: {}",
-            f.subject,
-            f.detector,
-            loc(f),
-            f.key
-        );
-    }
-    for b in &d.fixed {
-        println!(
-            "fixed    {} [{}]: {} (no longer found; shrink the baseline with --update-baseline)",
-            b.subject, b.detector, b.key
-        );
-    }
-    for (s, t, why) in &run.inconclusive {
-        println!("INCONCLUSIVE {s} [{t}]: {why}");
-    }
-    println!(
-        "\n{} new, {} accepted, {} fixed, {} inconclusive (baseline {}; {:.0} s)",
-        d.new.len(),
-        d.accepted.len(),
-        d.fixed.len(),
-        run.inconclusive.len(),
-        baseline_path.display(),
-        run.seconds
-    );
-    let md = gate::summary(run, &d);
+    print!("{}", report::text::gate(run, &d, baseline_path));
+    let md = report::markdown::gate_summary(run, &d);
     if let Some(p) = &a.sarif {
-        let sarif = gate::sarif(&d, env!("CARGO_PKG_VERSION"), uri_prefix);
-        settings::write_file(p, &settings::json(&sarif))?;
+        let sarif = report::sarif::gate(&d, env!("CARGO_PKG_VERSION"), uri_prefix);
+        settings::write_file(p, &sarif)?;
     }
     if let Some(p) = &a.junit {
-        settings::write_file(p, &gate::junit(run, &d))?;
+        settings::write_file(p, &report::junit::gate(run, &d))?;
     }
     if let Some(p) = &a.summary {
         settings::write_file(p, &md)?;
     }
     if a.github {
-        print!("{}", gate::annotations(&d));
+        print!("{}", report::github::annotations(&d));
         if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY") {
             use std::io::Write;
             let mut f = std::fs::OpenOptions::new()

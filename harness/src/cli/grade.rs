@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use racegate::errors::exit;
-use racegate::grade::{output, run as grading, spec};
-use racegate::{Error, Result};
+use racegate::grade::{run as grading, spec};
+use racegate::{report, Error, Result};
 
 use super::settings::Global;
 use super::settings::{self, Settings};
@@ -120,31 +120,17 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
     let grades: Vec<grading::Grade> = grades.into_iter().collect::<Result<_, _>>()?;
     let text = if batch {
         match a.format {
-            GradeFormat::Json => settings::json(&grades),
-            _ => {
-                let items: Vec<&str> = grades[0].items.iter().map(|i| i.item.name()).collect();
-                let mut csv = format!("submission,score,max_score,{}\n", items.join(","));
-                for g in &grades {
-                    let cells: Vec<String> = g.items.iter().map(|i| i.score.to_string()).collect();
-                    csv.push_str(&format!(
-                        "\"{}\",{},{},{}\n",
-                        g.submission.replace('"', "\"\""),
-                        g.score,
-                        g.max_score,
-                        cells.join(",")
-                    ));
-                }
-                csv
-            }
+            GradeFormat::Json => report::grade::batch_json(&grades),
+            _ => report::grade::csv(&grades),
         }
     } else {
         let g = &grades[0];
         match a.format {
-            GradeFormat::Human | GradeFormat::Csv => output::human(g),
-            GradeFormat::Json => settings::json(g),
-            GradeFormat::Gradescope => settings::json(&output::gradescope(g)),
-            GradeFormat::Prairielearn => settings::json(&output::prairielearn(g)),
-            GradeFormat::Junit => output::junit(g),
+            GradeFormat::Human | GradeFormat::Csv => report::grade::human(g),
+            GradeFormat::Json => report::grade::json(g),
+            GradeFormat::Gradescope => report::grade::gradescope(g),
+            GradeFormat::Prairielearn => report::grade::prairielearn(g),
+            GradeFormat::Junit => report::junit::grade(g),
         }
     };
     match &a.output {

@@ -1,17 +1,19 @@
-//! Grade output formats: for people, JSON, Gradescope, PrairieLearn and JUnit.
+//! A grade in each format a course needs: text for the student, JSON, Gradescope's and
+//! PrairieLearn's `results.json`, and, for a batch, CSV or a JSON array. JUnit is in
+//! [`super::junit`] with the other JUnit reports.
 
 use serde_json::json;
 
-use super::run::Grade;
-use super::score::Status;
+use crate::grade::run::Grade;
+use crate::grade::score::Status;
 
 /// For people: the total, then every item with its points and why.
 pub fn human(g: &Grade) -> String {
     let mut s = format!(
         "{}: {} / {} ({})\n",
         g.submission,
-        fmt(g.score),
-        fmt(g.max_score),
+        points(g.score),
+        points(g.max_score),
         g.exercise
     );
     for it in &g.items {
@@ -25,12 +27,13 @@ pub fn human(g: &Grade) -> String {
         s.push_str(&format!(
             "  {mark} {:<12} {:>6} / {:<6} ",
             it.item.name(),
-            fmt(it.score),
-            fmt(it.max_score)
+            points(it.score),
+            points(it.max_score)
         ));
         let mut lines = it.detail.lines();
         s.push_str(lines.next().unwrap_or(""));
         s.push('\n');
+        // Continuation lines line up under the first line of the detail.
         for l in lines {
             s.push_str(&format!("{:>33}{l}\n", ""));
         }
@@ -38,7 +41,8 @@ pub fn human(g: &Grade) -> String {
     s
 }
 
-fn fmt(x: f64) -> String {
+/// Points as a person writes them: `30`, not `30.00`; `12.50` where there is a fraction.
+pub(crate) fn points(x: f64) -> String {
     if x.fract() == 0.0 {
         format!("{x:.0}")
     } else {
@@ -46,12 +50,17 @@ fn fmt(x: f64) -> String {
     }
 }
 
+/// The grade as serde writes it (the format other tools read back).
+pub fn json(g: &Grade) -> String {
+    serde_json::to_string_pretty(g).expect("serializable")
+}
+
 /// Gradescope's `results.json`.
-pub fn gradescope(g: &Grade) -> serde_json::Value {
-    json!({
+pub fn gradescope(g: &Grade) -> String {
+    let v = json!({
         "score": g.score,
         "execution_time": g.execution_seconds.round() as u64,
-        "output": format!("{} ({}): {} / {}", g.exercise, g.submission, fmt(g.score), fmt(g.max_score)),
+        "output": format!("{} ({}): {} / {}", g.exercise, g.submission, points(g.score), points(g.max_score)),
         "output_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
@@ -66,15 +75,16 @@ pub fn gradescope(g: &Grade) -> serde_json::Value {
             "tags": [it.item.name()],
             "visibility": "visible",
         })).collect::<Vec<_>>(),
-    })
+    });
+    serde_json::to_string_pretty(&v).expect("serializable")
 }
 
 /// PrairieLearn's external grader `results.json`.
-pub fn prairielearn(g: &Grade) -> serde_json::Value {
-    json!({
+pub fn prairielearn(g: &Grade) -> String {
+    let v = json!({
         "gradable": true,
         "score": if g.max_score > 0.0 { g.score / g.max_score } else { 0.0 },
-        "message": format!("{} / {}", fmt(g.score), fmt(g.max_score)),
+        "message": format!("{} / {}", points(g.score), points(g.max_score)),
         "output": human(g),
         "tests": g.items.iter().map(|it| json!({
             "name": it.item.title(),
@@ -84,79 +94,45 @@ pub fn prairielearn(g: &Grade) -> serde_json::Value {
             "message": it.detail.lines().next().unwrap_or(""),
             "output": it.detail,
         })).collect::<Vec<_>>(),
-    })
+    });
+    serde_json::to_string_pretty(&v).expect("serializable")
 }
 
-/// JUnit: one testcase per item; items below full marks are failures.
-pub fn junit(g: &Grade) -> String {
-    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-    let mut suite = TestSuite::new(format!("racegate-grade-{}", g.exercise));
-    for it in &g.items {
-        let status = match it.status {
-            Status::Passed => TestCaseStatus::success(),
-            Status::NotRun | Status::Inconclusive => {
-                let mut st = TestCaseStatus::skipped();
-                st.set_message(it.detail.lines().next().unwrap_or("").to_string());
-                st
-            }
-            Status::Partial | Status::Failed => {
-                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                st.set_message(format!(
-                    "{} / {}: {}",
-                    fmt(it.score),
-                    fmt(it.max_score),
-                    it.detail.lines().next().unwrap_or("")
-                ));
-                st.set_description(it.detail.clone());
-                st
-            }
-        };
-        let mut t = TestCase::new(it.item.name(), status);
-        t.set_classname(g.submission.clone());
-        t.extra.insert("file".into(), g.submission.clone().into());
-        suite.add_test_case(t);
+/// A batch as one JSON array of grades.
+pub fn batch_json(grades: &[Grade]) -> String {
+    serde_json::to_string_pretty(grades).expect("serializable")
+}
+
+/// A batch as CSV: one row per submission, one column per item (the first grade's items: every
+/// grade of one exercise has the same).
+pub fn csv(grades: &[Grade]) -> String {
+    let items: Vec<&str> = grades
+        .first()
+        .map(|g| g.items.iter().map(|i| i.item.name()).collect())
+        .unwrap_or_default();
+    let mut csv = format!("submission,score,max_score,{}\n", items.join(","));
+    for g in grades {
+        let cells: Vec<String> = g.items.iter().map(|i| i.score.to_string()).collect();
+        // Submission paths are quoted: a student's folder name may hold a comma or a quote.
+        csv.push_str(&format!(
+            "\"{}\",{},{},{}\n",
+            g.submission.replace('"', "\"\""),
+            g.score,
+            g.max_score,
+            cells.join(",")
+        ));
     }
-    let mut r = Report::new("racegate");
-    r.add_test_suite(suite);
-    r.to_string().expect("JUnit serializes")
+    csv
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::score::{item, Item};
-    use super::super::spec::Rubric;
     use super::*;
-
-    fn grade() -> Grade {
-        let r = Rubric {
-            compiles: 10.0,
-            correct: 40.0,
-            racecheck: 15.0,
-            synccheck: 10.0,
-            memcheck: 15.0,
-            initcheck: 10.0,
-            performance: 0.0,
-            performance_rule: Default::default(),
-        };
-        let items = vec![
-            item(&r, Item::Compiles, 1.0, "ok".into()),
-            item(&r, Item::Correct, 0.5, "4 of 8\n  trial 3: wrong".into()),
-        ];
-        let (score, max_score) = super::super::score::total(&items);
-        Grade {
-            exercise: "reduce".into(),
-            submission: "alice.cu".into(),
-            score,
-            max_score,
-            items,
-            seed: 1,
-            execution_seconds: 12.4,
-        }
-    }
+    use crate::report::fixtures::grade;
 
     #[test]
     fn gradescope_has_its_documented_fields() {
-        let v = gradescope(&grade());
+        let v: serde_json::Value = serde_json::from_str(&gradescope(&grade())).unwrap();
         assert_eq!(v["score"], 30.0);
         assert!(v["execution_time"].is_u64());
         for k in ["output", "visibility", "stdout_visibility"] {
@@ -176,24 +152,10 @@ mod tests {
 
     #[test]
     fn prairielearn_scores_are_fractions() {
-        let v = prairielearn(&grade());
+        let v: serde_json::Value = serde_json::from_str(&prairielearn(&grade())).unwrap();
         assert_eq!(v["score"], 0.6);
         assert_eq!(v["gradable"], true);
         assert_eq!(v["tests"][1]["max_points"], 40.0);
-    }
-
-    #[test]
-    fn junit_fails_partial_items_with_their_reason() {
-        let xml = junit(&grade());
-        let doc = roxmltree::Document::parse(&xml).unwrap();
-        let f = doc
-            .descendants()
-            .find(|n| n.has_tag_name("failure"))
-            .unwrap();
-        assert!(f
-            .attribute("message")
-            .unwrap()
-            .starts_with("20 / 40: 4 of 8"));
     }
 
     #[test]
@@ -202,5 +164,17 @@ mod tests {
         assert!(h.starts_with("alice.cu: 30 / 50 (reduce)"));
         assert!(h.contains("PART correct"));
         assert!(h.contains("trial 3: wrong"));
+    }
+
+    #[test]
+    fn csv_quotes_submissions_and_has_a_column_per_item() {
+        let mut odd = grade();
+        odd.submission = "a \"b\", c.cu".into();
+        assert_eq!(
+            csv(&[grade(), odd]),
+            "submission,score,max_score,compiles,correct\n\
+             \"alice.cu\",30,50,10,20\n\
+             \"a \"\"b\"\", c.cu\",30,50,10,20\n"
+        );
     }
 }

@@ -1,8 +1,19 @@
-//! Report stage: renders catalogs and verdicts for people. JSON output is serde's.
+//! Plain text for a terminal: the catalog, a stress run, a sanitizer run, and the closing
+//! lines of `check` and `gate`. Every function returns the text; the CLI decides where it goes.
+//!
+//! ```no_run
+//! let root = racegate::toolchain::find_root(std::path::Path::new(".")).unwrap();
+//! let catalog = racegate::catalog::Catalog::discover(&root)?;
+//! print!("{}", racegate::report::text::catalog_table(&catalog));
+//! # Ok::<(), racegate::Error>(())
+//! ```
 
 use std::fmt::Write;
+use std::path::Path;
 
 use crate::catalog::{Catalog, Detector, Expect};
+use crate::check::{Judgement, Matrix};
+use crate::gate::{Baseline, Diff, GateFinding, GateRun};
 use crate::sanitize::{Outcome, SanitizerRun};
 use crate::stress::{StressReport, Verdict};
 use crate::trial::TrialResult;
@@ -165,4 +176,152 @@ pub fn sanitizer(r: &SanitizerRun) -> String {
         }
     }
     out
+}
+
+/// The end of `racegate check`: every cell that is not ok with its run's report, the counts,
+/// and where the process time went.
+pub fn check_summary(m: &Matrix) -> String {
+    let mut out = String::new();
+    for c in m.cells.iter().filter(|c| c.judgement != Judgement::Ok) {
+        let _ = writeln!(
+            out,
+            "{:?}: {}::{} (expected {:?})\n{}",
+            c.judgement, c.case, c.detector, c.expect, c.report
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{} cells: {} ok, {} missed, {} unexpected, {} inconclusive; wall {:.1} s",
+        m.cells.len(),
+        m.count(Judgement::Ok),
+        m.count(Judgement::Missed),
+        m.count(Judgement::Unexpected),
+        m.count(Judgement::Inconclusive),
+        m.wall_seconds
+    );
+    let _ = writeln!(
+        out,
+        "process time per detector: {}",
+        m.seconds_per_detector
+            .iter()
+            .map(|(d, s)| format!("{d} {s:.1} s"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out
+}
+
+/// The end of `racegate gate`: new findings, accepted ones, fixed ones, undecided runs, and a
+/// count line naming the baseline they were compared with.
+pub fn gate(run: &GateRun, d: &Diff, baseline: &Path) -> String {
+    let mut out = String::new();
+    for f in &d.new {
+        let _ = writeln!(
+            out,
+            "NEW      {} [{}] {}: {}",
+            f.subject,
+            f.detector,
+            location(f),
+            f.message
+        );
+    }
+    // Accepted findings show the key: it is what the baseline holds, so what a reader greps for.
+    for f in &d.accepted {
+        let _ = writeln!(
+            out,
+            "accepted {} [{}] {}: {}",
+            f.subject,
+            f.detector,
+            location(f),
+            f.key
+        );
+    }
+    for a in &d.fixed {
+        let _ = writeln!(
+            out,
+            "fixed    {} [{}]: {} (no longer found; shrink the baseline with --update-baseline)",
+            a.subject, a.detector, a.key
+        );
+    }
+    for (s, t, why) in &run.inconclusive {
+        let _ = writeln!(out, "INCONCLUSIVE {s} [{t}]: {why}");
+    }
+    let _ = writeln!(
+        out,
+        "\n{} new, {} accepted, {} fixed, {} inconclusive (baseline {}; {:.0} s)",
+        d.new.len(),
+        d.accepted.len(),
+        d.fixed.len(),
+        run.inconclusive.len(),
+        baseline.display(),
+        run.seconds
+    );
+    out
+}
+
+/// `racegate gate --update-baseline`: where the baseline went and what it now accepts.
+pub fn baseline_written(run: &GateRun, path: &Path, written: &Baseline) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "baseline written: {} ({} accepted finding(s))",
+        path.display(),
+        written.accepted.len()
+    );
+    for f in &run.findings {
+        let _ = writeln!(
+            out,
+            "  accepted: {} {} at {}: {}",
+            f.subject,
+            f.detector,
+            location(f),
+            f.key
+        );
+    }
+    out
+}
+
+/// `file:line`, or the file alone when the finding has no line.
+fn location(f: &GateFinding) -> String {
+    match f.line {
+        Some(l) => format!("{}:{l}", f.file),
+        None => f.file.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures;
+
+    #[test]
+    fn gate_lists_each_kind_then_counts() {
+        let run = fixtures::gate_run();
+        let d = crate::gate::diff(&run, &fixtures::baseline());
+        assert_eq!(
+            gate(&run, &d, Path::new("racegate-baseline.json")),
+            "NEW      b [stress] kernels/k.cu: wrong (detail)\n\
+             accepted a [racecheck] kernels/k.cu:12: race at 12\n\
+             fixed    a [racecheck]: race at 40 (no longer found; shrink the baseline with --update-baseline)\n\
+             INCONCLUSIVE c [memcheck]: no sanitizer\n\
+             \n1 new, 1 accepted, 1 fixed, 1 inconclusive (baseline racegate-baseline.json; 3 s)\n"
+        );
+    }
+
+    #[test]
+    fn check_summary_shows_the_report_of_every_cell_that_is_not_ok() {
+        let m = fixtures::matrix();
+        let s = check_summary(&m);
+        assert!(
+            s.starts_with("Missed: k::v::racecheck (expected Flag)\nthe report\n"),
+            "{s}"
+        );
+        assert!(
+            s.ends_with(
+                "\n1 cells: 0 ok, 1 missed, 0 unexpected, 0 inconclusive; wall 2.0 s\n\
+                 process time per detector: racecheck 1.5 s\n"
+            ),
+            "{s}"
+        );
+    }
 }

@@ -1,0 +1,17 @@
+//! Report stage: every output racegate writes, one file per format. The engines ([`crate::check`],
+//! [`crate::gate`], [`crate::grade`], [`crate::stress`], [`crate::sanitize`], [`crate::bench`])
+//! return typed results; the functions here turn them into text and return it, and the CLI
+//! decides where it goes. JSON of a result is serde's, except where a platform fixes the format.
+
+pub mod github;
+pub mod grade;
+pub mod junit;
+pub mod markdown;
+pub mod sarif;
+pub mod text;
+
+#[cfg(test)]
+mod fixtures;
+
+// The paths these had when the report stage was one file, so their callers did not change.
+pub use text::{catalog_table, sanitizer, stress};
