@@ -1,0 +1,65 @@
+//! `<case>::<detector>`: the case's declared expectation (flag / clean / may) holds on the GPU;
+//! ignored with the reason when there is no CUDA device.
+
+use std::time::Duration;
+
+use libtest_mimic::{Completion, Trial};
+use racegate::catalog::{Catalog, Detector};
+use racegate::check::{self, CheckConfig, Judgement};
+
+use crate::util::{gpu_slots, racegate_exe, Device};
+
+pub fn trials(catalog: &Catalog, device: &Device) -> Vec<Trial> {
+    let slots = gpu_slots();
+    let mut out = Vec::new();
+    for case in &catalog.cases {
+        for det in Detector::ALL {
+            let expect = case.expectation(det);
+            let case = case.clone();
+            let catalog = catalog.clone();
+            let dev = device.clone();
+            let slots = slots.clone();
+            out.push(
+                Trial::ignorable_test(format!("{}::{}", case.name, det.name()), move || {
+                    let dev = match dev {
+                        Ok(d) => d,
+                        Err(why) => {
+                            return Ok(Completion::ignored_with(format!("no CUDA device: {why}")))
+                        }
+                    };
+                    let _slot = slots.take();
+                    let cfg = CheckConfig {
+                        trials: 50,
+                        seed: 1,
+                        stress_timeout: Duration::from_secs(5),
+                        per_set: 4,
+                        sanitize_timeout: Duration::from_secs(30),
+                        jobs: 1,
+                        arch: dev.arch(),
+                        sanitizer: racegate::toolchain::compute_sanitizer(),
+                    };
+                    let cell = check::run_one(&catalog, &case, det, &cfg, &racegate_exe())
+                        .map_err(|e| e.to_string())?;
+                    match cell.judgement {
+                        Judgement::Ok => Ok(Completion::Completed),
+                        Judgement::Inconclusive => Err(format!(
+                            "inconclusive (never counted as clean): {:?}\n{}",
+                            cell.observed, cell.report
+                        )
+                        .into()),
+                        j => Err(format!(
+                            "{j:?}: expected {expect:?}, observed {:?} at {}:{}\n{}",
+                            cell.observed,
+                            cell.file,
+                            cell.line.unwrap_or(0),
+                            cell.report
+                        )
+                        .into()),
+                    }
+                })
+                .with_kind("gpu"),
+            );
+        }
+    }
+    out
+}

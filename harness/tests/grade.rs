@@ -1,0 +1,179 @@
+//! `grade::host::<name>` and `grade::gpu::<name>`: `racegate grade` end to end on folders of
+//! students, oversized files, the output formats and the performance rubric. The trials of each
+//! sample submission are in `samples.rs`.
+
+use std::path::Path;
+
+use libtest_mimic::{Completion, Failed, Trial};
+
+use crate::util::{gpu_slots, grade_item, grade_json, run_cli, submissions_dir, temp_dir, Device};
+
+pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
+    let mut out = Vec::new();
+    // GPU: the performance item, timed against the course's reference kernel.
+    let r = root.to_path_buf();
+    let dev = device.clone();
+    out.push(
+        Trial::ignorable_test("grade::gpu::reduce::performance", move || {
+            if let Err(why) = &dev {
+                return Ok(Completion::ignored_with(format!("no CUDA device: {why}")));
+            }
+            let slots = gpu_slots();
+            let _slot = slots.take();
+            let dir = submissions_dir(&r).join("reduce");
+            let rubric = dir.join("rubric-performance.toml");
+            let g = grade_json(
+                &r,
+                "reduce",
+                &dir.join("correct.cu"),
+                &["--rubric", rubric.to_str().unwrap()],
+                &[],
+                0,
+            )?;
+            let perf = grade_item(&g, "performance");
+            // Timed, not judged: other GPU trials may run beside it, so the ratio varies.
+            if g["max_score"] != 110.0
+                || !(perf["status"] == "passed" || perf["status"] == "partial")
+                || !perf["detail"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("vs the reference's")
+            {
+                return Err(format!("{g}").into());
+            }
+            Ok(Completion::Completed)
+        })
+        .with_kind("gpu"),
+    );
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test("grade::host::batch_of_student_folders", move || {
+            let dir = temp_dir("racegate-batch-")?;
+            let samples = submissions_dir(&r).join("reduce");
+            let put = |to: &str, from: &str| -> Result<(), Failed> {
+                let to = dir.path().join(to);
+                std::fs::create_dir_all(to.parent().unwrap()).map_err(|e| e.to_string())?;
+                std::fs::copy(samples.join(from), to).map_err(|e| e.to_string())?;
+                Ok(())
+            };
+            put("alice/reduce.cu", "correct.cu")?;
+            put("bob/reduce.cu", "wrong_name.cu")?;
+            put("carol.cu", "correct.cu")?;
+            put(".git/hooks.cu", "correct.cu")?;
+            put("alice/notes.txt", "correct.cu")?;
+            let (code, csv, stderr) = run_cli(
+                &r,
+                &[
+                    "grade",
+                    "--exercise",
+                    "reduce",
+                    dir.path().to_str().unwrap(),
+                ],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            let empty = dir.path().join("empty");
+            std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+            let (empty_code, _, empty_err) = run_cli(
+                &r,
+                &["grade", "--exercise", "reduce", empty.to_str().unwrap()],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            let rows: Vec<&str> = csv.lines().skip(1).collect();
+            let score = |who: &str| {
+                rows.iter()
+                    .find(|l| l.contains(who))
+                    .and_then(|l| l.split(',').nth(1))
+                    .map(str::to_string)
+            };
+            if code != 4
+                || rows.len() != 3
+                || score("alice/reduce.cu").as_deref() != Some("10")
+                || score("bob/reduce.cu").as_deref() != Some("0")
+                || score("carol.cu").as_deref() != Some("10")
+            {
+                return Err(format!("exit {code}\n{csv}\n{stderr}").into());
+            }
+            if empty_code != 2 || !empty_err.contains("no .cu submissions in") {
+                return Err(format!("empty folder: exit {empty_code}: {empty_err}").into());
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test("grade::host::huge_file", move || {
+            let dir = temp_dir("racegate-huge-")?;
+            let f = dir.path().join("huge.cu");
+            std::fs::write(&f, "// padding\n".repeat(30_000)).map_err(|e| e.to_string())?;
+            let (code, stdout, _) = run_cli(
+                &r,
+                &["grade", "--exercise", "reduce", f.to_str().unwrap()],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            if code != 4
+                || !stdout.contains("submissions are limited to 262144 bytes")
+                || !stdout.contains(": 0 / 100")
+            {
+                return Err(format!("exit {code}\n{stdout}").into());
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test("grade::host::batch_csv_and_formats", move || {
+            let dir = submissions_dir(&r).join("reduce");
+            let (code, csv, stderr) = run_cli(
+                &r,
+                &["grade", "--exercise", "reduce", dir.to_str().unwrap()],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            let rows: Vec<&str> = csv.lines().collect();
+            let files = std::fs::read_dir(&dir)
+                .map_err(|e| e.to_string())?
+                .flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "cu"))
+                .count();
+            if code != 4
+                || !rows[0].starts_with("submission,score,max_score,compiles,correct")
+                || rows.len() != files + 1
+            {
+                return Err(format!(
+                    "exit {code}, {} rows for {files} files\n{csv}\n{stderr}",
+                    rows.len()
+                )
+                .into());
+            }
+            let one = dir.join("correct.cu");
+            let (_, gs, _) = run_cli(
+                &r,
+                &[
+                    "grade",
+                    "--exercise",
+                    "reduce",
+                    "--format",
+                    "gradescope",
+                    one.to_str().unwrap(),
+                ],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            let v: serde_json::Value = serde_json::from_str(&gs).map_err(|e| e.to_string())?;
+            if v["score"] != 10.0 || v["tests"].as_array().map(|a| a.len()) != Some(6) {
+                return Err(format!("gradescope output: {gs}").into());
+            }
+            let (code, _, stderr) = run_cli(
+                &r,
+                &["grade", "--exercise", "reduction", one.to_str().unwrap()],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            if code != 2 || !stderr.contains("no exercise `reduction`; known exercises:") {
+                return Err(format!("unknown exercise: exit {code}: {stderr}").into());
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
+    out
+}

@@ -1,0 +1,32 @@
+//! Plain `#[test]`s for the fixed tables of cases: the `//@` header parser (`header::<name>`) and
+//! the racegate.toml manifest parser (`manifest::<name>`), on good and bad input written here.
+//! Everything data-driven (one trial per `.cu`, fixture or sample) or needing a GPU is in the
+//! libtest-mimic target, `tests/tests.rs`.
+
+mod header;
+mod manifest;
+
+use std::fmt::Debug;
+
+/// Panics unless `r` parsed.
+#[track_caller]
+fn assert_parses<T: Debug>(r: Result<T, racegate::Error>) {
+    if let Err(e) = r {
+        panic!("expected success, got: {e}");
+    }
+}
+
+/// Panics unless `r` is an error that starts with `at` (`file:line: `) and contains `want`.
+#[track_caller]
+fn assert_rejects<T: Debug>(r: Result<T, racegate::Error>, at: &str, want: &str) {
+    match r {
+        Ok(p) => panic!("expected an error containing `{want}`, parsed {p:?}"),
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(
+                msg.starts_with(at) && msg.contains(want),
+                "expected `{at}...{want}...`, got `{msg}`"
+            );
+        }
+    }
+}
