@@ -1,8 +1,10 @@
-//! Plain `#[test]`s for the fixed tables of cases: the `//@` header parser (`header::<name>`) and
-//! the racegate.toml manifest parser (`manifest::<name>`), on good and bad input written here.
+//! Plain `#[test]`s for the fixed tables of cases: the `//@` header parser (`header::<name>`),
+//! the racegate.toml manifest parser (`manifest::<name>`), on good and bad input written here,
+//! and the exit-code table through the real binary (`exit_codes::<name>`).
 //! Everything data-driven (one trial per `.cu`, fixture or sample) or needing a GPU is in the
 //! libtest-mimic target, `tests/tests.rs`.
 
+mod exit_codes;
 mod header;
 mod manifest;
 

@@ -1,0 +1,155 @@
+//! The one exit-code table, reached through the real binary with a real trigger for each code
+//! (`racegate::errors`; README, "Exit codes"). Where a device changes the answer (precedence:
+//! 2, then 4, then 3, then 1), the test says which code each machine must give.
+
+use std::path::Path;
+use std::process::Command;
+
+fn racegate(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_racegate"))
+        .args(args)
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .output()
+        .expect("racegate runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn has_device() -> bool {
+    racegate::device::probe().is_ok()
+}
+
+/// A manifest project in a scratch folder: one kernel, `source` its text.
+fn project(source: &str, manifest_extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), source).unwrap();
+    std::fs::write(
+        dir.path().join("racegate.toml"),
+        format!(
+            r#"[[kernel]]
+name = "k"
+source = "k.cu"
+entry = "k"
+sizes = {{ n = [1, 1000] }}
+sanitize_sizes = {{ n = 100 }}
+grid = ["ceil_div(n, 128)"]
+block = ["128"]
+oracle = "determinism"
+args = [
+  {{ name = "y", kind = "out", type = "f32", len = "n" }},
+  {{ name = "n", kind = "scalar", type = "i32", value = "n" }},
+]
+{manifest_extra}"#
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+const GOOD: &str = "extern \"C\" __global__ void k(float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = 1.0f;\n}\n";
+
+#[test]
+fn code_0_everything_held() {
+    let (code, out) = racegate(&root(), &["list"], &[]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn code_1_a_kernel_that_does_not_compile() {
+    let p = project(
+        "extern \"C\" __global__ void k(float* y, int n) { y[0] = undeclared; }\n",
+        "",
+    );
+    let (code, out) = racegate(p.path(), &["compile", "--manifest", "racegate.toml"], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("undeclared"), "NVRTC's log is shown: {out}");
+}
+
+#[test]
+fn code_2_unknown_case_bad_flag_malformed_toml() {
+    let (code, out) = racegate(&root(), &["stress", "no_such_case"], &[]);
+    assert_eq!(code, 2, "{out}");
+    let (code, out) = racegate(
+        &root(),
+        &["stress", "counter_single", "--per-set", "0"],
+        &[],
+    );
+    assert_eq!(code, 2, "{out}");
+    let p = project(GOOD, "[[kernel]\n");
+    let (code, out) = racegate(p.path(), &["list", "--manifest", "racegate.toml"], &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("racegate.toml:"),
+        "names the file and line: {out}"
+    );
+}
+
+#[test]
+fn code_2_wins_over_4() {
+    // Bad input is reported before the missing device.
+    let (code, out) = racegate(
+        &root(),
+        &["stress", "no_such_case"],
+        &[("RACEGATE_NO_GPU", "1")],
+    );
+    assert_eq!(code, 2, "{out}");
+}
+
+#[test]
+fn code_3_nvrtc_missing() {
+    let (code, out) = racegate(
+        &root(),
+        &["compile", "counter_single"],
+        &[("RACEGATE_NVRTC_LIB", "/nonexistent/libnvrtc.so.13")],
+    );
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("NVRTC"), "{out}");
+}
+
+#[test]
+fn code_3_or_4_stress_without_nvrtc() {
+    // A missing tool is inconclusive (3), never "found" (1); with no device, 4 comes first.
+    let (code, out) = racegate(
+        &root(),
+        &["stress", "counter_single", "--trials", "1"],
+        &[("RACEGATE_NVRTC_LIB", "/nonexistent/libnvrtc.so.13")],
+    );
+    assert_eq!(code, if has_device() { 3 } else { 4 }, "{out}");
+}
+
+#[test]
+fn code_4_no_device() {
+    let (code, out) = racegate(
+        &root(),
+        &["stress", "counter_single", "--trials", "1"],
+        &[("RACEGATE_NO_GPU", "1")],
+    );
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("no CUDA device"), "{out}");
+}
+
+#[test]
+fn every_help_ends_with_the_table() {
+    for cmd in [
+        "list", "compile", "stress", "sanitize", "check", "bench", "gate", "grade",
+    ] {
+        let (code, out) = racegate(&root(), &[cmd, "--help"], &[]);
+        assert_eq!(code, 0, "{cmd}: {out}");
+        assert!(
+            out.contains("Exit codes: 0") && out.contains("4 no CUDA device"),
+            "`racegate {cmd} --help` names every exit code:\n{out}"
+        );
+    }
+}
