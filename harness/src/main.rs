@@ -386,7 +386,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             response,
             time,
         } => {
-            racegate::grade::run::worker(&ptx, &request, response.as_deref(), time)?;
+            racegate::grade::worker(&ptx, &request, response.as_deref(), time)?;
             return Ok(code::OK);
         }
         _ => {}
@@ -1065,7 +1065,7 @@ fn finish_gate(
 }
 
 fn grade_cmd(cli: Cli) -> Result<u8, Error> {
-    use racegate::grade::{output, run, spec};
+    use racegate::grade::{self, output, spec};
     let Command::Grade {
         exercise,
         submissions,
@@ -1108,7 +1108,7 @@ fn grade_cmd(cli: Cli) -> Result<u8, Error> {
         Ok(s) if !s.is_empty() => racegate::compile::fingerprint(&s),
         _ => rand_secret(),
     };
-    let cfg = run::GradeConfig {
+    let cfg = grade::GradeConfig {
         trials,
         seed,
         secret,
@@ -1129,11 +1129,11 @@ fn grade_cmd(cli: Cli) -> Result<u8, Error> {
     let grades = racegate::pool::run_all(
         files,
         if batch { jobs } else { 1 },
-        |f| run::grade(&root, &spec, &rubric, &f, &cfg, &exe),
+        |f| grade::grade(&root, &spec, &rubric, &f, &cfg, &exe),
         |_| bar.inc(1),
     );
     bar.finish_and_clear();
-    let grades: Vec<run::Grade> = grades.into_iter().collect::<Result<_, _>>()?;
+    let grades: Vec<grade::Grade> = grades.into_iter().collect::<Result<_, _>>()?;
     let text = if batch {
         match format {
             GradeFormat::Json => serde_json::to_string_pretty(&grades).expect("serializable"),

@@ -1,9 +1,21 @@
 //! Grading course exercises: exercise specs and rubrics ([`spec`]), checks on the submitted file
-//! ([`submission`]), the graded run ([`run`]), scoring ([`score`]) and the output formats
-//! ([`output`]).
+//! ([`submission`]), one submission's graded run ([`grade()`], [`GradeConfig`], [`Grade`]), the
+//! child process it runs the submission in ([`worker()`]), scoring ([`score`]) and the output
+//! formats ([`output`]).
+//!
+//! The graded run is split by role: `orchestrate.rs` orders the items, `items.rs` grades each
+//! one, `worker.rs` holds the child worker and the parent's retry loop around it, `wire.rs` the
+//! private file format between the two, and `lock.rs` the GPU lock.
 
+mod items;
+mod lock;
+mod orchestrate;
 pub mod output;
-pub mod run;
 pub mod score;
 pub mod spec;
 pub mod submission;
+mod wire;
+mod worker;
+
+pub use orchestrate::{grade, Grade, GradeConfig};
+pub use worker::worker;

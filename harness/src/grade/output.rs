@@ -2,8 +2,8 @@
 
 use serde_json::json;
 
-use super::run::Grade;
 use super::score::Status;
+use super::Grade;
 
 /// For people: the total, then every item with its points and why.
 pub fn human(g: &Grade) -> String {
