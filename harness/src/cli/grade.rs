@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use racegate::errors::exit;
-use racegate::grade::{run as grading, spec};
+use racegate::grade::{self as grading, spec};
 use racegate::{report, Error, Result};
 
 use super::settings::Global;

@@ -92,7 +92,7 @@ pub fn run(global: &Global, i: Internal) -> Result<u8> {
             request,
             response,
             time,
-        } => racegate::grade::run::worker(&ptx, &request, response.as_deref(), time)?,
+        } => racegate::grade::worker(&ptx, &request, response.as_deref(), time)?,
     }
     Ok(exit::OK)
 }

@@ -1,8 +1,20 @@
 //! Grading course exercises: exercise specs and rubrics ([`spec`]), checks on the submitted file
-//! ([`submission`]), the graded run ([`run`]) and scoring ([`score`]). The output formats are in
-//! [`crate::report::grade`] and [`crate::report::junit`].
+//! ([`submission`]), one submission's graded run ([`grade()`], [`GradeConfig`], [`Grade`]), the
+//! child process it runs the submission in ([`worker()`]) and scoring ([`score`]). The output
+//! formats are in [`crate::report::grade`] and [`crate::report::junit`].
+//!
+//! The graded run is split by role: `orchestrate.rs` orders the items, `items.rs` grades each
+//! one, `worker.rs` holds the child worker and the parent's retry loop around it, `wire.rs` the
+//! private file format between the two, and `lock.rs` the GPU lock.
 
-pub mod run;
+mod items;
+mod lock;
+mod orchestrate;
 pub mod score;
 pub mod spec;
 pub mod submission;
+mod wire;
+mod worker;
+
+pub use orchestrate::{grade, Grade, GradeConfig};
+pub use worker::worker;

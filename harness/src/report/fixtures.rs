@@ -4,9 +4,9 @@
 use crate::catalog::{Detector, Expect};
 use crate::check::{Cell, Judgement, Matrix, Observed};
 use crate::gate::{Accepted, Baseline, GateFinding, GateRun};
-use crate::grade::run::Grade;
 use crate::grade::score::{item, total, Item};
 use crate::grade::spec::Rubric;
+use crate::grade::Grade;
 
 /// A racecheck cell that missed the bug on line 12 of a buggy variant.
 pub fn cell() -> Cell {

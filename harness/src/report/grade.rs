@@ -4,8 +4,8 @@
 
 use serde_json::json;
 
-use crate::grade::run::Grade;
 use crate::grade::score::Status;
+use crate::grade::Grade;
 
 /// For people: the total, then every item with its points and why.
 pub fn human(g: &Grade) -> String {

@@ -11,8 +11,8 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::check::{Judgement, Matrix, Observed};
 use crate::gate::{Diff, GateFinding, GateRun};
-use crate::grade::run::Grade;
 use crate::grade::score::Status;
+use crate::grade::Grade;
 
 use super::grade::points;
 

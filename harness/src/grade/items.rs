@@ -1,0 +1,337 @@
+//! The graded items of one submission, each turned into an [`ItemResult`] with the detail a
+//! student reads: compilation, correctness on randomized trials, the four sanitizers, and
+//! performance against the course's reference kernel.
+//!
+//! Every problem an item runs is drawn here, in the parent, from the public seed mixed with the
+//! secret ([`trial_seed`]), and every comparison with the exact expected results happens here
+//! too: the worker ([`super::worker()`]) only ever gets inputs.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use rand::SeedableRng;
+
+use super::orchestrate::GradeConfig;
+use super::score::{self, Item, ItemResult};
+use super::spec::{Rubric, Spec};
+use super::submission;
+use super::worker::{run_worker, Scratch, WorkerResult};
+use crate::compile::{self, BuildOptions, Built};
+use crate::errors::{Error, Result};
+use crate::exercises::{self, Problem, SizeChoice};
+use crate::sanitize::{self, Outcome, SanitizeConfig, Tool};
+use crate::watchdog::{self, Deadline};
+
+/// The compile item: the file, the kernel's name and signature, then NVRTC, once plainly and
+/// once with schedule jitter. The built PTX (plain, jittered) comes back only when it passed.
+pub(super) fn compiles(
+    root: &Path,
+    spec: &Spec,
+    rubric: &Rubric,
+    cfg: &GradeConfig,
+    path: &Path,
+    name: &str,
+) -> (ItemResult, Option<(Built, Built)>) {
+    let source =
+        match submission::read(path).and_then(|s| submission::check_kernels(spec, &s).map(|_| s)) {
+            Ok(s) => s,
+            Err(p) => {
+                return (
+                    score::item(rubric, Item::Compiles, 0.0, p.to_string()),
+                    None,
+                )
+            }
+        };
+    // Device code only; the grader owns all host code.
+    let build = |jitter| {
+        compile::compile_source(
+            root,
+            name,
+            &source,
+            &BuildOptions {
+                arch: cfg.arch.clone(),
+                jitter,
+                extra: vec![],
+            },
+        )
+    };
+    match (build(false), build(true)) {
+        (Ok(plain), Ok(jittered)) => (
+            score::item(
+                rubric,
+                Item::Compiles,
+                1.0,
+                format!(
+                    "compiles; `{}` has the required signature ({})",
+                    spec.entry, spec.signature
+                ),
+            ),
+            Some((plain, jittered)),
+        ),
+        (Err(e), _) | (_, Err(e)) => {
+            let log = match e {
+                Error::Compile { log, .. } => log,
+                other => other.to_string(),
+            };
+            let detail = format!("NVRTC could not compile it:\n{log}");
+            (score::item(rubric, Item::Compiles, 0.0, detail), None)
+        }
+    }
+}
+
+/// What the items after compilation share: one submission, compiled, about to run on the GPU.
+pub(super) struct Items<'a> {
+    pub root: &'a Path,
+    pub spec: &'a Spec,
+    pub rubric: &'a Rubric,
+    pub cfg: &'a GradeConfig,
+    /// The racegate binary, run as `__grade-worker`.
+    pub exe: &'a Path,
+    pub work: &'a Scratch,
+    /// The submission's file name, as findings and compile errors show it.
+    pub name: &'a str,
+}
+
+/// The seed of trial `t`: the public seed mixed with the secret, so students who know the
+/// public seed still cannot know the inputs.
+fn trial_seed(cfg: &GradeConfig, t: u32) -> u64 {
+    let mut x =
+        cfg.seed ^ cfg.secret.rotate_left(29) ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x ^= x >> 31;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^ (x >> 29)
+}
+
+impl Items<'_> {
+    /// A problem of the exercise's family, drawn with the seed of trial `t`.
+    fn problem(&self, t: u32, size: SizeChoice) -> Problem {
+        let family = exercises::by_name(&self.spec.family).expect("spec checked the family");
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(trial_seed(self.cfg, t));
+        family.problem(&self.spec.entry(), size, &mut rng)
+    }
+
+    /// Correctness on random sizes, with jitter (`ptx` is the jittered build).
+    pub(super) fn correctness(&self, ptx: &Path) -> Result<ItemResult> {
+        let (spec, cfg) = (self.spec, self.cfg);
+        let problems: Vec<_> = (0..cfg.trials)
+            .map(|t| {
+                self.problem(
+                    t,
+                    SizeChoice::Random {
+                        lo: spec.sizes.0,
+                        hi: spec.sizes.1,
+                    },
+                )
+            })
+            .collect();
+        let results = run_worker(cfg, self.exe, self.work, ptx, &problems, true, "correct")?;
+        let mut passed = 0;
+        let mut lines = Vec::new();
+        for (t, (p, r)) in problems.iter().zip(&results).enumerate() {
+            match r {
+                WorkerResult::Ran(actual) => match crate::oracle::check(&p.buffers, actual) {
+                    None => passed += 1,
+                    Some(w) => {
+                        let what = if w.input_modified {
+                            "modified its input"
+                        } else {
+                            "wrong elements"
+                        };
+                        let first = w
+                            .first
+                            .first()
+                            .map(|m| {
+                                format!(
+                                    " (first: [{}] expected {}, got {})",
+                                    m.index, m.expected, m.actual
+                                )
+                            })
+                            .unwrap_or_default();
+                        lines.push(format!(
+                            "trial {t} ({}): {what} in `{}`: {} of {}{first}",
+                            p.label, w.buffer, w.wrong, w.total
+                        ));
+                    }
+                },
+                WorkerResult::Fault(e) => {
+                    lines.push(format!("trial {t} ({}): the kernel faulted: {e}", p.label))
+                }
+                WorkerResult::Hang => lines.push(format!(
+                    "trial {t} ({}): no result within {:.0} s (an infinite loop, a deadlock, or far too slow); killed",
+                    p.label,
+                    cfg.timeout.as_secs_f64()
+                )),
+                WorkerResult::NotRun => lines.push(format!(
+                    "trial {t} ({}): not run (the kernel already hung twice)",
+                    p.label
+                )),
+            }
+        }
+        let frac = passed as f64 / problems.len().max(1) as f64;
+        let mut detail = format!(
+            "{passed} of {} randomized trials correct (sizes {}..{}, schedule jitter on, seed {})",
+            problems.len(),
+            spec.sizes.0,
+            spec.sizes.1,
+            cfg.seed
+        );
+        for l in lines.iter().take(5) {
+            detail.push_str(&format!("\n  {l}"));
+        }
+        if lines.len() > 5 {
+            detail.push_str(&format!(
+                "\n  ... and {} more failing trials",
+                lines.len() - 5
+            ));
+        }
+        Ok(score::item(self.rubric, Item::Correct, frac, detail))
+    }
+
+    /// One sanitizer on the small geometry (`ptx` is the plain build).
+    pub(super) fn sanitizer(&self, ptx: &Path, tool: Tool) -> Result<ItemResult> {
+        let (rubric, cfg, name) = (self.rubric, self.cfg, self.name);
+        let item = match tool {
+            Tool::Racecheck => Item::Racecheck,
+            Tool::Synccheck => Item::Synccheck,
+            Tool::Memcheck => Item::Memcheck,
+            Tool::Initcheck => Item::Initcheck,
+        };
+        let problem = self.problem(1_000_000, SizeChoice::Sanitize);
+        let (args, _) = self
+            .work
+            .worker_call(&tool.to_string(), ptx, &[problem], false, false)?;
+        let target: Vec<OsString> = std::iter::once(self.exe.into()).chain(args).collect();
+        let scfg = SanitizeConfig {
+            tool,
+            sanitizer: cfg.sanitizer.clone(),
+            timeout: cfg.sanitize_timeout,
+            arch: cfg.arch.clone(),
+            keep_xml: None,
+            seed: 0,
+        };
+        let r = sanitize::runner::run_target(name, &target, &scfg, self.root)?;
+        Ok(match r.outcome {
+            Outcome::Clean => score::item(rubric, item, 1.0, format!("{tool}: no finding")),
+            Outcome::Findings(f) => {
+                let mut d = format!("{tool} reported {} finding(s):", f.len());
+                for x in f.iter().take(5) {
+                    let line = x.line();
+                    d.push_str(&format!("\n  {}", student_paths(&line, name)));
+                    if line.contains("Host API uninitialized memory access") {
+                        d.push_str(" (the grader copied back an output your kernel never wrote)");
+                    }
+                }
+                score::item(rubric, item, 0.0, d)
+            }
+            Outcome::Hang { .. } => score::item(rubric, item, 0.0, format!("{tool}: the kernel never finished under the sanitizer (deadlock or infinite loop); killed after {:.0} s", cfg.sanitize_timeout.as_secs_f64())),
+            Outcome::Inconclusive(why) => score::inconclusive(rubric, item, format!("{tool} could not decide ({why}); ask your instructor: this item is not counted against you")),
+        })
+    }
+
+    /// Performance against the course's reference kernel, on the largest size (`ptx` is the
+    /// plain build).
+    pub(super) fn performance(&self, ptx: &Path) -> Result<ItemResult> {
+        let (spec, rubric, cfg) = (self.spec, self.rubric, self.cfg);
+        let Some((file, kernel)) = &spec.reference else {
+            return Ok(score::not_run(
+                rubric,
+                &[Item::Performance],
+                "the exercise names no reference kernel",
+            )
+            .remove(0));
+        };
+        let problem = self.problem(2_000_000, SizeChoice::Fixed(spec.sizes.1));
+        // The course's kernel: compiled once per process, however many submissions a batch holds.
+        let ref_ptx = compile::compile_to_cache(
+            self.root,
+            file,
+            &BuildOptions {
+                arch: cfg.arch.clone(),
+                jitter: false,
+                extra: vec![],
+            },
+        )?;
+        let mut ref_problem = problem.clone();
+        for s in &mut ref_problem.launches {
+            if s.kernel == spec.entry {
+                s.kernel = kernel.clone();
+            }
+        }
+        let time = |ptx: &Path, p: &Problem, tag: &str| -> Result<Option<f64>> {
+            let (args, _) =
+                self.work
+                    .worker_call(tag, ptx, std::slice::from_ref(p), false, true)?;
+            let mut us = None;
+            watchdog::run(
+                self.exe,
+                &args,
+                &[],
+                Deadline {
+                    idle: cfg.timeout * 4,
+                    total: Some(cfg.timeout * 4),
+                },
+                |l| {
+                    if let Some(v) = l.strip_prefix("racegate-time-us ") {
+                        us = v.trim().parse().ok();
+                    }
+                },
+            )?;
+            Ok(us)
+        };
+        let (mine, theirs) = (
+            time(ptx, &problem, "mine")?,
+            time(&ref_ptx, &ref_problem, "reference")?,
+        );
+        Ok(match (mine, theirs) {
+            (Some(m), Some(r)) => {
+                let ratio = m / r;
+                let rule = &rubric.performance_rule;
+                let frac =
+                    ((rule.zero_at - ratio) / (rule.zero_at - rule.threshold)).clamp(0.0, 1.0);
+                score::item(rubric, Item::Performance, frac, format!("{m:.1} us vs the reference's {r:.1} us ({ratio:.2}x; full points at <= {:.2}x, none at >= {:.2}x) on {}", rule.threshold, rule.zero_at, problem.label))
+            }
+            _ => score::item(
+                rubric,
+                Item::Performance,
+                0.0,
+                "could not be timed (the kernel faulted or hung)".into(),
+            ),
+        })
+    }
+}
+
+/// Shows the submission's paths as its file name: NVRTC makes the program name absolute with
+/// the grader's working directory, which means nothing to a student.
+fn student_paths(line: &str, name: &str) -> String {
+    line.split(' ')
+        .map(|w| match w.find(&format!("/{name}")) {
+            Some(i) if w.starts_with('/') => w[i + 1..].to_string(),
+            _ => w.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn findings_name_the_students_file() {
+        assert_eq!(
+            student_paths("Analysis Error reduce at /srv/grader/alice.cu:12 [Write -> Read /srv/grader/alice.cu:13]: Race", "alice.cu"),
+            "Analysis Error reduce at alice.cu:12 [Write -> Read alice.cu:13]: Race"
+        );
+    }
+
+    #[test]
+    fn the_secret_changes_every_trial_seed() {
+        let mut cfg = GradeConfig::for_tests(Duration::from_secs(1));
+        cfg.secret = 0;
+        let a = trial_seed(&cfg, 0);
+        cfg.secret = 1;
+        assert_ne!(a, trial_seed(&cfg, 0));
+    }
+}

@@ -1,0 +1,347 @@
+//! The process boundary of a grade: the child worker that `racegate __grade-worker` runs, and
+//! the parent's side that spawns it and starts a fresh one after a fault or a hang.
+//!
+//! The submission only ever runs in the child, and the child only ever sees inputs: it uploads
+//! them, poisons outputs and shared memory, launches, and writes every buffer back to the
+//! response file ([`super::wire`]). Nothing the kernel prints can reach the grade (the child's
+//! stdout is read for progress lines and otherwise dropped), and a deadline with a process-group
+//! kill ends infinite loops and deadlocks.
+//!
+//! The request, response and PTX files live in a [`Scratch`] folder, a [`tempfile::TempDir`]
+//! that is removed when the grade ends, early `?` returns included. No worker outlives it: every
+//! spawn goes through [`watchdog::run`], which returns only once the child has exited or its
+//! whole process group has been killed.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::orchestrate::GradeConfig;
+use super::wire::{self, Bytes, Record};
+use crate::compile;
+use crate::errors::{Error, Result};
+use crate::exercises::Problem;
+use crate::launch::{Gpu, RunOptions};
+use crate::watchdog::{self, Deadline, Exit};
+
+/// A private scratch folder for one grade's PTX, request and response files, inside racegate's
+/// cache folder (so `RACEGATE_CACHE` moves it too).
+pub(super) struct Scratch(tempfile::TempDir);
+
+impl Scratch {
+    pub(super) fn new() -> Result<Scratch> {
+        let cache = compile::cache_dir();
+        std::fs::create_dir_all(&cache).map_err(|e| Error::io("creating", &cache, e))?;
+        let dir = tempfile::Builder::new()
+            .prefix("grade-")
+            .tempdir_in(&cache)
+            .map_err(|e| Error::io("creating a scratch folder in", &cache, e))?;
+        Ok(Scratch(dir))
+    }
+
+    pub(super) fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    pub(super) fn write(&self, name: &str, bytes: &[u8]) -> Result<PathBuf> {
+        let p = self.path().join(name);
+        std::fs::write(&p, bytes).map_err(|e| Error::io("writing", &p, e))?;
+        Ok(p)
+    }
+
+    /// Writes the request `TAG.req` for `problems` and returns the `__grade-worker` arguments:
+    /// with `--time` when `time`, else with a fresh response file `TAG.resp`, whose path comes
+    /// back too.
+    pub(super) fn worker_call(
+        &self,
+        tag: &str,
+        ptx: &Path,
+        problems: &[Problem],
+        jitter: bool,
+        time: bool,
+    ) -> Result<(Vec<OsString>, PathBuf)> {
+        let request = self.write(
+            &format!("{tag}.req"),
+            &wire::encode_request(problems, jitter),
+        )?;
+        let response = self.path().join(format!("{tag}.resp"));
+        let _ = std::fs::remove_file(&response);
+        let mut args: Vec<OsString> = vec![
+            crate::subcommands::GRADE_WORKER.into(),
+            "--ptx".into(),
+            ptx.into(),
+            "--request".into(),
+            request.into(),
+        ];
+        if time {
+            args.push("--time".into());
+        } else {
+            args.extend(["--response".into(), response.clone().into()]);
+        }
+        Ok((args, response))
+    }
+}
+
+/// What became of one problem, as the parent sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum WorkerResult {
+    /// Every buffer's bytes after the launch.
+    Ran(Vec<Vec<u8>>),
+    Fault(String),
+    /// The worker passed its deadline on this problem and was killed.
+    Hang,
+    NotRun,
+}
+
+impl From<Record> for WorkerResult {
+    fn from(r: Record) -> Self {
+        match r {
+            Record::Ran(bufs) => WorkerResult::Ran(bufs.into_iter().map(|b| b.0).collect()),
+            Record::Fault(e) => WorkerResult::Fault(e),
+        }
+    }
+}
+
+/// Runs `problems` through workers: after a fault (the CUDA context is gone) or a hang, a
+/// fresh worker takes the remaining problems, so one bad size costs one trial, not the rest.
+/// After two hangs the remaining trials are not run: a kernel that never ends would otherwise
+/// cost a full deadline per trial.
+pub(super) fn run_worker(
+    cfg: &GradeConfig,
+    exe: &Path,
+    work: &Scratch,
+    ptx: &Path,
+    problems: &[Problem],
+    jitter: bool,
+    tag: &str,
+) -> Result<Vec<WorkerResult>> {
+    let mut results = Vec::with_capacity(problems.len());
+    let mut hangs = 0;
+    while results.len() < problems.len() && hangs < 2 {
+        let rest = &problems[results.len()..];
+        let part = run_worker_once(cfg, exe, work, ptx, rest, jitter, tag)?;
+        let done = part
+            .iter()
+            .position(|r| *r == WorkerResult::NotRun)
+            .unwrap_or(part.len());
+        hangs += part[..done]
+            .iter()
+            .filter(|r| **r == WorkerResult::Hang)
+            .count();
+        if done == 0 {
+            break; // the worker ended cleanly without running anything: do not spin
+        }
+        results.extend(part.into_iter().take(done));
+    }
+    results.resize(problems.len(), WorkerResult::NotRun);
+    Ok(results)
+}
+
+/// One worker process on `problems`; its response file read back. The first problem without
+/// a record is where the worker hung or died, unless it exited cleanly after a fault.
+fn run_worker_once(
+    cfg: &GradeConfig,
+    exe: &Path,
+    work: &Scratch,
+    ptx: &Path,
+    problems: &[Problem],
+    jitter: bool,
+    tag: &str,
+) -> Result<Vec<WorkerResult>> {
+    let (args, response) = work.worker_call(tag, ptx, problems, jitter, false)?;
+    let total = cfg.timeout * (problems.len() as u32 + 1);
+    // The child's stdout is the submission's printf: read and dropped, it never reaches the
+    // grade. The child needs no secret (it gets inputs, not seeds); the variable is blanked.
+    // The worker prints a line after each problem, so the idle deadline is per problem.
+    let finished = watchdog::run(
+        exe,
+        &args,
+        &[("RACEGATE_GRADE_SECRET".into(), String::new())],
+        Deadline {
+            idle: cfg.timeout,
+            total: Some(total),
+        },
+        |_| {},
+    )?;
+    let bytes = std::fs::read(&response).unwrap_or_default();
+    let mut results = read_response(&bytes, problems.len());
+    let after_fault = results.iter().any(|r| matches!(r, WorkerResult::Fault(_)));
+    if let Some(i) = results.iter().position(|r| *r == WorkerResult::NotRun) {
+        results[i] = match finished.exit {
+            Exit::TimedOut => WorkerResult::Hang,
+            Exit::Code(0) if after_fault => return Ok(results),
+            Exit::Code(c) => WorkerResult::Fault(format!(
+                "the grader's worker exited with code {c}: {}",
+                finished.stderr.lines().last().unwrap_or("")
+            )),
+            Exit::Signal(s) => {
+                WorkerResult::Fault(format!("the grader's worker was killed by signal {s}"))
+            }
+        };
+    }
+    Ok(results)
+}
+
+/// The results of `n` problems from a response file: problems past its last whole record were
+/// not run (yet).
+fn read_response(bytes: &[u8], n: usize) -> Vec<WorkerResult> {
+    let mut out: Vec<WorkerResult> = wire::decode_response(bytes)
+        .into_iter()
+        .map(WorkerResult::from)
+        .collect();
+    out.resize(n, WorkerResult::NotRun);
+    out
+}
+
+/// The worker: runs each requested problem and appends its buffers (or the fault) to the
+/// response file, flushing after each, so a later hang keeps the earlier results. With `time`,
+/// prints the median launch time of the first problem instead.
+pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -> Result<()> {
+    let bytes = std::fs::read(request).map_err(|e| Error::io("reading", request, e))?;
+    let (jitter, problems) = wire::decode_request(&bytes)
+        .map_err(|e| Error::Usage(format!("{}: {e}", request.display())))?;
+    let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
+    let gpu = Gpu::open()?;
+    let module = gpu.load(&text)?;
+    if time {
+        let p = problems
+            .first()
+            .ok_or_else(|| Error::Usage("empty request".into()))?;
+        let mut samples = Vec::new();
+        gpu.bare_loop(&module, p, 3)?;
+        for _ in 0..7 {
+            samples.push(gpu.bare_loop(&module, p, 10)?.as_secs_f64() * 1e5);
+        }
+        samples.sort_by(f64::total_cmp);
+        println!("racegate-time-us {}", samples[samples.len() / 2]);
+        return Ok(());
+    }
+    let response = response.ok_or_else(|| Error::Usage("--response is required".into()))?;
+    let mut out =
+        std::fs::File::create(response).map_err(|e| Error::io("creating", response, e))?;
+    for (t, p) in problems.iter().enumerate() {
+        let opts = RunOptions {
+            jitter_seed: jitter.then_some(0x5eed ^ compile::fingerprint(&p.label)),
+            poison_shared: jitter,
+            poison_outputs: jitter,
+        };
+        let record = match gpu.run(&module, p, opts) {
+            Ok(bufs) => Record::Ran(bufs.into_iter().map(Bytes).collect()),
+            Err(e) => Record::Fault(e.to_string()),
+        };
+        out.write_all(&wire::encode_record(&record))
+            .and_then(|_| out.flush())
+            .map_err(|e| Error::io("writing", response, e))?;
+        println!("racegate-grade-progress {t}");
+        if matches!(record, Record::Fault(_)) {
+            break; // the context is gone
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::exercises::{self, SizeChoice};
+
+    #[test]
+    fn a_truncated_response_marks_the_rest_not_run() {
+        let mut file = wire::encode_record(&Record::Ran(vec![Bytes(vec![1, 2, 3])]));
+        file.extend(wire::encode_record(&Record::Fault("error 719".into())));
+        let cut = wire::encode_record(&Record::Ran(vec![Bytes(vec![4, 5, 6])]));
+        file.extend_from_slice(&cut[..cut.len() - 4]);
+        assert_eq!(
+            read_response(&file, 4),
+            vec![
+                WorkerResult::Ran(vec![vec![1, 2, 3]]),
+                WorkerResult::Fault("error 719".into()),
+                WorkerResult::NotRun,
+                WorkerResult::NotRun
+            ]
+        );
+    }
+
+    /// A stand-in for `racegate __grade-worker`: a shell script that gets the same arguments
+    /// (the response file is the 7th).
+    fn fake_worker(dir: &Path, script: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join("fake-worker.sh");
+        std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    fn three_problems() -> Vec<Problem> {
+        let entry = crate::catalog::Entry {
+            name: "reduce".into(),
+            params: [("block".to_string(), 256)].into(),
+        };
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(1);
+        (0..3)
+            .map(|_| {
+                exercises::by_name("reduce").unwrap().problem(
+                    &entry,
+                    SizeChoice::Fixed(300),
+                    &mut rng,
+                )
+            })
+            .collect()
+    }
+
+    /// Three problems through `run_worker`, with `script` standing in for every worker.
+    fn run_fake(script: &str, timeout_ms: u64) -> Vec<WorkerResult> {
+        let work = Scratch::new().unwrap();
+        let exe = fake_worker(work.path(), script);
+        let problems = three_problems();
+        run_worker(
+            &GradeConfig::for_tests(Duration::from_millis(timeout_ms)),
+            &exe,
+            &work,
+            Path::new("x.ptx"),
+            &problems,
+            true,
+            "t",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn after_a_fault_a_fresh_worker_takes_the_remaining_trials() {
+        // Every worker faults on its first problem and exits cleanly, as the real one does.
+        let line = wire::encode_record(&Record::Fault("error 719".into()));
+        let line = String::from_utf8(line).unwrap();
+        assert!(!line.contains('\''), "quoted for the shell as is");
+        let r = run_fake(&format!("printf '%s' '{line}' > $7; echo progress"), 5000);
+        assert_eq!(r, vec![WorkerResult::Fault("error 719".into()); 3]);
+    }
+
+    #[test]
+    fn after_two_hangs_the_remaining_trials_are_not_run() {
+        let start = std::time::Instant::now();
+        let r = run_fake("sleep 30", 300);
+        assert_eq!(
+            r,
+            vec![WorkerResult::Hang, WorkerResult::Hang, WorkerResult::NotRun]
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn the_scratch_folder_goes_away_with_the_grade() {
+        let work = Scratch::new().unwrap();
+        let dir = work.path().to_path_buf();
+        work.write("plain.ptx", b"ptx").unwrap();
+        assert!(dir.join("plain.ptx").is_file());
+        drop(work);
+        assert!(!dir.exists(), "{} left behind", dir.display());
+    }
+}
