@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::catalog::{Case, Catalog, Detector, Expect};
 use crate::errors::Result;
-use crate::sanitize::{self, Outcome, SanitizeConfig, Tool};
+use crate::sanitize::{self, Outcome, SanitizeConfig, SanitizerRun, Tool};
 use crate::stress::{self, StressConfig, StressReport, Verdict};
 
 /// How to run the matrix.
@@ -63,8 +63,16 @@ pub struct Cell {
     /// Where reviewers should look: the first finding's file:line, else the case's bug line.
     pub file: String,
     pub line: Option<u32>,
-    /// The full report of the run behind the cell (for failure messages).
-    pub report: String,
+    /// The run behind the cell, whole, for a reporter to show (`report::text::evidence`).
+    pub evidence: Evidence,
+}
+
+/// The run behind a cell. The engine keeps it typed; rendering is the reporters' job.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "run", rename_all = "snake_case")]
+pub enum Evidence {
+    Stress(StressReport),
+    Sanitizer(SanitizerRun),
 }
 
 /// The whole matrix.
@@ -247,7 +255,7 @@ fn run_task(catalog: &Catalog, task: &Task, cfg: &CheckConfig, exe: &Path) -> Re
                 observed,
                 r.seconds,
                 loc,
-                crate::report::sanitizer(&r),
+                Evidence::Sanitizer(r),
             )])
         }
     }
@@ -266,7 +274,7 @@ fn stress_cell(case: &Case, det: Detector, r: &StressReport) -> Cell {
         observed,
         r.seconds,
         None,
-        crate::report::stress(r),
+        Evidence::Stress(r.clone()),
     )
 }
 
@@ -286,7 +294,7 @@ fn watchdog_cell(case: &Case, r: &StressReport) -> Cell {
         observed,
         0.0,
         None,
-        crate::report::stress(r),
+        Evidence::Stress(r.clone()),
     )
 }
 
@@ -300,7 +308,7 @@ fn cell(
     observed: Observed,
     seconds: f64,
     loc: Option<(String, u32)>,
-    report: String,
+    evidence: Evidence,
 ) -> Cell {
     let expect = case.expectation(det);
     let judgement = match (&observed, expect) {
@@ -326,13 +334,26 @@ fn cell(
         seconds,
         file,
         line,
-        report,
+        evidence,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run behind a cell, for the tests that only look at judgements and locations.
+    fn no_evidence() -> Evidence {
+        Evidence::Sanitizer(SanitizerRun {
+            case: String::new(),
+            tool: Tool::Racecheck,
+            outcome: Outcome::Clean,
+            exit: String::new(),
+            seconds: 0.0,
+            log: String::new(),
+            command: String::new(),
+        })
+    }
     use crate::catalog::{Bug, Entry};
 
     fn case(expect: &[(Detector, Expect)]) -> Case {
@@ -361,7 +382,7 @@ mod tests {
             (Detector::Racecheck, Expect::Flag),
             (Detector::Stress, Expect::May),
         ]);
-        let j = |d, o| cell(&c, d, o, 0.0, None, String::new()).judgement;
+        let j = |d, o| cell(&c, d, o, 0.0, None, no_evidence()).judgement;
         assert_eq!(
             j(Detector::Racecheck, Observed::Flagged("1 error(s)".into())),
             Judgement::Ok
@@ -400,7 +421,7 @@ mod tests {
             Observed::Clean("0/5".into()),
             0.0,
             None,
-            String::new(),
+            no_evidence(),
         );
         assert_eq!(
             (at_bug.file.as_str(), at_bug.line),
@@ -412,7 +433,7 @@ mod tests {
             Observed::Flagged("x".into()),
             0.0,
             Some(("kernels/k.cu".into(), 30)),
-            String::new(),
+            no_evidence(),
         );
         assert_eq!(
             (at_finding.file.as_str(), at_finding.line),

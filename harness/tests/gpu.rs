@@ -44,7 +44,8 @@ pub fn trials(catalog: &Catalog, device: &Device) -> Vec<Trial> {
                         Judgement::Ok => Ok(Completion::Completed),
                         Judgement::Inconclusive => Err(format!(
                             "inconclusive (never counted as clean): {:?}\n{}",
-                            cell.observed, cell.report
+                            cell.observed,
+                            racegate::report::text::evidence(&cell.evidence)
                         )
                         .into()),
                         j => Err(format!(
@@ -52,7 +53,7 @@ pub fn trials(catalog: &Catalog, device: &Device) -> Vec<Trial> {
                             cell.observed,
                             cell.file,
                             cell.line.unwrap_or(0),
-                            cell.report
+                            racegate::report::text::evidence(&cell.evidence)
                         )
                         .into()),
                     }

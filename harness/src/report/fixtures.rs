@@ -2,11 +2,12 @@
 //! against the same check cell, gate run and grade.
 
 use crate::catalog::{Detector, Expect};
-use crate::check::{Cell, Judgement, Matrix, Observed};
+use crate::check::{Cell, Evidence, Judgement, Matrix, Observed};
 use crate::gate::{Accepted, Baseline, GateFinding, GateRun};
 use crate::grade::score::{item, total, Item};
 use crate::grade::spec::Rubric;
 use crate::grade::Grade;
+use crate::sanitize::{Outcome, SanitizerRun, Tool};
 
 /// A racecheck cell that missed the bug on line 12 of a buggy variant.
 pub fn cell() -> Cell {
@@ -19,7 +20,15 @@ pub fn cell() -> Cell {
         seconds: 1.5,
         file: "buggy_variants/k/v.cu".into(),
         line: Some(12),
-        report: "the report".into(),
+        evidence: Evidence::Sanitizer(SanitizerRun {
+            case: "k::v".into(),
+            tool: Tool::Racecheck,
+            outcome: Outcome::Clean,
+            exit: "exit 0".into(),
+            seconds: 1.5,
+            log: "the report".into(),
+            command: "compute-sanitizer --tool racecheck".into(),
+        }),
     }
 }
 

@@ -119,7 +119,7 @@ pub fn check(m: &Matrix) -> String {
                         observed(&c.observed)
                     ),
                     kind: Some("missed".into()),
-                    detail: c.report.clone(),
+                    detail: super::text::evidence(&c.evidence),
                 },
                 Judgement::Unexpected => Outcome::Failed {
                     message: format!(
@@ -128,7 +128,7 @@ pub fn check(m: &Matrix) -> String {
                         observed(&c.observed)
                     ),
                     kind: Some("unexpected".into()),
-                    detail: c.report.clone(),
+                    detail: super::text::evidence(&c.evidence),
                 },
             };
             Testcase {
@@ -138,7 +138,7 @@ pub fn check(m: &Matrix) -> String {
                 time: Some(Duration::from_secs_f64(c.seconds)),
                 file: Some(c.file.clone()),
                 line: c.line,
-                system_out: Some(c.report.clone()),
+                system_out: Some(super::text::evidence(&c.evidence)),
             }
         })
         .collect();
@@ -283,7 +283,12 @@ mod tests {
                 .contains("did not catch the bug"),
             "{xml}"
         );
-        assert!(f.text().unwrap_or("").contains("the report"), "{xml}");
+        assert!(
+            f.text()
+                .unwrap_or("")
+                .contains("k::v [racecheck]: CLEAN (exit 0, 1.5 s)"),
+            "{xml}"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::catalog::{Catalog, Detector, Expect};
-use crate::check::{Judgement, Matrix};
+use crate::check::{Evidence, Judgement, Matrix};
 use crate::gate::{Baseline, Diff, GateFinding, GateRun};
 use crate::sanitize::{Outcome, SanitizerRun};
 use crate::stress::{StressReport, Verdict};
@@ -178,6 +178,14 @@ pub fn sanitizer(r: &SanitizerRun) -> String {
     out
 }
 
+/// The run behind a check cell, as `racegate stress` or `racegate sanitize` would show it.
+pub fn evidence(e: &Evidence) -> String {
+    match e {
+        Evidence::Stress(r) => stress(r),
+        Evidence::Sanitizer(r) => sanitizer(r),
+    }
+}
+
 /// The end of `racegate check`: every cell that is not ok with its run's report, the counts,
 /// and where the process time went.
 pub fn check_summary(m: &Matrix) -> String {
@@ -186,7 +194,11 @@ pub fn check_summary(m: &Matrix) -> String {
         let _ = writeln!(
             out,
             "{:?}: {}::{} (expected {:?})\n{}",
-            c.judgement, c.case, c.detector, c.expect, c.report
+            c.judgement,
+            c.case,
+            c.detector,
+            c.expect,
+            evidence(&c.evidence)
         );
     }
     let _ = writeln!(
@@ -313,7 +325,9 @@ mod tests {
         let m = fixtures::matrix();
         let s = check_summary(&m);
         assert!(
-            s.starts_with("Missed: k::v::racecheck (expected Flag)\nthe report\n"),
+            s.starts_with(
+                "Missed: k::v::racecheck (expected Flag)\nk::v [racecheck]: CLEAN (exit 0, 1.5 s)\n"
+            ),
             "{s}"
         );
         assert!(
