@@ -634,11 +634,11 @@ fn decode_request(
                 _ => Init::Zero(r.u64()? as usize),
             };
             buffers.push(Buffer {
-                name: "buffer",
+                name: "buffer".into(),
                 elem: crate::exercises::Elem::U8,
                 init,
                 expected: None,
-                oracle_fills: false,
+                judge_fills: false,
             });
         }
         let launches = wire
