@@ -58,7 +58,7 @@ pub fn measure(
     rounds: u32,
     arch: &str,
 ) -> Result<BenchRow> {
-    let family = catalog.family(case);
+    let family = case.family();
     let draw_start = std::time::Instant::now();
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(7);
     let problem = family.problem(&case.entry, SizeChoice::Fixed(size), &mut rng);
@@ -69,7 +69,7 @@ pub fn measure(
             &BuildOptions {
                 arch: arch.to_string(),
                 jitter,
-                extra: catalog.compile_options(case),
+                extra: case.compile_options(),
             },
         )?;
         gpu.load(&built.ptx)

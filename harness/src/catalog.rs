@@ -18,13 +18,16 @@
 //! discovery that finds no kernel at all fails.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use serde::Serialize;
-
+// The case types live in their own files so that manifests and families need not import the
+// catalog; they stay reachable here, where every stage has always found them.
+pub use crate::case::{Bug, Case, Detector, Expect, Origin};
+pub use crate::entry::Entry;
 use crate::errors::{Error, Result};
 use crate::exercises;
+use crate::manifest::Manifest;
 
 /// The exercise name of cases that come from a manifest.
 pub const MANIFEST_EXERCISE: &str = "manifest";
@@ -33,137 +36,13 @@ pub const MANIFEST_EXERCISE: &str = "manifest";
 pub const KERNEL_DIR: &str = "kernels";
 pub const VARIANT_DIR: &str = "buggy_variants";
 
-/// One detector of the detection matrix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Detector {
-    /// Randomized trials with schedule jitter, every element checked.
-    Stress,
-    /// The same trials without jitter.
-    StressNojitter,
-    Racecheck,
-    Synccheck,
-    Memcheck,
-    Initcheck,
-    /// A launch that does not finish before its deadline.
-    Watchdog,
-}
-
-impl Detector {
-    pub const ALL: [Detector; 7] = [
-        Detector::Stress,
-        Detector::StressNojitter,
-        Detector::Racecheck,
-        Detector::Synccheck,
-        Detector::Memcheck,
-        Detector::Initcheck,
-        Detector::Watchdog,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Detector::Stress => "stress",
-            Detector::StressNojitter => "stress-nojitter",
-            Detector::Racecheck => "racecheck",
-            Detector::Synccheck => "synccheck",
-            Detector::Memcheck => "memcheck",
-            Detector::Initcheck => "initcheck",
-            Detector::Watchdog => "watchdog",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<Detector> {
-        Detector::ALL.into_iter().find(|d| d.name() == s)
-    }
-}
-
-impl fmt::Display for Detector {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// What a detector must do on a case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Expect {
-    /// Must report the bug (a finding, a wrong result, a hang).
-    Flag,
-    /// Must report nothing.
-    Clean,
-    /// Not expected to see the bug reliably: the result is recorded, not judged.
-    May,
-}
-
-impl Expect {
-    fn from_name(s: &str) -> Option<Expect> {
-        match s {
-            "flag" => Some(Expect::Flag),
-            "clean" => Some(Expect::Clean),
-            "may" => Some(Expect::May),
-            _ => None,
-        }
-    }
-}
-
-/// A kernel entry point and the family parameters it is launched with.
-#[derive(Clone, Debug, Serialize)]
-pub struct Entry {
-    pub name: String,
-    pub params: BTreeMap<String, i64>,
-}
-
-impl Entry {
-    /// A family parameter, which the catalog has checked is present.
-    pub fn param(&self, key: &str) -> i64 {
-        self.params[key]
-    }
-}
-
-/// What a buggy variant says about itself.
-#[derive(Clone, Debug, Serialize)]
-pub struct Bug {
-    /// Repo-relative path of the correct kernel it breaks.
-    pub breaks: String,
-    pub class: String,
-    /// Why no detector catches it, for documented blind spots.
-    pub escapes: Option<String>,
-    /// 1-based line of the `BUG` marker.
-    pub wrong_line: usize,
-}
-
-/// One testable case: a (file, entry) pair.
-#[derive(Clone, Debug, Serialize)]
-pub struct Case {
-    /// `matmul_tiled16` for a correct kernel, `matmul_tiled16::no_sync_after_load` for a variant.
-    pub name: String,
-    /// Repo-relative path with `/` separators, also the NVRTC program name.
-    pub path: String,
-    pub exercise: String,
-    pub entry: Entry,
-    pub bug: Option<Bug>,
-    pub expect: BTreeMap<Detector, Expect>,
-    /// One-line summary: the first line of the header comment.
-    pub title: String,
-}
-
-impl Case {
-    pub fn is_variant(&self) -> bool {
-        self.bug.is_some()
-    }
-
-    pub fn expectation(&self, d: Detector) -> Expect {
-        self.expect.get(&d).copied().unwrap_or(Expect::Clean)
-    }
-}
-
 /// Everything discovery found, with the root it was found under.
 #[derive(Clone, Debug)]
 pub struct Catalog {
     pub root: PathBuf,
     pub cases: Vec<Case>,
     /// Set when the cases come from a `racegate.toml` instead of the course folders.
-    pub manifest: Option<std::sync::Arc<crate::manifest::Manifest>>,
+    pub manifest: Option<Arc<Manifest>>,
 }
 
 impl Catalog {
@@ -192,7 +71,7 @@ impl Catalog {
     }
 
     /// The cases of a manifest: one per `[[kernel]]`, rooted at the manifest's folder.
-    pub fn from_manifest(m: crate::manifest::Manifest) -> Catalog {
+    pub fn from_manifest(m: Manifest) -> Catalog {
         let cases = m
             .kernels
             .iter()
@@ -207,29 +86,13 @@ impl Catalog {
                 bug: None,
                 expect: BTreeMap::new(),
                 title: format!("{} in {}", k.entry, k.source),
+                origin: Origin::Manifest(Arc::new(k.clone())),
             })
             .collect();
         Catalog {
             root: m.dir.clone(),
             cases,
-            manifest: Some(std::sync::Arc::new(m)),
-        }
-    }
-
-    /// The manifest entry behind a case, if it came from a manifest.
-    pub fn kernel_spec(&self, case: &Case) -> Option<&crate::manifest::KernelSpec> {
-        self.manifest
-            .as_ref()?
-            .kernels
-            .iter()
-            .find(|k| k.name == case.name)
-    }
-
-    /// The exercise family that draws a case's problems.
-    pub fn family(&self, case: &Case) -> &dyn exercises::Exercise {
-        match self.kernel_spec(case) {
-            Some(spec) => spec,
-            None => exercises::by_name(&case.exercise).expect("the catalog checked the family"),
+            manifest: Some(Arc::new(m)),
         }
     }
 
@@ -239,13 +102,6 @@ impl Catalog {
             Some(m) => vec!["--manifest".into(), m.path.clone().into()],
             None => vec!["--root".into(), self.root.clone().into()],
         }
-    }
-
-    /// Extra NVRTC options a case asks for (manifest `options`).
-    pub fn compile_options(&self, case: &Case) -> Vec<String> {
-        self.kernel_spec(case)
-            .map(|k| k.options.clone())
-            .unwrap_or_default()
     }
 
     /// Finds a case by exact name.
@@ -585,6 +441,8 @@ fn link(files: Vec<ParsedFile>) -> Result<Vec<Case>> {
                 .map_err(|m| header_err(&f.path, *line, m))?;
         }
     }
+    let family =
+        |f: &ParsedFile| Origin::Family(exercises::by_name(&f.exercise.0).expect("checked above"));
     for f in files.iter().filter(|f| f.bug_marker.is_none()) {
         for (entry, line) in &f.entries {
             if let Some(other) = cases.iter().find(|c| c.name == entry.name) {
@@ -605,6 +463,7 @@ fn link(files: Vec<ParsedFile>) -> Result<Vec<Case>> {
                 bug: None,
                 expect: BTreeMap::new(),
                 title: f.title.clone(),
+                origin: family(f),
             });
         }
     }
@@ -656,6 +515,7 @@ fn link(files: Vec<ParsedFile>) -> Result<Vec<Case>> {
             }),
             expect: f.expect.clone().expect("checked").0,
             title: f.title.clone(),
+            origin: family(f),
         });
     }
     Ok(cases)

@@ -179,10 +179,7 @@ pub fn run_one(
     let task = match det {
         Detector::Stress | Detector::Watchdog => Task::Stress(case, true),
         Detector::StressNojitter => Task::Stress(case, false),
-        Detector::Racecheck => Task::Sanitize(case, Tool::Racecheck),
-        Detector::Synccheck => Task::Sanitize(case, Tool::Synccheck),
-        Detector::Memcheck => Task::Sanitize(case, Tool::Memcheck),
-        Detector::Initcheck => Task::Sanitize(case, Tool::Initcheck),
+        sanitizer => Task::Sanitize(case, Tool::try_from(sanitizer).expect("a sanitizer")),
     };
     let cells = run_task(catalog, &task, cfg, exe)?;
     Ok(cells
@@ -225,12 +222,7 @@ fn run_task(catalog: &Catalog, task: &Task, cfg: &CheckConfig, exe: &Path) -> Re
                 seed: 1,
             };
             let r = sanitize::runner::run(catalog, case, &scfg, exe)?;
-            let det = match tool {
-                Tool::Racecheck => Detector::Racecheck,
-                Tool::Synccheck => Detector::Synccheck,
-                Tool::Memcheck => Detector::Memcheck,
-                Tool::Initcheck => Detector::Initcheck,
-            };
+            let det = Detector::from(*tool);
             let (observed, loc) = match &r.outcome {
                 Outcome::Clean => (Observed::Clean("clean".into()), None),
                 Outcome::Findings(f) => {
@@ -354,7 +346,7 @@ mod tests {
             command: String::new(),
         })
     }
-    use crate::catalog::{Bug, Entry};
+    use crate::catalog::{Bug, Entry, Origin};
 
     fn case(expect: &[(Detector, Expect)]) -> Case {
         Case {
@@ -373,6 +365,7 @@ mod tests {
             }),
             expect: expect.iter().copied().collect(),
             title: String::new(),
+            origin: Origin::Family(crate::exercises::by_name("reduce").expect("a family")),
         }
     }
 

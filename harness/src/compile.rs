@@ -108,14 +108,30 @@ fn prelude_path() -> Result<PathBuf> {
         if !file.is_file() {
             std::fs::create_dir_all(&dir)
                 .map_err(|e| format!("creating {}: {e}", dir.display()))?;
-            let tmp = dir.join(format!(".prelude.{}", std::process::id()));
-            std::fs::write(&tmp, PRELUDE).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
-            std::fs::rename(&tmp, &file).map_err(|e| format!("writing {}: {e}", file.display()))?;
+            write_atomically(&dir, &file, PRELUDE.as_bytes())
+                .map_err(|e| format!("writing {}: {e}", file.display()))?;
         }
         Ok(file)
     })
     .clone()
     .map_err(Error::Child)
+}
+
+/// Writes `file` through a temporary file in `dir` renamed over it, so that a reader (another
+/// process sharing the cache) never sees half a file; the temporary is removed if anything
+/// fails on the way.
+fn write_atomically(dir: &Path, file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    // The mode std::fs::write gives (0666 less the umask), not tempfile's private 0600: the
+    // cache may be shared.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".racegate")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(file).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// racegate's scratch folder (PTX handed to workers, the prelude): `$RACEGATE_CACHE` or
@@ -173,9 +189,8 @@ pub fn compile_to_cache(root: &Path, rel_path: &str, opts: &BuildOptions) -> Res
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
     let file = dir.join(format!("{:016x}.ptx", fingerprint(&built.ptx)));
     if !file.is_file() {
-        let tmp = dir.join(format!(".{}.{}", std::process::id(), fingerprint(rel_path)));
-        std::fs::write(&tmp, &built.ptx).map_err(|e| Error::io("writing", &tmp, e))?;
-        std::fs::rename(&tmp, &file).map_err(|e| Error::io("writing", &file, e))?;
+        write_atomically(&dir, &file, built.ptx.as_bytes())
+            .map_err(|e| Error::io("writing", &file, e))?;
     }
     memo.lock().expect("memo").insert(key, file.clone());
     Ok(file)
@@ -187,9 +202,8 @@ mod tests {
     fn a_file_compiles_once_per_text_and_options() {
         let root =
             crate::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
-        let dir = std::env::temp_dir().join(format!("racegate-memo-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("k.cu");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("k.cu");
         let rel = file.to_str().unwrap(); // absolute: root.join keeps it
         let count = || super::COMPILES.with(|c| c.get());
         let opts = super::BuildOptions::default();
@@ -220,7 +234,6 @@ mod tests {
         let b = super::compile_to_cache(&root, rel, &opts).unwrap();
         assert_eq!(count() - start, 3, "an edited file must compile again");
         assert_ne!(a, b);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A batch grade compiles several submissions at once: each must get its own PTX.

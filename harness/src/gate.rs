@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Case, Catalog};
 use crate::errors::{Error, Result};
-use crate::manifest::Oracle;
+use crate::manifest::Check;
 use crate::sanitize::{self, Outcome, SanitizeConfig, Tool};
 use crate::stress::{self, StressConfig, Verdict};
 use crate::watchdog::{self, Deadline, Exit};
@@ -162,7 +162,7 @@ pub fn diff<'a>(run: &'a GateRun, base: &Baseline) -> Diff<'a> {
 }
 
 fn tool_detector(t: Tool) -> String {
-    t.name().to_string()
+    crate::catalog::Detector::from(t).name().to_string()
 }
 
 /// Findings of one sanitizer run.
@@ -235,10 +235,7 @@ pub fn run_manifest(
         }
     }
     for c in &catalog.cases {
-        if catalog
-            .kernel_spec(c)
-            .is_some_and(|k| k.oracle != Oracle::None)
-        {
+        if c.kernel_spec().is_some_and(|k| k.check != Check::None) {
             jobs.push(Job::Stress(c));
         }
     }
@@ -263,8 +260,8 @@ pub fn run_manifest(
                         arch: cfg.arch.clone(),
                     };
                     let r = stress::run(catalog, case, &scfg, exe, |_| {})?;
-                    let oracle = match catalog.kernel_spec(case).map(|k| &k.oracle) {
-                        Some(Oracle::Reference { path, entry }) => {
+                    let oracle = match case.kernel_spec().map(|k| &k.check) {
+                        Some(Check::Reference { path, entry }) => {
                             format!("reference {path}:{entry}")
                         }
                         _ => "determinism".into(),

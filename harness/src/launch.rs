@@ -229,8 +229,8 @@ impl Gpu {
         for b in &problem.buffers {
             match (&b.init, &b.expected) {
                 (Init::Data(d), None) => {
-                    bufs.push(up(d, b.name)?);
-                    reference.push(Some(up(d, b.name)?));
+                    bufs.push(up(d, &b.name)?);
+                    reference.push(Some(up(d, &b.name)?));
                 }
                 (init, expected) => {
                     // SAFETY: every trial resets outputs before its launch.
@@ -243,7 +243,7 @@ impl Gpu {
                             .map_err(|e| Error::cuda(format!("allocating `{}`", b.name), e))?,
                     );
                     reference.push(match expected {
-                        Some(e) => Some(up(e, b.name)?),
+                        Some(e) => Some(up(e, &b.name)?),
                         None => None,
                     });
                 }

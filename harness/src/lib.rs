@@ -20,10 +20,12 @@
 //! ```
 
 pub mod bench;
+pub mod case;
 pub mod catalog;
 pub mod check;
 pub mod compile;
 pub mod device;
+pub mod entry;
 pub mod errors;
 pub mod exercises;
 pub mod gate;

@@ -25,13 +25,14 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rand::rngs::ChaCha8Rng;
 use rand::RngExt;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::catalog::Entry;
+use crate::entry::Entry;
 use crate::errors::{Error, Result};
 use crate::exercises::{
     f32_bytes, Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem, SizeChoice,
@@ -59,7 +60,7 @@ struct RawKernel {
     sanitize_sizes: Option<Spanned<BTreeMap<String, u32>>>,
     grid: Spanned<Vec<String>>,
     block: Spanned<Vec<String>>,
-    oracle: Spanned<RawOracle>,
+    oracle: Spanned<RawCheck>,
     #[serde(default)]
     tolerance: Option<f32>,
     args: Vec<Spanned<RawArg>>,
@@ -74,7 +75,7 @@ enum SizeSpec {
 
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-enum RawOracle {
+enum RawCheck {
     Named(String),
     Reference { reference: String },
 }
@@ -91,9 +92,10 @@ struct RawArg {
     value: Option<Spanned<String>>,
 }
 
-/// What checks a kernel's results.
+/// What checks a kernel's results (the manifest's `oracle` key): this decides where the
+/// expected outputs come from; comparing them is `crate::oracle`'s job.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Oracle {
+pub enum Check {
     /// A trusted kernel run on the same inputs: `path` (relative to the manifest) and entry.
     Reference { path: String, entry: String },
     /// The same inputs under different jitter seeds must give identical outputs.
@@ -148,7 +150,8 @@ pub struct KernelSpec {
     pub sanitize_sizes: BTreeMap<String, u32>,
     pub grid: Vec<String>,
     pub block: Vec<String>,
-    pub oracle: Oracle,
+    /// The `oracle` key.
+    pub check: Check,
     pub tolerance: f32,
     pub args: Vec<ArgSpec>,
 }
@@ -257,20 +260,20 @@ impl Manifest {
                     eval(e, &lo_env).map_err(|m| err(dims.span(), key, m))?;
                 }
             }
-            let oracle = match k.oracle.get_ref() {
-                RawOracle::Named(s) if s == "determinism" => Oracle::Determinism,
-                RawOracle::Named(s) if s == "none" => Oracle::None,
-                RawOracle::Named(s) => {
+            let check = match k.oracle.get_ref() {
+                RawCheck::Named(s) if s == "determinism" => Check::Determinism,
+                RawCheck::Named(s) if s == "none" => Check::None,
+                RawCheck::Named(s) => {
                     return Err(err(k.oracle.span(), "oracle", format!("`{s}`: expected \"determinism\", \"none\" or {{ reference = \"file.cu:kernel\" }}")))
                 }
-                RawOracle::Reference { reference } => {
+                RawCheck::Reference { reference } => {
                     let Some((p, e)) = reference.rsplit_once(':') else {
                         return Err(err(k.oracle.span(), "oracle", format!("reference `{reference}` is not `file.cu:kernel`")));
                     };
                     if !dir.join(p).is_file() {
                         return Err(err(k.oracle.span(), "oracle", format!("reference file {} does not exist", dir.join(p).display())));
                     }
-                    Oracle::Reference { path: p.to_string(), entry: e.to_string() }
+                    Check::Reference { path: p.to_string(), entry: e.to_string() }
                 }
             };
             let mut args = Vec::new();
@@ -365,7 +368,7 @@ impl Manifest {
                 sanitize_sizes,
                 grid: k.grid.into_inner(),
                 block: k.block.into_inner(),
-                oracle,
+                check,
                 tolerance: k.tolerance.unwrap_or(0.0),
                 args,
             });
@@ -453,7 +456,8 @@ impl KernelSpec {
         Dim3(v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1))
     }
 
-    /// Draws a problem. Outputs carry no expected bytes: the oracle fills them in on the device.
+    /// Draws a problem. Outputs carry no expected bytes: the trial's judge fills them in on the
+    /// device.
     pub fn draw(&self, size: SizeChoice, rng: &mut ChaCha8Rng) -> Problem {
         let env: BTreeMap<String, i64> = match size {
             SizeChoice::Sanitize => self
@@ -502,7 +506,7 @@ impl KernelSpec {
                             .collect(),
                         Elem::U8 => data.iter().map(|x| *x as u8).collect(),
                     };
-                    let name: &'static str = Box::leak(name.clone().into_boxed_str());
+                    let name = Arc::<str>::from(name.as_str());
                     buffers.push(match kind {
                         BufKind::In => Buffer::input(name, *elem, bytes),
                         BufKind::Out => Buffer {
@@ -510,14 +514,14 @@ impl KernelSpec {
                             elem: *elem,
                             init: Init::Poison(n * elem.size()),
                             expected: None,
-                            oracle_fills: true,
+                            judge_fills: true,
                         },
                         BufKind::InOut => Buffer {
                             name,
                             elem: *elem,
                             init: Init::Data(bytes),
                             expected: None,
-                            oracle_fills: true,
+                            judge_fills: true,
                         },
                     });
                     args.push(Arg::Buf(buffers.len() - 1));

@@ -12,7 +12,7 @@ use crate::catalog::{Case, Catalog};
 use crate::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};
 use crate::exercises::SizeChoice;
-use crate::manifest::Oracle;
+use crate::manifest::Check;
 use crate::trial::{TrialOutcome, TrialResult};
 use crate::watchdog::{self, Deadline, Exit};
 
@@ -134,7 +134,7 @@ pub fn run(
         &BuildOptions {
             arch: cfg.arch.clone(),
             jitter: cfg.jitter,
-            extra: catalog.compile_options(case),
+            extra: case.compile_options(),
         },
     )?;
     let mut args: Vec<OsString> = catalog.child_args();
@@ -151,14 +151,14 @@ pub fn run(
         "--per-set".into(),
         cfg.per_set.to_string().into(),
     ]);
-    if let Some(Oracle::Reference { path, .. }) = catalog.kernel_spec(case).map(|k| &k.oracle) {
+    if let Some(Check::Reference { path, .. }) = case.kernel_spec().map(|k| &k.check) {
         let reference = compile::compile_to_cache(
             &catalog.root,
             path,
             &BuildOptions {
                 arch: cfg.arch.clone(),
                 jitter: false,
-                extra: catalog.compile_options(case),
+                extra: case.compile_options(),
             },
         )?;
         args.push("--ref-ptx".into());
@@ -268,7 +268,7 @@ pub fn run(
 /// The command that reruns trial `t`: its input set from the set's seed, up to that trial.
 pub fn repro_line(catalog: &Catalog, case: &Case, cfg: &StressConfig, t: u32) -> String {
     let start = crate::trial::set_start(t, cfg.per_set);
-    let seed = crate::trial::trial_seed(cfg.seed, start);
+    let seed = crate::trial::seed(cfg.seed, start);
     let mut s = format!(
         "racegate {}stress {} --seed {seed} --trials {} --per-set {}",
         match &catalog.manifest {
@@ -317,7 +317,7 @@ pub struct WorkerArgs {
 pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
     use std::io::Write;
     let case = catalog.get(&w.case)?;
-    let family = catalog.family(case);
+    let family = case.family();
     let size = w.size.unwrap_or_else(|| {
         let (lo, hi) = family.default_sizes();
         SizeChoice::Random { lo, hi }
@@ -329,23 +329,23 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
         Some(p) => Some(gpu.load(&read(p)?)?),
         None => None,
     };
-    let judge = match (catalog.kernel_spec(case), &reference) {
-        (None, _) => crate::trial::Oracle::Exact,
-        (Some(spec), Some(module)) => match &spec.oracle {
-            Oracle::Reference { entry, .. } => crate::trial::Oracle::Reference {
+    let judge = match (case.kernel_spec(), &reference) {
+        (None, _) => crate::trial::Judge::Exact,
+        (Some(spec), Some(module)) => match &spec.check {
+            Check::Reference { entry, .. } => crate::trial::Judge::Reference {
                 module,
                 entry: entry.clone(),
                 tolerance: spec.tolerance,
             },
-            _ => crate::trial::Oracle::Determinism {
+            _ => crate::trial::Judge::Determinism {
                 tolerance: spec.tolerance,
             },
         },
-        (Some(spec), None) => match &spec.oracle {
-            Oracle::Reference { .. } => {
+        (Some(spec), None) => match &spec.check {
+            Check::Reference { .. } => {
                 return Err(Error::Usage("a reference oracle needs --ref-ptx".into()))
             }
-            _ => crate::trial::Oracle::Determinism {
+            _ => crate::trial::Judge::Determinism {
                 tolerance: spec.tolerance,
             },
         },

@@ -16,7 +16,7 @@ use crate::launch::{Gpu, Module, Resident, RunOptions};
 use crate::oracle::{self, Wrong};
 
 /// The seed of trial `t` of a run started with `master`. Trial 0 uses `master` itself.
-pub fn trial_seed(master: u64, t: u32) -> u64 {
+pub fn seed(master: u64, t: u32) -> u64 {
     master.wrapping_add(t as u64)
 }
 
@@ -51,8 +51,9 @@ pub struct TrialOutcome {
     pub micros: u64,
 }
 
-/// How a trial's expected outputs are known.
-pub enum Oracle<'a> {
+/// How a trial's expected outputs are known (the manifest's `oracle` key, resolved to a loaded
+/// module); `crate::oracle` then compares against them.
+pub enum Judge<'a> {
     /// The exercise family computed them exactly on the host.
     Exact,
     /// A trusted kernel (`entry` in `module`) runs on the same inputs first.
@@ -65,37 +66,37 @@ pub enum Oracle<'a> {
     Determinism { tolerance: f32 },
 }
 
-impl Oracle<'_> {
+impl Judge<'_> {
     fn tolerance(&self) -> f32 {
         match self {
-            Oracle::Exact => 0.0,
-            Oracle::Reference { tolerance, .. } | Oracle::Determinism { tolerance } => *tolerance,
+            Judge::Exact => 0.0,
+            Judge::Reference { tolerance, .. } | Judge::Determinism { tolerance } => *tolerance,
         }
     }
 }
 
-/// Fills in the expected outputs the oracle owns by running its kernel once on the inputs
+/// Fills in the expected outputs the judge owns by running its kernel once on the inputs
 /// (under its own jitter seed, so determinism compares two different schedules).
 fn complete(
     gpu: &Gpu,
     module: &Module,
     problem: &mut Problem,
-    oracle: &Oracle,
+    judge: &Judge,
     seed: u64,
 ) -> crate::Result<()> {
-    if !problem.buffers.iter().any(|b| b.oracle_fills) {
+    if !problem.buffers.iter().any(|b| b.judge_fills) {
         return Ok(());
     }
     let mut probe = problem.clone();
-    let run_module = match oracle {
-        Oracle::Exact => return Ok(()),
-        Oracle::Reference { module, entry, .. } => {
+    let run_module = match judge {
+        Judge::Exact => return Ok(()),
+        Judge::Reference { module, entry, .. } => {
             for step in &mut probe.launches {
                 step.kernel = entry.clone();
             }
             *module
         }
-        Oracle::Determinism { .. } => module,
+        Judge::Determinism { .. } => module,
     };
     let opts = RunOptions {
         jitter_seed: Some(seed.rotate_left(17)),
@@ -104,7 +105,7 @@ fn complete(
     };
     let outputs = gpu.run(run_module, &probe, opts)?;
     for (b, out) in problem.buffers.iter_mut().zip(outputs) {
-        if b.oracle_fills {
+        if b.judge_fills {
             b.expected = Some(out);
         }
     }
@@ -127,7 +128,7 @@ pub fn run(
     gpu: &Gpu,
     module: &Module,
     family: &dyn exercises::Exercise,
-    judge: &Oracle,
+    judge: &Judge,
     case: &Case,
     master: u64,
     t: u32,
@@ -138,8 +139,8 @@ pub fn run(
 ) -> TrialOutcome {
     let start = std::time::Instant::now();
     let s = set_start(t, per_set);
-    let set_seed = trial_seed(master, s);
-    let seed = trial_seed(master, t);
+    let set_seed = seed(master, s);
+    let seed = seed(master, t);
     let result = (|| -> crate::Result<TrialResult> {
         if current.as_ref().map(|c| (c.start, c.stale)) != Some((s, false)) {
             *current = None;
@@ -208,14 +209,14 @@ pub fn run(
 }
 
 /// The first buffer whose device reference no longer equals the host's copy.
-fn clobbered(problem: &Problem, references: &[Option<Vec<u8>>]) -> Option<&'static str> {
+fn clobbered<'p>(problem: &'p Problem, references: &[Option<Vec<u8>>]) -> Option<&'p str> {
     problem.buffers.iter().zip(references).find_map(|(b, r)| {
         let host = match (&b.expected, &b.init) {
             (Some(e), _) => e,
             (None, crate::exercises::Init::Data(d)) => d,
             _ => return None,
         };
-        (r.as_ref() != Some(host)).then_some(b.name)
+        (r.as_ref() != Some(host)).then_some(&*b.name)
     })
 }
 
@@ -241,18 +242,18 @@ mod tests {
             buffers: vec![
                 Buffer::input("A", Elem::U8, vec![1, 2]),
                 Buffer {
-                    name: "C",
+                    name: "C".into(),
                     elem: Elem::U8,
                     init: Init::Poison(2),
                     expected: Some(vec![7, 8]),
-                    oracle_fills: false,
+                    judge_fills: false,
                 },
                 Buffer {
-                    name: "scratch",
+                    name: "scratch".into(),
                     elem: Elem::U8,
                     init: Init::Poison(2),
                     expected: None,
-                    oracle_fills: false,
+                    judge_fills: false,
                 },
             ],
             launches: vec![],
@@ -265,7 +266,7 @@ mod tests {
 
     #[test]
     fn trial_zero_uses_the_master_seed() {
-        assert_eq!(trial_seed(42, 0), 42);
-        assert_eq!(trial_seed(u64::MAX, 1), 0, "wraps");
+        assert_eq!(seed(42, 0), 42);
+        assert_eq!(seed(u64::MAX, 1), 0, "wraps");
     }
 }

@@ -75,7 +75,7 @@ pub fn compile_all(
             extra: selected
                 .iter()
                 .find(|c| c.path == file)
-                .map(|c| catalog.compile_options(c))
+                .map(|c| c.compile_options())
                 .unwrap_or_default(),
         };
         let t = std::time::Instant::now();

@@ -11,7 +11,7 @@ use rand::RngExt;
 use super::problem::{
     ceil_div, u32_bytes, Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem, SizeChoice,
 };
-use crate::catalog::Entry;
+use crate::entry::Entry;
 
 pub struct Histogram;
 

@@ -1,5 +1,8 @@
 //! Exercise families: for each, the argument layout, a seeded input generator, the legal
-//! geometry and an exact oracle. A case's `//@ exercise:` header names its family.
+//! geometry and the exact expected outputs. A case's `//@ exercise:` header names its family.
+//!
+//! `problem.rs` holds the `Exercise` trait and what a family hands the launcher; each family
+//! file implements the trait; `registry.rs` lists the families.
 
 mod counter;
 mod handoff;
@@ -7,9 +10,10 @@ mod histogram;
 mod matmul;
 mod problem;
 mod reduce;
+mod registry;
 mod transpose;
 
 pub use problem::{
-    by_name, f32_bytes, names, Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem,
-    SizeChoice,
+    f32_bytes, Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem, SizeChoice,
 };
+pub use registry::{by_name, names};

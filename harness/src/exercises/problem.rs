@@ -1,11 +1,13 @@
-//! What a family hands the launcher: buffers, launch steps and expected outputs.
+//! The `Exercise` trait every family implements, and what a family hands the launcher:
+//! buffers, launch steps and expected outputs. The list of families is `registry.rs`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rand::rngs::ChaCha8Rng;
 use rand::RngExt;
 
-use crate::catalog::Entry;
+use crate::entry::Entry;
 
 /// Element type of a buffer, for comparing and printing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,34 +61,36 @@ pub enum Init {
 /// One device buffer of a problem.
 #[derive(Clone, Debug)]
 pub struct Buffer {
-    pub name: &'static str,
+    /// Shared, not `&'static`: a manifest names its buffers at run time, and problems are
+    /// cloned per input set.
+    pub name: Arc<str>,
     pub elem: Elem,
     pub init: Init,
     /// For outputs: the exact bytes a correct kernel leaves there.
     pub expected: Option<Vec<u8>>,
-    /// An output whose expected bytes the oracle fills in on the device (a reference kernel,
-    /// or the kernel's own first run for the determinism oracle).
-    pub oracle_fills: bool,
+    /// An output whose expected bytes the trial's judge fills in on the device (a reference
+    /// kernel, or the kernel's own first run when it is judged on determinism).
+    pub judge_fills: bool,
 }
 
 impl Buffer {
-    pub fn input(name: &'static str, elem: Elem, data: Vec<u8>) -> Buffer {
+    pub fn input(name: impl Into<Arc<str>>, elem: Elem, data: Vec<u8>) -> Buffer {
         Buffer {
-            name,
+            name: name.into(),
             elem,
             init: Init::Data(data),
             expected: None,
-            oracle_fills: false,
+            judge_fills: false,
         }
     }
 
-    pub fn output(name: &'static str, elem: Elem, init: Init, expected: Vec<u8>) -> Buffer {
+    pub fn output(name: impl Into<Arc<str>>, elem: Elem, init: Init, expected: Vec<u8>) -> Buffer {
         Buffer {
-            name,
+            name: name.into(),
             elem,
             init,
             expected: Some(expected),
-            oracle_fills: false,
+            judge_fills: false,
         }
     }
 
@@ -211,25 +215,6 @@ pub trait Exercise: Sync {
         }
         Ok(())
     }
-}
-
-static FAMILIES: &[&dyn Exercise] = &[
-    &super::matmul::Matmul,
-    &super::transpose::Transpose,
-    &super::reduce::Reduce,
-    &super::histogram::Histogram,
-    &super::counter::Counter,
-    &super::handoff::Handoff,
-];
-
-/// The family of this name.
-pub fn by_name(name: &str) -> Option<&'static dyn Exercise> {
-    FAMILIES.iter().copied().find(|f| f.name() == name)
-}
-
-/// The names of all families.
-pub fn names() -> Vec<&'static str> {
-    FAMILIES.iter().map(|f| f.name()).collect()
 }
 
 pub fn f32_bytes(v: &[f32]) -> Vec<u8> {

@@ -10,7 +10,7 @@ use rand::RngExt;
 use super::problem::{
     ceil_div, f32_bytes, Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem, SizeChoice,
 };
-use crate::catalog::Entry;
+use crate::entry::Entry;
 
 pub struct Reduce;
 

@@ -1,6 +1,6 @@
 //! Checks on a submitted `.cu` file before anything runs: readable, not empty, not binary, UTF-8,
 //! not huge; the kernel exists under the exact name, is `extern "C"`, and has the exact
-//! parameter types of the spec. Every problem is a message a student can act on.
+//! parameter types of the spec. Every rejection is a message a student can act on.
 
 use std::path::Path;
 
@@ -12,7 +12,7 @@ pub const MAX_BYTES: u64 = 256 * 1024;
 /// Why a submission cannot be graded at all, or why its kernel does not fit the spec.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "problem", content = "detail", rename_all = "snake_case")]
-pub enum Problem {
+pub enum Rejection {
     Unreadable(String),
     Empty,
     TooLarge(u64),
@@ -37,15 +37,15 @@ pub enum Problem {
     },
 }
 
-impl std::fmt::Display for Problem {
+impl std::fmt::Display for Rejection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Problem::Unreadable(e) => write!(f, "the file cannot be read: {e}"),
-            Problem::Empty => write!(f, "the file is empty"),
-            Problem::TooLarge(n) => write!(f, "the file is {n} bytes; submissions are limited to {MAX_BYTES} bytes"),
-            Problem::Binary => write!(f, "the file is binary (it contains NUL bytes), not CUDA source"),
-            Problem::NotUtf8 { offset } => write!(f, "the file is not UTF-8 text (invalid byte at offset {offset})"),
-            Problem::MissingKernel { wanted, closest, found } => {
+            Rejection::Unreadable(e) => write!(f, "the file cannot be read: {e}"),
+            Rejection::Empty => write!(f, "the file is empty"),
+            Rejection::TooLarge(n) => write!(f, "the file is {n} bytes; submissions are limited to {MAX_BYTES} bytes"),
+            Rejection::Binary => write!(f, "the file is binary (it contains NUL bytes), not CUDA source"),
+            Rejection::NotUtf8 { offset } => write!(f, "the file is not UTF-8 text (invalid byte at offset {offset})"),
+            Rejection::MissingKernel { wanted, closest, found } => {
                 write!(f, "no kernel named `{wanted}`")?;
                 if let Some(c) = closest {
                     write!(f, "; did you mean `{c}`? (the name must match exactly)")?;
@@ -56,11 +56,11 @@ impl std::fmt::Display for Problem {
                     write!(f, "; kernels found: {}", found.join(", "))
                 }
             }
-            Problem::NotExternC { name, line } => write!(
+            Rejection::NotExternC { name, line } => write!(
                 f,
                 "line {line}: `{name}` must be declared `extern \"C\" __global__` so the grader can find it by name"
             ),
-            Problem::WrongSignature { name, line, expected, found } => write!(
+            Rejection::WrongSignature { name, line, expected, found } => write!(
                 f,
                 "line {line}: `{name}` takes ({}) but the exercise requires ({})",
                 found.join(", "),
@@ -71,30 +71,30 @@ impl std::fmt::Display for Problem {
 }
 
 /// Reads a submission, refusing what is not a reasonable CUDA source file.
-pub fn read(path: &Path) -> Result<String, Problem> {
-    let meta = std::fs::metadata(path).map_err(|e| Problem::Unreadable(e.to_string()))?;
+pub fn read(path: &Path) -> Result<String, Rejection> {
+    let meta = std::fs::metadata(path).map_err(|e| Rejection::Unreadable(e.to_string()))?;
     if !meta.is_file() {
-        return Err(Problem::Unreadable("not a regular file".into()));
+        return Err(Rejection::Unreadable("not a regular file".into()));
     }
     if meta.len() > MAX_BYTES {
-        return Err(Problem::TooLarge(meta.len()));
+        return Err(Rejection::TooLarge(meta.len()));
     }
-    let bytes = std::fs::read(path).map_err(|e| Problem::Unreadable(e.to_string()))?;
+    let bytes = std::fs::read(path).map_err(|e| Rejection::Unreadable(e.to_string()))?;
     check_bytes(&bytes).map(str::to_string)
 }
 
 /// The byte-level checks of [`read`], on bytes already in memory.
-pub fn check_bytes(bytes: &[u8]) -> Result<&str, Problem> {
+pub fn check_bytes(bytes: &[u8]) -> Result<&str, Rejection> {
     if bytes.len() as u64 > MAX_BYTES {
-        return Err(Problem::TooLarge(bytes.len() as u64));
+        return Err(Rejection::TooLarge(bytes.len() as u64));
     }
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-        return Err(Problem::Empty);
+        return Err(Rejection::Empty);
     }
     if bytes.contains(&0) {
-        return Err(Problem::Binary);
+        return Err(Rejection::Binary);
     }
-    std::str::from_utf8(bytes).map_err(|e| Problem::NotUtf8 {
+    std::str::from_utf8(bytes).map_err(|e| Rejection::NotUtf8 {
         offset: e.valid_up_to(),
     })
 }
@@ -196,7 +196,7 @@ fn in_extern_block(prefix: &str) -> bool {
 }
 
 /// Checks the kernels the spec requires: present, `extern "C"`, exact parameter types.
-pub fn check_kernels(spec: &Spec, source: &str) -> Result<(), Problem> {
+pub fn check_kernels(spec: &Spec, source: &str) -> Result<(), Rejection> {
     let found = kernels(source);
     let wanted =
         std::iter::once((spec.entry.clone(), spec.params.clone())).chain(spec.also.iter().cloned());
@@ -208,17 +208,17 @@ pub fn check_kernels(spec: &Spec, source: &str) -> Result<(), Problem> {
                 .filter(|(d, n)| *d <= 3 || n.contains(name.as_str()) || name.contains(n.as_str()))
                 .min()
                 .map(|(_, n)| n.clone());
-            return Err(Problem::MissingKernel {
+            return Err(Rejection::MissingKernel {
                 wanted: name,
                 closest,
                 found: found.iter().map(|k| k.name.clone()).collect(),
             });
         };
         if !k.extern_c {
-            return Err(Problem::NotExternC { name, line: k.line });
+            return Err(Rejection::NotExternC { name, line: k.line });
         }
         if k.params != params {
-            return Err(Problem::WrongSignature {
+            return Err(Rejection::WrongSignature {
                 name,
                 line: k.line,
                 expected: params,
@@ -261,15 +261,15 @@ mod tests {
 
     #[test]
     fn bad_bytes_are_named() {
-        assert_eq!(check_bytes(b"  \n"), Err(Problem::Empty));
-        assert_eq!(check_bytes(b"abc\0def"), Err(Problem::Binary));
+        assert_eq!(check_bytes(b"  \n"), Err(Rejection::Empty));
+        assert_eq!(check_bytes(b"abc\0def"), Err(Rejection::Binary));
         assert_eq!(
             check_bytes(b"ok \xff\xfe"),
-            Err(Problem::NotUtf8 { offset: 3 })
+            Err(Rejection::NotUtf8 { offset: 3 })
         );
         assert_eq!(
             check_bytes(&vec![b'a'; MAX_BYTES as usize + 1]),
-            Err(Problem::TooLarge(MAX_BYTES + 1))
+            Err(Rejection::TooLarge(MAX_BYTES + 1))
         );
         assert_eq!(check_bytes(b"int x;"), Ok("int x;"));
     }

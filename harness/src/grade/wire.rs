@@ -180,7 +180,7 @@ impl From<WireProblem> for Problem {
                 .buffers
                 .into_iter()
                 .map(|init| Buffer {
-                    name: "buffer",
+                    name: "buffer".into(),
                     elem: Elem::U8,
                     init: match init {
                         WireInit::Data(d) => Init::Data(d.0),
@@ -188,7 +188,7 @@ impl From<WireProblem> for Problem {
                         WireInit::Zero(n) => Init::Zero(n),
                     },
                     expected: None,
-                    oracle_fills: false,
+                    judge_fills: false,
                 })
                 .collect(),
             launches: p

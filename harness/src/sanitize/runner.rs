@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::normalize::{self, Finding};
 use super::xml;
-use crate::catalog::{Case, Catalog};
+use crate::catalog::{Case, Catalog, Detector};
 use crate::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};
 use crate::watchdog::{self, Deadline, Exit};
@@ -45,6 +45,30 @@ impl Tool {
 
     pub fn from_name(s: &str) -> Option<Tool> {
         Tool::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+/// The one table between tools and the detection matrix: each tool is the detector of its name.
+impl From<Tool> for Detector {
+    fn from(t: Tool) -> Detector {
+        match t {
+            Tool::Racecheck => Detector::Racecheck,
+            Tool::Synccheck => Detector::Synccheck,
+            Tool::Memcheck => Detector::Memcheck,
+            Tool::Initcheck => Detector::Initcheck,
+        }
+    }
+}
+
+/// The tool behind a detector; the detectors that are no sanitizer come back as the error.
+impl TryFrom<Detector> for Tool {
+    type Error = Detector;
+
+    fn try_from(d: Detector) -> std::result::Result<Tool, Detector> {
+        Tool::ALL
+            .into_iter()
+            .find(|t| Detector::from(*t) == d)
+            .ok_or(d)
     }
 }
 
@@ -118,7 +142,7 @@ pub fn run(
         &BuildOptions {
             arch: cfg.arch.clone(),
             jitter: false,
-            extra: catalog.compile_options(case),
+            extra: case.compile_options(),
         },
     )?;
     let mut target: Vec<OsString> = vec![OsString::from(exe)];
@@ -150,17 +174,20 @@ pub fn run_target(
     let Some(sanitizer) = cfg.sanitizer.clone() else {
         return Ok(inconclusive(label, cfg, NOT_FOUND.into()));
     };
+    // A folder of our own rather than a file: the sanitizer creates the XML itself, and "no
+    // XML was written" must stay distinguishable from an empty file. Dropping the folder
+    // removes it on every return, early ones included.
+    let scratch;
     let xml_path = match &cfg.keep_xml {
         Some(p) => p.clone(),
         None => {
             let dir = compile::cache_dir().join("xml");
             std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
-            dir.join(format!(
-                "{}-{}-{}-{}.xml",
+            scratch = tempfile::tempdir_in(&dir).map_err(|e| Error::io("creating", &dir, e))?;
+            scratch.path().join(format!(
+                "{}-{}.xml",
                 label.replace("::", "__").replace('/', "_"),
-                cfg.tool,
-                std::process::id(),
-                compile::fingerprint(&format!("{:?}", std::thread::current().id()))
+                cfg.tool
             ))
         }
     };
@@ -216,9 +243,6 @@ pub fn run_target(
         Exit::TimedOut => format!("killed after {:.0} s", cfg.timeout.as_secs_f64()),
     };
     let outcome = decide(&finished.exit, finished.left_behind, &xml_path, &log, root);
-    if cfg.keep_xml.is_none() {
-        let _ = std::fs::remove_file(&xml_path);
-    }
     Ok(SanitizerRun {
         case: label.to_string(),
         tool: cfg.tool,
@@ -318,7 +342,7 @@ fn tail(log: &str) -> String {
 pub fn target(catalog: &Catalog, case_name: &str, ptx: &Path, seed: u64) -> Result<String> {
     use rand::SeedableRng;
     let case = catalog.get(case_name)?;
-    let family = catalog.family(case);
+    let family = case.family();
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(seed);
     let problem = family.problem(
         &case.entry,
