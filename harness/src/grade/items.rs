@@ -11,7 +11,7 @@ use std::path::Path;
 
 use rand::SeedableRng;
 
-use super::orchestrate::GradeConfig;
+use super::config::GradeConfig;
 use super::score::{self, Item, ItemResult};
 use super::spec::{Rubric, Spec};
 use super::submission;

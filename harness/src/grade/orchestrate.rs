@@ -7,11 +7,12 @@
 //! sees inputs, and the parent compares those inputs with its own copy afterwards.
 
 use std::cell::Cell;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::config::GradeConfig;
 use super::items::{self, Items};
 use super::lock::GpuLock;
 use super::score::{self, Item, ItemResult};
@@ -19,22 +20,6 @@ use super::spec::{Rubric, Spec};
 use super::worker::Scratch;
 use crate::errors::Result;
 use crate::sanitize::Tool;
-
-/// How to grade.
-#[derive(Clone, Debug)]
-pub struct GradeConfig {
-    pub trials: u32,
-    /// The public seed (printed in reports).
-    pub seed: u64,
-    /// Mixed into the seed; never printed, never given to the child.
-    pub secret: u64,
-    pub timeout: Duration,
-    pub sanitize_timeout: Duration,
-    pub arch: String,
-    pub sanitizer: Option<PathBuf>,
-    /// Whether a CUDA device is there (without one, only the host checks and compilation run).
-    pub device: bool,
-}
 
 /// The grade of one submission.
 #[derive(Clone, Debug, Serialize)]

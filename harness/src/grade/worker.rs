@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::orchestrate::GradeConfig;
+use super::config::GradeConfig;
 use super::wire::{self, Bytes, Record};
 use crate::compile;
 use crate::errors::{Error, Result};

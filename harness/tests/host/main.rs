@@ -1,11 +1,13 @@
 //! Plain `#[test]`s for the fixed tables of cases: the `//@` header parser (`header::<name>`),
 //! the racegate.toml manifest parser (`manifest::<name>`), on good and bad input written here,
-//! and the exit-code table through the real binary (`exit_codes::<name>`).
+//! the exit-code table through the real binary (`exit_codes::<name>`), and the shape of the
+//! source tree (`layout::<name>`: no import circle, no long file).
 //! Everything data-driven (one trial per `.cu`, fixture or sample) or needing a GPU is in the
 //! libtest-mimic target, `tests/tests.rs`.
 
 mod exit_codes;
 mod header;
+mod layout;
 mod manifest;
 
 use std::fmt::Debug;

@@ -1,0 +1,21 @@
+//! How to grade: the settings one batch shares, read by the orchestration, the graded items and
+//! the worker's parent alike (a file of its own so none of them imports another for it).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How to grade.
+#[derive(Clone, Debug)]
+pub struct GradeConfig {
+    pub trials: u32,
+    /// The public seed (printed in reports).
+    pub seed: u64,
+    /// Mixed into the seed; never printed, never given to the child.
+    pub secret: u64,
+    pub timeout: Duration,
+    pub sanitize_timeout: Duration,
+    pub arch: String,
+    pub sanitizer: Option<PathBuf>,
+    /// Whether a CUDA device is there (without one, only the host checks and compilation run).
+    pub device: bool,
+}
