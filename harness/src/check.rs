@@ -2,30 +2,16 @@
 //! declared expectations. Stress runs and sanitizer processes run side by side, bounded by
 //! `jobs`. Nothing here prints: progress goes out as [`CheckEvent`]s.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::battery::Battery;
 use crate::catalog::{Case, Catalog, Detector, Expect};
 use crate::errors::Result;
-use crate::sanitize::{self, Outcome, SanitizeConfig, SanitizerRun, Tool};
-use crate::stress::{self, StressConfig, StressReport, Verdict};
-
-/// How to run the matrix.
-#[derive(Clone, Debug)]
-pub struct CheckConfig {
-    pub trials: u32,
-    pub seed: u64,
-    pub stress_timeout: Duration,
-    /// Stress trials per input set.
-    pub per_set: u32,
-    pub sanitize_timeout: Duration,
-    /// Processes (stress workers and sanitizers) running at once.
-    pub jobs: usize,
-    pub arch: String,
-    pub sanitizer: Option<PathBuf>,
-}
+use crate::sanitize::{self, Outcome, SanitizerRun, Tool};
+use crate::stress::{self, StressReport, Verdict};
 
 /// What a detector observed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -106,7 +92,7 @@ enum Task<'a> {
 pub fn run(
     catalog: &Catalog,
     cases: &[&Case],
-    cfg: &CheckConfig,
+    cfg: &Battery,
     exe: &Path,
     on_event: impl Fn(CheckEvent) + Sync,
 ) -> Result<Matrix> {
@@ -173,7 +159,7 @@ pub fn run_one(
     catalog: &Catalog,
     case: &Case,
     det: Detector,
-    cfg: &CheckConfig,
+    cfg: &Battery,
     exe: &Path,
 ) -> Result<Cell> {
     let task = match det {
@@ -188,19 +174,10 @@ pub fn run_one(
         .expect("the task yields this detector's cell"))
 }
 
-fn run_task(catalog: &Catalog, task: &Task, cfg: &CheckConfig, exe: &Path) -> Result<Vec<Cell>> {
+fn run_task(catalog: &Catalog, task: &Task, cfg: &Battery, exe: &Path) -> Result<Vec<Cell>> {
     match task {
         Task::Stress(case, jitter) => {
-            let scfg = StressConfig {
-                trials: cfg.trials,
-                seed: cfg.seed,
-                jitter: *jitter,
-                size: None,
-                timeout: cfg.stress_timeout,
-                per_set: cfg.per_set,
-                arch: cfg.arch.clone(),
-            };
-            let r = stress::run(catalog, case, &scfg, exe, |_| {})?;
+            let r = stress::run(catalog, case, &cfg.stress(*jitter), exe, |_| {})?;
             let det = if *jitter {
                 Detector::Stress
             } else {
@@ -213,15 +190,7 @@ fn run_task(catalog: &Catalog, task: &Task, cfg: &CheckConfig, exe: &Path) -> Re
             Ok(out)
         }
         Task::Sanitize(case, tool) => {
-            let scfg = SanitizeConfig {
-                tool: *tool,
-                sanitizer: cfg.sanitizer.clone(),
-                timeout: cfg.sanitize_timeout,
-                arch: cfg.arch.clone(),
-                keep_xml: None,
-                seed: 1,
-            };
-            let r = sanitize::runner::run(catalog, case, &scfg, exe)?;
+            let r = sanitize::runner::run(catalog, case, &cfg.sanitize(*tool), exe)?;
             let det = Detector::from(*tool);
             let (observed, loc) = match &r.outcome {
                 Outcome::Clean => (Observed::Clean("clean".into()), None),

@@ -7,47 +7,27 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::battery::Battery;
 use crate::catalog::{Case, Catalog};
 use crate::errors::{Error, Result};
 use crate::manifest::Check;
-use crate::sanitize::{self, Outcome, SanitizeConfig, Tool};
-use crate::stress::{self, StressConfig, Verdict};
+use crate::sanitize::{self, Outcome, Tool};
+use crate::stress::{self, Verdict};
 use crate::watchdog::{self, Deadline, Exit};
 
 /// The default baseline file, next to the manifest.
 pub const BASELINE: &str = "racegate-baseline.json";
 
-/// How to run the gate.
+/// How to gate: the battery every kernel gets, and the plain runs of a program.
 #[derive(Clone, Debug)]
 pub struct GateConfig {
-    pub trials: u32,
-    pub seed: u64,
-    pub per_set: u32,
-    pub stress_timeout: Duration,
-    pub sanitize_timeout: Duration,
-    pub jobs: usize,
-    pub arch: String,
-    pub sanitizer: Option<PathBuf>,
+    pub battery: Battery,
     /// Plain runs of a program (`gate -- PROGRAM`).
     pub runs: u32,
-}
-
-impl GateConfig {
-    fn sanitize(&self, tool: Tool) -> SanitizeConfig {
-        SanitizeConfig {
-            tool,
-            sanitizer: self.sanitizer.clone(),
-            timeout: self.sanitize_timeout,
-            arch: self.arch.clone(),
-            keep_xml: None,
-            seed: self.seed,
-        }
-    }
 }
 
 /// One thing the gate found.
@@ -241,25 +221,16 @@ pub fn run_manifest(
     }
     let results = crate::pool::run_all(
         jobs,
-        cfg.jobs,
+        cfg.battery.jobs,
         |job| -> Result<GateRun> {
             let mut out = GateRun::default();
             match job {
                 Job::Sanitize(case, tool) => {
-                    let r = sanitize::runner::run(catalog, case, &cfg.sanitize(tool), exe)?;
+                    let r = sanitize::runner::run(catalog, case, &cfg.battery.sanitize(tool), exe)?;
                     sanitizer_findings(&case.name, &r, &case.path, &mut out);
                 }
                 Job::Stress(case) => {
-                    let scfg = StressConfig {
-                        trials: cfg.trials,
-                        seed: cfg.seed,
-                        jitter: true,
-                        size: None,
-                        timeout: cfg.stress_timeout,
-                        per_set: cfg.per_set,
-                        arch: cfg.arch.clone(),
-                    };
-                    let r = stress::run(catalog, case, &scfg, exe, |_| {})?;
+                    let r = stress::run(catalog, case, &cfg.battery.stress(true), exe, |_| {})?;
                     let oracle = match case.kernel_spec().map(|k| &k.check) {
                         Some(Check::Reference { path, entry }) => {
                             format!("reference {path}:{entry}")
@@ -324,8 +295,8 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
     let mut run = GateRun::default();
     let sanitizer_runs = crate::pool::run_all(
         Tool::ALL.to_vec(),
-        cfg.jobs,
-        |tool| sanitize::runner::run_target(&subject, program, &cfg.sanitize(tool), root),
+        cfg.battery.jobs,
+        |tool| sanitize::runner::run_target(&subject, program, &cfg.battery.sanitize(tool), root),
         |_| {},
     );
     for r in sanitizer_runs {
@@ -339,8 +310,8 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
             &program[1..],
             &[],
             Deadline {
-                idle: cfg.stress_timeout,
-                total: Some(cfg.stress_timeout),
+                idle: cfg.battery.stress_timeout,
+                total: Some(cfg.battery.stress_timeout),
             },
             |l| {
                 stdout.push_str(l);
@@ -358,7 +329,7 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
                 "watchdog",
                 format!(
                     "hang: no exit within {:.0} s",
-                    cfg.stress_timeout.as_secs_f64()
+                    cfg.battery.stress_timeout.as_secs_f64()
                 ),
             ),
         };

@@ -19,6 +19,7 @@
 //! # Ok::<(), racegate::Error>(())
 //! ```
 
+pub mod battery;
 pub mod bench;
 pub mod case;
 pub mod catalog;

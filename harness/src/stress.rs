@@ -34,6 +34,22 @@ pub struct StressConfig {
     pub arch: String,
 }
 
+impl StressConfig {
+    /// `trials` trials from `seed`, on the default size ranges, [`DEFAULT_PER_SET`] trials per
+    /// input set.
+    pub fn new(trials: u32, seed: u64, jitter: bool, timeout: Duration, arch: &str) -> Self {
+        StressConfig {
+            trials,
+            seed,
+            jitter,
+            size: None,
+            timeout,
+            per_set: DEFAULT_PER_SET,
+            arch: arch.to_string(),
+        }
+    }
+}
+
 /// The verdict of a stress run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]

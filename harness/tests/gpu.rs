@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use libtest_mimic::{Completion, Trial};
+use racegate::battery::Battery;
 use racegate::catalog::{Catalog, Detector};
-use racegate::check::{self, CheckConfig, Judgement};
+use racegate::check::{self, Judgement};
 
 use crate::util::{gpu_slots, racegate_exe, Device};
 
@@ -28,11 +29,11 @@ pub fn trials(catalog: &Catalog, device: &Device) -> Vec<Trial> {
                         }
                     };
                     let _slot = slots.take();
-                    let cfg = CheckConfig {
+                    let cfg = Battery {
                         trials: 50,
                         seed: 1,
                         stress_timeout: Duration::from_secs(5),
-                        per_set: 4,
+                        per_set: racegate::stress::DEFAULT_PER_SET,
                         sanitize_timeout: Duration::from_secs(30),
                         jobs: 1,
                         arch: dev.arch(),

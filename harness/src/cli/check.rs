@@ -2,11 +2,10 @@
 //! header's `expect`; without a GPU, the compile pass only (exit 4).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use racegate::check::{self, CheckConfig, CheckEvent, Judgement};
+use racegate::check::{self, CheckEvent, Judgement};
 use racegate::errors::exit;
-use racegate::{report, stress, Result};
+use racegate::{report, Result};
 
 use super::compile::compile_all;
 use super::settings::Global;
@@ -47,16 +46,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     let catalog = settings::catalog(global, None)?;
     let selected = catalog.select(&a.cases)?;
     let s = Settings::new(a.jobs)?;
-    let cfg = CheckConfig {
-        trials: a.trials,
-        seed: a.seed,
-        stress_timeout: Duration::from_secs_f64(a.stress_timeout),
-        per_set: stress::DEFAULT_PER_SET,
-        sanitize_timeout: Duration::from_secs_f64(a.sanitize_timeout),
-        jobs: s.jobs,
-        arch: s.arch.clone(),
-        sanitizer: s.sanitizer.clone(),
-    };
+    let cfg = s.battery(a.trials, a.seed, a.stress_timeout, a.sanitize_timeout);
     let dev = racegate::device::probe();
     if !compile_all(&catalog, &a.cases, false, None)? {
         return Ok(exit::FOUND);

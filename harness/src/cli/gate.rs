@@ -3,12 +3,11 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use racegate::catalog::Catalog;
 use racegate::errors::exit;
 use racegate::gate::{self, GateConfig, GateRun};
-use racegate::{report, stress, Error, Result};
+use racegate::{report, Error, Result};
 
 use super::settings::Global;
 use super::settings::{self, Settings};
@@ -74,14 +73,8 @@ pub fn run(global: &Global, a: GateArgs) -> Result<u8> {
 fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
     let s = Settings::new(a.jobs)?;
     let cfg = GateConfig {
-        trials: a.trials,
-        seed: 1,
-        per_set: stress::DEFAULT_PER_SET,
-        stress_timeout: Duration::from_secs_f64(a.timeout),
-        sanitize_timeout: Duration::from_secs_f64(a.sanitize_timeout),
-        jobs: s.jobs,
-        arch: s.arch.clone(),
-        sanitizer: s.sanitizer.clone(),
+        // The gate stresses from seed 1, so a run and its rerun see the same inputs.
+        battery: s.battery(a.trials, 1, a.timeout, a.sanitize_timeout),
         runs: a.runs,
     };
     Ok((cfg, s))

@@ -28,7 +28,7 @@ pub struct SanitizeArgs {
     #[arg(long, default_value_t = 120.0)]
     timeout: f64,
     /// Seed for the problem's inputs.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = sanitize::runner::SANITIZE_SEED)]
     seed: u64,
     /// Machine-readable output.
     #[arg(long)]
@@ -46,12 +46,14 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
     let case = catalog.get(&a.case)?;
     let s = Settings::new(None)?;
     let cfg = SanitizeConfig {
-        tool: a.tool,
-        sanitizer: s.sanitizer.clone(),
-        timeout: Duration::from_secs_f64(a.timeout),
-        arch: s.arch.clone(),
         keep_xml: a.save_xml,
         seed: a.seed,
+        ..SanitizeConfig::new(
+            a.tool,
+            s.sanitizer.clone(),
+            Duration::from_secs_f64(a.timeout),
+            &s.arch,
+        )
     };
     let r = sanitize::runner::run(&catalog, case, &cfg, &s.worker)?;
     if let Some(p) = &a.save_log {

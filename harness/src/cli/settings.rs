@@ -5,6 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
+use racegate::battery::Battery;
 use racegate::catalog::Catalog;
 use racegate::{device, toolchain, Error, Result};
 
@@ -42,6 +45,28 @@ impl Settings {
             arch: device::arch_or_default(),
             sanitizer: toolchain::compute_sanitizer(),
         })
+    }
+}
+
+impl Settings {
+    /// The battery `check` and `gate` run: deadlines in seconds, as the flags give them.
+    pub fn battery(
+        &self,
+        trials: u32,
+        seed: u64,
+        stress_timeout: f64,
+        sanitize_timeout: f64,
+    ) -> Battery {
+        Battery {
+            trials,
+            seed,
+            per_set: racegate::stress::DEFAULT_PER_SET,
+            stress_timeout: Duration::from_secs_f64(stress_timeout),
+            sanitize_timeout: Duration::from_secs_f64(sanitize_timeout),
+            jobs: self.jobs,
+            arch: self.arch.clone(),
+            sanitizer: self.sanitizer.clone(),
+        }
     }
 }
 

@@ -50,13 +50,15 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
     settings::require_device()?;
     let s = Settings::new(None)?;
     let cfg = StressConfig {
-        trials: a.trials,
-        seed: a.seed.unwrap_or_else(settings::random_seed),
-        jitter: !a.no_jitter,
         size: a.size,
-        timeout: Duration::from_secs_f64(a.timeout),
         per_set: a.per_set,
-        arch: s.arch.clone(),
+        ..StressConfig::new(
+            a.trials,
+            a.seed.unwrap_or_else(settings::random_seed),
+            !a.no_jitter,
+            Duration::from_secs_f64(a.timeout),
+            &s.arch,
+        )
     };
     let bar = settings::progress(a.trials as u64, "trials", a.json);
     let r = stress::run(&catalog, case, &cfg, &s.worker, |StressEvent::Trial(t)| {

@@ -201,13 +201,10 @@ impl Items<'_> {
             .work
             .worker_call(&tool.to_string(), ptx, &[problem], false, false)?;
         let target: Vec<OsString> = std::iter::once(self.exe.into()).chain(args).collect();
+        // The worker takes its inputs from the request, not from a seed.
         let scfg = SanitizeConfig {
-            tool,
-            sanitizer: cfg.sanitizer.clone(),
-            timeout: cfg.sanitize_timeout,
-            arch: cfg.arch.clone(),
-            keep_xml: None,
             seed: 0,
+            ..SanitizeConfig::new(tool, cfg.sanitizer.clone(), cfg.sanitize_timeout, &cfg.arch)
         };
         let r = sanitize::runner::run_target(name, &target, &scfg, self.root)?;
         Ok(match r.outcome {

@@ -95,6 +95,23 @@ pub struct SanitizeConfig {
     pub seed: u64,
 }
 
+impl SanitizeConfig {
+    /// One run of `tool`, inputs from [`SANITIZE_SEED`], the raw XML in a temporary file.
+    pub fn new(tool: Tool, sanitizer: Option<PathBuf>, timeout: Duration, arch: &str) -> Self {
+        SanitizeConfig {
+            tool,
+            sanitizer,
+            timeout,
+            arch: arch.to_string(),
+            keep_xml: None,
+            seed: SANITIZE_SEED,
+        }
+    }
+}
+
+/// The seed of a sanitizer run's inputs unless a command says otherwise.
+pub const SANITIZE_SEED: u64 = 1;
+
 /// What a sanitizer run concluded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", content = "detail", rename_all = "snake_case")]
