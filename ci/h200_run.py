@@ -125,6 +125,16 @@ def main():
                 txt.write(line + "\n"); txt.flush()
         say(f"stress: {len(jobs)} runs in {time.time() - t:.0f} s -> stress.jsonl, stress.txt")
 
+    if "exit" in phases:
+        # The one exit-code table, each code from the real binary with a real trigger on a GPU machine.
+        r = sh(f"{rg} stress no_such_case")                                                    # 2
+        r += sh(f"RACEGATE_NO_GPU=1 {rg} stress counter_single --trials 1")                   # 4
+        r += sh(f"RACEGATE_NVRTC_LIB=/nonexistent/libnvrtc.so.13 {rg} stress counter_single --trials 1")  # 3
+        r += sh(f"{rg} stress counter_single --trials 20 --seed 1")                           # 0
+        r += sh(f"{rg} stress matmul_tiled16::no_sync_after_load --trials 20 --seed 1")       # 1
+        (out / "exit-codes.txt").write_text(r)
+        say("exit codes: " + ", ".join(l for l in r.splitlines() if l.startswith("[rc=")))
+
     if "check" in phases:
         t = time.time()
         r = sh(f"{rg} check --jobs 14 --table {out}/detection-matrix.md --junit {out}/check-junit.xml --json {out}/check.json", timeout=400)
