@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn racegate(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_racegate"))
+    let out = Command::new(super::racegate_exe())
         .args(args)
         .current_dir(dir)
         .envs(env.iter().copied())
@@ -21,10 +21,7 @@ fn racegate(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
 }
 
 fn root() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    super::package_dir().parent().unwrap().to_path_buf()
 }
 
 fn has_device() -> bool {

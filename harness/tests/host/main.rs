@@ -11,6 +11,21 @@ mod layout;
 mod manifest;
 
 use std::fmt::Debug;
+use std::path::PathBuf;
+
+/// The package folder (`harness/`). Runtime first: a nextest archive run elsewhere remaps it.
+fn package_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// The racegate binary. Runtime first: a nextest archive carries it to another path.
+fn racegate_exe() -> PathBuf {
+    std::env::var_os("NEXTEST_BIN_EXE_racegate")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_racegate")))
+}
 
 /// Panics unless `r` parsed.
 #[track_caller]
