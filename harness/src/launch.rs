@@ -13,7 +13,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::errors::{Error, Result};
-use crate::exercises::{Arg, Init, LaunchStep, Problem};
+use crate::exercises::{Arg, Bits, Init, LaunchStep, Problem};
 
 /// The device, its stream, and what the shared-memory poisoner needs to know.
 pub struct Gpu {
@@ -144,7 +144,7 @@ impl Gpu {
             // SAFETY: the exercise family states the kernel's signature and sizes each buffer
             // for the geometry it draws; a kernel that still writes out of bounds faults on the
             // device (reported as a Fault verdict), it cannot corrupt host memory.
-            unsafe { self.launch(&func, step, bufs, 0) }?;
+            unsafe { self.launch(&func, step, bufs, step.shared) }?;
         }
         Ok(())
     }
@@ -161,20 +161,32 @@ impl Gpu {
         bufs: &[CudaSlice<u8>],
         smem: u32,
     ) -> Result<()> {
-        let ints: Vec<i32> = step
+        // The scalars' bits, kept alive for the builder that borrows them.
+        let scalars: Vec<Bits> = step
             .args
             .iter()
             .map(|a| match a {
-                Arg::Int(v) => *v,
-                Arg::Buf(_) => 0,
+                Arg::Int(v) => Bits::B32(*v as u32),
+                Arg::Scalar(b) => *b,
+                Arg::Buf(_) => Bits::B8(0),
             })
             .collect();
         let mut builder = self.stream.launch_builder(func);
-        for (a, int) in step.args.iter().zip(&ints) {
-            match a {
-                Arg::Buf(i) => builder.arg(&bufs[*i]),
-                Arg::Int(_) => builder.arg(int),
+        for (a, bits) in step.args.iter().zip(&scalars) {
+            match (a, bits) {
+                (Arg::Buf(i), _) => builder.arg(&bufs[*i]),
+                (_, Bits::B8(v)) => builder.arg(v),
+                (_, Bits::B16(v)) => builder.arg(v),
+                (_, Bits::B32(v)) => builder.arg(v),
+                (_, Bits::B64(v)) => builder.arg(v),
             };
+        }
+        if smem > 48 * 1024 {
+            func.set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem as i32,
+            )
+            .map_err(|e| Error::cuda(format!("allowing {smem} bytes of shared memory"), e))?;
         }
         let cfg = LaunchConfig {
             grid_dim: (step.grid.0, step.grid.1, step.grid.2),
@@ -207,6 +219,7 @@ impl Gpu {
         )
         .map_err(|e| Error::cuda("sizing the shared-memory poisoner", e))?;
         let step = LaunchStep {
+            shared: 0,
             kernel: "racegate_poison_shared".into(),
             grid: crate::exercises::Dim3(self.sm_count, 1, 1),
             block: crate::exercises::Dim3(1024, 1, 1),
@@ -377,7 +390,7 @@ impl Gpu {
         for _ in 0..iters {
             for (f, s) in funcs.iter().zip(&problem.launches) {
                 // SAFETY: as in `run`.
-                unsafe { self.launch(f, s, &bufs, 0) }?;
+                unsafe { self.launch(f, s, &bufs, s.shared) }?;
             }
             self.stream
                 .synchronize()

@@ -41,6 +41,7 @@ pub mod stress;
 pub mod subcommands;
 pub mod toolchain;
 pub mod trial;
+pub mod values;
 pub mod watchdog;
 
 pub use errors::{Error, Result};

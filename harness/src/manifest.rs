@@ -34,9 +34,7 @@ use toml::Spanned;
 
 use crate::entry::Entry;
 use crate::errors::{Error, Result};
-use crate::exercises::{
-    f32_bytes, Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem, SizeChoice,
-};
+use crate::exercises::{Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem, SizeChoice};
 
 /// The default manifest file name.
 pub const FILE: &str = "racegate.toml";
@@ -494,22 +492,13 @@ impl KernelSpec {
                             Gen::Iota => i as i64,
                         })
                         .collect();
-                    let bytes: Vec<u8> = match elem {
-                        Elem::F32 => f32_bytes(&data.iter().map(|x| *x as f32).collect::<Vec<_>>()),
-                        Elem::I32 => data
-                            .iter()
-                            .flat_map(|x| (*x as i32).to_le_bytes())
-                            .collect(),
-                        Elem::U32 => data
-                            .iter()
-                            .flat_map(|x| (*x as u32).to_le_bytes())
-                            .collect(),
-                        Elem::U8 => data.iter().map(|x| *x as u8).collect(),
-                    };
+                    let bytes: Vec<u8> = data.iter().flat_map(|x| elem.encode_int(*x)).collect();
                     let name = Arc::<str>::from(name.as_str());
                     buffers.push(match kind {
                         BufKind::In => Buffer::input(name, *elem, bytes),
                         BufKind::Out => Buffer {
+                            compare: Default::default(),
+                            may_stay_unwritten: false,
                             name,
                             elem: *elem,
                             init: Init::Poison(n * elem.size()),
@@ -517,6 +506,8 @@ impl KernelSpec {
                             judge_fills: true,
                         },
                         BufKind::InOut => Buffer {
+                            compare: Default::default(),
+                            may_stay_unwritten: false,
                             name,
                             elem: *elem,
                             init: Init::Data(bytes),
@@ -536,9 +527,11 @@ impl KernelSpec {
             .collect::<Vec<_>>()
             .join(" ");
         Problem {
+            sizes: Default::default(),
             label: format!("{label} grid={grid} block={block}"),
             buffers,
             launches: vec![LaunchStep {
+                shared: 0,
                 kernel: self.entry.clone(),
                 grid,
                 block,

@@ -238,10 +238,13 @@ mod tests {
     fn a_changed_device_copy_is_named() {
         use crate::exercises::{Buffer, Elem, Init};
         let problem = Problem {
+            sizes: Default::default(),
             label: String::new(),
             buffers: vec![
                 Buffer::input("A", Elem::U8, vec![1, 2]),
                 Buffer {
+                    compare: Default::default(),
+                    may_stay_unwritten: false,
                     name: "C".into(),
                     elem: Elem::U8,
                     init: Init::Poison(2),
@@ -249,6 +252,8 @@ mod tests {
                     judge_fills: false,
                 },
                 Buffer {
+                    compare: Default::default(),
+                    may_stay_unwritten: false,
                     name: "scratch".into(),
                     elem: Elem::U8,
                     init: Init::Poison(2),

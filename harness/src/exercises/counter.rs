@@ -39,6 +39,7 @@ impl Exercise for Counter {
             .collect();
         let grid = ceil_div(n, block);
         Problem {
+            sizes: Default::default(),
             label: format!("n={n} slots={slots} grid={grid} block={block}"),
             buffers: vec![Buffer::output(
                 "counters",
@@ -51,6 +52,7 @@ impl Exercise for Counter {
                 grid: Dim3(grid, 1, 1),
                 block: Dim3(block, 1, 1),
                 args: vec![Arg::Buf(0), Arg::Int(n as i32), Arg::Int(slots as i32)],
+                shared: 0,
             }],
         }
     }

@@ -32,6 +32,7 @@ impl Exercise for Handoff {
         let out: Vec<i32> = input.iter().map(|x| 2 * x).collect();
         let grid = ceil_div(n, 32);
         Problem {
+            sizes: Default::default(),
             label: format!("n={n} grid={grid} block=64"),
             buffers: vec![
                 Buffer::input("in", Elem::I32, i32_bytes(&input)),
@@ -47,6 +48,7 @@ impl Exercise for Handoff {
                 grid: Dim3(grid, 1, 1),
                 block: Dim3(64, 1, 1),
                 args: vec![Arg::Buf(0), Arg::Buf(1), Arg::Int(n as i32)],
+                shared: 0,
             }],
         }
     }

@@ -63,6 +63,7 @@ impl Exercise for Histogram {
             counts[b as usize] += 1;
         }
         Problem {
+            sizes: Default::default(),
             label: format!("n={n} grid={grid} block={block}"),
             buffers: vec![
                 Buffer::input("data", Elem::U8, data),
@@ -79,12 +80,14 @@ impl Exercise for Histogram {
                     grid: Dim3(1, 1, 1),
                     block: Dim3(BINS as u32, 1, 1),
                     args: vec![Arg::Buf(1)],
+                    shared: 0,
                 },
                 LaunchStep {
                     kernel: entry.name.clone(),
                     grid: Dim3(grid, 1, 1),
                     block: Dim3(block, 1, 1),
                     args: vec![Arg::Buf(0), Arg::Buf(1), Arg::Int(n as i32)],
+                    shared: 0,
                 },
             ],
         }

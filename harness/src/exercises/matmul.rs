@@ -45,6 +45,7 @@ impl Exercise for Matmul {
         let grid = Dim3(ceil_div(n, tile), ceil_div(m, tile), 1);
         let block = Dim3(tile, tile, 1);
         Problem {
+            sizes: Default::default(),
             label: format!("M={m} N={n} K={k} grid={grid} block={block}"),
             buffers: vec![
                 Buffer::input("A", Elem::F32, as_f32(&a)),
@@ -68,6 +69,7 @@ impl Exercise for Matmul {
                     Arg::Int(n as i32),
                     Arg::Int(k as i32),
                 ],
+                shared: 0,
             }],
         }
     }

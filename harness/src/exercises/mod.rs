@@ -14,6 +14,7 @@ mod registry;
 mod transpose;
 
 pub use problem::{
-    f32_bytes, Arg, Buffer, Dim3, Elem, Exercise, Init, LaunchStep, Problem, SizeChoice,
+    f32_bytes, Arg, Bits, Buffer, Compare, Dim3, Elem, Exercise, Init, LaunchStep, Problem,
+    SizeChoice, Tolerance,
 };
 pub use registry::{by_name, names};

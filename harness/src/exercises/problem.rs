@@ -9,42 +9,7 @@ use rand::RngExt;
 
 use crate::entry::Entry;
 
-/// Element type of a buffer, for comparing and printing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Elem {
-    F32,
-    U32,
-    I32,
-    U8,
-}
-
-impl Elem {
-    pub fn size(self) -> usize {
-        match self {
-            Elem::U8 => 1,
-            _ => 4,
-        }
-    }
-
-    /// Formats element `i` of `bytes`.
-    pub fn show(self, bytes: &[u8], i: usize) -> String {
-        let s = self.size();
-        let b = &bytes[i * s..(i + 1) * s];
-        match self {
-            Elem::U8 => b[0].to_string(),
-            Elem::U32 => u32::from_le_bytes(b.try_into().expect("4 bytes")).to_string(),
-            Elem::I32 => i32::from_le_bytes(b.try_into().expect("4 bytes")).to_string(),
-            Elem::F32 => {
-                let v = f32::from_le_bytes(b.try_into().expect("4 bytes"));
-                if v.is_nan() {
-                    format!("NaN(0x{:08x})", v.to_bits())
-                } else {
-                    format!("{v}")
-                }
-            }
-        }
-    }
-}
+pub use crate::values::{Bits, Compare, Elem, Tolerance};
 
 /// How a buffer starts out on the device.
 #[derive(Clone, Debug)]
@@ -71,6 +36,11 @@ pub struct Buffer {
     /// An output whose expected bytes the trial's judge fills in on the device (a reference
     /// kernel, or the kernel's own first run when it is judged on determinism).
     pub judge_fills: bool,
+    /// How the output is compared with `expected` (exact unless a manifest says otherwise).
+    pub compare: Compare,
+    /// The kernel may leave parts of this output unwritten by design: sanitizer runs fill it
+    /// first, so initcheck does not report the copy back of bytes nobody was meant to write.
+    pub may_stay_unwritten: bool,
 }
 
 impl Buffer {
@@ -81,6 +51,8 @@ impl Buffer {
             init: Init::Data(data),
             expected: None,
             judge_fills: false,
+            compare: Compare::default(),
+            may_stay_unwritten: false,
         }
     }
 
@@ -91,6 +63,8 @@ impl Buffer {
             init,
             expected: Some(expected),
             judge_fills: false,
+            compare: Compare::default(),
+            may_stay_unwritten: false,
         }
     }
 
@@ -122,6 +96,8 @@ pub enum Arg {
     /// The device pointer of buffer `i` of the problem.
     Buf(usize),
     Int(i32),
+    /// A scalar of any type, as the bits its parameter holds.
+    Scalar(Bits),
 }
 
 /// One kernel launch of a problem; `kernel` is looked up in the case's module.
@@ -131,6 +107,8 @@ pub struct LaunchStep {
     pub grid: Dim3,
     pub block: Dim3,
     pub args: Vec<Arg>,
+    /// Dynamic shared memory, in bytes.
+    pub shared: u32,
 }
 
 /// A fully drawn problem: what to allocate, what to launch, what must come out.
@@ -140,6 +118,9 @@ pub struct Problem {
     pub label: String,
     pub buffers: Vec<Buffer>,
     pub launches: Vec<LaunchStep>,
+    /// The named sizes it was drawn with (a manifest's; empty for a family), for expressions
+    /// that are evaluated after the run, such as a compared prefix.
+    pub sizes: BTreeMap<String, i64>,
 }
 
 /// How a trial picks its problem size.

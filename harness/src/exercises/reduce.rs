@@ -42,6 +42,7 @@ impl Exercise for Reduce {
             .collect();
         let input_f: Vec<f32> = input.iter().map(|&x| x as f32).collect();
         Problem {
+            sizes: Default::default(),
             label: format!("n={n} grid={grid} block={block}"),
             buffers: vec![
                 Buffer::input("in", Elem::F32, f32_bytes(&input_f)),
@@ -57,6 +58,7 @@ impl Exercise for Reduce {
                 grid: Dim3(grid, 1, 1),
                 block: Dim3(block, 1, 1),
                 args: vec![Arg::Buf(0), Arg::Buf(1), Arg::Int(n as i32)],
+                shared: 0,
             }],
         }
     }

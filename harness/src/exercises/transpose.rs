@@ -45,6 +45,7 @@ impl Exercise for Transpose {
         let grid = Dim3(ceil_div(cols, TILE), ceil_div(rows, TILE), 1);
         let block = Dim3(TILE, 8, 1);
         Problem {
+            sizes: Default::default(),
             label: format!("rows={rows} cols={cols} grid={grid} block={block}"),
             buffers: vec![
                 Buffer::input("in", Elem::F32, f32_bytes(&input)),
@@ -65,6 +66,7 @@ impl Exercise for Transpose {
                     Arg::Int(rows as i32),
                     Arg::Int(cols as i32),
                 ],
+                shared: 0,
             }],
         }
     }

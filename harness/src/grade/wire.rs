@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::exercises::{Arg, Buffer, Dim3, Elem, Init, LaunchStep, Problem};
+use crate::exercises::{Arg, Bits, Buffer, Dim3, Elem, Init, LaunchStep, Problem};
 
 /// The request file.
 #[derive(Debug, Serialize, Deserialize)]
@@ -56,6 +56,8 @@ struct WireLaunch {
 enum WireArg {
     Buf(usize),
     Int(i32),
+    /// A scalar of another width: its bytes, little-endian.
+    Scalar(Vec<u8>),
 }
 
 /// One line of the response file: what became of one problem.
@@ -164,6 +166,12 @@ impl From<&Problem> for WireProblem {
                         .map(|a| match *a {
                             Arg::Buf(i) => WireArg::Buf(i),
                             Arg::Int(v) => WireArg::Int(v),
+                            Arg::Scalar(b) => WireArg::Scalar(match b {
+                                Bits::B8(v) => vec![v],
+                                Bits::B16(v) => v.to_le_bytes().to_vec(),
+                                Bits::B32(v) => v.to_le_bytes().to_vec(),
+                                Bits::B64(v) => v.to_le_bytes().to_vec(),
+                            }),
                         })
                         .collect(),
                 })
@@ -175,11 +183,14 @@ impl From<&Problem> for WireProblem {
 impl From<WireProblem> for Problem {
     fn from(p: WireProblem) -> Self {
         Problem {
+            sizes: Default::default(),
             label: p.label,
             buffers: p
                 .buffers
                 .into_iter()
                 .map(|init| Buffer {
+                    compare: Default::default(),
+                    may_stay_unwritten: false,
                     name: "buffer".into(),
                     elem: Elem::U8,
                     init: match init {
@@ -204,8 +215,17 @@ impl From<WireProblem> for Problem {
                         .map(|a| match a {
                             WireArg::Buf(i) => Arg::Buf(i),
                             WireArg::Int(v) => Arg::Int(v),
+                            WireArg::Scalar(b) => Arg::Scalar(match b.len() {
+                                1 => Bits::B8(b[0]),
+                                2 => Bits::B16(u16::from_le_bytes([b[0], b[1]])),
+                                4 => Bits::B32(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                                _ => Bits::B64(u64::from_le_bytes(
+                                    b.get(..8).and_then(|x| x.try_into().ok()).unwrap_or([0; 8]),
+                                )),
+                            }),
                         })
                         .collect(),
+                    shared: 0,
                 })
                 .collect(),
         }
