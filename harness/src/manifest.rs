@@ -527,6 +527,7 @@ impl KernelSpec {
             .collect::<Vec<_>>()
             .join(" ");
         Problem {
+            reference_launches: Vec::new(),
             sizes: Default::default(),
             label: format!("{label} grid={grid} block={block}"),
             buffers,

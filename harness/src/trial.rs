@@ -91,8 +91,12 @@ fn complete(
     let run_module = match judge {
         Judge::Exact => return Ok(()),
         Judge::Reference { module, entry, .. } => {
-            for step in &mut probe.launches {
-                step.kernel = entry.clone();
+            if probe.reference_launches.is_empty() {
+                for step in &mut probe.launches {
+                    step.kernel = entry.clone();
+                }
+            } else {
+                probe.launches = std::mem::take(&mut probe.reference_launches);
             }
             *module
         }
@@ -238,6 +242,7 @@ mod tests {
     fn a_changed_device_copy_is_named() {
         use crate::exercises::{Buffer, Elem, Init};
         let problem = Problem {
+            reference_launches: Vec::new(),
             sizes: Default::default(),
             label: String::new(),
             buffers: vec![

@@ -39,6 +39,7 @@ impl Exercise for Counter {
             .collect();
         let grid = ceil_div(n, block);
         Problem {
+            reference_launches: Vec::new(),
             sizes: Default::default(),
             label: format!("n={n} slots={slots} grid={grid} block={block}"),
             buffers: vec![Buffer::output(

@@ -32,6 +32,7 @@ impl Exercise for Handoff {
         let out: Vec<i32> = input.iter().map(|x| 2 * x).collect();
         let grid = ceil_div(n, 32);
         Problem {
+            reference_launches: Vec::new(),
             sizes: Default::default(),
             label: format!("n={n} grid={grid} block=64"),
             buffers: vec![

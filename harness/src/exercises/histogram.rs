@@ -63,6 +63,7 @@ impl Exercise for Histogram {
             counts[b as usize] += 1;
         }
         Problem {
+            reference_launches: Vec::new(),
             sizes: Default::default(),
             label: format!("n={n} grid={grid} block={block}"),
             buffers: vec![

@@ -45,6 +45,7 @@ impl Exercise for Matmul {
         let grid = Dim3(ceil_div(n, tile), ceil_div(m, tile), 1);
         let block = Dim3(tile, tile, 1);
         Problem {
+            reference_launches: Vec::new(),
             sizes: Default::default(),
             label: format!("M={m} N={n} K={k} grid={grid} block={block}"),
             buffers: vec![

@@ -118,6 +118,9 @@ pub struct Problem {
     pub label: String,
     pub buffers: Vec<Buffer>,
     pub launches: Vec<LaunchStep>,
+    /// The launches a reference kernel runs instead of `launches` (a manifest reference with a
+    /// launch of its own); empty: the same launches, each naming the reference entry.
+    pub reference_launches: Vec<LaunchStep>,
     /// The named sizes it was drawn with (a manifest's; empty for a family), for expressions
     /// that are evaluated after the run, such as a compared prefix.
     pub sizes: BTreeMap<String, i64>,

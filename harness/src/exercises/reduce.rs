@@ -42,6 +42,7 @@ impl Exercise for Reduce {
             .collect();
         let input_f: Vec<f32> = input.iter().map(|&x| x as f32).collect();
         Problem {
+            reference_launches: Vec::new(),
             sizes: Default::default(),
             label: format!("n={n} grid={grid} block={block}"),
             buffers: vec![

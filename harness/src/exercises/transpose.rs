@@ -45,6 +45,7 @@ impl Exercise for Transpose {
         let grid = Dim3(ceil_div(cols, TILE), ceil_div(rows, TILE), 1);
         let block = Dim3(TILE, 8, 1);
         Problem {
+            reference_launches: Vec::new(),
             sizes: Default::default(),
             label: format!("rows={rows} cols={cols} grid={grid} block={block}"),
             buffers: vec![

@@ -183,6 +183,7 @@ impl From<&Problem> for WireProblem {
 impl From<WireProblem> for Problem {
     fn from(p: WireProblem) -> Self {
         Problem {
+            reference_launches: Vec::new(),
             sizes: Default::default(),
             label: p.label,
             buffers: p
