@@ -31,8 +31,10 @@ pub struct Module {
 /// A problem's buffers kept on the device (see [`Gpu::upload`]).
 pub struct Resident {
     bufs: Vec<CudaSlice<u8>>,
-    /// Inputs: a pristine copy. Outputs: the expected bytes.
-    reference: Vec<Option<CudaSlice<u8>>>,
+    /// Inputs and in-out buffers: their data as generated, restored before every trial.
+    pristine: Vec<Option<CudaSlice<u8>>>,
+    /// Outputs and in-out buffers: the expected bytes.
+    expected: Vec<Option<CudaSlice<u8>>>,
     counts: CudaSlice<u32>,
 }
 
@@ -102,7 +104,11 @@ impl Gpu {
         for b in &problem.buffers {
             let slice = match &b.init {
                 Init::Data(d) => self.stream.clone_htod(d),
-                Init::Poison(n) if opts.poison_outputs => self.stream.clone_htod(&vec![0xFFu8; *n]),
+                // An output the kernel may leave partly unwritten by design is filled even for a
+                // sanitizer run, so initcheck does not report copying back bytes nobody wrote.
+                Init::Poison(n) if opts.poison_outputs || b.may_stay_unwritten => {
+                    self.stream.clone_htod(&vec![0xFFu8; *n])
+                }
                 // SAFETY: left uninitialized on purpose (see `poison_outputs`); u8 has no
                 // invalid bit patterns and the bytes are only read back, never interpreted.
                 Init::Poison(n) => unsafe { self.stream.alloc::<u8>(*n) },
@@ -238,29 +244,29 @@ impl Gpu {
                 .map_err(|e| Error::cuda(format!("uploading `{what}`"), e))
         };
         let mut bufs = Vec::new();
-        let mut reference = Vec::new();
+        let mut pristine = Vec::new();
+        let mut expected = Vec::new();
         for b in &problem.buffers {
-            match (&b.init, &b.expected) {
-                (Init::Data(d), None) => {
+            match &b.init {
+                // An input, or an in-out buffer (a histogram accumulating into zeroed bins, an
+                // in-place sort): its data goes up, and a pristine copy restores it per trial.
+                Init::Data(d) => {
                     bufs.push(up(d, &b.name)?);
-                    reference.push(Some(up(d, &b.name)?));
+                    pristine.push(Some(up(d, &b.name)?));
                 }
-                (init, expected) => {
+                Init::Poison(n) | Init::Zero(n) => {
                     // SAFETY: every trial resets outputs before its launch.
-                    let n = match init {
-                        Init::Data(d) => d.len(),
-                        Init::Poison(n) | Init::Zero(n) => *n,
-                    };
                     bufs.push(
-                        unsafe { self.stream.alloc::<u8>(n.max(1)) }
+                        unsafe { self.stream.alloc::<u8>((*n).max(1)) }
                             .map_err(|e| Error::cuda(format!("allocating `{}`", b.name), e))?,
                     );
-                    reference.push(match expected {
-                        Some(e) => Some(up(e, &b.name)?),
-                        None => None,
-                    });
+                    pristine.push(None);
                 }
             }
+            expected.push(match &b.expected {
+                Some(e) => Some(up(e, &b.name)?),
+                None => None,
+            });
         }
         let counts = self
             .stream
@@ -268,7 +274,8 @@ impl Gpu {
             .map_err(|e| Error::cuda("allocating counters", e))?;
         Ok(Resident {
             bufs,
-            reference,
+            pristine,
+            expected,
             counts,
         })
     }
@@ -284,11 +291,19 @@ impl Gpu {
         res: &mut Resident,
         opts: RunOptions,
     ) -> Result<Vec<u32>> {
-        for (b, d) in problem.buffers.iter().zip(&res.bufs) {
-            let fill = match b.init {
-                Init::Data(_) => continue,
-                Init::Poison(_) => 0xFFu8,
-                Init::Zero(_) => 0,
+        for ((b, d), p) in problem.buffers.iter().zip(&mut res.bufs).zip(&res.pristine) {
+            let fill = match (&b.init, p) {
+                // An in-out buffer starts every trial from its generated data; a pure input
+                // is restored only after a trial that changed it (`read_back`).
+                (Init::Data(_), Some(p)) if b.expected.is_some() || b.judge_fills => {
+                    self.stream
+                        .memcpy_dtod(p, d)
+                        .map_err(|e| Error::cuda(format!("restoring `{}`", b.name), e))?;
+                    continue;
+                }
+                (Init::Data(_), _) => continue,
+                (Init::Poison(_), _) => 0xFFu8,
+                (Init::Zero(_), _) => 0,
             };
             let (ptr, _sync) = d.device_ptr(&self.stream);
             // SAFETY: `ptr` is a live allocation of `d.len()` bytes on this stream.
@@ -300,8 +315,17 @@ impl Gpu {
             .map_err(|e| Error::cuda("clearing counters", e))?;
         self.launch_problem(module, problem, &res.bufs, opts)?;
         let diff = self.function(module, "racegate_diff")?;
-        for (i, (d, r)) in res.bufs.iter().zip(&res.reference).enumerate() {
-            let Some(r) = r else { continue };
+        for (i, ((d, e), p)) in res
+            .bufs
+            .iter()
+            .zip(&res.expected)
+            .zip(&res.pristine)
+            .enumerate()
+        {
+            // Outputs against their expected bytes, inputs against their pristine copy.
+            let Some(r) = e.as_ref().or(p.as_ref()) else {
+                continue;
+            };
             let n = d.len() as u64;
             let blocks = n.div_ceil(4 * 256).clamp(1, 4 * self.sm_count as u64) as u32;
             let counter = res.counts.slice(i..i + 1);
@@ -333,8 +357,8 @@ impl Gpu {
                     .map_err(|e| Error::cuda("reading back", e))
             })
             .collect::<Result<_>>()?;
-        for (d, r) in res.bufs.iter_mut().zip(&res.reference) {
-            if let Some(r) = r {
+        for ((d, p), e) in res.bufs.iter_mut().zip(&res.pristine).zip(&res.expected) {
+            if let (Some(r), None) = (p, e) {
                 if d.len() == r.len() {
                     self.stream
                         .memcpy_dtod(r, d)
@@ -349,9 +373,10 @@ impl Gpu {
     /// that writes outside its buffers can land in them; the caller compares with its host
     /// copies to tell that apart from a racegate bug.
     pub fn read_references(&self, res: &Resident) -> Result<Vec<Option<Vec<u8>>>> {
-        res.reference
+        res.expected
             .iter()
-            .map(|r| match r {
+            .zip(&res.pristine)
+            .map(|(e, p)| match e.as_ref().or(p.as_ref()) {
                 Some(r) => self
                     .stream
                     .clone_dtoh(r)
