@@ -7,13 +7,19 @@
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-use cudarc::nvrtc::{CompileError, CompileOptions};
+use std::ffi::CString;
+
+use cudarc::nvrtc;
 
 use crate::errors::{Error, Result};
 use crate::toolchain;
 
 /// The prelude's text, embedded so the binary works without the source tree.
 pub const PRELUDE: &str = include_str!("../cuda/racegate_prelude.cuh");
+/// An option of racegate's own: `--racegate-name-expression=reduce<float, 256>` asks NVRTC
+/// to instantiate and name a C++ kernel (a name expression); the PTX then carries its lowered
+/// name (see [`crate::ptx::names`]).
+pub const NAME_OPTION: &str = "--racegate-name-expression=";
 /// The virtual architecture used when no device says otherwise.
 pub const DEFAULT_ARCH: &str = "compute_90";
 
@@ -72,27 +78,78 @@ pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions
         options.push("-DRACEGATE_JITTER".to_string());
     }
     options.extend(opts.extra.iter().cloned());
-    let nv_opts = CompileOptions {
-        name: Some(name.to_string()),
-        options: options.clone(),
-        ..Default::default()
+    // Name expressions travel as options of racegate's own (so every compile path passes them
+    // with the rest); NVRTC gets them through nvrtcAddNameExpression instead.
+    let (names, nvrtc_options): (Vec<String>, Vec<String>) = options
+        .iter()
+        .cloned()
+        .partition(|o| o.starts_with(NAME_OPTION));
+    let names: Vec<String> = names
+        .iter()
+        .map(|o| o[NAME_OPTION.len()..].to_string())
+        .collect();
+    let fail = |log: String| Error::Compile {
+        path: name.to_string(),
+        options: nvrtc_options.join(" "),
+        log,
     };
-    match cudarc::nvrtc::compile_ptx_with_opts(source, nv_opts) {
-        Ok(ptx) => Ok(Built {
-            ptx: ptx.to_src(),
-            options,
-        }),
-        Err(CompileError::CompileError { log, .. }) => Err(Error::Compile {
-            path: name.to_string(),
-            options: options.join(" "),
-            log: log.to_string_lossy().trim_end().to_string(),
-        }),
-        Err(other) => Err(Error::Compile {
-            path: name.to_string(),
-            options: options.join(" "),
-            log: format!("{other:?}"),
-        }),
+    let src = CString::new(source).map_err(|_| fail("the source holds a NUL byte".into()))?;
+    let prog_name =
+        CString::new(name).map_err(|_| fail("the file name holds a NUL byte".into()))?;
+    let prog = nvrtc::result::create_program(&src, Some(&prog_name))
+        .map_err(|e| fail(format!("{e:?}")))?;
+    // SAFETY: `prog` is a live program until `destroy_program` below; every string handed to
+    // NVRTC outlives the call that reads it.
+    let outcome = unsafe {
+        (|| -> std::result::Result<(String, Vec<(String, String)>), String> {
+            let exprs: Vec<CString> = names
+                .iter()
+                .map(|n| CString::new(n.as_str()).map_err(|_| format!("`{n}`: NUL byte")))
+                .collect::<std::result::Result<_, _>>()?;
+            for e in &exprs {
+                nvrtc::sys::nvrtcAddNameExpression(prog, e.as_ptr())
+                    .result()
+                    .map_err(|err| format!("name expression {e:?}: {err:?}"))?;
+            }
+            if nvrtc::result::compile_program(prog, &nvrtc_options).is_err() {
+                let log = nvrtc::result::get_program_log(prog).map_err(|e| format!("{e:?}"))?;
+                let log: Vec<u8> = log
+                    .iter()
+                    .map(|c| *c as u8)
+                    .take_while(|c| *c != 0)
+                    .collect();
+                return Err(String::from_utf8_lossy(&log).trim_end().to_string());
+            }
+            let ptx = nvrtc::result::get_ptx(prog).map_err(|e| format!("{e:?}"))?;
+            let ptx: Vec<u8> = ptx
+                .iter()
+                .map(|c| *c as u8)
+                .take_while(|c| *c != 0)
+                .collect();
+            let mut lowered = Vec::new();
+            for (n, e) in names.iter().zip(&exprs) {
+                let mut out: *const std::ffi::c_char = std::ptr::null();
+                nvrtc::sys::nvrtcGetLoweredName(prog, e.as_ptr(), &mut out)
+                    .result()
+                    .map_err(|err| format!("lowered name of `{n}`: {err:?}"))?;
+                let l = std::ffi::CStr::from_ptr(out).to_string_lossy().into_owned();
+                lowered.push((n.clone(), l));
+            }
+            Ok((String::from_utf8_lossy(&ptx).into_owned(), lowered))
+        })()
+    };
+    // SAFETY: created above and not used after this.
+    let _ = unsafe { nvrtc::result::destroy_program(prog) };
+    let (mut ptx, lowered) = outcome.map_err(fail)?;
+    // The lowered (mangled) names ride in the PTX as comments, so whoever loads it, in this
+    // process or a worker, finds a templated kernel by the name the user wrote.
+    for (n, l) in lowered {
+        ptx.push_str(&format!("\n{}{n} = {l}\n", crate::ptx::NAME_COMMENT));
     }
+    Ok(Built {
+        ptx,
+        options: nvrtc_options,
+    })
 }
 
 /// Writes the prelude once per process into a private temporary folder.
@@ -255,5 +312,30 @@ mod tests {
                 });
             }
         });
+    }
+
+    /// A C++ kernel named by a name expression: instantiated, and its lowered name in the PTX.
+    #[test]
+    fn a_name_expression_is_lowered_into_the_ptx() {
+        let root =
+            crate::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let src = "template <typename T, int B> __global__ void scale(T* y, T a, int n) \
+                   { int i = blockIdx.x * B + threadIdx.x; if (i < n) y[i] *= a; }";
+        let opts = super::BuildOptions {
+            extra: vec![format!("{}scale<double, 128>", super::NAME_OPTION)],
+            ..Default::default()
+        };
+        let b = super::compile_source(&root, "t.cu", src, &opts).unwrap();
+        let names = crate::ptx::names(&b.ptx);
+        let entries = crate::ptx::entries(&b.ptx);
+        let e = crate::ptx::find(&entries, &names, "scale<double, 128>").expect("instantiated");
+        assert!(e.name.starts_with("_Z"), "{}", e.name);
+        let w: Vec<(usize, bool)> = e.params.iter().map(|p| (p.width, p.float)).collect();
+        assert_eq!(w, [(8, false), (8, true), (4, false)]);
+        assert!(!b.options.iter().any(|o| o.starts_with(super::NAME_OPTION)));
+        let err = super::compile_source(&root, "t.cu", "__global__ void k() { nope; }", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("nope"), "NVRTC's log is kept: {err}");
     }
 }

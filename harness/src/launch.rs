@@ -26,6 +26,8 @@ pub struct Gpu {
 /// A loaded module.
 pub struct Module {
     module: Arc<CudaModule>,
+    /// Name expressions of C++ kernels -> their lowered names (from the PTX).
+    names: std::collections::BTreeMap<String, String>,
 }
 
 /// A problem's buffers kept on the device (see [`Gpu::upload`]).
@@ -81,14 +83,19 @@ impl Gpu {
             .ctx
             .load_module(Ptx::from_src(ptx))
             .map_err(|e| Error::cuda("loading the module", e))?;
-        Ok(Module { module })
+        Ok(Module {
+            module,
+            names: crate::ptx::names(ptx),
+        })
     }
 
-    /// Looks up a kernel by its (unmangled, `extern "C"`) name.
+    /// Looks up a kernel by its `extern "C"` name, or by the name expression a C++ kernel was
+    /// compiled with (`reduce<float, 256>`).
     pub fn function(&self, module: &Module, name: &str) -> Result<CudaFunction> {
+        let symbol = module.names.get(name).map_or(name, String::as_str);
         module
             .module
-            .load_function(name)
+            .load_function(symbol)
             .map_err(|e| Error::cuda(format!("looking up kernel `{name}`"), e))
     }
 
