@@ -72,12 +72,29 @@ impl Catalog {
 
     /// The cases of a manifest: one per `[[kernel]]`, rooted at the manifest's folder.
     pub fn from_manifest(m: Manifest) -> Catalog {
+        // Reports name every file relative to one root (the git work tree's top, else the
+        // manifest's folder, widened if a source lies above it), so a finding's path is the same
+        // in text, JSON, JUnit and SARIF whichever folder the manifest is in.
+        let dir = std::fs::canonicalize(&m.dir).unwrap_or_else(|_| m.dir.clone());
+        let mut root = crate::toolchain::report_root(&dir);
+        for k in &m.kernels {
+            let file = crate::toolchain::normalize(&dir.join(&k.source));
+            while crate::toolchain::relative_to(&root, &file).is_none() {
+                match root.parent() {
+                    Some(p) => root = p.to_path_buf(),
+                    None => break,
+                }
+            }
+        }
+        let rel = |f: &str| {
+            crate::toolchain::relative_to(&root, &dir.join(f)).unwrap_or_else(|| f.to_string())
+        };
         let cases = m
             .kernels
             .iter()
             .map(|k| Case {
                 name: k.name.clone(),
-                path: k.source.clone(),
+                path: rel(&k.source),
                 exercise: MANIFEST_EXERCISE.to_string(),
                 entry: Entry {
                     name: k.entry.clone(),
@@ -90,10 +107,30 @@ impl Catalog {
             })
             .collect();
         Catalog {
-            root: m.dir.clone(),
+            root,
             cases,
             manifest: Some(Arc::new(m)),
         }
+    }
+
+    /// A file a manifest names (relative to the manifest's folder), as a path relative to the
+    /// root; unchanged for the built-in catalog.
+    pub fn manifest_file(&self, rel: &str) -> String {
+        match &self.manifest {
+            Some(m) => {
+                let dir = std::fs::canonicalize(&m.dir).unwrap_or_else(|_| m.dir.clone());
+                crate::toolchain::relative_to(&self.root, &dir.join(rel))
+                    .unwrap_or_else(|| rel.to_string())
+            }
+            None => rel.to_string(),
+        }
+    }
+
+    /// The folder a manifest's baseline sits in (the manifest's own); the root otherwise.
+    pub fn manifest_dir(&self) -> PathBuf {
+        self.manifest
+            .as_ref()
+            .map_or_else(|| self.root.clone(), |m| m.dir.clone())
     }
 
     /// The global arguments that make a child racegate load this same catalog.

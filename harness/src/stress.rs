@@ -170,7 +170,7 @@ pub fn run(
     if let Some(Check::Reference { path, .. }) = case.kernel_spec().map(|k| &k.check) {
         let reference = compile::compile_to_cache(
             &catalog.root,
-            path,
+            &catalog.manifest_file(path),
             &BuildOptions {
                 arch: cfg.arch.clone(),
                 jitter: false,

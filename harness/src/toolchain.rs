@@ -24,6 +24,44 @@ pub fn find_root(start: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// The folder every report's paths are relative to: the top of the git work tree that holds
+/// `dir` (the nearest ancestor with `.git`), else `dir` itself. Canonical when it exists.
+pub fn report_root(dir: &Path) -> PathBuf {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+        .unwrap_or(dir)
+}
+
+/// `path` with `.` and `..` resolved by reading alone (no file system), as reports show it.
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => match out.last() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir) => {}
+                _ => out.push(c),
+            },
+            c => out.push(c),
+        }
+    }
+    out.iter().collect()
+}
+
+/// `path` relative to `root`, both normalized; `None` when it is outside `root`.
+pub fn relative_to(root: &Path, path: &Path) -> Option<String> {
+    let (root, path) = (normalize(root), normalize(path));
+    path.strip_prefix(&root)
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
 /// Where NVRTC came from, for messages and records.
 #[derive(Clone, Debug)]
 pub struct Nvrtc {

@@ -87,7 +87,7 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
     let baseline = a
         .baseline
         .clone()
-        .unwrap_or_else(|| catalog.root.join(gate::BASELINE));
+        .unwrap_or_else(|| catalog.manifest_dir().join(gate::BASELINE));
     println!(
         "racegate gate: {} kernel(s) from {}",
         catalog.cases.len(),
