@@ -45,6 +45,42 @@ pub struct GateFinding {
     /// For people: the key plus run-specific detail (rates, seeds, repro commands).
     #[serde(skip)]
     pub message: String,
+    /// For stress findings: when and how often the bug showed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detection: Option<Detection>,
+}
+
+/// When stress first caught a bug, and how often it showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Detection {
+    /// The first failing trial (0-based).
+    pub trial: u32,
+    /// Milliseconds from the start of the kernel's stress run to that trial's report.
+    pub millis: u64,
+    pub failures: u32,
+    pub trials: u32,
+}
+
+impl Detection {
+    /// The manifestation rate and its 95% interval.
+    pub fn rate(&self) -> (f64, (f64, f64)) {
+        let rate = self.failures as f64 / self.trials.max(1) as f64;
+        (rate, crate::stress::wilson_95(self.failures, self.trials))
+    }
+
+    /// `first detected at trial 3 after 0.41 s; rate 12/100 (95% CI 7.0%-20.0%)`.
+    pub fn describe(&self) -> String {
+        let (_, (lo, hi)) = self.rate();
+        format!(
+            "first detected at trial {} after {:.2} s; rate {}/{} (95% CI {:.1}%-{:.1}%)",
+            self.trial,
+            self.millis as f64 / 1e3,
+            self.failures,
+            self.trials,
+            lo * 100.0,
+            hi * 100.0
+        )
+    }
 }
 
 /// What a gate run saw.
@@ -161,6 +197,7 @@ fn sanitizer_findings(
                 .push((subject.to_string(), det, why.clone()))
         }
         Outcome::Hang { .. } => out.findings.push(GateFinding {
+            detection: None,
             subject: subject.into(),
             detector: det,
             key: "hang: compute-sanitizer and its target killed at the deadline".into(),
@@ -175,6 +212,7 @@ fn sanitizer_findings(
                     None => (fallback_file.to_string(), None),
                 };
                 out.findings.push(GateFinding {
+                    detection: None,
                     subject: subject.into(),
                     detector: det.clone(),
                     key: f.line(),
@@ -254,6 +292,13 @@ pub fn run_manifest(
                             key: key.clone(),
                             file: case.path.clone(),
                             line: entry_line(&catalog.root, &case.path, &case.entry.name),
+                            detection: r.first_failing_trial().map(|trial| Detection {
+                                trial,
+                                millis: (r.first_detection_seconds.unwrap_or(r.seconds) * 1e3)
+                                    as u64,
+                                failures: r.failures,
+                                trials: r.trials_run,
+                            }),
                             message: format!(
                                 "{key}: {} of {} trials{}",
                                 r.failures,
@@ -334,6 +379,7 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
             ),
         };
         run.findings.push(GateFinding {
+            detection: None,
             subject: subject.clone(),
             detector: det.into(),
             key: key.clone(),
@@ -353,6 +399,7 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
     let distinct: BTreeSet<&String> = outputs.iter().collect();
     if distinct.len() > 1 {
         run.findings.push(GateFinding {
+            detection: None,
             subject: subject.clone(),
             detector: "output".into(),
             key: "output differs between identical runs".into(),
@@ -377,6 +424,7 @@ mod tests {
 
     fn finding(subject: &str, det: &str, key: &str, line: Option<u32>) -> GateFinding {
         GateFinding {
+            detection: None,
             subject: subject.into(),
             detector: det.into(),
             key: key.into(),

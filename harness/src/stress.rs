@@ -91,12 +91,37 @@ pub struct StressReport {
     /// A command that reruns just that trial.
     pub repro: Option<String>,
     pub seconds: f64,
+    /// When the run first saw the bug: seconds from its start (compilation included) to the
+    /// first failing trial's report, or to the deadline of a hang.
+    pub first_detection_seconds: Option<f64>,
 }
 
 impl StressReport {
     pub fn flagged(&self) -> bool {
         self.verdict != Verdict::Pass
     }
+
+    /// The trial that first failed (a hang: the trial that never reported).
+    pub fn first_failing_trial(&self) -> Option<u32> {
+        match &self.verdict {
+            Verdict::Pass => None,
+            Verdict::Hang { .. } => Some(self.trials_run.saturating_sub(1)),
+            _ => self.first_failure.as_ref().map(|f| f.trial),
+        }
+    }
+}
+
+/// The 95% Wilson score interval of a rate of `k` in `n`, as (low, high).
+pub fn wilson_95(k: u32, n: u32) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let (k, n, z) = (k as f64, n as f64, 1.959964);
+    let p = k / n;
+    let denom = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denom;
+    let half = z * ((p * (1.0 - p) + z * z / (4.0 * n)) / n).sqrt() / denom;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
 /// Renders a size choice the way `--size` takes it.
@@ -188,6 +213,7 @@ pub fn run(
         args.push(s.into());
     }
     let mut outcomes: Vec<TrialOutcome> = Vec::new();
+    let mut first_seen: Option<f64> = None;
     let finished = watchdog::run(
         exe,
         &args,
@@ -202,6 +228,9 @@ pub fn run(
             _ if line == READY => {}
             Ok(o) => {
                 on_event(StressEvent::Trial(&o));
+                if o.result != TrialResult::Pass && first_seen.is_none() {
+                    first_seen = Some(start.elapsed().as_secs_f64());
+                }
                 outcomes.push(o);
             }
             Err(_) => {} // not a protocol line (the worker prints nothing else on stdout)
@@ -260,6 +289,7 @@ pub fn run(
         _ => first_failure.as_ref().map(|f| f.trial),
     };
     let repro = failing_trial.map(|t| repro_line(catalog, case, cfg, t));
+    let verdict_is_hang = matches!(verdict, Verdict::Hang { .. });
     Ok(StressReport {
         case: case.name.clone(),
         jitter: cfg.jitter,
@@ -277,6 +307,10 @@ pub fn run(
         verdict,
         first_failure,
         repro,
+        first_detection_seconds: match verdict_is_hang {
+            true => Some(start.elapsed().as_secs_f64()),
+            false => first_seen,
+        },
         seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -417,5 +451,17 @@ mod tests {
         for s in ["256", "64..512", "sanitize"] {
             assert_eq!(size_arg(Some(parse_size(s).unwrap())).as_deref(), Some(s));
         }
+    }
+
+    #[test]
+    fn wilson_interval_brackets_the_rate() {
+        let (lo, hi) = super::wilson_95(12, 100);
+        assert!(
+            lo > 0.06 && lo < 0.08 && hi > 0.19 && hi < 0.21,
+            "{lo} {hi}"
+        );
+        assert_eq!(super::wilson_95(0, 0), (0.0, 1.0));
+        let (lo, hi) = super::wilson_95(100, 100);
+        assert!(lo > 0.96 && hi == 1.0);
     }
 }

@@ -42,6 +42,7 @@ pub fn matrix() -> Matrix {
 
 pub fn finding(subject: &str, det: &str, key: &str, line: Option<u32>) -> GateFinding {
     GateFinding {
+        detection: None,
         subject: subject.into(),
         detector: det.into(),
         key: key.into(),

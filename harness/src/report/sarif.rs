@@ -42,7 +42,7 @@ pub fn gate(d: &Diff, version: &str, uri_prefix: &str) -> String {
             if let Some(l) = f.line {
                 loc["physicalLocation"]["region"] = json!({ "startLine": l });
             }
-            json!({
+            let mut result = json!({
                 "ruleId": f.detector,
                 "level": if *state == "new" { "error" } else { "note" },
                 "baselineState": state,
@@ -51,7 +51,20 @@ pub fn gate(d: &Diff, version: &str, uri_prefix: &str) -> String {
                 // The baseline's identity of a finding, so code scanning tracks it across runs
                 // even when its line moves.
                 "partialFingerprints": { "racegate/v1": format!("{}|{}|{}", f.subject, f.detector, f.key) }
-            })
+            });
+            if let Some(d) = &f.detection {
+                let (rate, (lo, hi)) = d.rate();
+                result["properties"] = json!({
+                    "firstDetectedTrial": d.trial,
+                    "firstDetectedSeconds": d.millis as f64 / 1e3,
+                    "failures": d.failures,
+                    "trials": d.trials,
+                    "rate": rate,
+                    "rate95Low": lo,
+                    "rate95High": hi
+                });
+            }
+            result
         })
         .collect();
     let log = json!({
@@ -130,6 +143,38 @@ mod tests {
         assert_eq!(
             accepted["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
             "examples/gate/kernels/k.cu"
+        );
+    }
+
+    #[test]
+    fn a_stress_finding_carries_its_first_detection_and_rate() {
+        let mut r = fixtures::gate_run();
+        r.findings[0].detection = Some(crate::gate::Detection {
+            trial: 3,
+            millis: 410,
+            failures: 12,
+            trials: 100,
+        });
+        let d = diff(&r, &Baseline::default());
+        let v: serde_json::Value = serde_json::from_str(&gate(&d, "0.1.0", "")).unwrap();
+        let with: Vec<&serde_json::Value> = v["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| !r["properties"].is_null())
+            .collect();
+        assert_eq!(with.len(), 1);
+        let p = &with[0]["properties"];
+        assert_eq!(p["firstDetectedTrial"], 3);
+        assert_eq!(p["firstDetectedSeconds"], 0.41);
+        assert_eq!(p["rate"], 0.12);
+        assert!(
+            p["rate95Low"].as_f64().unwrap() < 0.12 && p["rate95High"].as_f64().unwrap() > 0.12
+        );
+        let text = crate::report::text::gate(&r, &d, std::path::Path::new("b.json"));
+        assert!(
+            text.contains("first detected at trial 3 after 0.41 s; rate 12/100 (95% CI"),
+            "{text}"
         );
     }
 }

@@ -109,8 +109,14 @@ pub fn stress(r: &StressReport) -> String {
     );
     if let Some(ub) = r.upper_bound_95 {
         let _ = write!(out, " (95% upper bound on the rate: {:.2}%)", 100.0 * ub);
+    } else if r.failures > 0 {
+        let (lo, hi) = crate::stress::wilson_95(r.failures, r.trials_run);
+        let _ = write!(out, " (95% CI {:.1}%-{:.1}%)", 100.0 * lo, 100.0 * hi);
     }
     let _ = writeln!(out, ", {:.1} s", r.seconds);
+    if let (Some(t), Some(s)) = (r.first_failing_trial(), r.first_detection_seconds) {
+        let _ = writeln!(out, "  first detected at trial {t}, {s:.2} s into the run");
+    }
     if let Some(f) = &r.first_failure {
         let _ = writeln!(
             out,
@@ -236,6 +242,9 @@ pub fn gate(run: &GateRun, d: &Diff, baseline: &Path) -> String {
             location(f),
             f.message
         );
+        if let Some(det) = &f.detection {
+            let _ = writeln!(out, "         {}", det.describe());
+        }
     }
     // Accepted findings show the key: it is what the baseline holds, so what a reader greps for.
     for f in &d.accepted {
