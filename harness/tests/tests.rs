@@ -13,7 +13,9 @@
 //! * `samples`: `grade::{host,gpu}::<exercise>::<sample>`, each sample submission gets the grade
 //!   its `expected.toml` gives;
 //! * `gpu`: `<case>::<detector>`, the case's declared expectation (flag / clean / may) holds on
-//!   the GPU.
+//!   the GPU;
+//! * `manifest_gpu`: `manifest_gpu::<kernel>::<detector>`, every manifest buffer kind and
+//!   comparison mode on the GPU (`tests/fixtures/manifest_gpu/`).
 //!
 //! GPU trials are ignored with the reason when there is no CUDA device. Under `CI=true` a
 //! missing NVRTC fails the compile trials instead of skipping them. The fixed tables of cases
@@ -25,6 +27,7 @@ mod compile;
 mod gate;
 mod gpu;
 mod grade;
+mod manifest_gpu;
 mod samples;
 mod sanitizer;
 mod snapshots;
@@ -55,5 +58,6 @@ fn main() {
     trials.extend(samples::trials(&root, &device));
     trials.extend(sanitizer::trials(&root));
     trials.extend(gpu::trials(&catalog, &device));
+    trials.extend(manifest_gpu::trials(&root, &device));
     libtest_mimic::run(&args, trials).exit();
 }
