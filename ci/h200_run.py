@@ -153,6 +153,20 @@ def main():
         (out / "gate.txt").write_text(r)
         say(f"gate: {time.time() - t:.0f} s -> gate.txt, gate.sarif, gate-junit.xml, gate-summary.md, racegate-baseline.json, gate-program.sarif")
 
+    if "corpus" in phases:
+        # The user-shaped corpus under the gate (issue #12): every correct kernel clean, every
+        # broken twin flagged by the detectors examples/corpus/expected.toml names.
+        t = time.time()
+        ex = "examples/corpus"
+        r = sh(f"cd {ex} && rm -f racegate-baseline.json && {rg} compile", timeout=300)
+        t1 = time.time()
+        r += sh(f"cd {ex} && {rg} gate --trials {a.trials} --sanitize-timeout 20 --timeout 5 --sarif {out}/corpus.sarif "
+                f"--junit {out}/corpus-junit.xml --summary {out}/corpus-summary.md", timeout=540)
+        r += f"[gate wall time: {time.time() - t1:.1f} s]\n"
+        r += sh(f"python3 ci/check-corpus {out}/corpus.sarif", timeout=60)
+        (out / "corpus.txt").write_text(r)
+        say(f"corpus: {time.time() - t:.0f} s -> corpus.txt, corpus.sarif, corpus-junit.xml, corpus-summary.md; " + r.strip().splitlines()[-2])
+
     if "grade" in phases:
         # Every sample submission graded: a batch per exercise (JSON, with the deadlines the
         # test suite uses), a few in the human format, one in every other format, and the
