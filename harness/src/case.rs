@@ -163,10 +163,11 @@ impl Case {
         }
     }
 
-    /// Extra NVRTC options this case asks for (manifest `options`).
+    /// Extra NVRTC options this case asks for (a manifest's `include` folders as `-I`, then
+    /// its `options`).
     pub fn compile_options(&self) -> Vec<String> {
         self.kernel_spec()
-            .map(|k| k.options.clone())
+            .map(|k| k.compile_options())
             .unwrap_or_default()
     }
 }

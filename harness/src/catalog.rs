@@ -102,7 +102,7 @@ impl Catalog {
                 },
                 bug: None,
                 expect: BTreeMap::new(),
-                title: format!("{} in {}", k.entry, k.source),
+                title: format!("{} in {}", k.launch_entries().join(", "), k.source),
                 origin: Origin::Manifest(Arc::new(k.clone())),
             })
             .collect();

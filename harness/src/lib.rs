@@ -29,6 +29,7 @@ pub mod device;
 pub mod entry;
 pub mod errors;
 pub mod exercises;
+pub mod expr;
 pub mod gate;
 pub mod grade;
 pub mod launch;

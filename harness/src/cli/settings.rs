@@ -19,7 +19,7 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Use the kernels of a racegate.toml manifest instead of kernels/ and buggy_variants/
-    /// (`gate` looks for ./racegate.toml by itself).
+    /// (default: ./racegate.toml when the current folder has one and --root is not given).
     #[arg(long, global = true, value_name = "FILE")]
     pub manifest: Option<PathBuf>,
 }
@@ -102,9 +102,14 @@ pub fn current_dir() -> Result<PathBuf> {
 }
 
 /// The cases the command works on: the manifest's kernels with `--manifest` (or `manifest`, a
-/// command's own default), else the built-in catalog under the root.
+/// command's own default, or `./racegate.toml` when the current folder has one and `--root`
+/// does not point elsewhere), else the built-in catalog under the root.
 pub fn catalog(global: &Global, manifest: Option<&Path>) -> Result<Catalog> {
-    match global.manifest.as_deref().or(manifest) {
+    let local = Path::new(racegate::manifest::FILE);
+    // A worker child gets --root or --manifest from its parent, so this never changes which
+    // catalog a child loads.
+    let found = (global.root.is_none() && local.is_file()).then_some(local);
+    match global.manifest.as_deref().or(manifest).or(found) {
         Some(m) => {
             if !m.is_file() {
                 return Err(Error::Usage(format!(

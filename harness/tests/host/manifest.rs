@@ -1,7 +1,15 @@
 //! `manifest::<name>`: the racegate.toml parser on one good kernel and the ways to get it wrong;
-//! every error names the file and line.
+//! every error names the file and line. The keys of issue #12 are in `manifest/keys.rs` (arguments)
+//! and `manifest/launches.rs` (launches and the reference's), the checks over the whole size
+//! range in `manifest/checks.rs`, and the two example manifests (`examples/corpus`,
+//! `examples/gate`) in `manifest/examples.rs`.
 
-use racegate::manifest::Manifest;
+mod checks;
+mod examples;
+mod keys;
+mod launches;
+
+use racegate::manifest::{KernelSpec, Manifest};
 
 use crate::{assert_parses, assert_rejects};
 
@@ -21,18 +29,21 @@ args = [
 ]
 "#;
 
-/// Parses `text` as the racegate.toml of a temporary folder that holds `k.cu`: the manifest's
-/// path, and the result.
+/// Parses `text` as the racegate.toml of a temporary folder that holds `k.cu`, `ref.cu` and an
+/// include folder `inc/`: the manifest's path, and the result.
 fn parse(text: &str) -> (String, Result<Manifest, racegate::Error>) {
     let dir = tempfile::Builder::new()
         .prefix("racegate-manifest-")
         .tempdir()
         .expect("a temporary folder");
-    std::fs::write(
-        dir.path().join("k.cu"),
-        "extern \"C\" __global__ void k() {}\n",
-    )
-    .expect("k.cu is written");
+    for file in ["k.cu", "ref.cu"] {
+        std::fs::write(
+            dir.path().join(file),
+            "extern \"C\" __global__ void k() {}\n",
+        )
+        .expect("the kernel files are written");
+    }
+    std::fs::create_dir(dir.path().join("inc")).expect("inc/ is made");
     let path = dir.path().join("racegate.toml");
     let r = Manifest::parse(&path, text);
     (path.display().to_string(), r)
@@ -43,6 +54,71 @@ fn parse(text: &str) -> (String, Result<Manifest, racegate::Error>) {
 fn rejects(text: &str, line: usize, want: &str) {
     let (path, r) = parse(text);
     assert_rejects(r, &format!("{path}:{line}: "), want);
+}
+
+/// `text` must fail to parse on the first line that contains `at` with a message containing
+/// `want`.
+#[track_caller]
+fn rejects_at(text: &str, at: &str, want: &str) {
+    let line = text
+        .lines()
+        .position(|l| l.contains(at))
+        .unwrap_or_else(|| panic!("no line contains `{at}`"))
+        + 1;
+    rejects(text, line, want);
+}
+
+/// A problem drawn from `k` at random sizes.
+fn draw(k: &KernelSpec, seed: u64) -> racegate::exercises::Problem {
+    use rand::SeedableRng;
+    k.draw(
+        racegate::exercises::SizeChoice::Random { lo: 1, hi: 1 },
+        &mut rand::rngs::ChaCha8Rng::seed_from_u64(seed),
+    )
+}
+
+/// The first kernel of `text`, which must parse.
+#[track_caller]
+fn kernel(text: &str) -> KernelSpec {
+    match parse(text).1 {
+        Ok(m) => m.kernels[0].clone(),
+        Err(e) => panic!("expected success, got: {e}\n{text}"),
+    }
+}
+
+/// GOOD_KERNEL with the line that starts with `key =` replaced by `line` (or, with no such
+/// line, `line` added before `args`).
+fn set(key: &str, line: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut done = false;
+    for l in GOOD_KERNEL.lines() {
+        if l.starts_with(&format!("{key} =")) {
+            out.push(line.to_string());
+            done = true;
+        } else {
+            if l.starts_with("args =") && !done {
+                out.push(line.to_string());
+                done = true;
+            }
+            out.push(l.to_string());
+        }
+    }
+    out.join("\n") + "\n"
+}
+
+/// `text` with its `args = [...]` array holding `args` instead, one entry a line.
+fn with_args(text: &str, args: &[&str]) -> String {
+    let start = text.find("args = [").expect("an args array");
+    let end = start + text[start..].find("\n]").expect("its end");
+    format!(
+        "{}args = [\n{}\n{}",
+        &text[..start],
+        args.iter()
+            .map(|a| format!("  {a},"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        &text[end + 1..]
+    )
 }
 
 #[test]
@@ -87,10 +163,10 @@ fn bad_type() {
     rejects(
         &GOOD_KERNEL.replace(
             "type = \"f32\", len = \"n\", gen",
-            "type = \"f16\", len = \"n\", gen",
+            "type = \"f8\", len = \"n\", gen",
         ),
         11,
-        "`args.x.type`: `f16`",
+        "`args.x.type`: `f8`: expected f32, f64, f16, bf16, i8",
     );
 }
 

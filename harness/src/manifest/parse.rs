@@ -1,0 +1,559 @@
+//! Reads `racegate.toml` into [`Manifest`]: the kernel-level keys, the launches (kernel-level
+//! or `[[kernel.launch]]` tables), the oracle and its own launch, then hands each argument to
+//! `args.rs` and the finished kernel to `validate.rs`. Every error is `Error::Toml`, naming the
+//! manifest, the line and the key.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::args::{self, RawArg};
+use super::spec::{ArgSpec, BufKind, Check, KernelSpec, LaunchSpec, Manifest};
+use super::validate::{self, LaunchSites, Site, Sites};
+use crate::errors::{Error, Result};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    kernel: Vec<Spanned<RawKernel>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKernel {
+    name: Spanned<String>,
+    source: Spanned<String>,
+    entry: Option<Spanned<String>>,
+    #[serde(default)]
+    options: Vec<String>,
+    include: Option<Spanned<Vec<String>>>,
+    sizes: Spanned<BTreeMap<String, SizeSpec>>,
+    sanitize_sizes: Option<Spanned<BTreeMap<String, u32>>>,
+    grid: Option<Spanned<Vec<String>>>,
+    block: Option<Spanned<Vec<String>>>,
+    shared: Option<Spanned<String>>,
+    oracle: Spanned<RawCheck>,
+    tolerance: Option<Spanned<f32>>,
+    args: Vec<Spanned<RawArg>>,
+    #[serde(default)]
+    launch: Vec<Spanned<RawLaunch>>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+enum SizeSpec {
+    Fixed(u32),
+    Range([u32; 2]),
+}
+
+/// `"determinism"`, `"none"`, or a table read by [`RawReference`].
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawCheck {
+    Named(String),
+    Table(toml::Table),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReference {
+    reference: String,
+    grid: Option<Vec<String>>,
+    block: Option<Vec<String>>,
+    shared: Option<String>,
+    args: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLaunch {
+    entry: Spanned<String>,
+    grid: Spanned<Vec<String>>,
+    block: Spanned<Vec<String>>,
+    shared: Option<Spanned<String>>,
+    args: Spanned<Vec<String>>,
+}
+
+fn line_of(text: &str, span: Range<usize>) -> usize {
+    text[..span.start.min(text.len())].matches('\n').count() + 1
+}
+
+/// Splits `file.cu:entry` at its last `:` that is not half of a `::`, so that a namespaced or
+/// templated entry (`ref.cu:ns::sum<float, 256>`) keeps its own colons.
+pub(super) fn split_reference(s: &str) -> Option<(&str, &str)> {
+    let b = s.as_bytes();
+    let at = (0..b.len()).rev().find(|&i| {
+        b[i] == b':' && (i == 0 || b[i - 1] != b':') && b.get(i + 1).is_none_or(|c| *c != b':')
+    })?;
+    let (path, entry) = (s[..at].trim(), s[at + 1..].trim());
+    (!path.is_empty() && !entry.is_empty()).then_some((path, entry))
+}
+
+/// Builds the errors of one manifest.
+struct Errors<'a> {
+    shown: String,
+    text: &'a str,
+}
+
+impl Errors<'_> {
+    fn at(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> Error {
+        Error::Toml {
+            path: self.shown.clone(),
+            line: line_of(self.text, span),
+            message: format!("`{key}`: {}", message.into()),
+        }
+    }
+}
+
+impl Manifest {
+    /// Reads and checks a manifest.
+    pub fn load(path: &Path) -> Result<Manifest> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
+        Manifest::parse(path, &text)
+    }
+
+    /// Parses manifest text; `path` is used in messages and to resolve relative files.
+    pub fn parse(path: &Path, text: &str) -> Result<Manifest> {
+        let errors = Errors {
+            shown: path.display().to_string(),
+            text,
+        };
+        let raw: RawManifest = toml::from_str(text).map_err(|e| Error::Toml {
+            path: errors.shown.clone(),
+            line: e.span().map(|s| line_of(text, s)).unwrap_or(1),
+            message: e.message().to_string(),
+        })?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut kernels: Vec<KernelSpec> = Vec::new();
+        for k in raw.kernel {
+            let span = k.span();
+            let k = k.into_inner();
+            if kernels.iter().any(|o| o.name == *k.name.get_ref()) {
+                return Err(errors.at(
+                    k.name.span(),
+                    "name",
+                    format!("kernel `{}` is declared twice", k.name.get_ref()),
+                ));
+            }
+            kernels.push(kernel(&errors, &dir, span, k)?);
+        }
+        if kernels.is_empty() {
+            return Err(Error::Toml {
+                path: errors.shown,
+                line: 1,
+                message: "no [[kernel]] in the manifest".into(),
+            });
+        }
+        Ok(Manifest {
+            path: path.to_path_buf(),
+            dir,
+            kernels,
+        })
+    }
+}
+
+fn dims(errors: &Errors, d: &Spanned<Vec<String>>, key: &str) -> Result<Vec<String>> {
+    if d.get_ref().is_empty() || d.get_ref().len() > 3 {
+        return Err(errors.at(d.span(), key, "give 1 to 3 expressions (x, y, z)"));
+    }
+    Ok(d.get_ref().clone())
+}
+
+/// Checks a launch's argument names against the kernel's: each known, none twice.
+fn arg_names(names: &[String], args: &[ArgSpec]) -> std::result::Result<(), String> {
+    for (i, n) in names.iter().enumerate() {
+        if !args.iter().any(|a| a.name() == n) {
+            return Err(format!(
+                "`{n}` is not an argument (arguments: {})",
+                args.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if names[..i].contains(n) {
+            return Err(format!("`{n}` is listed twice"));
+        }
+    }
+    Ok(())
+}
+
+fn kernel(errors: &Errors, dir: &Path, kspan: Range<usize>, k: RawKernel) -> Result<KernelSpec> {
+    let name = k.name.get_ref().clone();
+    if !dir.join(k.source.get_ref()).is_file() {
+        return Err(errors.at(
+            k.source.span(),
+            "source",
+            format!("{} does not exist", dir.join(k.source.get_ref()).display()),
+        ));
+    }
+    let mut include: Vec<PathBuf> = Vec::new();
+    for folder in k.include.iter().flat_map(|i| i.get_ref()) {
+        let p = dir.join(folder);
+        if !p.is_dir() {
+            let span = k.include.as_ref().map(|i| i.span()).unwrap_or_default();
+            return Err(errors.at(span, "include", format!("{} is not a folder", p.display())));
+        }
+        // Absolute: NVRTC resolves -I against the process's folder, not the manifest's.
+        include.push(std::fs::canonicalize(&p).unwrap_or(p));
+    }
+
+    let mut sizes = BTreeMap::new();
+    for (s, spec) in k.sizes.get_ref() {
+        let (lo, hi) = match spec {
+            SizeSpec::Fixed(n) => (*n, *n),
+            SizeSpec::Range([lo, hi]) => (*lo, *hi),
+        };
+        if lo == 0 || lo > hi {
+            return Err(errors.at(
+                k.sizes.span(),
+                "sizes",
+                format!("`{s}`: need 1 <= lo <= hi, got [{lo}, {hi}]"),
+            ));
+        }
+        sizes.insert(s.clone(), (lo, hi));
+    }
+    if sizes.is_empty() {
+        return Err(errors.at(k.sizes.span(), "sizes", "name at least one size"));
+    }
+    let mut sanitize_sizes: BTreeMap<String, u32> =
+        sizes.iter().map(|(n, (lo, _))| (n.clone(), *lo)).collect();
+    if let Some(s) = &k.sanitize_sizes {
+        for (key, v) in s.get_ref() {
+            let Some((lo, hi)) = sizes.get(key) else {
+                return Err(errors.at(
+                    s.span(),
+                    "sanitize_sizes",
+                    format!("`{key}` is not one of `sizes`"),
+                ));
+            };
+            if !(lo..=hi).contains(&v) {
+                return Err(errors.at(
+                    s.span(),
+                    "sanitize_sizes",
+                    format!("`{key} = {v}` is outside its range [{lo}, {hi}]"),
+                ));
+            }
+            sanitize_sizes.insert(key.clone(), *v);
+        }
+    }
+
+    let tolerance = match &k.tolerance {
+        Some(t) if !(t.get_ref().is_finite() && *t.get_ref() >= 0.0) => {
+            return Err(errors.at(t.span(), "tolerance", "need a finite number >= 0"))
+        }
+        Some(t) => *t.get_ref(),
+        None => 0.0,
+    };
+    let mut args: Vec<ArgSpec> = Vec::new();
+    let mut arg_sites: Vec<Site> = Vec::new();
+    for a in &k.args {
+        let key = format!("args.{}", a.get_ref().name);
+        if args.iter().any(|o| o.name() == a.get_ref().name) {
+            return Err(errors.at(
+                a.span(),
+                &format!("{key}.name"),
+                format!("`{}` is declared twice", a.get_ref().name),
+            ));
+        }
+        let spec = args::parse(a.get_ref(), tolerance)
+            .map_err(|(sub, m)| errors.at(a.span(), &format!("{key}.{sub}"), m))?;
+        args.push(spec);
+        arg_sites.push(Site {
+            span: a.span(),
+            key,
+        });
+    }
+
+    let (launches, launch_sites) = launches(errors, kspan.clone(), &k, &args)?;
+    let (check, reference_launch, reference_sites) =
+        oracle(errors, dir, &k.oracle, &launches, &args)?;
+
+    for (a, site) in args.iter().zip(&arg_sites) {
+        let used = launches
+            .iter()
+            .chain(&reference_launch)
+            .any(|l| l.args.iter().any(|n| n == a.name()));
+        if !used {
+            return Err(errors.at(
+                site.span.clone(),
+                &site.key,
+                format!(
+                    "no launch passes `{}`; list it in a launch's `args`",
+                    a.name()
+                ),
+            ));
+        }
+    }
+    if !args.iter().any(|a| {
+        matches!(
+            a,
+            ArgSpec::Buffer {
+                kind: BufKind::Out | BufKind::InOut,
+                ..
+            }
+        )
+    }) {
+        return Err(errors.at(
+            kspan,
+            "args",
+            format!("kernel `{name}` has no out or inout buffer to check"),
+        ));
+    }
+
+    let spec = KernelSpec {
+        name,
+        source: k.source.into_inner(),
+        entry: launches[0].entry.clone(),
+        options: k.options,
+        include,
+        sizes,
+        sanitize_sizes,
+        launches,
+        check,
+        reference_launch,
+        tolerance,
+        args,
+    };
+    let sites = Sites {
+        args: arg_sites,
+        launches: launch_sites,
+        reference: reference_sites,
+    };
+    validate::check(&spec, &sites).map_err(|(span, key, m)| errors.at(span, &key, m))?;
+    Ok(spec)
+}
+
+/// The kernel's launches: its `[[kernel.launch]]` tables, or the one launch its kernel-level
+/// `entry`, `grid`, `block` and `shared` describe (passing every argument in order).
+fn launches(
+    errors: &Errors,
+    kspan: Range<usize>,
+    k: &RawKernel,
+    args: &[ArgSpec],
+) -> Result<(Vec<LaunchSpec>, Vec<LaunchSites>)> {
+    let site = |span: Range<usize>, key: &str| Site {
+        span,
+        key: key.to_string(),
+    };
+    if k.launch.is_empty() {
+        let (Some(entry), Some(grid), Some(block)) = (&k.entry, &k.grid, &k.block) else {
+            let key = [
+                ("entry", k.entry.is_none()),
+                ("grid", k.grid.is_none()),
+                ("block", k.block.is_none()),
+            ]
+            .into_iter()
+            .find_map(|(key, missing)| missing.then_some(key))
+            .unwrap_or("entry");
+            return Err(errors.at(
+                kspan,
+                key,
+                "missing: give `entry`, `grid` and `block`, or [[kernel.launch]] tables",
+            ));
+        };
+        let entry_name = entry.get_ref().trim();
+        if entry_name.is_empty() {
+            return Err(errors.at(entry.span(), "entry", "give the kernel's name"));
+        }
+        let launch = LaunchSpec {
+            entry: entry_name.to_string(),
+            grid: dims(errors, grid, "grid")?,
+            block: dims(errors, block, "block")?,
+            shared: k
+                .shared
+                .as_ref()
+                .map(|s| s.get_ref().clone())
+                .unwrap_or_else(|| "0".into()),
+            args: args.iter().map(|a| a.name().to_string()).collect(),
+        };
+        let sites = LaunchSites {
+            grid: site(grid.span(), "grid"),
+            block: site(block.span(), "block"),
+            shared: site(
+                k.shared.as_ref().map(|s| s.span()).unwrap_or(kspan),
+                "shared",
+            ),
+        };
+        return Ok((vec![launch], vec![sites]));
+    }
+    // Launch tables replace the kernel-level launch; both at once would be ambiguous.
+    for (given, key) in [
+        (k.entry.as_ref().map(|s| s.span()), "entry"),
+        (k.grid.as_ref().map(|s| s.span()), "grid"),
+        (k.block.as_ref().map(|s| s.span()), "block"),
+        (k.shared.as_ref().map(|s| s.span()), "shared"),
+    ] {
+        if let Some(span) = given {
+            return Err(errors.at(
+                span,
+                key,
+                "a kernel with [[kernel.launch]] tables gives `entry`, `grid`, `block` and \
+                 `shared` in each launch",
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    let mut sites = Vec::new();
+    for (i, l) in k.launch.iter().enumerate() {
+        let l = l.get_ref();
+        let key = |part: &str| format!("launch[{i}].{part}");
+        let entry = l.entry.get_ref().trim();
+        if entry.is_empty() {
+            return Err(errors.at(l.entry.span(), &key("entry"), "give the kernel's name"));
+        }
+        arg_names(l.args.get_ref(), args).map_err(|m| errors.at(l.args.span(), &key("args"), m))?;
+        out.push(LaunchSpec {
+            entry: entry.to_string(),
+            grid: dims(errors, &l.grid, &key("grid"))?,
+            block: dims(errors, &l.block, &key("block"))?,
+            shared: l
+                .shared
+                .as_ref()
+                .map(|s| s.get_ref().clone())
+                .unwrap_or_else(|| "0".into()),
+            args: l.args.get_ref().clone(),
+        });
+        sites.push(LaunchSites {
+            grid: site(l.grid.span(), &key("grid")),
+            block: site(l.block.span(), &key("block")),
+            shared: site(
+                l.shared
+                    .as_ref()
+                    .map(|s| s.span())
+                    .unwrap_or(l.entry.span()),
+                &key("shared"),
+            ),
+        });
+    }
+    Ok((out, sites))
+}
+
+type Oracle = (Check, Option<LaunchSpec>, Option<LaunchSites>);
+
+/// The `oracle` key: what judges the results and, for a reference with launch keys of its
+/// own, how the reference is launched.
+fn oracle(
+    errors: &Errors,
+    dir: &Path,
+    raw: &Spanned<RawCheck>,
+    launches: &[LaunchSpec],
+    args: &[ArgSpec],
+) -> Result<Oracle> {
+    let span = raw.span();
+    let fail = |key: &str, m: String| errors.at(span.clone(), key, m);
+    let table = match raw.get_ref() {
+        RawCheck::Named(s) if s == "determinism" => return Ok((Check::Determinism, None, None)),
+        RawCheck::Named(s) if s == "none" => return Ok((Check::None, None, None)),
+        RawCheck::Named(s) => {
+            return Err(fail(
+                "oracle",
+                format!(
+                "`{s}`: expected \"determinism\", \"none\" or {{ reference = \"file.cu:kernel\" }}"
+            ),
+            ))
+        }
+        RawCheck::Table(t) => t,
+    };
+    let r: RawReference = toml::Value::Table(table.clone())
+        .try_into()
+        .map_err(|e: toml::de::Error| fail("oracle", e.message().trim_end().to_string()))?;
+    let Some((path, entry)) = split_reference(&r.reference) else {
+        return Err(fail(
+            "oracle.reference",
+            format!("`{}` is not `file.cu:kernel`", r.reference),
+        ));
+    };
+    if !dir.join(path).is_file() {
+        return Err(fail(
+            "oracle.reference",
+            format!("reference file {} does not exist", dir.join(path).display()),
+        ));
+    }
+    let check = Check::Reference {
+        path: path.to_string(),
+        entry: entry.to_string(),
+    };
+    let own = r.grid.is_some() || r.block.is_some() || r.shared.is_some() || r.args.is_some();
+    let single = (launches.len() == 1).then(|| &launches[0]);
+    if !own {
+        if single.is_none() {
+            return Err(fail(
+                "oracle",
+                "a kernel with several launches needs the reference's own launch: give \
+                 `oracle.grid`, `oracle.block` and `oracle.args`"
+                    .into(),
+            ));
+        }
+        return Ok((check, None, None));
+    }
+    // Each key defaults to the kernel's launch; several launches leave nothing to default to.
+    let pick = |own: Option<Vec<String>>, theirs: Option<&Vec<String>>, key: &str| {
+        own.or_else(|| theirs.cloned()).ok_or_else(|| {
+            fail(
+                &format!("oracle.{key}"),
+                format!("missing: a kernel with several launches needs `oracle.{key}`"),
+            )
+        })
+    };
+    let grid = pick(r.grid, single.map(|l| &l.grid), "grid")?;
+    let block = pick(r.block, single.map(|l| &l.block), "block")?;
+    let names = pick(r.args, single.map(|l| &l.args), "args")?;
+    for (key, d) in [("grid", &grid), ("block", &block)] {
+        if d.is_empty() || d.len() > 3 {
+            return Err(fail(
+                &format!("oracle.{key}"),
+                "give 1 to 3 expressions (x, y, z)".into(),
+            ));
+        }
+    }
+    arg_names(&names, args).map_err(|m| fail("oracle.args", m))?;
+    let shared = r
+        .shared
+        .or_else(|| single.map(|l| l.shared.clone()))
+        .unwrap_or_else(|| "0".into());
+    let site = |key: &str| Site {
+        span: span.clone(),
+        key: format!("oracle.{key}"),
+    };
+    let sites = LaunchSites {
+        grid: site("grid"),
+        block: site("block"),
+        shared: site("shared"),
+    };
+    Ok((
+        check,
+        Some(LaunchSpec {
+            entry: entry.to_string(),
+            grid,
+            block,
+            shared,
+            args: names,
+        }),
+        Some(sites),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_split_at_the_last_lone_colon() {
+        assert_eq!(
+            split_reference("ref/sum.cu:sum_ref"),
+            Some(("ref/sum.cu", "sum_ref"))
+        );
+        assert_eq!(
+            split_reference("ref.cu:ns::reduce_ref<float, 256>"),
+            Some(("ref.cu", "ns::reduce_ref<float, 256>"))
+        );
+        assert_eq!(
+            split_reference("C:/proj/ref.cu:k"),
+            Some(("C:/proj/ref.cu", "k"))
+        );
+        assert_eq!(split_reference("ref.cu"), None);
+        assert_eq!(split_reference("ref.cu:"), None);
+        assert_eq!(split_reference(":k"), None);
+    }
+}
