@@ -167,7 +167,18 @@ impl Case {
     /// its `options`).
     pub fn compile_options(&self) -> Vec<String> {
         self.kernel_spec()
-            .map(|k| k.compile_options())
+            .map(|k| k.build_options(&k.source))
             .unwrap_or_default()
+    }
+
+    /// The options the reference kernel's file compiles with (its own name expressions).
+    pub fn reference_compile_options(&self) -> Vec<String> {
+        match self.kernel_spec() {
+            Some(k) => match &k.check {
+                crate::manifest::Check::Reference { path, .. } => k.build_options(path),
+                _ => k.compile_options(),
+            },
+            None => Vec::new(),
+        }
     }
 }

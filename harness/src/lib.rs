@@ -39,6 +39,7 @@ pub mod pool;
 pub mod ptx;
 pub mod report;
 pub mod sanitize;
+pub mod signature;
 pub mod stress;
 pub mod subcommands;
 pub mod toolchain;

@@ -199,7 +199,7 @@ pub fn run(
             &BuildOptions {
                 arch: cfg.arch.clone(),
                 jitter: false,
-                extra: case.compile_options(),
+                extra: case.reference_compile_options(),
             },
         )?;
         args.push("--ref-ptx".into());

@@ -62,6 +62,29 @@ pub fn relative_to(root: &Path, path: &Path) -> Option<String> {
         .map(|p| p.to_string_lossy().into_owned())
 }
 
+/// The CUDA toolkit's header folder (`cuda_fp16.h`, `cuda_bf16.h`, `cuda/std`), which NVRTC
+/// 13.0 does not carry built in: `$CUDA_HOME/include`, `$CUDA_PATH/include`,
+/// `/usr/local/cuda/include`, or the project-local wheels beside `ci/setup`'s NVRTC. Teams'
+/// kernels may use it; submissions never get it (grading serves its own allow-list).
+pub fn toolkit_include(root: &Path) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(|v| PathBuf::from(v).join("include"))
+        .collect();
+    dirs.push(PathBuf::from("/usr/local/cuda/include"));
+    let exe = std::env::current_exe().ok();
+    for base in root
+        .ancestors()
+        .chain(exe.iter().flat_map(|e| e.ancestors()))
+    {
+        dirs.push(base.join(LOCAL_NVRTC).join("../include"));
+    }
+    dirs.into_iter()
+        .find(|d| d.join("cuda_fp16.h").is_file())
+        .map(|d| normalize(&d))
+}
+
 /// Where NVRTC came from, for messages and records.
 #[derive(Clone, Debug)]
 pub struct Nvrtc {

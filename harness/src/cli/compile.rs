@@ -23,6 +23,7 @@ pub struct CompileArgs {
 
 pub fn run(global: &Global, a: CompileArgs) -> Result<u8> {
     let catalog = settings::catalog(global, None)?;
+    settings::validate(&catalog, false)?;
     Ok(if compile_all(&catalog, &a.cases, a.load, a.arch)? {
         exit::OK
     } else {

@@ -82,6 +82,7 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
 
 fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
     let catalog = settings::catalog(global, Some(Path::new(racegate::manifest::FILE)))?;
+    settings::validate(&catalog, true)?;
     settings::require_device()?;
     let (cfg, s) = config(a)?;
     let baseline = a

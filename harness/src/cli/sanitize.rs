@@ -44,6 +44,7 @@ pub fn parse_tool(s: &str) -> std::result::Result<Tool, String> {
 pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
     let catalog = settings::catalog(global, None)?;
     let case = catalog.get(&a.case)?;
+    settings::validate(&catalog, false)?;
     let s = Settings::new(None)?;
     let cfg = SanitizeConfig {
         keep_xml: a.save_xml,

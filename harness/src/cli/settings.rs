@@ -126,6 +126,21 @@ pub fn catalog(global: &Global, manifest: Option<&Path>) -> Result<Catalog> {
     }
 }
 
+/// Checks a manifest's kernels against their compiled code (a wrong entry or argument list is
+/// bad input, exit 2) before anything runs; a no-op for the built-in catalog. Without NVRTC
+/// the check cannot run: a command that needs a device says so first (4 comes before 3).
+pub fn validate(catalog: &Catalog, needs_device: bool) -> Result<()> {
+    match racegate::signature::check(catalog, &device::arch_or_default()) {
+        Err(Error::NvrtcMissing { searched }) => {
+            if needs_device {
+                require_device()?;
+            }
+            Err(Error::NvrtcMissing { searched })
+        }
+        other => other,
+    }
+}
+
 /// Fails with "no CUDA device" (exit 4) when there is none.
 pub fn require_device() -> Result<device::DeviceInfo> {
     device::probe().map_err(Error::NoDevice)

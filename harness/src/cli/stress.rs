@@ -47,6 +47,7 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
     if a.trials == 0 {
         return Err(Error::Usage("--trials must be at least 1".into()));
     }
+    settings::validate(&catalog, true)?;
     settings::require_device()?;
     let s = Settings::new(None)?;
     let cfg = StressConfig {

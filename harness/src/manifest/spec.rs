@@ -178,6 +178,23 @@ impl KernelSpec {
             .collect()
     }
 
+    /// Everything NVRTC needs to build `path` (the kernel's source or the reference's file): the
+    /// include folders, the toolkit's headers, `options`, and a name expression for every C++
+    /// entry compiled from it (`reduce<float, 256>`), so the PTX names its lowered symbol.
+    pub fn build_options(&self, path: &str) -> Vec<String> {
+        let mut out = self.compile_options();
+        let here = std::env::current_dir().unwrap_or_default();
+        if let Some(dir) = crate::toolchain::toolkit_include(&here) {
+            out.push(format!("-I{}", dir.display()));
+        }
+        for e in self.entry_names_in(path) {
+            if e.contains('<') || e.contains("::") {
+                out.push(format!("{}{e}", crate::compile::NAME_OPTION));
+            }
+        }
+        out
+    }
+
     /// The argument named `name`.
     pub fn arg(&self, name: &str) -> Option<&ArgSpec> {
         self.args.iter().find(|a| a.name() == name)

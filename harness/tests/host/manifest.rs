@@ -8,6 +8,7 @@ mod checks;
 mod examples;
 mod keys;
 mod launches;
+mod signature;
 
 use racegate::manifest::{KernelSpec, Manifest};
 
