@@ -210,6 +210,25 @@ fn compare(
     }
     let total = count.map_or(full, |n| n.min(full));
     let (want, got) = (&want[..total * size], &got[..total * size]);
+    // An output that may stay partly unwritten: where the judge's run left the poison (every
+    // byte 0xFF), the kernel may write anything or nothing.
+    let (kept_want, kept_got): (Vec<u8>, Vec<u8>);
+    let (want, got, total) = if b.may_stay_unwritten && !input_modified {
+        let keep: Vec<usize> = (0..total)
+            .filter(|&i| want[i * size..(i + 1) * size].iter().any(|&x| x != 0xFF))
+            .collect();
+        kept_want = keep
+            .iter()
+            .flat_map(|&i| want[i * size..(i + 1) * size].to_vec())
+            .collect();
+        kept_got = keep
+            .iter()
+            .flat_map(|&i| got[i * size..(i + 1) * size].to_vec())
+            .collect();
+        (kept_want.as_slice(), kept_got.as_slice(), keep.len())
+    } else {
+        (want, got, total)
+    };
     // Unordered: the same multiset. Sorted by value (bytes for integers), then compared in
     // order, so a tolerance still applies element by element.
     let sorted = |bytes: &[u8]| -> Vec<u8> {
@@ -532,5 +551,25 @@ mod tests {
             },
         );
         assert!(check_within(&[input], &[bytes(&[2, 1])], &BTreeMap::new(), 0.0).is_some());
+    }
+
+    #[test]
+    fn where_the_judge_left_poison_an_unwritten_output_is_free() {
+        let b = Buffer {
+            may_stay_unwritten: true,
+            ..out(&[5, 0xFFFF_FFFF, 7])
+        };
+        let none = BTreeMap::new();
+        assert_eq!(
+            check_within(std::slice::from_ref(&b), &[bytes(&[5, 123, 7])], &none, 0.0),
+            None,
+            "the middle element is don't-care"
+        );
+        assert!(check_within(&[b], &[bytes(&[5, 123, 8])], &none, 0.0).is_some());
+        let strict = out(&[5, 0xFFFF_FFFF, 7]);
+        assert!(
+            check_within(&[strict], &[bytes(&[5, 123, 7])], &none, 0.0).is_some(),
+            "without `unwritten`, poison must stay poison"
+        );
     }
 }
