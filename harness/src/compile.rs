@@ -141,6 +141,17 @@ pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions
     // SAFETY: created above and not used after this.
     let _ = unsafe { nvrtc::result::destroy_program(prog) };
     let (mut ptx, lowered) = outcome.map_err(fail)?;
+    // NVRTC records a relative program name under the process's working directory; line
+    // information must name the file under the root instead, wherever racegate was started.
+    if let Ok(cwd) = std::env::current_dir() {
+        let (from, to) = (cwd.join(name), root.join(name));
+        if from != to {
+            ptx = ptx.replace(
+                &format!("\"{}\"", from.display()),
+                &format!("\"{}\"", to.display()),
+            );
+        }
+    }
     // The lowered (mangled) names ride in the PTX as comments, so whoever loads it, in this
     // process or a worker, finds a templated kernel by the name the user wrote.
     for (n, l) in lowered {
@@ -337,5 +348,29 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("nope"), "NVRTC's log is kept: {err}");
+    }
+
+    /// Line information names the file under the root, wherever racegate runs from: NVRTC
+    /// prefixes a relative program name with the process's working directory, so a gate run
+    /// from a manifest's subfolder once reported `examples/corpus/examples/corpus/...` (H200
+    /// run 10).
+    #[test]
+    fn line_info_names_the_file_under_the_root() {
+        let root =
+            crate::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let src = "extern \"C\" __global__ void k(int* o) { o[threadIdx.x] = 1; }";
+        let b = super::compile_source(&root, "sub/dir/k.cu", src, &Default::default()).unwrap();
+        let want = format!("\"{}\"", root.join("sub/dir/k.cu").display());
+        assert!(
+            b.ptx
+                .lines()
+                .any(|l| l.contains(".file") && l.contains(&want)),
+            "no `.file ... {want}` in:\n{}",
+            b.ptx
+                .lines()
+                .filter(|l| l.contains(".file"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
     }
 }

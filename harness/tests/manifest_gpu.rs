@@ -72,9 +72,10 @@ pub fn trials(root: &std::path::Path, device: &Device) -> Vec<Trial> {
                         args.join(" ")
                     )
                 })?;
+                // stress: `{"verdict": "pass"}`; sanitize: `{"outcome": {"outcome": "clean"}}`.
                 let got = v
                     .get("verdict")
-                    .or_else(|| v.get("outcome"))
+                    .or_else(|| v.get("outcome").and_then(|o| o.get("outcome")))
                     .and_then(|x| x.as_str())
                     .unwrap_or("?");
                 if got == want {
