@@ -35,6 +35,7 @@ pub mod launch;
 pub mod manifest;
 pub mod oracle;
 pub mod pool;
+pub mod processes;
 pub mod ptx;
 pub mod report;
 pub mod sanitize;

@@ -8,6 +8,7 @@ use racegate::errors::exit;
 use racegate::{report, Result};
 
 use super::compile::compile_all;
+use super::output::JsonArg;
 use super::settings::Global;
 use super::settings::{self, Settings};
 
@@ -37,12 +38,12 @@ pub struct CheckArgs {
     /// Write a JUnit report here (testcases carry file and line).
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
-    /// Write the matrix as JSON here.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    out: JsonArg,
 }
 
 pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
+    a.out.claim_stdout();
     let catalog = settings::catalog(global, None)?;
     let selected = catalog.select(&a.cases)?;
     let s = Settings::new(a.jobs)?;
@@ -94,9 +95,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     if let Some(p) = &a.junit {
         settings::write_file(p, &report::junit::check(&m))?;
     }
-    if let Some(p) = &a.json {
-        settings::write_file(p, &settings::json(&m))?;
-    }
+    a.out.write(&m)?;
     Ok(
         if m.count(Judgement::Missed) + m.count(Judgement::Unexpected) > 0 {
             exit::FOUND
