@@ -33,6 +33,7 @@ pub mod gate;
 pub mod grade;
 pub mod launch;
 pub mod manifest;
+pub mod names;
 pub mod oracle;
 pub mod pool;
 pub mod processes;

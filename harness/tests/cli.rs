@@ -29,7 +29,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
     let r = root.to_path_buf();
     out.push(
         Trial::test("cli::list_json_parses", move || {
-            let (code, stdout, _) = run_cli(&r, &["list", "--json"], &[]);
+            let (code, stdout, _) = run_cli(&r, &["list", "--json", "-"], &[]);
             let v: serde_json::Value = serde_json::from_str(&stdout).map_err(|e| e.to_string())?;
             let n = v.as_array().map(|a| a.len()).unwrap_or(0);
             if code != 0 || n == 0 {

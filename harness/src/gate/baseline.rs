@@ -189,7 +189,7 @@ impl Baseline {
 
 /// In manifest mode, an entry whose subject the manifest no longer has.
 fn is_stale(run: &GateRun, a: &Accepted) -> bool {
-    !run.subjects.iter().any(|s| *s == a.id.subject)
+    !run.subjects.contains(&a.id.subject)
 }
 
 /// A run compared with a baseline.
@@ -342,6 +342,31 @@ mod tests {
             Baseline::load(&dir.path().join("none.json")).unwrap(),
             Baseline::default()
         );
+    }
+
+    #[test]
+    fn save_never_writes_into_the_old_file() {
+        // A reader holding the old baseline open still reads it whole after the save: the new
+        // one is another file renamed over it, so a kill at any moment leaves one or the other,
+        // never a truncated file.
+        use std::io::Read;
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(BASELINE);
+        let old =
+            Baseline::default().updated(&run(vec![finding("a", "racecheck", "x=1;", 1)]), true);
+        old.save(&p).unwrap();
+        let old_text = std::fs::read_to_string(&p).unwrap();
+        let mut held = std::fs::File::open(&p).unwrap();
+        let old_inode = held.metadata().unwrap().ino();
+        let new =
+            Baseline::default().updated(&run(vec![finding("a", "racecheck", "y=2;", 1)]), true);
+        new.save(&p).unwrap();
+        let mut still = String::new();
+        held.read_to_string(&mut still).unwrap();
+        assert_eq!(still, old_text);
+        assert_ne!(std::fs::metadata(&p).unwrap().ino(), old_inode);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), new.to_text());
     }
 
     #[test]

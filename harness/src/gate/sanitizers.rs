@@ -133,3 +133,78 @@ pub fn add(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::sanitize::{normalize, xml};
+
+    fn repo() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_path_buf()
+    }
+
+    /// The fingerprints of every finding with a line in the H200 fixture `xml_text`, with
+    /// sources read under `root`; and the files they are in.
+    fn fingerprints(xml_text: &str, root: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
+        let records = xml::parse(xml_text).unwrap();
+        let mut sources = Sources::new(root);
+        let mut fps = BTreeSet::new();
+        let mut files = BTreeSet::new();
+        for f in normalize::findings(&records, root) {
+            if let Some((file, _)) = f.file_line() {
+                files.insert(file.to_string());
+                let g = finding("case", "racecheck", &f, "x.cu", &mut sources);
+                assert!(!g.id.source.is_empty(), "no source text for {}", f.line());
+                fps.insert(g.fingerprint);
+            }
+        }
+        (fps, files)
+    }
+
+    #[test]
+    fn fingerprints_of_the_h200_fixtures_survive_lines_inserted_above() {
+        let dir = repo().join("harness/tests/fixtures/h200");
+        let line = regex::Regex::new(r"<line>(\d+)</line>").unwrap();
+        let mut checked = 0;
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.extension().is_none_or(|x| x != "xml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            let (before, files) = fingerprints(&text, &repo());
+            if before.is_empty() {
+                continue;
+            }
+            // The same sources with three lines inserted at the top, and the tool's lines
+            // shifted by three, as a rerun after the edit would report them.
+            let moved = tempfile::tempdir().unwrap();
+            for f in &files {
+                let src = std::fs::read_to_string(repo().join(f)).unwrap();
+                let to = moved.path().join(f);
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                std::fs::write(&to, format!("// a new comment\n\n#include <cstdio>\n{src}"))
+                    .unwrap();
+            }
+            let shifted = line.replace_all(&text, |c: &regex::Captures| {
+                format!("<line>{}</line>", c[1].parse::<u32>().unwrap() + 3)
+            });
+            let (after, _) = fingerprints(&shifted, moved.path());
+            assert_eq!(before, after, "{}", p.display());
+            // Not shifting the lines points at other text: the fingerprints change.
+            let (stale, _) = fingerprints(&text, moved.path());
+            assert_ne!(before, stale, "{}", p.display());
+            checked += 1;
+        }
+        assert!(
+            checked >= 10,
+            "only {checked} fixtures had findings with lines"
+        );
+    }
+}
