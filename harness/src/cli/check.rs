@@ -66,6 +66,19 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
                 "\nno CUDA device ({why}): compiled every kernel, but could not run stress, the \
                  watchdog or compute-sanitizer. Nothing was proven about runtime behaviour."
             );
+            // The dashboard still gets its report: every cell skipped, with the reason.
+            if let Some(p) = &a.junit {
+                let cells: Vec<(String, String)> = selected
+                    .iter()
+                    .flat_map(|c| {
+                        racegate::catalog::Detector::ALL
+                            .iter()
+                            .map(|d| (c.name.clone(), d.name().to_string()))
+                    })
+                    .collect();
+                let why = format!("no CUDA device: {why}");
+                settings::write_file(p, &report::junit::not_run("racegate-check", &cells, &why))?;
+            }
             return Ok(exit::NO_DEVICE);
         }
         Ok(d) => d,

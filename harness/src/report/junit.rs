@@ -223,6 +223,30 @@ pub fn gate(run: &GateRun, d: &Diff) -> String {
     })
 }
 
+/// A report of runs that could not happen (no device): one skipped testcase per (subject,
+/// detector), each saying why, so a dashboard shows what was not run rather than nothing.
+pub fn not_run(suite: &str, cells: &[(String, String)], why: &str) -> String {
+    let cases = cells
+        .iter()
+        .map(|(subject, det)| Testcase {
+            name: format!("{subject}::{det}"),
+            classname: subject.clone(),
+            outcome: Outcome::Skipped {
+                message: why.to_string(),
+            },
+            time: Duration::ZERO,
+            file: None,
+            line: None,
+            system_out: None,
+        })
+        .collect();
+    xml(Suite {
+        name: suite.into(),
+        time: Some(Duration::ZERO),
+        cases,
+    })
+}
+
 /// `racegate grade`: one testcase per rubric item, in the submission's file; items below full
 /// marks fail with their points and reason.
 pub fn grade(g: &Grade) -> String {

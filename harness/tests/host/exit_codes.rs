@@ -198,3 +198,25 @@ fn code_4_every_command_that_needs_a_device() {
         assert_eq!(code, 0, "{out}");
     }
 }
+
+#[test]
+fn code_2_a_format_that_cannot_be_honoured() {
+    // A platform format grades one submission; two of them take csv or json.
+    let sub = root().join("harness/tests/submissions/reduce");
+    let (a, b) = (sub.join("correct.cu"), sub.join("empty.cu"));
+    let (code, out) = racegate(
+        &root(),
+        &[
+            "grade",
+            "--exercise",
+            "reduce",
+            "--format",
+            "gradescope",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ],
+        &[("RACEGATE_NO_GPU", "1")],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("use --format csv or --format json"), "{out}");
+}
