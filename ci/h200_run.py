@@ -55,7 +55,7 @@ def main():
             "ldconfig -p | grep -i nvrtc", "ls /usr/local/cuda/lib64/ | grep -i nvrtc", f"{rg} --version"])
         (out / "env.txt").write_text(env)
         say("env: written to env.txt")
-    cases = json.loads(subprocess.run([rg, "list", "--json"], capture_output=True, text=True, check=True).stdout)
+    cases = json.loads(subprocess.run([rg, "list", "--json", "-"], capture_output=True, text=True, check=True).stdout)
     say(f"catalog: {len(cases)} cases")
 
     if "compile" in phases:
@@ -76,7 +76,7 @@ def main():
         def sanitize(job):
             name, tool, run = job
             stem = f"{name.replace('::', '__')}__{tool}.{run}"
-            cmd = [rg, "sanitize", name, "--tool", tool, "--json", "--timeout", "30",
+            cmd = [rg, "sanitize", name, "--tool", tool, "--json", "-", "--timeout", "30",
                    "--save-xml", str(sdir / f"{stem}.xml"), "--save-log", str(sdir / f"{stem}.log")]
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             (sdir / f"{stem}.json").write_text(p.stdout + (("\nSTDERR:\n" + p.stderr) if p.stderr else ""))
@@ -104,7 +104,7 @@ def main():
             name, jitter, size = job
             if time.time() - t0 > a.budget:
                 return {"case": name, "jitter": jitter, "size": str(size), "skipped": "time budget of the run spent"}
-            cmd = [rg, "stress", name, "--trials", str(a.trials), "--seed", "20261129", "--json", "--timeout", "5"]
+            cmd = [rg, "stress", name, "--trials", str(a.trials), "--seed", "20261129", "--json", "-", "--timeout", "5"]
             if not jitter: cmd.append("--no-jitter")
             if size: cmd += ["--size", str(size)]
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)

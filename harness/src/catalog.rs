@@ -141,16 +141,10 @@ impl Catalog {
         }
     }
 
-    /// Finds a case by exact name.
+    /// Finds a case by exact name; an unknown name gets the closest names as suggestions.
     pub fn get(&self, name: &str) -> Result<&Case> {
         self.cases.iter().find(|c| c.name == name).ok_or_else(|| {
-            let close: Vec<&str> = self
-                .cases
-                .iter()
-                .map(|c| c.name.as_str())
-                .filter(|n| n.contains(name) || name.contains(*n))
-                .take(5)
-                .collect();
+            let close = crate::names::suggest(name, self.cases.iter().map(|c| c.name.as_str()));
             Error::UnknownCase {
                 name: name.to_string(),
                 hint: if close.is_empty() {
@@ -162,12 +156,31 @@ impl Catalog {
         })
     }
 
-    /// The cases selected by names (all when empty); unknown names are errors.
+    /// The cases selected by names or globs (`reduce*`; all when empty), in catalog order,
+    /// each once; an unknown name, or a glob that matches nothing, is an error.
     pub fn select(&self, names: &[String]) -> Result<Vec<&Case>> {
         if names.is_empty() {
             return Ok(self.cases.iter().collect());
         }
-        names.iter().map(|n| self.get(n)).collect()
+        let mut chosen = std::collections::BTreeSet::new();
+        for n in names {
+            if crate::names::is_glob(n) {
+                let hits: Vec<usize> = (0..self.cases.len())
+                    .filter(|&i| crate::names::glob_match(n, &self.cases[i].name))
+                    .collect();
+                if hits.is_empty() {
+                    return Err(Error::UnknownCase {
+                        name: n.clone(),
+                        hint: " (the pattern matches no case)".into(),
+                    });
+                }
+                chosen.extend(hits);
+            } else {
+                let c = self.get(n)?;
+                chosen.extend(self.cases.iter().position(|x| std::ptr::eq(x, c)));
+            }
+        }
+        Ok(chosen.into_iter().map(|i| &self.cases[i]).collect())
     }
 
     /// The distinct source files, in catalog order.

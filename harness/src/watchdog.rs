@@ -1,14 +1,19 @@
-//! Runs a child that may hang or fault: its own process group, a deadline, and a kill of the
-//! whole group (TERM, a short grace, then KILL), so no grandchild is left holding the GPU or
-//! our pipes. Used for stress workers and for compute-sanitizer runs alike.
+//! Runs a child that may hang or fault: its own process group, a deadline, and at its end a
+//! kill of everything it started ([`crate::processes`]: the group, every process carrying its
+//! job token, `setsid` grandchildren included), TERM then KILL, so no descendant is left holding
+//! the GPU or our pipes. Output is read as bytes; reading never outlives the deadline, and a
+//! background process that keeps a pipe open after the child exited does not make it a hang.
+//! Used for stress workers, compute-sanitizer runs and programs under the gate alike.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::sync::{mpsc, Arc};
+use std::process::{Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::errors::{Error, Result};
+use crate::processes;
 
 /// How the child ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,7 +22,7 @@ pub enum Exit {
     Code(i32),
     /// Killed by this signal (not by us).
     Signal(i32),
-    /// It missed its deadline and we killed its process group.
+    /// It missed its deadline and we killed it and everything it started.
     TimedOut,
 }
 
@@ -25,10 +30,16 @@ pub enum Exit {
 #[derive(Clone, Debug)]
 pub struct Finished {
     pub exit: Exit,
+    /// Standard error, lossily decoded (at most [`STDERR_LIMIT`] bytes kept).
     pub stderr: String,
     pub elapsed: Duration,
-    /// True when, after a kill, some process of the group was still alive 2 s later.
+    /// True when, after a kill, some process of the job was still alive 2 s later.
     pub left_behind: bool,
+    /// Processes the child left running when it exited (or at the deadline), which were
+    /// killed: `name (pid N)`.
+    pub killed: Vec<String>,
+    /// Processes still alive after the kill: `name (pid N)`.
+    pub survivors: Vec<String>,
 }
 
 /// Deadlines for a child.
@@ -40,7 +51,15 @@ pub struct Deadline {
     pub total: Option<Duration>,
 }
 
-/// Runs `program args` with `env` added, calling `on_line` for every stdout line as it comes.
+/// How much of standard error is kept.
+pub const STDERR_LIMIT: usize = 1 << 20;
+/// How long the pipes may stay open after the child exited (a background process holding
+/// them) before the job's leftovers are killed.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+const POLL: Duration = Duration::from_millis(20);
+
+/// Runs `program args` with `env` added, calling `on_line` for every stdout line as it comes
+/// (lossily decoded; [`run_bytes`] gives the bytes).
 pub fn run(
     program: &Path,
     args: &[OsString],
@@ -48,81 +67,149 @@ pub fn run(
     deadline: Deadline,
     mut on_line: impl FnMut(&str),
 ) -> Result<Finished> {
+    run_bytes(program, args, env, deadline, |l| {
+        on_line(&String::from_utf8_lossy(l))
+    })
+}
+
+/// Runs `program args` with `env` added, calling `on_line` for every stdout line (without its
+/// `\n`) as it comes.
+pub fn run_bytes(
+    program: &Path,
+    args: &[OsString],
+    env: &[(String, String)],
+    deadline: Deadline,
+    mut on_line: impl FnMut(&[u8]),
+) -> Result<Finished> {
+    use std::os::unix::process::CommandExt;
+    processes::adopt_orphans();
+    let token = processes::new_token();
     let start = Instant::now();
-    let mut expr = duct::cmd(program, args)
-        .unchecked()
-        .stderr_capture()
-        .stdin_null()
-        .before_spawn(|c| {
-            use std::os::unix::process::CommandExt;
-            c.process_group(0);
-            Ok(())
-        });
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env(processes::JOB_ENV, &token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
     for (k, v) in env {
-        expr = expr.env(k, v);
+        cmd.env(k, v);
     }
-    let reader = Arc::new(
-        expr.reader()
-            .map_err(|e| Error::Child(format!("could not start {}: {e}", program.display())))?,
-    );
-    let pgid = reader.pids().first().copied().unwrap_or(0) as i32;
-    let (tx, rx) = mpsc::channel::<String>();
-    let pump = {
-        let reader = Arc::clone(&reader);
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(&*reader);
-            let mut line = String::new();
-            loop {
-                line.clear();
-                match lines.read_line(&mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if tx.send(line.trim_end().to_string()).is_err() {
-                            break;
-                        }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::Child(format!("could not start {}: {e}", program.display())))?;
+    let pid = child.id() as i32;
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let stdout = child.stdout.take().expect("piped");
+    // The readers are never joined: one blocked on a pipe that some unkillable process still
+    // holds must not hold the caller past the deadline.
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        loop {
+            let mut line = Vec::new();
+            match r.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if line.last() == Some(&b'\n') {
+                        line.pop();
+                    }
+                    if tx.send(line).is_err() {
+                        break;
                     }
                 }
             }
-        })
-    };
+        }
+    });
+    let err_buf = Arc::new(Mutex::new(Vec::new()));
+    let (err_done, err_rx) = mpsc::channel::<()>();
+    {
+        let mut stderr = child.stderr.take().expect("piped");
+        let buf = Arc::clone(&err_buf);
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = stderr.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                let mut b = buf.lock().unwrap_or_else(|e| e.into_inner());
+                let room = STDERR_LIMIT.saturating_sub(b.len());
+                b.extend_from_slice(&chunk[..n.min(room)]);
+            }
+            drop(err_done);
+        });
+    }
     let mut last = Instant::now();
+    let mut status = None;
+    let mut exited_at: Option<Instant> = None;
+    let mut stdout_open = true;
     let mut timed_out = false;
     loop {
-        let mut wait = deadline.idle.saturating_sub(last.elapsed());
-        if let Some(total) = deadline.total {
-            wait = wait.min(total.saturating_sub(start.elapsed()));
-        }
-        match rx.recv_timeout(wait) {
-            Ok(line) => {
-                last = Instant::now();
-                on_line(&line);
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
+        let idle_left = deadline.idle.saturating_sub(last.elapsed());
+        let total_left = deadline
+            .total
+            .map_or(Duration::MAX, |t| t.saturating_sub(start.elapsed()));
+        match exited_at {
+            None if idle_left.is_zero() || total_left.is_zero() => {
                 timed_out = true;
-                kill_group(pgid);
                 break;
             }
+            Some(at) if !stdout_open || at.elapsed() >= PIPE_GRACE || total_left.is_zero() => break,
+            _ => {}
+        }
+        let wait = POLL
+            .min(idle_left)
+            .min(total_left)
+            .max(Duration::from_millis(1));
+        if stdout_open {
+            match rx.recv_timeout(wait) {
+                Ok(line) => {
+                    last = Instant::now();
+                    on_line(&line);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => stdout_open = false,
+            }
+        } else {
+            std::thread::sleep(wait);
+        }
+        if status.is_none() {
+            if let Some(s) = child
+                .try_wait()
+                .map_err(|e| Error::Child(format!("waiting for {}: {e}", program.display())))?
+            {
+                status = Some(s);
+                exited_at = Some(Instant::now());
+            }
         }
     }
-    // Drain what was printed before the kill, then reap.
-    while let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+    // Whatever is left of the job (all of it at a deadline; background processes after an
+    // exit) is ended, then the child is reaped.
+    let ended = processes::end_job(
+        pid,
+        &token,
+        if status.is_none() { pid } else { 0 },
+        Duration::from_secs(2),
+    );
+    if status.is_none() {
+        let until = Instant::now() + Duration::from_secs(2);
+        while status.is_none() && Instant::now() < until {
+            status = child.try_wait().ok().flatten();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    // Lines printed before the end, up to a short bound.
+    let until = Instant::now() + Duration::from_millis(200);
+    while let Ok(line) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
         on_line(&line);
     }
-    let _ = pump.join();
-    let output = reader.try_wait().ok().flatten().cloned().or_else(|| {
-        let _ = reader.kill();
-        reader.try_wait().ok().flatten().cloned()
-    });
-    let stderr = output
-        .as_ref()
-        .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
-        .unwrap_or_default();
+    let _ = err_rx.recv_timeout(Duration::from_millis(200));
+    let stderr =
+        String::from_utf8_lossy(&err_buf.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
     let exit = if timed_out {
         Exit::TimedOut
     } else {
         use std::os::unix::process::ExitStatusExt;
-        match output.map(|o| o.status) {
+        match status {
             Some(s) => match (s.code(), s.signal()) {
                 (Some(c), _) => Exit::Code(c),
                 (None, Some(sig)) => Exit::Signal(sig),
@@ -131,42 +218,14 @@ pub fn run(
             None => Exit::Code(-1),
         }
     };
-    let left_behind = timed_out && !group_gone(pgid, Duration::from_secs(2));
     Ok(Finished {
         exit,
         stderr,
         elapsed: start.elapsed(),
-        left_behind,
+        left_behind: !ended.survivors.is_empty(),
+        killed: ended.killed,
+        survivors: ended.survivors,
     })
-}
-
-/// TERM the group, wait up to 500 ms, then KILL it.
-fn kill_group(pgid: i32) {
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: signals a process group we created.
-    unsafe { libc::kill(-pgid, libc::SIGTERM) };
-    if !group_gone(pgid, Duration::from_millis(500)) {
-        // SAFETY: as above.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    }
-}
-
-/// Waits until no process of the group is left (zombies reaped), or `within` has passed.
-fn group_gone(pgid: i32, within: Duration) -> bool {
-    let until = Instant::now() + within;
-    loop {
-        // SAFETY: signal 0 only checks for existence.
-        let alive = unsafe { libc::kill(-pgid, 0) } == 0;
-        if !alive {
-            return true;
-        }
-        if Instant::now() >= until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[cfg(test)]
@@ -211,6 +270,56 @@ mod tests {
         let (f, _) = sh("echo oops >&2; exit 3", 5000);
         assert_eq!(f.exit, Exit::Code(3));
         assert_eq!(f.stderr.trim(), "oops");
+    }
+
+    #[test]
+    fn a_background_child_holding_the_pipe_is_no_hang_and_is_killed() {
+        // The shell exits at once; its background `sleep` keeps stdout open.
+        let (f, lines) = sh("echo done; sleep 1000 &", 5000);
+        assert_eq!(f.exit, Exit::Code(0));
+        assert_eq!(lines, vec!["done"]);
+        assert!(
+            f.killed.iter().any(|k| k.starts_with("sleep")),
+            "{:?}",
+            f.killed
+        );
+        assert!(f.survivors.is_empty(), "{:?}", f.survivors);
+        assert!(f.elapsed < Duration::from_secs(4), "{:?}", f.elapsed);
+    }
+
+    #[test]
+    fn a_setsid_grandchild_is_killed_at_the_deadline() {
+        if !Path::new("/usr/bin/setsid").exists() {
+            return;
+        }
+        // The grandchild leaves the process group and holds stdout; the shell waits on it.
+        let (f, _) = sh("setsid sleep 1000 & wait", 300);
+        assert_eq!(f.exit, Exit::TimedOut);
+        assert!(
+            f.killed.iter().any(|k| k.starts_with("sleep")),
+            "{:?}",
+            f.killed
+        );
+        assert!(f.survivors.is_empty() && !f.left_behind);
+        assert!(f.elapsed < Duration::from_secs(4), "{:?}", f.elapsed);
+    }
+
+    #[test]
+    fn lines_are_bytes() {
+        let mut lines = Vec::new();
+        let f = run_bytes(
+            Path::new("/bin/sh"),
+            &["-c".into(), r"printf 'a\377b\nc'".into()],
+            &[],
+            Deadline {
+                idle: Duration::from_secs(5),
+                total: None,
+            },
+            |l| lines.push(l.to_vec()),
+        )
+        .unwrap();
+        assert_eq!(f.exit, Exit::Code(0));
+        assert_eq!(lines, vec![b"a\xffb".to_vec(), b"c".to_vec()]);
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub fn trials(root: &std::path::Path, device: &Device) -> Vec<Trial> {
                         "--seed",
                         "1",
                         "--json",
+                        "-",
                     ],
                     tool => vec![
                         "sanitize",
@@ -63,6 +64,7 @@ pub fn trials(root: &std::path::Path, device: &Device) -> Vec<Trial> {
                         "--timeout",
                         "60",
                         "--json",
+                        "-",
                     ],
                 };
                 let (code, stdout, stderr) = run_cli(&root, &args, &[]);

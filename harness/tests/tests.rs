@@ -8,7 +8,8 @@
 //! * `sanitizer`: `sanitize::<name>`, a fake compute-sanitizer that exits 255, and none at all
 //!   (host);
 //! * `templates`: `ci::<name>`, the CI templates have the shape their CI systems require (host);
-//! * `gate`: `gate::<name>`, `racegate gate -- PROGRAM` and its baseline (host);
+//! * `gate`: `gate::<name>`, `racegate gate -- PROGRAM` with fake sanitizers and programs: PATH,
+//!   masks and diffs, bytes, children, baselines, fingerprints, SARIF against its schema (host);
 //! * `grade`: `grade::{host,gpu}::<name>`, `racegate grade` on folders, formats and limits;
 //! * `samples`: `grade::{host,gpu}::<exercise>::<sample>`, each sample submission gets the grade
 //!   its `expected.toml` gives;

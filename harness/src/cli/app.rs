@@ -13,6 +13,9 @@ use super::{bench, check, compile, gate, grade, internal, list, sanitize, stress
 #[command(
     name = "racegate",
     version,
+    // Help is printed as written, never wrapped to the terminal: a wrapped example command
+    // breaks copy-paste.
+    term_width = 0,
     about = "Proves CUDA kernels correct or catches them racing.",
     long_about = "racegate builds the kernels under kernels/ and their deliberately broken twins under \
 buggy_variants/ with NVRTC, runs them many times on random sizes and inputs with schedule jitter \

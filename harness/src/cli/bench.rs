@@ -5,6 +5,7 @@ use racegate::errors::exit;
 use racegate::launch::Gpu;
 use racegate::{bench, report, Result};
 
+use super::output::JsonArg;
 use super::settings::Global;
 use super::settings::{self, Settings};
 
@@ -22,12 +23,12 @@ pub struct BenchArgs {
     /// Alternating rounds; the median counts.
     #[arg(long, default_value_t = 5)]
     rounds: u32,
-    /// Machine-readable output.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    out: JsonArg,
 }
 
 pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
+    a.out.claim_stdout();
     let catalog = settings::catalog(global, None)?;
     let selected: Vec<_> = if a.cases.is_empty() {
         catalog.cases.iter().filter(|c| !c.is_variant()).collect()
@@ -40,7 +41,7 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
     for c in selected {
         let n = a.size.unwrap_or_else(|| bench::default_size(&c.exercise));
         let row = bench::measure(&catalog, &gpu, c, n, a.iters, a.rounds, &s.arch)?;
-        if !a.json {
+        if !a.out.on_stdout() {
             eprintln!(
                 "{}: {:.2}x ({:.1} us bare, {:.1} us stress)",
                 row.case, row.ratio, row.bare_us, row.stress_us
@@ -48,10 +49,7 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
         }
         rows.push(row);
     }
-    if a.json {
-        println!("{}", settings::json(&rows));
-    } else {
-        print!("{}", report::markdown::bench_table(&rows));
-    }
+    a.out.text(&report::markdown::bench_table(&rows));
+    a.out.write(&rows)?;
     Ok(exit::OK)
 }

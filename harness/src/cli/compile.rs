@@ -40,12 +40,13 @@ pub fn compile_all(
     arch: Option<String>,
 ) -> Result<bool> {
     let selected = catalog.select(cases)?;
-    let nv = toolchain::nvrtc(&catalog.root)?;
+    // No device (4) comes before a missing tool (3).
     let dev = if load {
         Some(device::probe().map_err(Error::NoDevice)?)
     } else {
         None
     };
+    let nv = toolchain::nvrtc(&catalog.root)?;
     let arch = arch.unwrap_or_else(|| {
         dev.as_ref()
             .map(|d| d.arch())

@@ -6,34 +6,45 @@ use std::path::{Path, PathBuf};
 
 use racegate::catalog::Catalog;
 use racegate::errors::exit;
-use racegate::gate::{self, GateConfig, GateRun};
-use racegate::{report, Error, Result};
+use racegate::gate::masks::Masks;
+use racegate::gate::{self, Baseline, GateConfig, GateRun};
+use racegate::sanitize::Tool;
+use racegate::{report, toolchain, Error, Result};
 
+use super::output::JsonArg;
+use super::sanitize::parse_tool;
 use super::settings::Global;
 use super::settings::{self, Settings};
 
 pub const HELP: &str = concat!(
     "Exit codes: 0 no new finding, 1 new findings, 2 bad input, 3 inconclusive (a tool missing or \
-failing), 4 no CUDA device.\n",
-    "Examples:\n  racegate gate                          # ./racegate.toml against ./racegate-baseline.json\n  \
-racegate gate --update-baseline        # accept what is found now\n  \
-racegate gate --github --sarif r.sarif # in GitHub Actions: annotations, step summary, code scanning\n  \
-racegate gate -- ./build/tests --gtest_filter=Reduce.*"
+failing), 4 no CUDA device; when several hold, the first of 2, 4, 3, 1 wins.\n",
+    "Baselines: racegate-baseline.json beside racegate.toml; racegate-program-baseline.json in the \
+current folder for `gate -- PROGRAM`. Findings match by fingerprint (no line numbers).\n",
+    "Examples:\n",
+    "  racegate gate\n",
+    "  racegate gate --update-baseline\n",
+    "  racegate gate --github --sarif racegate.sarif --junit gate-junit.xml --json gate.json\n",
+    "  racegate gate -- ctest --test-dir build\n",
+    "  racegate gate --mask 'seed [0-9]+' --tools racecheck,memcheck -- ./build/tests --gtest_filter=Reduce.*\n",
+    "  racegate gate --sanitizer-arg=--racecheck-detect-level=error -- ./app"
 );
 
 #[derive(clap::Args)]
 pub struct GateArgs {
-    /// Write the baseline from this run (accept every current finding) and exit 0.
+    /// Accept every current finding: write the baseline from this run, keeping the entries of
+    /// detectors that could not judge (inconclusive or not run); an unchanged baseline is not
+    /// rewritten.
     #[arg(long)]
     update_baseline: bool,
-    /// The baseline file (default: racegate-baseline.json next to the manifest, or in the
-    /// current directory for a program).
+    /// The baseline file (default: racegate-baseline.json beside the manifest;
+    /// racegate-program-baseline.json in the current folder for a program).
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
     /// Stress trials per kernel.
     #[arg(long, default_value_t = 100)]
     trials: u32,
-    /// Plain runs of a program (output compared across them).
+    /// Plain runs of a program (outputs compared across them after masking).
     #[arg(long, default_value_t = 3)]
     runs: u32,
     /// Processes at once; default: the number of cores.
@@ -42,9 +53,27 @@ pub struct GateArgs {
     /// Deadline of a stress trial or a plain program run, in seconds.
     #[arg(long, default_value_t = 10.0)]
     timeout: f64,
-    /// Deadline of one sanitizer run, in seconds.
+    /// Deadline of one sanitizer run, in seconds. A sanitizer past it is inconclusive unless
+    /// the code also hangs without it (or the tool saw a deadlock).
     #[arg(long, default_value_t = 120.0)]
     sanitize_timeout: f64,
+    /// The sanitizers to run, comma-separated (default: all four).
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
+    tools: Vec<Tool>,
+    /// Pass an option to compute-sanitizer, before the target; repeatable (e.g.
+    /// --sanitizer-arg=--racecheck-detect-level=error, or --sanitizer-arg=--kernel-name
+    /// --sanitizer-arg=kns=reduce).
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    sanitizer_arg: Vec<String>,
+    /// A regex for program output that may vary between runs; matches become <masked>.
+    /// Repeatable. Built-in masks come first: timestamps (2026-11-29T21:41:04Z, 21:41:04.123),
+    /// durations (0.41 sec, 12ms, 3.2 s), addresses (0x7ffd4a2b1c30) and pids (pid 4242,
+    /// PID=4242); other numbers are compared.
+    #[arg(long, value_name = "REGEX")]
+    mask: Vec<String>,
+    /// Compare program output without the built-in masks.
+    #[arg(long)]
+    no_builtin_masks: bool,
     /// Write SARIF 2.1.0 here (for GitHub code scanning).
     #[arg(long, value_name = "FILE")]
     sarif: Option<PathBuf>,
@@ -54,15 +83,18 @@ pub struct GateArgs {
     /// Write the markdown summary here.
     #[arg(long, value_name = "FILE")]
     summary: Option<PathBuf>,
+    #[command(flatten)]
+    out: JsonArg,
     /// Print GitHub annotations and append the summary to $GITHUB_STEP_SUMMARY.
     #[arg(long)]
     github: bool,
-    /// A CUDA program and its arguments, after `--`.
+    /// A CUDA program and its arguments, after `--`; a bare name is looked up in PATH.
     #[arg(last = true, value_name = "PROGRAM")]
     program: Vec<OsString>,
 }
 
 pub fn run(global: &Global, a: GateArgs) -> Result<u8> {
+    a.out.claim_stdout();
     if a.program.is_empty() {
         run_manifest(global, &a)
     } else {
@@ -71,122 +103,178 @@ pub fn run(global: &Global, a: GateArgs) -> Result<u8> {
 }
 
 fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
+    let masks = Masks::new(&a.mask, !a.no_builtin_masks)?;
+    if a.runs == 0 {
+        return Err(Error::Usage("--runs must be at least 1".into()));
+    }
     let s = Settings::new(a.jobs)?;
+    let mut tools = if a.tools.is_empty() {
+        Tool::ALL.to_vec()
+    } else {
+        a.tools.clone()
+    };
+    tools.sort();
+    tools.dedup();
     let cfg = GateConfig {
         // The gate stresses from seed 1, so a run and its rerun see the same inputs.
         battery: s.battery(a.trials, 1, a.timeout, a.sanitize_timeout),
         runs: a.runs,
+        tools,
+        sanitizer_args: a.sanitizer_arg.clone(),
+        masks,
     };
     Ok((cfg, s))
+}
+
+/// Where the run and its files are, for the reports.
+struct Place {
+    root: PathBuf,
+    baseline: PathBuf,
+    /// Baseline entries of subjects the run did not have are stale (manifest mode).
+    stale_subjects: bool,
+    /// Why there is no device, when there is none (program mode runs anyway).
+    no_device: Option<String>,
+}
+
+impl Place {
+    /// The baseline as reports name it: relative to the root, normalized.
+    fn baseline_shown(&self) -> String {
+        let abs = std::path::absolute(&self.baseline).unwrap_or_else(|_| self.baseline.clone());
+        toolchain::relative_to(&self.root, &abs).unwrap_or_else(|| abs.display().to_string())
+    }
 }
 
 fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
     let catalog = settings::catalog(global, Some(Path::new(racegate::manifest::FILE)))?;
     settings::validate(&catalog, true)?;
-    settings::require_device()?;
     let (cfg, s) = config(a)?;
-    let baseline = a
-        .baseline
-        .clone()
-        .unwrap_or_else(|| catalog.manifest_dir().join(gate::BASELINE));
-    println!(
-        "racegate gate: {} kernel(s) from {}",
+    settings::require_device()?;
+    let place = Place {
+        root: catalog.root.clone(),
+        baseline: a
+            .baseline
+            .clone()
+            .unwrap_or_else(|| catalog.manifest_dir().join(gate::BASELINE)),
+        stale_subjects: true,
+        no_device: None,
+    };
+    a.out.text(&format!(
+        "racegate gate: {} kernel(s) from {}\n",
         catalog.cases.len(),
-        catalog
-            .manifest
-            .as_ref()
-            .map(|m| m.path.display().to_string())
-            .unwrap_or_default()
+        manifest_shown(&catalog)
+    ));
+    let bar = settings::progress(
+        (catalog.cases.len() * (cfg.tools.len() + 1)) as u64,
+        "runs",
+        a.out.on_stdout(),
     );
-    let bar = indicatif::ProgressBar::new((catalog.cases.len() * 5) as u64);
     let run = gate::run_manifest(&catalog, &cfg, &s.worker, |_| bar.inc(1))?;
     bar.finish_and_clear();
-    finish(&run, &baseline, a, &uri_prefix(&catalog))
+    finish(&run, &place, a)
 }
 
-/// SARIF paths are relative to the repository: the manifest's folder as seen from the
-/// repository's top, with a trailing slash (empty at the top itself).
-fn uri_prefix(catalog: &Catalog) -> String {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    std::fs::canonicalize(&catalog.root)
-        .ok()
-        .and_then(|r| r.strip_prefix(repo_top(&cwd)).ok().map(Path::to_path_buf))
-        .map(|p| {
-            if p.as_os_str().is_empty() {
-                String::new()
-            } else {
-                format!("{}/", p.display())
-            }
+fn manifest_shown(catalog: &Catalog) -> String {
+    catalog
+        .manifest
+        .as_ref()
+        .map(|m| {
+            toolchain::relative_to(&catalog.root, &m.path)
+                .unwrap_or_else(|| m.path.display().to_string())
         })
         .unwrap_or_default()
-}
-
-/// The repository top (the nearest ancestor with .git), else the directory itself.
-fn repo_top(dir: &Path) -> PathBuf {
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    dir.ancestors()
-        .find(|d| d.join(".git").exists())
-        .map(Path::to_path_buf)
-        .unwrap_or(dir)
 }
 
 fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
     let program = &a.program;
     let cwd = settings::current_dir()?;
-    let root = global.root.clone().unwrap_or_else(|| cwd.clone());
     let (cfg, _) = config(a)?;
-    let exe = Path::new(&program[0]);
-    if !exe.exists() && !program[0].to_string_lossy().contains('/') && which(&program[0]).is_none()
-    {
-        return Err(Error::Usage(format!(
-            "program `{}` not found",
-            program[0].to_string_lossy()
-        )));
-    }
-    let baseline = a
-        .baseline
-        .clone()
-        .unwrap_or_else(|| cwd.join(gate::BASELINE));
-    println!(
-        "racegate gate: {} under 4 sanitizers and {} plain run(s)",
+    // Bad input first: a program that cannot be found is exit 2 whatever the machine.
+    gate::program::resolve(&program[0])?;
+    let place = Place {
+        root: global
+            .root
+            .clone()
+            .unwrap_or_else(|| toolchain::report_root(&cwd)),
+        baseline: a
+            .baseline
+            .clone()
+            .unwrap_or_else(|| cwd.join(gate::PROGRAM_BASELINE)),
+        stale_subjects: false,
+        no_device: racegate::device::probe().err(),
+    };
+    a.out.text(&format!(
+        "racegate gate: {} under {} sanitizer(s) and {} plain run(s)\n",
         program
             .iter()
             .map(|a| a.to_string_lossy())
             .collect::<Vec<_>>()
             .join(" "),
+        cfg.tools.len(),
         a.runs
-    );
-    let run = gate::run_program(program, &root, &cfg)?;
-    finish(&run, &baseline, a, "")
+    ));
+    let run = gate::run_program(program, &place.root, &cfg)?;
+    finish(&run, &place, a)
 }
 
-fn which(name: &std::ffi::OsStr) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|p| {
-        std::env::split_paths(&p)
-            .map(|d| d.join(name))
-            .find(|f| f.is_file())
-    })
-}
-
-/// Compares the run with the baseline (or writes it), prints and writes the reports, and says
-/// the exit code.
-fn finish(run: &GateRun, baseline_path: &Path, a: &GateArgs, uri_prefix: &str) -> Result<u8> {
-    if a.update_baseline {
-        let b = gate::Baseline::from_run(run);
-        b.save(baseline_path)?;
-        print!("{}", report::text::baseline_written(run, baseline_path, &b));
-        return Ok(if run.inconclusive.is_empty() {
-            exit::OK
-        } else {
-            exit::INCONCLUSIVE
-        });
+/// The exit code by the one table: 4 without a device, then 3 for undecided runs, then 1 for
+/// new findings.
+fn code(place: &Place, run: &GateRun, new: usize) -> u8 {
+    if place.no_device.is_some() {
+        exit::NO_DEVICE
+    } else if !run.inconclusive.is_empty() {
+        exit::INCONCLUSIVE
+    } else if new > 0 {
+        exit::FOUND
+    } else {
+        exit::OK
     }
-    let base = gate::Baseline::load(baseline_path)?;
-    let d = gate::diff(run, &base);
-    print!("{}", report::text::gate(run, &d, baseline_path));
+}
+
+/// Compares the run with the baseline (or updates it), prints and writes the reports, and says
+/// the exit code.
+fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
+    let shown = place.baseline_shown();
+    if a.update_baseline {
+        let (before, replaced) = Baseline::load_for_update(&place.baseline, run)?;
+        let after = before.updated(run, place.stale_subjects);
+        let write = after != before || !place.baseline.exists();
+        if write {
+            after.save(&place.baseline)?;
+        }
+        if let Some(note) = replaced {
+            a.out.text(&format!("note: {note}\n"));
+        }
+        a.out.text(&report::text::baseline_written(
+            run,
+            Path::new(&shown),
+            &before,
+            &after,
+            write,
+        ));
+        if let Some(why) = &place.no_device {
+            a.out.text(&format!(
+                "no CUDA device ({why}): the sanitizers could not judge\n"
+            ));
+        }
+        // The JSON of an update: every finding now accepted.
+        let code = code(place, run, 0);
+        let d = gate::diff(run, &after, place.stale_subjects);
+        a.out
+            .write_text(&report::json::gate(run, &d, &shown, code))?;
+        return Ok(code);
+    }
+    let base = Baseline::load(&place.baseline)?;
+    let d = gate::diff(run, &base, place.stale_subjects);
+    let code = code(place, run, d.new.len());
+    a.out.text(&report::text::gate(run, &d, Path::new(&shown)));
+    if let Some(why) = &place.no_device {
+        a.out.text(&format!(
+            "no CUDA device ({why}): the program ran, but nothing it does on a GPU was judged\n"
+        ));
+    }
     let md = report::markdown::gate_summary(run, &d);
     if let Some(p) = &a.sarif {
-        let sarif = report::sarif::gate(&d, env!("CARGO_PKG_VERSION"), uri_prefix);
+        let sarif = report::sarif::gate(&d, env!("CARGO_PKG_VERSION"), &shown);
         settings::write_file(p, &sarif)?;
     }
     if let Some(p) = &a.junit {
@@ -195,8 +283,10 @@ fn finish(run: &GateRun, baseline_path: &Path, a: &GateArgs, uri_prefix: &str) -
     if let Some(p) = &a.summary {
         settings::write_file(p, &md)?;
     }
+    a.out
+        .write_text(&report::json::gate(run, &d, &shown, code))?;
     if a.github {
-        print!("{}", report::github::annotations(&d));
+        a.out.text(&report::github::annotations(&d));
         if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY") {
             use std::io::Write;
             let mut f = std::fs::OpenOptions::new()
@@ -207,11 +297,5 @@ fn finish(run: &GateRun, baseline_path: &Path, a: &GateArgs, uri_prefix: &str) -
             let _ = f.write_all(md.as_bytes());
         }
     }
-    Ok(if !d.new.is_empty() {
-        exit::FOUND
-    } else if !run.inconclusive.is_empty() {
-        exit::INCONCLUSIVE
-    } else {
-        exit::OK
-    })
+    Ok(code)
 }

@@ -46,9 +46,10 @@ pub struct GradeArgs {
     /// The rubric (default: grading/rubric.toml).
     #[arg(long, value_name = "FILE")]
     rubric: Option<PathBuf>,
-    /// Output format for one submission; several give a summary (csv or json).
-    #[arg(long, value_enum, default_value_t = GradeFormat::Human)]
-    format: GradeFormat,
+    /// Output format (default: human for one submission, csv for several); several
+    /// submissions take csv or json only.
+    #[arg(long, value_enum)]
+    format: Option<GradeFormat>,
     /// Write the output here instead of standard output.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -92,6 +93,20 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
     if files.is_empty() {
         return Err(Error::Usage("no .cu submissions found".into()));
     }
+    let batch = files.len() > 1 || a.submissions.iter().any(|p| p.is_dir());
+    let format = match (a.format, batch) {
+        (None, false) => GradeFormat::Human,
+        (None, true) => GradeFormat::Csv,
+        (Some(f @ (GradeFormat::Csv | GradeFormat::Json)), true) => f,
+        (Some(_), true) => {
+            return Err(Error::Usage(format!(
+                "--format {} grades one submission; for {} submissions use --format csv or --format json",
+                a.format.and_then(|f| clap::ValueEnum::to_possible_value(&f)).map(|v| v.get_name().to_string()).unwrap_or_default(),
+                files.len()
+            )))
+        }
+        (Some(f), false) => f,
+    };
     let device = racegate::device::probe();
     let secret = match std::env::var("RACEGATE_GRADE_SECRET") {
         Ok(s) if !s.is_empty() => racegate::compile::fingerprint(&s),
@@ -108,7 +123,6 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
         sanitizer: s.sanitizer.clone(),
         device: device.is_ok(),
     };
-    let batch = files.len() > 1 || a.submissions.iter().any(|p| p.is_dir());
     let bar = settings::progress(files.len() as u64, "submissions", !batch);
     let grades = racegate::pool::run_all(
         files,
@@ -119,14 +133,15 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
     bar.finish_and_clear();
     let grades: Vec<grading::Grade> = grades.into_iter().collect::<Result<_, _>>()?;
     let text = if batch {
-        match a.format {
+        match format {
             GradeFormat::Json => report::grade::batch_json(&grades),
             _ => report::grade::csv(&grades),
         }
     } else {
         let g = &grades[0];
-        match a.format {
-            GradeFormat::Human | GradeFormat::Csv => report::grade::human(g),
+        match format {
+            GradeFormat::Human => report::grade::human(g),
+            GradeFormat::Csv => report::grade::csv(&grades),
             GradeFormat::Json => report::grade::json(g),
             GradeFormat::Gradescope => report::grade::gradescope(g),
             GradeFormat::Prairielearn => report::grade::prairielearn(g),

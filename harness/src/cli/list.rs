@@ -3,22 +3,20 @@
 use racegate::errors::exit;
 use racegate::{report, Result};
 
+use super::output::JsonArg;
 use super::settings;
 use super::settings::Global;
 
 #[derive(clap::Args)]
 pub struct ListArgs {
-    /// Machine-readable output (one JSON array of cases).
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    out: JsonArg,
 }
 
 pub fn run(global: &Global, a: ListArgs) -> Result<u8> {
+    a.out.claim_stdout();
     let catalog = settings::catalog(global, None)?;
-    if a.json {
-        println!("{}", settings::json(&catalog.cases));
-    } else {
-        print!("{}", report::catalog_table(&catalog));
-    }
+    a.out.text(&report::catalog_table(&catalog));
+    a.out.write(&catalog.cases)?;
     Ok(exit::OK)
 }

@@ -10,6 +10,7 @@ mod gate;
 mod grade;
 mod internal;
 mod list;
+mod output;
 mod sanitize;
 mod settings;
 mod stress;

@@ -8,6 +8,7 @@ use racegate::errors::exit;
 use racegate::sanitize::{self, Outcome, SanitizeConfig, Tool};
 use racegate::{report, Result};
 
+use super::output::JsonArg;
 use super::settings::Global;
 use super::settings::{self, Settings};
 
@@ -30,9 +31,8 @@ pub struct SanitizeArgs {
     /// Seed for the problem's inputs.
     #[arg(long, default_value_t = sanitize::runner::SANITIZE_SEED)]
     seed: u64,
-    /// Machine-readable output.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    out: JsonArg,
 }
 
 pub fn parse_tool(s: &str) -> std::result::Result<Tool, String> {
@@ -42,9 +42,11 @@ pub fn parse_tool(s: &str) -> std::result::Result<Tool, String> {
 }
 
 pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
+    a.out.claim_stdout();
     let catalog = settings::catalog(global, None)?;
     let case = catalog.get(&a.case)?;
-    settings::validate(&catalog, false)?;
+    settings::validate(&catalog, true)?;
+    settings::require_device()?;
     let s = Settings::new(None)?;
     let cfg = SanitizeConfig {
         keep_xml: a.save_xml,
@@ -60,11 +62,8 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
     if let Some(p) = &a.save_log {
         settings::write_file(p, &format!("$ {}\n{}", r.command, r.log))?;
     }
-    if a.json {
-        println!("{}", settings::json(&r));
-    } else {
-        print!("{}", report::sanitizer(&r));
-    }
+    a.out.text(&report::sanitizer(&r));
+    a.out.write(&r)?;
     Ok(match r.outcome {
         Outcome::Clean => exit::OK,
         Outcome::Findings(_) | Outcome::Hang { .. } => exit::FOUND,

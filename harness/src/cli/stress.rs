@@ -9,6 +9,7 @@ use racegate::stress::{self, StressConfig, StressEvent};
 use racegate::trial::TrialResult;
 use racegate::{report, Error, Result};
 
+use super::output::JsonArg;
 use super::settings::Global;
 use super::settings::{self, Settings};
 
@@ -36,12 +37,12 @@ pub struct StressArgs {
     /// Deadline for one trial, in seconds; a trial past it is a Hang.
     #[arg(long, default_value_t = 10.0)]
     timeout: f64,
-    /// Machine-readable output.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    out: JsonArg,
 }
 
 pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
+    a.out.claim_stdout();
     let catalog = settings::catalog(global, None)?;
     let case = catalog.get(&a.case)?;
     if a.trials == 0 {
@@ -61,7 +62,7 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
             &s.arch,
         )
     };
-    let bar = settings::progress(a.trials as u64, "trials", a.json);
+    let bar = settings::progress(a.trials as u64, "trials", a.out.on_stdout());
     let r = stress::run(&catalog, case, &cfg, &s.worker, |StressEvent::Trial(t)| {
         bar.inc(1);
         if t.result != TrialResult::Pass {
@@ -69,10 +70,7 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
         }
     })?;
     bar.finish_and_clear();
-    if a.json {
-        println!("{}", settings::json(&r));
-    } else {
-        print!("{}", report::stress(&r));
-    }
+    a.out.text(&report::stress(&r));
+    a.out.write(&r)?;
     Ok(if r.flagged() { exit::FOUND } else { exit::OK })
 }

@@ -3,7 +3,7 @@
 
 use crate::catalog::{Detector, Expect};
 use crate::check::{Cell, Evidence, Judgement, Matrix, Observed};
-use crate::gate::{Accepted, Baseline, GateFinding, GateRun};
+use crate::gate::{Accepted, Baseline, GateFinding, GateRun, Identity};
 use crate::grade::score::{item, total, Item};
 use crate::grade::spec::Rubric;
 use crate::grade::Grade;
@@ -40,44 +40,58 @@ pub fn matrix() -> Matrix {
     }
 }
 
-pub fn finding(subject: &str, det: &str, key: &str, line: Option<u32>) -> GateFinding {
-    GateFinding {
-        detection: None,
-        subject: subject.into(),
-        detector: det.into(),
-        key: key.into(),
-        file: "kernels/k.cu".into(),
+/// A finding of `subject` by `det` whose source line reads `source`.
+pub fn finding(subject: &str, det: &str, source: &str, line: Option<u32>) -> GateFinding {
+    GateFinding::new(
+        Identity {
+            subject: subject.into(),
+            detector: det.into(),
+            kind: if det == "stress" {
+                "wrong results".into()
+            } else {
+                "Analysis: Race condition".into()
+            },
+            function: subject.into(),
+            source: source.into(),
+            occurrence: 0,
+        },
+        "kernels/k.cu",
         line,
-        message: format!("{key} (detail)"),
-    }
+        format!("{det} found it (detail)"),
+    )
 }
 
 /// A racecheck finding at line 12 and a stress finding without a line; one inconclusive run.
 pub fn gate_run() -> GateRun {
-    GateRun {
+    let mut r = GateRun {
         findings: vec![
-            finding("a", "racecheck", "race at 12", Some(12)),
-            finding("b", "stress", "wrong", None),
+            finding("a", "racecheck", "s[i]+=s[i+h];", Some(12)),
+            finding("b", "stress", "", None),
         ],
-        inconclusive: vec![("c".into(), "memcheck".into(), "no sanitizer".into())],
-        checked: vec![
-            ("a".into(), "racecheck".into()),
-            ("b".into(), "stress".into()),
-            ("c".into(), "memcheck".into()),
-        ],
+        subjects: vec!["a".into(), "b".into(), "c".into()],
         seconds: 3.0,
-    }
+        ..Default::default()
+    };
+    r.mark_checked("a", "racecheck", 1.5);
+    r.mark_checked("b", "stress", 2.0);
+    r.mark_checked("c", "memcheck", 0.0);
+    r.mark_inconclusive("c", "memcheck", "no sanitizer".into());
+    r
 }
 
-/// Accepts the racecheck finding of [`gate_run`] and one at line 40 that is gone.
+/// Accepts the racecheck finding of [`gate_run`], one that is gone (fixed), and one of a kernel
+/// the manifest no longer has (stale).
 pub fn baseline() -> Baseline {
-    let accept = |key: &str| Accepted {
-        subject: "a".into(),
-        detector: "racecheck".into(),
-        key: key.into(),
+    let accept = |subject: &str, source: &str| {
+        Accepted::of(&finding(subject, "racecheck", source, Some(40)))
     };
     Baseline {
-        accepted: vec![accept("race at 12"), accept("race at 40")],
+        accepted: vec![
+            accept("a", "s[i]+=s[i+h];"),
+            accept("a", "t[i]=0;"),
+            accept("gone", "u[i]=1;"),
+        ],
+        ..Default::default()
     }
 }
 

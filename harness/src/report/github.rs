@@ -20,7 +20,7 @@ pub fn annotations(d: &Diff) -> String {
         }
         props.push_str(&format!(
             ",title={}",
-            escape_property(&format!("racegate {} ({})", f.detector, f.subject))
+            escape_property(&format!("racegate {} ({})", f.detector(), f.subject()))
         ));
         out.push_str(&format!("::{kind} {props}::{}\n", escape_data(&f.message)));
     }
@@ -55,7 +55,7 @@ mod tests {
             findings: vec![f],
             ..Default::default()
         };
-        let d = diff(&r, &Baseline::default());
+        let d = diff(&r, &Baseline::default(), true);
         assert_eq!(
             annotations(&d),
             "::error file=dir%3Ax/k.cu,line=7,title=racegate racecheck (a%2Cb)::50%25 of trials%0Afailed: x\n"
@@ -65,7 +65,7 @@ mod tests {
     #[test]
     fn accepted_findings_are_notices_after_the_errors() {
         let r = fixtures::gate_run();
-        let d = diff(&r, &fixtures::baseline());
+        let d = diff(&r, &fixtures::baseline(), true);
         let out = annotations(&d);
         let kinds: Vec<&str> = out.lines().map(|l| l.split(' ').next().unwrap()).collect();
         assert_eq!(kinds, ["::error", "::notice"]);

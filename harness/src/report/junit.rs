@@ -28,7 +28,8 @@ struct Testcase {
     name: String,
     classname: String,
     outcome: Outcome,
-    time: Option<Duration>,
+    /// Every testcase has a time: dashboards sort and sum by it.
+    time: Duration,
     /// `file` and `line` are not JUnit's own attributes, but GitLab and GitHub's test reporters
     /// read them to link a failure to the source.
     file: Option<String>,
@@ -78,9 +79,7 @@ fn xml(suite: Suite) -> String {
         };
         let mut t = TestCase::new(c.name, status);
         t.set_classname(c.classname);
-        if let Some(time) = c.time {
-            t.set_time(time);
-        }
+        t.set_time(c.time);
         if let Some(f) = c.file {
             t.extra.insert("file".into(), f.into());
             if let Some(l) = c.line {
@@ -135,7 +134,7 @@ pub fn check(m: &Matrix) -> String {
                 name: format!("{}::{}", c.case, c.detector),
                 classname: c.case.clone(),
                 outcome,
-                time: Some(Duration::from_secs_f64(c.seconds)),
+                time: Duration::from_secs_f64(c.seconds),
                 file: Some(c.file.clone()),
                 line: c.line,
                 system_out: Some(super::text::evidence(&c.evidence)),
@@ -155,38 +154,53 @@ fn observed(o: &Observed) -> &str {
     }
 }
 
-/// `racegate gate`: one testcase per (subject, detector) that ran. Only new findings fail; the
-/// testcase points at the first of them.
+/// `racegate gate`: one testcase per (subject, detector) that ran, timed. Only new findings
+/// fail; the testcase points at the first of them and its detail holds all (with any diff).
 pub fn gate(run: &GateRun, d: &Diff) -> String {
-    let mut checked = run.checked.clone();
-    checked.sort();
-    checked.dedup();
+    let mut checked: Vec<(String, String, f64)> = Vec::new();
+    for c in &run.checked {
+        match checked
+            .iter_mut()
+            .find(|(s, t, _)| *s == c.subject && *t == c.detector)
+        {
+            Some(e) => e.2 += c.seconds,
+            None => checked.push((c.subject.clone(), c.detector.clone(), c.seconds)),
+        }
+    }
+    checked.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
     let cases = checked
         .into_iter()
-        .map(|(subject, det)| {
+        .map(|(subject, det, seconds)| {
             let new: Vec<&GateFinding> = d
                 .new
                 .iter()
                 .copied()
-                .filter(|f| f.subject == subject && f.detector == det)
+                .filter(|f| f.subject() == subject && f.detector() == det)
                 .collect();
             let inconclusive = run
                 .inconclusive
                 .iter()
-                .find(|(s, t, _)| *s == subject && *t == det);
+                .find(|i| i.subject == subject && i.detector == det);
             let outcome = if let Some(first) = new.first() {
                 Outcome::Failed {
                     message: first.message.clone(),
                     kind: None,
                     detail: new
                         .iter()
-                        .map(|f| f.message.as_str())
+                        .map(|f| {
+                            let mut t = format!("{} (fingerprint {})", f.message, f.fingerprint);
+                            if let Some(d) = &f.detail {
+                                t.push('\n');
+                                t.push_str(d);
+                            }
+                            t
+                        })
                         .collect::<Vec<_>>()
                         .join("\n"),
                 }
-            } else if let Some((_, _, why)) = inconclusive {
+            } else if let Some(i) = inconclusive {
                 Outcome::Skipped {
-                    message: format!("inconclusive: {why}"),
+                    message: format!("inconclusive: {}", i.reason),
                 }
             } else {
                 Outcome::Passed
@@ -195,7 +209,7 @@ pub fn gate(run: &GateRun, d: &Diff) -> String {
                 name: format!("{subject}::{det}"),
                 classname: subject,
                 outcome,
-                time: None,
+                time: Duration::from_secs_f64(seconds),
                 file: new.first().map(|f| f.file.clone()),
                 line: new.first().and_then(|f| f.line),
                 system_out: None,
@@ -204,7 +218,31 @@ pub fn gate(run: &GateRun, d: &Diff) -> String {
         .collect();
     xml(Suite {
         name: "racegate-gate".into(),
-        time: None,
+        time: Some(Duration::from_secs_f64(run.seconds)),
+        cases,
+    })
+}
+
+/// A report of runs that could not happen (no device): one skipped testcase per (subject,
+/// detector), each saying why, so a dashboard shows what was not run rather than nothing.
+pub fn not_run(suite: &str, cells: &[(String, String)], why: &str) -> String {
+    let cases = cells
+        .iter()
+        .map(|(subject, det)| Testcase {
+            name: format!("{subject}::{det}"),
+            classname: subject.clone(),
+            outcome: Outcome::Skipped {
+                message: why.to_string(),
+            },
+            time: Duration::ZERO,
+            file: None,
+            line: None,
+            system_out: None,
+        })
+        .collect();
+    xml(Suite {
+        name: suite.into(),
+        time: Some(Duration::ZERO),
         cases,
     })
 }
@@ -236,7 +274,8 @@ pub fn grade(g: &Grade) -> String {
                 name: it.item.name().into(),
                 classname: g.submission.clone(),
                 outcome,
-                time: None,
+                // Items are not timed one by one; the suite carries the grade's time.
+                time: Duration::ZERO,
                 file: Some(g.submission.clone()),
                 line: None,
                 system_out: None,
@@ -245,7 +284,7 @@ pub fn grade(g: &Grade) -> String {
         .collect();
     xml(Suite {
         name: format!("racegate-grade-{}", g.exercise),
-        time: None,
+        time: Some(Duration::from_secs_f64(g.execution_seconds)),
         cases,
     })
 }
@@ -295,7 +334,7 @@ mod tests {
     fn gate_marks_new_findings_as_failures_with_file_and_line() {
         let mut r = fixtures::gate_run();
         r.findings.truncate(1);
-        let d = crate::gate::diff(&r, &Baseline::default());
+        let d = crate::gate::diff(&r, &Baseline::default(), true);
         let xml = gate(&r, &d);
         let doc = parse(&xml);
         let tc = testcase(&doc, "a::racecheck");
@@ -306,6 +345,13 @@ mod tests {
         assert!(!ok.children().any(|c| c.has_tag_name("failure")));
         let skipped = testcase(&doc, "c::memcheck");
         assert!(skipped.children().any(|c| c.has_tag_name("skipped")));
+        for tc in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
+            assert!(
+                tc.attribute("time").is_some(),
+                "every testcase is timed: {xml}"
+            );
+        }
+        assert_eq!(tc.attribute("time"), Some("1.500"));
     }
 
     #[test]
@@ -335,12 +381,12 @@ mod tests {
         failure: Vec<String>,
     }
 
-    // `time` and the failure `type` are left out: only `check` times each cell and tells a
-    // missed bug from an unexpected finding.
+    // The failure `type` is left out: only `check` tells a missed bug from an unexpected
+    // finding.
     fn attributes(n: roxmltree::Node) -> Vec<String> {
         n.attributes()
             .map(|a| a.name().to_string())
-            .filter(|a| a != "time" && a != "type")
+            .filter(|a| a != "type")
             .collect()
     }
 
@@ -371,7 +417,7 @@ mod tests {
     #[test]
     fn check_gate_and_grade_reports_share_one_shape() {
         let run = fixtures::gate_run();
-        let d = crate::gate::diff(&run, &Baseline::default());
+        let d = crate::gate::diff(&run, &Baseline::default(), true);
         let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let expected = |testcase: &[&str], children: &[&str]| Shape {
             root: ("testsuites".into(), Some("racegate".into())),
@@ -384,18 +430,18 @@ mod tests {
             shape(&check(&fixtures::matrix()), "k::v::racecheck"),
             // Only a check cell has a run report to show as output.
             expected(
-                &["name", "classname", "file", "line"],
+                &["name", "classname", "time", "file", "line"],
                 &["failure", "system-out"]
             )
         );
         assert_eq!(
             shape(&gate(&run, &d), "a::racecheck"),
-            expected(&["name", "classname", "file", "line"], &["failure"])
+            expected(&["name", "classname", "time", "file", "line"], &["failure"])
         );
         // A grade points at the submitted file; it has no line to point at.
         assert_eq!(
             shape(&grade(&fixtures::grade()), "correct"),
-            expected(&["name", "classname", "file"], &["failure"])
+            expected(&["name", "classname", "time", "file"], &["failure"])
         );
     }
 }

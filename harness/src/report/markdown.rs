@@ -7,7 +7,8 @@ use std::fmt::Write;
 use crate::bench::BenchRow;
 use crate::catalog::{Catalog, Detector, Expect};
 use crate::check::{Cell, Judgement, Matrix, Observed};
-use crate::gate::{Diff, GateFinding, GateRun};
+use crate::gate::finding::summary;
+use crate::gate::{Diff, GateRun};
 
 /// The course table: rows are cases, columns detectors, cells the measured result.
 pub fn course_table(m: &Matrix, catalog: &Catalog) -> String {
@@ -61,7 +62,8 @@ pub fn course_table(m: &Matrix, catalog: &Catalog) -> String {
     out
 }
 
-/// The gate's verdict, counts, and a table per kind of finding, for `$GITHUB_STEP_SUMMARY`.
+/// The gate's verdict, counts, and a table per kind of finding, for `$GITHUB_STEP_SUMMARY`;
+/// an output diff goes in a collapsed block under the table.
 pub fn gate_summary(run: &GateRun, d: &Diff) -> String {
     let mut s = String::from("## racegate gate\n\n");
     let verdict = if !d.new.is_empty() {
@@ -73,17 +75,14 @@ pub fn gate_summary(run: &GateRun, d: &Diff) -> String {
     };
     let _ = write!(
         s,
-        "{verdict} — {} new, {} accepted in the baseline, {} fixed, {} inconclusive ({:.0} s)\n\n",
+        "{verdict} — {} new, {} accepted in the baseline, {} fixed, {} stale, {} inconclusive ({:.0} s)\n\n",
         d.new.len(),
         d.accepted.len(),
         d.fixed.len(),
+        d.stale.len(),
         run.inconclusive.len(),
         run.seconds
     );
-    let loc = |f: &GateFinding| match f.line {
-        Some(l) => format!("`{}:{l}`", f.file),
-        None => format!("`{}`", f.file),
-    };
     for (title, list) in [
         ("New findings", &d.new),
         ("Accepted (in the baseline)", &d.accepted),
@@ -98,26 +97,58 @@ pub fn gate_summary(run: &GateRun, d: &Diff) -> String {
         for f in list.iter() {
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} |",
-                f.subject,
-                f.detector,
-                loc(f),
+                "| {} | {} | `{}` | {} |",
+                f.subject(),
+                f.detector(),
+                f.location(),
                 f.message.replace('|', "/")
             );
         }
         s.push('\n');
+        for f in list.iter().filter(|f| f.detail.is_some()) {
+            let _ = write!(
+                s,
+                "<details><summary>{} [{}]</summary>\n\n```diff\n{}```\n\n</details>\n\n",
+                f.subject(),
+                f.detector(),
+                f.detail.as_deref().unwrap_or("")
+            );
+        }
     }
-    if !d.fixed.is_empty() {
-        s.push_str(
-            "### Fixed (remove from the baseline with `racegate gate --update-baseline`)\n\n",
-        );
-        for a in &d.fixed {
-            let _ = writeln!(s, "- {} / {}: {}", a.subject, a.detector, a.key);
+    for (title, list) in [
+        (
+            "Fixed (remove from the baseline with `racegate gate --update-baseline`)",
+            &d.fixed,
+        ),
+        (
+            "Stale (kernels no longer in the manifest; `--update-baseline` drops them)",
+            &d.stale,
+        ),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = write!(s, "### {title}\n\n");
+        for a in list.iter() {
+            let _ = writeln!(
+                s,
+                "- {} / {}: {}",
+                a.id.subject,
+                a.id.detector,
+                summary(&a.id)
+            );
         }
         s.push('\n');
     }
-    for (subject, det, why) in &run.inconclusive {
-        let _ = writeln!(s, "- ⚠️ {subject} / {det}: inconclusive: {why}");
+    for n in &run.notes {
+        let _ = writeln!(s, "- note: {n}");
+    }
+    for i in &run.inconclusive {
+        let _ = writeln!(
+            s,
+            "- ⚠️ {} / {}: inconclusive: {}",
+            i.subject, i.detector, i.reason
+        );
     }
     s
 }
@@ -152,20 +183,36 @@ mod tests {
     #[test]
     fn gate_summary_fails_on_new_findings_and_lists_every_kind() {
         let run = fixtures::gate_run();
-        let d = crate::gate::diff(&run, &fixtures::baseline());
+        let d = crate::gate::diff(&run, &fixtures::baseline(), true);
         let s = gate_summary(&run, &d);
-        assert!(s.contains("❌ **failed**: new findings — 1 new, 1 accepted in the baseline, 1 fixed, 1 inconclusive (3 s)"), "{s}");
+        assert!(s.contains("❌ **failed**: new findings — 1 new, 1 accepted in the baseline, 1 fixed, 1 stale, 1 inconclusive (3 s)"), "{s}");
         assert!(
-            s.contains("| b | stress | `kernels/k.cu` | wrong (detail) |"),
+            s.contains("| b | stress | `kernels/k.cu` | stress found it (detail) |"),
             "{s}"
         );
         assert!(
-            s.contains("| a | racecheck | `kernels/k.cu:12` | race at 12 (detail) |"),
+            s.contains("| a | racecheck | `kernels/k.cu:12` | racecheck found it (detail) |"),
             "{s}"
         );
-        assert!(s.contains("- a / racecheck: race at 40\n"), "{s}");
+        assert!(
+            s.contains("- a / racecheck: Analysis: Race condition in a: `t[i]=0;`\n"),
+            "{s}"
+        );
+        assert!(s.contains("- gone / racecheck: "), "{s}");
         assert!(
             s.ends_with("- ⚠️ c / memcheck: inconclusive: no sanitizer\n"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn an_output_diff_is_a_collapsed_block() {
+        let mut run = fixtures::gate_run();
+        run.findings[1].detail = Some("--- run 1\n+++ run 2\n-a\n+b\n".into());
+        let d = crate::gate::diff(&run, &fixtures::baseline(), true);
+        let s = gate_summary(&run, &d);
+        assert!(
+            s.contains("<details><summary>b [stress]</summary>\n\n```diff\n--- run 1\n"),
             "{s}"
         );
     }

@@ -5,6 +5,7 @@
 
 pub mod github;
 pub mod grade;
+pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod sarif;

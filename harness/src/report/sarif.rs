@@ -1,95 +1,132 @@
-//! SARIF 2.1.0 for GitHub code scanning: one rule per detector, one result per new or accepted
-//! gate finding. Accepted findings stay in the log as `baselineState: unchanged` notes, so code
-//! scanning does not report them as fixed.
-
-use std::collections::BTreeSet;
+//! SARIF 2.1.0 for GitHub code scanning: one rule per detector (each with a help link to
+//! `docs/gate-rules.md` in this repository), one result per new or accepted gate finding.
+//! Every result carries its fingerprint in `partialFingerprints` (no line number in it, so code
+//! scanning follows a finding when lines move); accepted findings carry a `suppressions` entry,
+//! so code scanning shows them as suppressed, not open.
 
 use serde_json::json;
 
 use crate::gate::{Diff, GateFinding};
 
-/// The SARIF log of a gate run compared with its baseline.
-///
-/// `uri_prefix` is prepended to every relative path (the manifest's folder relative to the
-/// repository root, e.g. `examples/gate/`), because code scanning resolves URIs from the
-/// repository root.
-pub fn gate(d: &Diff, version: &str, uri_prefix: &str) -> String {
-    let all: Vec<(&GateFinding, &str)> = d
-        .new
+/// Where racegate's source and docs live; rule help links point into it.
+pub const REPOSITORY: &str = "https://github.com/racegate/racegate";
+
+/// The rules, in `ruleIndex` order: (id, full description).
+pub const RULES: &[(&str, &str)] = &[
+    ("stress", "Randomized trials with schedule jitter gave results that differ from the oracle (a reference kernel, or the kernel's own output under another schedule)."),
+    ("racecheck", "compute-sanitizer racecheck found a shared-memory data race."),
+    ("synccheck", "compute-sanitizer synccheck found an invalid or divergent barrier."),
+    ("memcheck", "compute-sanitizer memcheck found an invalid memory access or a CUDA API error."),
+    ("initcheck", "compute-sanitizer initcheck found a read of uninitialized global memory."),
+    ("watchdog", "A run did not finish before its deadline and was killed."),
+    ("exit", "The program exited with an error or was killed by a signal."),
+    ("output", "Identical runs of the program printed different output, after masking durations, timestamps, addresses and process ids."),
+];
+
+/// The help page of a rule: its section of `docs/gate-rules.md`.
+pub fn help_uri(rule: &str) -> String {
+    format!("{REPOSITORY}/blob/main/docs/gate-rules.md#{rule}")
+}
+
+/// A report path as a SARIF URI: relative paths as they are (relative to the repository root),
+/// absolute ones as `file://` URIs.
+fn uri(path: &str) -> String {
+    if path.starts_with('/') {
+        format!("file://{}", path.replace('%', "%25").replace(' ', "%20"))
+    } else {
+        path.replace('%', "%25").replace(' ', "%20")
+    }
+}
+
+/// The SARIF log of a gate run compared with its baseline; `baseline` names the baseline file
+/// in the suppressions' justification.
+pub fn gate(d: &Diff, version: &str, baseline: &str) -> String {
+    let rules: Vec<_> = RULES
         .iter()
-        .map(|f| (*f, "new"))
-        .chain(d.accepted.iter().map(|f| (*f, "unchanged")))
-        .collect();
-    let rules: BTreeSet<&str> = all.iter().map(|(f, _)| f.detector.as_str()).collect();
-    let rules: Vec<_> = rules
-        .iter()
-        .map(|r| {
+        .map(|(id, text)| {
             json!({
-                "id": r,
-                "name": r,
-                "shortDescription": { "text": format!("racegate {r} finding") },
-                "fullDescription": { "text": rule_text(r) },
-                "help": { "text": format!("Found by racegate's {r} detector. Reproduce locally with `racegate gate`; accept a known finding with `racegate gate --update-baseline`.") },
+                "id": id,
+                "name": id,
+                "shortDescription": { "text": format!("racegate {id} finding") },
+                "fullDescription": { "text": text },
+                "helpUri": help_uri(id),
+                "help": {
+                    "text": format!("{text} Reproduce locally with `racegate gate`; accept a known finding with `racegate gate --update-baseline`. More: {}", help_uri(id)),
+                    "markdown": format!("{text}\n\nReproduce locally with `racegate gate`; accept a known finding with `racegate gate --update-baseline`. [More about this rule]({}).", help_uri(id))
+                },
                 "defaultConfiguration": { "level": "error" }
             })
         })
         .collect();
-    let results: Vec<_> = all
+    let all = d
+        .new
         .iter()
-        .map(|(f, state)| {
-            let uri = if f.file.starts_with('/') { f.file.clone() } else { format!("{uri_prefix}{}", f.file) };
-            let mut loc = json!({ "physicalLocation": { "artifactLocation": { "uri": uri } } });
-            if let Some(l) = f.line {
-                loc["physicalLocation"]["region"] = json!({ "startLine": l });
-            }
-            let mut result = json!({
-                "ruleId": f.detector,
-                "level": if *state == "new" { "error" } else { "note" },
-                "baselineState": state,
-                "message": { "text": format!("{}: {}", f.subject, f.message) },
-                "locations": [loc],
-                // The baseline's identity of a finding, so code scanning tracks it across runs
-                // even when its line moves.
-                "partialFingerprints": { "racegate/v1": format!("{}|{}|{}", f.subject, f.detector, f.key) }
-            });
-            if let Some(d) = &f.detection {
-                let (rate, (lo, hi)) = d.rate();
-                result["properties"] = json!({
-                    "firstDetectedTrial": d.trial,
-                    "firstDetectedSeconds": d.millis as f64 / 1e3,
-                    "failures": d.failures,
-                    "trials": d.trials,
-                    "rate": rate,
-                    "rate95Low": lo,
-                    "rate95High": hi
-                });
-            }
-            result
-        })
+        .map(|f| (*f, false))
+        .chain(d.accepted.iter().map(|f| (*f, true)));
+    let results: Vec<_> = all
+        .map(|(f, accepted)| result(f, accepted, baseline))
         .collect();
     let log = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": { "driver": { "name": "racegate", "version": version, "informationUri": "https://github.com/racegate/racegate", "rules": rules } },
+            "tool": { "driver": { "name": "racegate", "version": version, "informationUri": REPOSITORY, "rules": rules } },
             "results": results
         }]
     });
     serde_json::to_string_pretty(&log).expect("serializable")
 }
 
-fn rule_text(detector: &str) -> &'static str {
-    match detector {
-        "stress" => "Randomized trials with schedule jitter gave results that differ from the oracle (a reference kernel, or the kernel's own output under another schedule).",
-        "racecheck" => "compute-sanitizer racecheck found a shared-memory data race.",
-        "synccheck" => "compute-sanitizer synccheck found an invalid or divergent barrier.",
-        "memcheck" => "compute-sanitizer memcheck found an invalid memory access or a CUDA API error.",
-        "initcheck" => "compute-sanitizer initcheck found a read of uninitialized global memory.",
-        "watchdog" => "A run did not finish before its deadline and was killed.",
-        "exit" => "The program exited with an error or was killed by a signal.",
-        "output" => "Identical runs of the program printed different output.",
-        _ => "A racegate finding.",
+fn result(f: &GateFinding, accepted: bool, baseline: &str) -> serde_json::Value {
+    // Code scanning requires a start line; a finding without one (a whole program, a hang)
+    // points at the file's first line.
+    let loc = json!({ "physicalLocation": {
+        "artifactLocation": { "uri": uri(&f.file) },
+        "region": { "startLine": f.line.unwrap_or(1) }
+    }});
+    let rule_index = RULES.iter().position(|(id, _)| *id == f.detector());
+    let mut r = json!({
+        "ruleId": f.detector(),
+        "level": "error",
+        "baselineState": if accepted { "unchanged" } else { "new" },
+        "message": { "text": format!("{}: {}", f.subject(), f.message) },
+        "locations": [loc],
+        "partialFingerprints": {
+            "racegate/v2": f.fingerprint,
+            // What code scanning itself would compute from the line's text, from ours: the
+            // normalized text and its occurrence, never the line number.
+            "primaryLocationLineHash": format!("{}:{}", f.fingerprint, f.id.occurrence + 1)
+        },
+        "properties": {
+            "subject": f.subject(),
+            "kind": f.id.kind,
+            "function": f.id.function,
+            "source": f.id.source,
+            "occurrence": f.id.occurrence
+        }
+    });
+    if let Some(i) = rule_index {
+        r["ruleIndex"] = json!(i);
     }
+    if accepted {
+        r["suppressions"] = json!([{
+            "kind": "external",
+            "status": "accepted",
+            "justification": format!("accepted in {baseline}")
+        }]);
+    }
+    if let Some(d) = &f.detection {
+        let (rate, (lo, hi)) = d.rate();
+        let p = &mut r["properties"];
+        p["firstDetectedTrial"] = json!(d.trial);
+        p["firstDetectedSeconds"] = json!(d.millis as f64 / 1e3);
+        p["failures"] = json!(d.failures);
+        p["trials"] = json!(d.trials);
+        p["rate"] = json!(rate);
+        p["rate95Low"] = json!(lo);
+        p["rate95High"] = json!(hi);
+    }
+    r
 }
 
 #[cfg(test)]
@@ -98,51 +135,77 @@ mod tests {
     use crate::gate::{diff, Baseline};
     use crate::report::fixtures;
 
+    fn log(d: &Diff) -> serde_json::Value {
+        serde_json::from_str(&gate(d, "0.1.0", "racegate-baseline.json")).unwrap()
+    }
+
     #[test]
     fn sarif_has_the_required_fields() {
         let r = fixtures::gate_run();
-        let d = diff(&r, &Baseline::default());
-        let v: serde_json::Value = serde_json::from_str(&gate(&d, "0.1.0", "")).unwrap();
+        let v = log(&diff(&r, &Baseline::default(), true));
         assert_eq!(v["version"], "2.1.0");
         assert!(v["$schema"].as_str().unwrap().contains("sarif-2.1.0"));
         let driver = &v["runs"][0]["tool"]["driver"];
         assert_eq!(driver["name"], "racegate");
         for rule in driver["rules"].as_array().unwrap() {
-            for k in ["id", "shortDescription", "fullDescription", "help"] {
-                assert!(!rule[k].is_null(), "rule lacks {k}");
-            }
             for k in ["shortDescription", "fullDescription", "help"] {
-                assert!(rule[k]["text"].is_string());
+                assert!(rule[k]["text"].is_string(), "rule lacks {k}");
             }
+            let id = rule["id"].as_str().unwrap();
+            assert_eq!(rule["helpUri"], help_uri(id));
         }
         let results = v["runs"][0]["results"].as_array().unwrap();
         assert_eq!(results.len(), 2);
         for res in results {
             assert!(res["message"]["text"].is_string());
+            let loc = &res["locations"][0]["physicalLocation"];
+            assert_eq!(loc["artifactLocation"]["uri"], "kernels/k.cu");
+            assert!(loc["region"]["startLine"].as_u64().unwrap() >= 1);
             assert_eq!(
-                res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-                "kernels/k.cu"
+                driver["rules"][res["ruleIndex"].as_u64().unwrap() as usize]["id"],
+                res["ruleId"]
             );
         }
         assert_eq!(
             results[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
             12
         );
-        assert!(results[1]["locations"][0]["physicalLocation"]["region"].is_null());
     }
 
     #[test]
-    fn accepted_findings_are_unchanged_notes_under_the_prefix() {
+    fn fingerprints_carry_no_line_and_accepted_findings_are_suppressed() {
         let r = fixtures::gate_run();
-        let d = diff(&r, &fixtures::baseline());
-        let v: serde_json::Value =
-            serde_json::from_str(&gate(&d, "0.1.0", "examples/gate/")).unwrap();
-        let accepted = &v["runs"][0]["results"][1];
+        let v = log(&diff(&r, &fixtures::baseline(), true));
+        let results = v["runs"][0]["results"].as_array().unwrap();
+        let new = &results[0];
+        assert_eq!(new["baselineState"], "new");
+        assert!(new["suppressions"].is_null());
+        let accepted = &results[1];
         assert_eq!(accepted["baselineState"], "unchanged");
-        assert_eq!(accepted["level"], "note");
+        assert_eq!(accepted["suppressions"][0]["kind"], "external");
         assert_eq!(
-            accepted["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-            "examples/gate/kernels/k.cu"
+            accepted["suppressions"][0]["justification"],
+            "accepted in racegate-baseline.json"
+        );
+        // The same finding 30 lines lower keeps every fingerprint.
+        let mut moved = r.clone();
+        moved.findings[0].line = Some(42);
+        let v2 = log(&diff(&moved, &fixtures::baseline(), true));
+        assert_eq!(
+            v["runs"][0]["results"][1]["partialFingerprints"],
+            v2["runs"][0]["results"][1]["partialFingerprints"]
+        );
+    }
+
+    #[test]
+    fn absolute_paths_become_file_uris() {
+        let mut r = fixtures::gate_run();
+        r.findings[0].file = "/usr/bin/my prog".into();
+        let v = log(&diff(&r, &Baseline::default(), true));
+        assert_eq!(
+            v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+                ["uri"],
+            "file:///usr/bin/my%20prog"
         );
     }
 
@@ -155,16 +218,9 @@ mod tests {
             failures: 12,
             trials: 100,
         });
-        let d = diff(&r, &Baseline::default());
-        let v: serde_json::Value = serde_json::from_str(&gate(&d, "0.1.0", "")).unwrap();
-        let with: Vec<&serde_json::Value> = v["runs"][0]["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|r| !r["properties"].is_null())
-            .collect();
-        assert_eq!(with.len(), 1);
-        let p = &with[0]["properties"];
+        let d = diff(&r, &Baseline::default(), true);
+        let v = log(&d);
+        let p = &v["runs"][0]["results"][0]["properties"];
         assert_eq!(p["firstDetectedTrial"], 3);
         assert_eq!(p["firstDetectedSeconds"], 0.41);
         assert_eq!(p["rate"], 0.12);

@@ -13,7 +13,8 @@ use std::path::Path;
 
 use crate::catalog::{Catalog, Detector, Expect};
 use crate::check::{Evidence, Judgement, Matrix};
-use crate::gate::{Baseline, Diff, GateFinding, GateRun};
+use crate::gate::finding::summary;
+use crate::gate::{Baseline, Diff, GateRun};
 use crate::sanitize::{Outcome, SanitizerRun};
 use crate::stress::{StressReport, Verdict};
 use crate::trial::TrialResult;
@@ -229,47 +230,79 @@ pub fn check_summary(m: &Matrix) -> String {
     out
 }
 
-/// The end of `racegate gate`: new findings, accepted ones, fixed ones, undecided runs, and a
-/// count line naming the baseline they were compared with.
+/// The end of `racegate gate`: new findings (with their detail, such as an output diff),
+/// accepted ones, fixed and stale baseline entries, notes, undecided runs, and a count line
+/// naming the baseline they were compared with.
 pub fn gate(run: &GateRun, d: &Diff, baseline: &Path) -> String {
     let mut out = String::new();
     for f in &d.new {
         let _ = writeln!(
             out,
             "NEW      {} [{}] {}: {}",
-            f.subject,
-            f.detector,
-            location(f),
+            f.subject(),
+            f.detector(),
+            f.location(),
             f.message
         );
         if let Some(det) = &f.detection {
             let _ = writeln!(out, "         {}", det.describe());
         }
+        if let Some(detail) = &f.detail {
+            for l in detail.lines() {
+                let _ = writeln!(out, "         {l}");
+            }
+        }
+        let _ = writeln!(out, "         fingerprint {}", f.fingerprint);
     }
-    // Accepted findings show the key: it is what the baseline holds, so what a reader greps for.
+    // Accepted findings show their summary: it is what the baseline holds, so what a reader
+    // greps for.
     for f in &d.accepted {
         let _ = writeln!(
             out,
             "accepted {} [{}] {}: {}",
-            f.subject,
-            f.detector,
-            location(f),
-            f.key
+            f.subject(),
+            f.detector(),
+            f.location(),
+            f.summary()
         );
     }
     for a in &d.fixed {
         let _ = writeln!(
             out,
             "fixed    {} [{}]: {} (no longer found; shrink the baseline with --update-baseline)",
-            a.subject, a.detector, a.key
+            a.id.subject,
+            a.id.detector,
+            summary(&a.id)
         );
     }
-    for (s, t, why) in &run.inconclusive {
-        let _ = writeln!(out, "INCONCLUSIVE {s} [{t}]: {why}");
+    for a in &d.stale {
+        let _ = writeln!(
+            out,
+            "stale    {} [{}]: {} (the manifest has no kernel `{}`; --update-baseline drops it)",
+            a.id.subject,
+            a.id.detector,
+            summary(&a.id),
+            a.id.subject
+        );
     }
+    for n in &run.notes {
+        let _ = writeln!(out, "note     {n}");
+    }
+    for i in &run.inconclusive {
+        let _ = writeln!(
+            out,
+            "INCONCLUSIVE {} [{}]: {}",
+            i.subject, i.detector, i.reason
+        );
+    }
+    let stale = if d.stale.is_empty() {
+        String::new()
+    } else {
+        format!(", {} stale", d.stale.len())
+    };
     let _ = writeln!(
         out,
-        "\n{} new, {} accepted, {} fixed, {} inconclusive (baseline {}; {:.0} s)",
+        "\n{} new, {} accepted, {} fixed{stale}, {} inconclusive (baseline {}; {:.0} s)",
         d.new.len(),
         d.accepted.len(),
         d.fixed.len(),
@@ -280,34 +313,77 @@ pub fn gate(run: &GateRun, d: &Diff, baseline: &Path) -> String {
     out
 }
 
-/// `racegate gate --update-baseline`: where the baseline went and what it now accepts.
-pub fn baseline_written(run: &GateRun, path: &Path, written: &Baseline) -> String {
+/// `racegate gate --update-baseline`: where the baseline went (or that it did not change), what
+/// it accepts from this run, and what it kept without judging.
+pub fn baseline_written(
+    run: &GateRun,
+    path: &Path,
+    before: &Baseline,
+    after: &Baseline,
+    written: bool,
+) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "baseline written: {} ({} accepted finding(s))",
-        path.display(),
-        written.accepted.len()
-    );
     for f in &run.findings {
         let _ = writeln!(
             out,
-            "  accepted: {} {} at {}: {}",
-            f.subject,
-            f.detector,
-            location(f),
-            f.key
+            "  accepted: {} [{}] {}: {}",
+            f.subject(),
+            f.detector(),
+            f.location(),
+            f.summary()
         );
     }
-    out
-}
-
-/// `file:line`, or the file alone when the finding has no line.
-fn location(f: &GateFinding) -> String {
-    match f.line {
-        Some(l) => format!("{}:{l}", f.file),
-        None => f.file.clone(),
+    let now: std::collections::BTreeSet<&str> = run
+        .findings
+        .iter()
+        .map(|f| f.fingerprint.as_str())
+        .collect();
+    for a in after
+        .accepted
+        .iter()
+        .filter(|a| !now.contains(a.fingerprint.as_str()))
+    {
+        let _ = writeln!(
+            out,
+            "  kept (not judged in this run): {} [{}]: {}",
+            a.id.subject,
+            a.id.detector,
+            summary(&a.id)
+        );
     }
+    let kept: std::collections::BTreeSet<&str> = after
+        .accepted
+        .iter()
+        .map(|a| a.fingerprint.as_str())
+        .collect();
+    for a in before
+        .accepted
+        .iter()
+        .filter(|a| !kept.contains(a.fingerprint.as_str()))
+    {
+        let _ = writeln!(
+            out,
+            "  dropped: {} [{}]: {}",
+            a.id.subject,
+            a.id.detector,
+            summary(&a.id)
+        );
+    }
+    for i in &run.inconclusive {
+        let _ = writeln!(
+            out,
+            "INCONCLUSIVE {} [{}]: {}",
+            i.subject, i.detector, i.reason
+        );
+    }
+    let _ = writeln!(
+        out,
+        "baseline {}: {} ({} accepted finding(s))",
+        if written { "written" } else { "unchanged" },
+        path.display(),
+        after.accepted.len()
+    );
+    out
 }
 
 #[cfg(test)]
@@ -318,14 +394,19 @@ mod tests {
     #[test]
     fn gate_lists_each_kind_then_counts() {
         let run = fixtures::gate_run();
-        let d = crate::gate::diff(&run, &fixtures::baseline());
+        let d = crate::gate::diff(&run, &fixtures::baseline(), true);
+        let text = gate(&run, &d, Path::new("racegate-baseline.json"));
+        let fp = &run.findings[1].fingerprint;
         assert_eq!(
-            gate(&run, &d, Path::new("racegate-baseline.json")),
-            "NEW      b [stress] kernels/k.cu: wrong (detail)\n\
-             accepted a [racecheck] kernels/k.cu:12: race at 12\n\
-             fixed    a [racecheck]: race at 40 (no longer found; shrink the baseline with --update-baseline)\n\
-             INCONCLUSIVE c [memcheck]: no sanitizer\n\
-             \n1 new, 1 accepted, 1 fixed, 1 inconclusive (baseline racegate-baseline.json; 3 s)\n"
+            text,
+            format!(
+                "NEW      b [stress] kernels/k.cu: stress found it (detail)\n         fingerprint {fp}\n\
+                 accepted a [racecheck] kernels/k.cu:12: Analysis: Race condition in a: `s[i]+=s[i+h];`\n\
+                 fixed    a [racecheck]: Analysis: Race condition in a: `t[i]=0;` (no longer found; shrink the baseline with --update-baseline)\n\
+                 stale    gone [racecheck]: Analysis: Race condition in gone: `u[i]=1;` (the manifest has no kernel `gone`; --update-baseline drops it)\n\
+                 INCONCLUSIVE c [memcheck]: no sanitizer\n\
+                 \n1 new, 1 accepted, 1 fixed, 1 stale, 1 inconclusive (baseline racegate-baseline.json; 3 s)\n"
+            )
         );
     }
 

@@ -93,6 +93,9 @@ pub struct SanitizeConfig {
     pub keep_xml: Option<PathBuf>,
     /// Seed for the sanitizer problem's inputs.
     pub seed: u64,
+    /// More compute-sanitizer options, passed before the target (e.g. racecheck's detect level
+    /// or a kernel filter); none by default.
+    pub extra_args: Vec<String>,
 }
 
 impl SanitizeConfig {
@@ -105,6 +108,7 @@ impl SanitizeConfig {
             arch: arch.to_string(),
             keep_xml: None,
             seed: SANITIZE_SEED,
+            extra_args: Vec::new(),
         }
     }
 }
@@ -234,6 +238,7 @@ pub fn run_target(
             args.push(a.into());
         }
     }
+    args.extend(cfg.extra_args.iter().map(OsString::from));
     args.extend(target.iter().cloned());
     let command = std::iter::once(sanitizer.display().to_string())
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))

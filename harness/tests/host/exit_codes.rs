@@ -150,3 +150,73 @@ fn every_help_ends_with_the_table() {
         );
     }
 }
+
+#[test]
+fn code_4_every_command_that_needs_a_device() {
+    // Each command that runs work on a GPU, on a machine without one: 4, and the message says
+    // so. `list` and `compile` (without --load) need no device.
+    let no_gpu = [("RACEGATE_NO_GPU", "1")];
+    let p = project(GOOD, "");
+    let manifest = format!("{}/racegate.toml", p.path().display());
+    let submission = root().join("harness/tests/submissions/reduce/correct.cu");
+    let submission = submission.to_str().unwrap();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("stress", vec!["stress", "counter_single", "--trials", "1"]),
+        (
+            "sanitize",
+            vec!["sanitize", "counter_single", "--tool", "racecheck"],
+        ),
+        ("check", vec!["check", "counter_single"]),
+        ("bench", vec!["bench", "counter_single"]),
+        (
+            "compile --load",
+            vec!["compile", "counter_single", "--load"],
+        ),
+        ("gate", vec!["--manifest", &manifest, "gate"]),
+        ("gate -- PROGRAM", vec!["gate", "--runs", "1", "--", "true"]),
+        (
+            "grade",
+            vec!["grade", "--exercise", "reduce", "--trials", "1", submission],
+        ),
+    ];
+    let scratch = tempfile::tempdir().unwrap();
+    for (what, args) in cases {
+        let cwd = if what == "gate -- PROGRAM" {
+            scratch.path().to_path_buf()
+        } else {
+            root()
+        };
+        let (code, out) = racegate(&cwd, &args, &no_gpu);
+        assert_eq!(code, 4, "racegate {what}:\n{out}");
+        assert!(
+            out.contains("no CUDA device"),
+            "racegate {what} says why:\n{out}"
+        );
+    }
+    for args in [vec!["list"], vec!["list", "--json", "-"]] {
+        let (code, out) = racegate(&root(), &args, &no_gpu);
+        assert_eq!(code, 0, "{out}");
+    }
+}
+
+#[test]
+fn code_2_a_format_that_cannot_be_honoured() {
+    // A platform format grades one submission; two of them take csv or json.
+    let sub = root().join("harness/tests/submissions/reduce");
+    let (a, b) = (sub.join("correct.cu"), sub.join("empty.cu"));
+    let (code, out) = racegate(
+        &root(),
+        &[
+            "grade",
+            "--exercise",
+            "reduce",
+            "--format",
+            "gradescope",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ],
+        &[("RACEGATE_NO_GPU", "1")],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("use --format csv or --format json"), "{out}");
+}

@@ -218,7 +218,7 @@ fn list_uses_the_racegate_toml_of_the_current_folder() {
     let (code, out) = racegate(&repo().join("examples/gate"), &["list"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("block_sum_racy"), "{out}");
-    let (code, out) = racegate(&repo().join("examples/corpus"), &["list", "--json"]);
+    let (code, out) = racegate(&repo().join("examples/corpus"), &["list", "--json", "-"]);
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("scan_blocks, add_block_offsets in kernels/scan_pipeline.cu"),

@@ -1,0 +1,84 @@
+//! Where a command's results go, the same on every command: `--json FILE` writes the result as
+//! JSON to FILE, and `--json -` to standard output, which then holds nothing else: everything
+//! the command would print there (its text report, progress lines) goes to standard error.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use racegate::Result;
+
+use super::settings;
+
+/// The real standard output, once `--json -` claimed it.
+static JSON_FD: OnceLock<i32> = OnceLock::new();
+
+/// `--json FILE`, flattened into each command's arguments.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct JsonArg {
+    /// Write the result as JSON to FILE; `-` writes it to standard output (the text report then
+    /// goes to standard error).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+impl JsonArg {
+    /// Whether the JSON takes standard output.
+    pub fn on_stdout(&self) -> bool {
+        self.json.as_deref() == Some(Path::new("-"))
+    }
+
+    /// With `--json -`, keeps standard output for the JSON alone: the real standard output is
+    /// set aside for [`JsonArg::write`] and file descriptor 1 becomes standard error, so every
+    /// other print of the command lands there. Call it first thing in a command.
+    pub fn claim_stdout(&self) {
+        if !self.on_stdout() || JSON_FD.get().is_some() {
+            return;
+        }
+        let _ = std::io::stdout().flush();
+        // SAFETY: duplicates and redirects this process's own standard descriptors.
+        let fd = unsafe { libc::dup(1) };
+        if fd >= 0 && unsafe { libc::dup2(2, 1) } >= 0 {
+            let _ = JSON_FD.set(fd);
+        }
+    }
+
+    /// Prints the text report (to standard error when the JSON has standard output: see
+    /// [`JsonArg::claim_stdout`]).
+    pub fn text(&self, s: &str) {
+        print!("{s}");
+        let _ = std::io::stdout().flush();
+    }
+
+    /// Writes `value` as JSON where `--json` says (nothing without it).
+    pub fn write(&self, value: &impl serde::Serialize) -> Result<()> {
+        self.write_text(&(settings::json(value) + "\n"))
+    }
+
+    /// Writes JSON text where `--json` says (nothing without it).
+    pub fn write_text(&self, text: &str) -> Result<()> {
+        match &self.json {
+            None => Ok(()),
+            Some(p) if p == Path::new("-") => {
+                let _ = std::io::stdout().flush();
+                match JSON_FD.get() {
+                    Some(&fd) => {
+                        use std::os::fd::FromRawFd;
+                        // SAFETY: `fd` is the duplicate of standard output made by
+                        // `claim_stdout`; ManuallyDrop keeps it open for later writes.
+                        let mut f =
+                            std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+                        f.write_all(text.as_bytes())
+                            .and_then(|_| f.flush())
+                            .map_err(|e| racegate::Error::io("writing", "standard output", e))
+                    }
+                    None => {
+                        print!("{text}");
+                        Ok(())
+                    }
+                }
+            }
+            Some(p) => settings::write_file(p, text),
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! What a gate run holds: its settings ([`GateConfig`]), each thing found ([`GateFinding`], with
+//! its [`Identity`] and fingerprint), the runs that decided nothing, and every (subject,
+//! detector) that ran with its time.
+
+use serde::{Deserialize, Serialize};
+
+use super::fingerprint::Identity;
+use crate::battery::Battery;
+use crate::sanitize::Tool;
+
+/// How to gate: the battery every kernel gets, the tools, and how a program is judged.
+#[derive(Clone, Debug)]
+pub struct GateConfig {
+    pub battery: Battery,
+    /// Plain runs of a program (`gate -- PROGRAM`).
+    pub runs: u32,
+    /// The sanitizers to run (default: all four).
+    pub tools: Vec<Tool>,
+    /// Extra compute-sanitizer options, passed before the target (`--sanitizer-arg`).
+    pub sanitizer_args: Vec<String>,
+    /// What may vary between a program's runs.
+    pub masks: super::masks::Masks,
+}
+
+/// One thing the gate found.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct GateFinding {
+    /// Who found what where, without the line: the baseline's key.
+    #[serde(flatten)]
+    pub id: Identity,
+    /// [`Identity::fingerprint`] of `id`.
+    pub fingerprint: String,
+    /// Relative to the root, normalized (absolute only outside it).
+    pub file: String,
+    pub line: Option<u32>,
+    /// For people: the finding with run-specific detail (rates, seeds, repro commands).
+    pub message: String,
+    /// More for people, over several lines: the diff of two outputs that differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// For stress findings: when and how often the bug showed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detection: Option<Detection>,
+}
+
+impl GateFinding {
+    /// A finding with its fingerprint worked out.
+    pub fn new(id: Identity, file: &str, line: Option<u32>, message: String) -> GateFinding {
+        GateFinding {
+            fingerprint: id.fingerprint(),
+            id,
+            file: file.to_string(),
+            line,
+            message,
+            detail: None,
+            detection: None,
+        }
+    }
+
+    pub fn subject(&self) -> &str {
+        &self.id.subject
+    }
+
+    pub fn detector(&self) -> &str {
+        &self.id.detector
+    }
+
+    /// `Analysis: Race condition in block_sum_racy: s[tid]+=s[tid+half];`: what a reader
+    /// greps the baseline for.
+    pub fn summary(&self) -> String {
+        summary(&self.id)
+    }
+
+    /// `file:line`, or the file alone.
+    pub fn location(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}", self.file),
+            None => self.file.clone(),
+        }
+    }
+}
+
+/// The one-line description of an identity (findings and baseline entries alike).
+pub fn summary(id: &Identity) -> String {
+    let mut s = id.kind.clone();
+    if !id.function.is_empty() {
+        s.push_str(&format!(" in {}", id.function));
+    }
+    if !id.source.is_empty() {
+        s.push_str(&format!(": `{}`", id.source));
+        if id.occurrence > 0 {
+            s.push_str(&format!(" (occurrence {})", id.occurrence + 1));
+        }
+    }
+    s
+}
+
+/// When stress first caught a bug, and how often it showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Detection {
+    /// The first failing trial (0-based).
+    pub trial: u32,
+    /// Milliseconds from the start of the kernel's stress run to that trial's report.
+    pub millis: u64,
+    pub failures: u32,
+    pub trials: u32,
+}
+
+impl Detection {
+    /// The manifestation rate and its 95% interval.
+    pub fn rate(&self) -> (f64, (f64, f64)) {
+        let rate = self.failures as f64 / self.trials.max(1) as f64;
+        (rate, crate::stress::wilson_95(self.failures, self.trials))
+    }
+
+    /// `first detected at trial 3 after 0.41 s; rate 12/100 (95% CI 7.0%-20.0%)`.
+    pub fn describe(&self) -> String {
+        let (_, (lo, hi)) = self.rate();
+        format!(
+            "first detected at trial {} after {:.2} s; rate {}/{} (95% CI {:.1}%-{:.1}%)",
+            self.trial,
+            self.millis as f64 / 1e3,
+            self.failures,
+            self.trials,
+            lo * 100.0,
+            hi * 100.0
+        )
+    }
+}
+
+/// A (subject, detector) that ran, and for how long.
+#[derive(Clone, Debug, PartialEq, PartialOrd, Serialize)]
+pub struct Checked {
+    pub subject: String,
+    pub detector: String,
+    pub seconds: f64,
+}
+
+/// A run that decided nothing, and why.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Inconclusive {
+    pub subject: String,
+    pub detector: String,
+    pub reason: String,
+}
+
+/// What a gate run saw.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GateRun {
+    pub findings: Vec<GateFinding>,
+    pub inconclusive: Vec<Inconclusive>,
+    /// Every (subject, detector) that ran, inconclusive ones included, for JUnit.
+    pub checked: Vec<Checked>,
+    /// Things worth knowing that are no finding: processes a program left running that were
+    /// killed after it, settings that changed the meaning of a result.
+    pub notes: Vec<String>,
+    /// Every subject the gate was asked about (manifest kernels, or the program): baseline
+    /// entries of other subjects are stale in manifest mode.
+    pub subjects: Vec<String>,
+    pub seconds: f64,
+}
+
+impl GateRun {
+    /// Whether (subject, detector) ran and decided something: only then can an accepted
+    /// finding be called fixed, or dropped from the baseline.
+    pub fn decided(&self, subject: &str, detector: &str) -> bool {
+        self.checked
+            .iter()
+            .any(|c| c.subject == subject && c.detector == detector)
+            && !self
+                .inconclusive
+                .iter()
+                .any(|i| i.subject == subject && i.detector == detector)
+    }
+
+    pub fn mark_inconclusive(&mut self, subject: &str, detector: &str, reason: String) {
+        self.inconclusive.push(Inconclusive {
+            subject: subject.to_string(),
+            detector: detector.to_string(),
+            reason,
+        });
+    }
+
+    pub fn mark_checked(&mut self, subject: &str, detector: &str, seconds: f64) {
+        self.checked.push(Checked {
+            subject: subject.to_string(),
+            detector: detector.to_string(),
+            seconds,
+        });
+    }
+
+    /// Adds another part of the run (one job's results).
+    pub(crate) fn absorb(&mut self, other: GateRun) {
+        self.findings.extend(other.findings);
+        self.inconclusive.extend(other.inconclusive);
+        self.checked.extend(other.checked);
+        self.notes.extend(other.notes);
+    }
+
+    /// Sorted, duplicates dropped.
+    pub(crate) fn tidy(&mut self) {
+        self.findings.sort();
+        self.findings.dedup();
+        self.inconclusive.sort();
+        self.inconclusive.dedup();
+        self.checked
+            .sort_by(|a, b| (&a.subject, &a.detector).cmp(&(&b.subject, &b.detector)));
+    }
+}

@@ -1,0 +1,316 @@
+//! A finding's identity that survives moving code: the subject (kernel or program), the
+//! detector, the finding's kind, the function, the normalized text of the source line and the
+//! occurrence index of that text among identical lines of the function. Never the line number,
+//! so inserting a line above an accepted race keeps it accepted.
+//!
+//! ```
+//! use racegate::gate::fingerprint::normalized_line;
+//! assert_eq!(normalized_line("  s[tid] += s[tid + half];   // sum"), normalized_line("s[tid]+=s[tid+half];"));
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The parts a fingerprint is made of (DECISIONS.md, "Gate and programs").
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Identity {
+    /// The manifest kernel, or the program's name.
+    pub subject: String,
+    /// stress, racecheck, synccheck, memcheck, initcheck, watchdog, exit, output.
+    pub detector: String,
+    /// What was found, without places or counts: `Analysis: Race condition`, `hang`, ...
+    pub kind: String,
+    /// The function the finding is in (empty for a whole program).
+    #[serde(default)]
+    pub function: String,
+    /// [`normalized_line`] of the source line (empty where there is none).
+    #[serde(default)]
+    pub source: String,
+    /// How many identical normalized lines come before this one in its function.
+    #[serde(default)]
+    pub occurrence: u32,
+}
+
+impl Identity {
+    /// The fingerprint: 16 hex digits of FNV-1a over the parts, stable across racegate
+    /// versions and machines (it is what baselines and SARIF `partialFingerprints` hold).
+    pub fn fingerprint(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for part in [
+            "racegate/v2",
+            &self.subject,
+            &self.detector,
+            &self.kind,
+            &self.function,
+            &self.source,
+            &self.occurrence.to_string(),
+        ] {
+            for b in part.bytes().chain([0x1f]) {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        format!("{h:016x}")
+    }
+}
+
+/// One source line as fingerprints see it: comments stripped (`//` to the end, `/* ... */`
+/// within the line; string and character literals are kept whole), whitespace dropped except
+/// where it separates two words (`unsigned int`) or two operator characters that would
+/// otherwise join (`a - -b`). Reformatting a line does not change it; changing its code does.
+///
+/// This is the one place source text is normalized for fingerprints (the shared C/C++ token
+/// scanner will stand behind it).
+pub fn normalized_line(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    // A space seen since the last kept character.
+    let mut pending_space = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            break;
+        }
+        if c == '/' && next == Some('*') {
+            match (i + 2..chars.len().saturating_sub(1))
+                .find(|&j| chars[j] == '*' && chars[j + 1] == '/')
+            {
+                Some(j) => {
+                    i = j + 2;
+                    pending_space = true;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        if c.is_whitespace() {
+            pending_space = true;
+            i += 1;
+            continue;
+        }
+        if pending_space {
+            if let Some(prev) = out.chars().last() {
+                if joins(prev, c) {
+                    out.push(' ');
+                }
+            }
+            pending_space = false;
+        }
+        if c == '"' || c == '\'' {
+            // A literal is copied as written, escapes included, up to its closing quote.
+            out.push(c);
+            i += 1;
+            while i < chars.len() {
+                out.push(chars[i]);
+                if chars[i] == '\\' && i + 1 < chars.len() {
+                    out.push(chars[i + 1]);
+                    i += 2;
+                    continue;
+                }
+                i += 1;
+                if chars[i - 1] == c {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// Whether a space between `a` and `b` is part of the code: two word characters, or two
+/// operator characters that would read as one token without it.
+fn joins(a: char, b: char) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    (word(a) && word(b))
+        || (a == b && "+-<>&|/=:".contains(a))
+        || (a == '/' && b == '*')
+        || (a == '*' && b == '/')
+}
+
+/// The identifier a tool's function name ends with: `void ns::reduce<256>(float*)` gives
+/// `reduce`.
+pub fn base_function(name: &str) -> &str {
+    let head = name.split('(').next().unwrap_or(name);
+    let head = head.split('<').next().unwrap_or(head);
+    let head = head.rsplit("::").next().unwrap_or(head);
+    head.rsplit(' ').next().unwrap_or(head).trim()
+}
+
+/// Source files read once per gate run, by the path a finding names (relative to the root, or
+/// absolute).
+#[derive(Debug, Default)]
+pub struct Sources {
+    root: PathBuf,
+    files: BTreeMap<String, Option<Vec<String>>>,
+}
+
+impl Sources {
+    pub fn new(root: &Path) -> Sources {
+        Sources {
+            root: root.to_path_buf(),
+            files: BTreeMap::new(),
+        }
+    }
+
+    fn lines(&mut self, file: &str) -> Option<&Vec<String>> {
+        let root = &self.root;
+        self.files
+            .entry(file.to_string())
+            .or_insert_with(|| {
+                let bytes = std::fs::read(root.join(file)).ok()?;
+                Some(
+                    String::from_utf8_lossy(&bytes)
+                        .lines()
+                        .map(String::from)
+                        .collect(),
+                )
+            })
+            .as_ref()
+    }
+
+    /// The normalized text of `file:line` and its occurrence index among identical lines of
+    /// `function` (counted from the nearest line above that names the function followed by
+    /// `(`, else from the top of the file). `None` when the file or line cannot be read.
+    pub fn locate(&mut self, file: &str, line: u32, function: &str) -> Option<(String, u32)> {
+        let lines = self.lines(file)?;
+        let at = (line as usize)
+            .checked_sub(1)
+            .filter(|&i| i < lines.len())?;
+        let text = normalized_line(&lines[at]);
+        let name = base_function(function);
+        let start = if name.is_empty() {
+            0
+        } else {
+            (0..=at)
+                .rev()
+                .find(|&i| names_call(&lines[i], name))
+                .unwrap_or(0)
+        };
+        let occurrence = lines[start..at]
+            .iter()
+            .filter(|l| normalized_line(l) == text)
+            .count() as u32;
+        Some((text, occurrence))
+    }
+}
+
+/// Whether `line` holds `name` as a whole word followed by `(` (a definition or a call).
+fn names_call(line: &str, name: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut from = 0;
+    while let Some(i) = line[from..].find(name) {
+        let s = from + i;
+        let e = s + name.len();
+        let before_ok = !line[..s].chars().next_back().is_some_and(word);
+        let after = line[e..].trim_start();
+        if before_ok && after.starts_with('(') {
+            return true;
+        }
+        from = e;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_go_and_whitespace_does_not_matter() {
+        let a = normalized_line("    s[tid] += s[tid + half];   // the racy line");
+        assert_eq!(a, "s[tid]+=s[tid+half];");
+        assert_eq!(normalized_line("s[tid]+=s[ tid+half ] ; /* x */"), a);
+        assert_eq!(normalized_line("\ts[tid] /* note */ += s[tid + half];"), a);
+        assert_eq!(normalized_line("   "), "");
+        assert_eq!(normalized_line("// only a comment"), "");
+    }
+
+    #[test]
+    fn code_changes_change_it() {
+        let a = normalized_line("s[tid] += s[tid + half];");
+        assert_ne!(normalized_line("s[tid] += s[tid + 2 * half];"), a);
+        assert_ne!(
+            normalized_line("unsigned int i;"),
+            normalized_line("unsignedint i;")
+        );
+        assert_ne!(normalized_line("a - -b;"), normalized_line("a--b;"));
+        assert_eq!(normalized_line("unsigned   int  i ;"), "unsigned int i;");
+    }
+
+    #[test]
+    fn literals_are_kept_whole() {
+        assert_eq!(
+            normalized_line(r#"printf("a  // b %d\n", x); // c"#),
+            r#"printf("a  // b %d\n",x);"#
+        );
+        assert_eq!(normalized_line(r"c = '\'' ; // q"), r"c='\'';");
+    }
+
+    #[test]
+    fn the_fingerprint_depends_on_each_part_and_not_on_anything_else() {
+        let id = Identity {
+            subject: "k".into(),
+            detector: "racecheck".into(),
+            kind: "Analysis: Race condition".into(),
+            function: "k".into(),
+            source: "s[tid]+=s[tid+half];".into(),
+            occurrence: 0,
+        };
+        let fp = id.fingerprint();
+        assert_eq!(fp.len(), 16);
+        assert_eq!(id.clone().fingerprint(), fp, "deterministic");
+        let mut other = id.clone();
+        other.occurrence = 1;
+        assert_ne!(other.fingerprint(), fp);
+        let mut other = id.clone();
+        other.subject = "k2".into();
+        assert_ne!(other.fingerprint(), fp);
+        // Parts are separated: moving a character from one part to the next changes it.
+        let mut other = id;
+        other.subject = "kr".into();
+        other.detector = "acecheck".into();
+        assert_ne!(other.fingerprint(), fp);
+    }
+
+    #[test]
+    fn occurrences_count_identical_lines_of_the_function_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("k.cu"),
+            "__global__ void a() {\n  __syncthreads();\n}\n__global__ void b()\n{\n  __syncthreads();\n  x = 1;\n    __syncthreads(); // second\n}\n",
+        )
+        .unwrap();
+        let mut s = Sources::new(dir.path());
+        assert_eq!(
+            s.locate("k.cu", 6, "b"),
+            Some(("__syncthreads();".into(), 0))
+        );
+        assert_eq!(
+            s.locate("k.cu", 8, "void b()"),
+            Some(("__syncthreads();".into(), 1))
+        );
+        assert_eq!(
+            s.locate("k.cu", 2, "a"),
+            Some(("__syncthreads();".into(), 0))
+        );
+        assert_eq!(s.locate("k.cu", 99, "a"), None);
+        assert_eq!(s.locate("missing.cu", 1, "a"), None);
+    }
+
+    #[test]
+    fn base_function_takes_the_identifier() {
+        assert_eq!(base_function("block_sum_racy"), "block_sum_racy");
+        assert_eq!(
+            base_function("void ns::reduce<256>(float const*, int)"),
+            "reduce"
+        );
+        assert_eq!(base_function(""), "");
+    }
+}

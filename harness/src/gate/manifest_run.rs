@@ -1,0 +1,147 @@
+//! Manifest mode: every kernel of a `racegate.toml` under stress (unless its oracle is `none`)
+//! and the chosen sanitizers, in one pool; sanitizer deadlines are judged against stress.
+
+use std::path::Path;
+
+use super::finding::{Detection, GateConfig, GateFinding, GateRun};
+use super::fingerprint::{Identity, Sources};
+use super::sanitizers::{self, PendingHang};
+use crate::catalog::{Case, Catalog};
+use crate::errors::Result;
+use crate::manifest::Check;
+use crate::sanitize::{self, Tool};
+use crate::stress::{self, Verdict};
+
+/// The line where `entry` is defined in `file` (for stress findings, which have no line).
+fn entry_line(root: &Path, file: &str, entry: &str) -> Option<u32> {
+    let text = std::fs::read_to_string(root.join(file)).ok()?;
+    text.lines()
+        .position(|l| l.contains("__global__") && l.contains(&format!("{entry}(")))
+        .map(|i| i as u32 + 1)
+}
+
+enum Job<'a> {
+    Stress(&'a Case),
+    Sanitize(&'a Case, Tool),
+}
+
+/// Runs every manifest kernel through stress (unless its oracle is `none`) and the sanitizers.
+/// `on_done` is called once per finished run.
+pub fn run_manifest(
+    catalog: &Catalog,
+    cfg: &GateConfig,
+    exe: &Path,
+    on_done: impl Fn(&str) + Sync,
+) -> Result<GateRun> {
+    let start = std::time::Instant::now();
+    let mut jobs = Vec::new();
+    for tool in &cfg.tools {
+        for c in &catalog.cases {
+            jobs.push(Job::Sanitize(c, *tool));
+        }
+    }
+    let stressed: Vec<&str> = catalog
+        .cases
+        .iter()
+        .filter(|c| c.kernel_spec().is_some_and(|k| k.check != Check::None))
+        .map(|c| c.name.as_str())
+        .collect();
+    for c in &catalog.cases {
+        if stressed.contains(&c.name.as_str()) {
+            jobs.push(Job::Stress(c));
+        }
+    }
+    let results = crate::pool::run_all(
+        jobs,
+        cfg.battery.jobs,
+        |job| -> Result<(GateRun, Option<PendingHang>)> {
+            let mut out = GateRun::default();
+            let mut pending = None;
+            match job {
+                Job::Sanitize(case, tool) => {
+                    let mut sc = cfg.battery.sanitize(tool);
+                    sc.extra_args = cfg.sanitizer_args.clone();
+                    let r = sanitize::runner::run(catalog, case, &sc, exe)?;
+                    let mut sources = Sources::new(&catalog.root);
+                    pending = sanitizers::add(&case.name, &r, &case.path, &mut sources, &mut out);
+                }
+                Job::Stress(case) => stress_job(catalog, case, cfg, exe, &mut out)?,
+            }
+            Ok((out, pending))
+        },
+        |_| on_done("."),
+    );
+    let mut run = GateRun {
+        subjects: catalog.cases.iter().map(|c| c.name.clone()).collect(),
+        ..Default::default()
+    };
+    let mut pending = Vec::new();
+    for r in results {
+        let (part, hang) = r?;
+        run.absorb(part);
+        pending.extend(hang);
+    }
+    for h in pending {
+        let subject = h.subject().to_string();
+        let plain_hung = stressed.contains(&subject.as_str()).then(|| {
+            run.findings.iter().any(|f| {
+                f.id.subject == subject
+                    && f.id.detector == "stress"
+                    && f.id.kind.starts_with("hang")
+            })
+        });
+        h.resolve(plain_hung, &mut run);
+    }
+    run.tidy();
+    run.seconds = start.elapsed().as_secs_f64();
+    Ok(run)
+}
+
+fn stress_job(
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &GateConfig,
+    exe: &Path,
+    out: &mut GateRun,
+) -> Result<()> {
+    let r = stress::run(catalog, case, &cfg.battery.stress(true), exe, |_| {})?;
+    let oracle = match case.kernel_spec().map(|k| &k.check) {
+        Some(Check::Reference { path, entry }) => format!("reference {path}:{entry}"),
+        _ => "determinism".into(),
+    };
+    out.mark_checked(&case.name, "stress", r.seconds);
+    let kind = match &r.verdict {
+        Verdict::Pass => return Ok(()),
+        Verdict::Fail => format!("wrong results against the {oracle} oracle"),
+        Verdict::Hang { .. } => "hang: a trial missed its deadline".into(),
+        Verdict::Fault { error } => {
+            format!("device fault: {}", error.lines().next().unwrap_or(""))
+        }
+    };
+    let id = Identity {
+        subject: case.name.clone(),
+        detector: "stress".into(),
+        kind: kind.clone(),
+        function: case.entry.name.clone(),
+        ..Default::default()
+    };
+    let message = format!(
+        "{kind}: {} of {} trials{}",
+        r.failures,
+        r.trials_run,
+        r.repro
+            .as_ref()
+            .map(|c| format!("; reproduce: {c}"))
+            .unwrap_or_default()
+    );
+    let line = entry_line(&catalog.root, &case.path, &case.entry.name);
+    let mut f = GateFinding::new(id, &case.path, line, message);
+    f.detection = r.first_failing_trial().map(|trial| Detection {
+        trial,
+        millis: (r.first_detection_seconds.unwrap_or(r.seconds) * 1e3) as u64,
+        failures: r.failures,
+        trials: r.trials_run,
+    });
+    out.findings.push(f);
+    Ok(())
+}

@@ -1,0 +1,193 @@
+//! What may differ between two runs of a program without meaning anything: the built-in masks
+//! (durations, timestamps, addresses, process ids; nothing else, so `counter: 1 expected: 51200`
+//! still differs from `counter: 51200`) and the user's `--mask REGEX`. Output is bytes: masks
+//! match bytes, and a byte that is not UTF-8 is just a byte.
+
+use regex::bytes::Regex;
+
+use crate::errors::{Error, Result};
+
+/// A built-in mask: its name, what it matches, an example, and its replacement.
+pub struct BuiltIn {
+    pub name: &'static str,
+    pub pattern: &'static str,
+    pub example: &'static str,
+    pub replacement: &'static str,
+}
+
+/// The built-in masks, applied in this order before the user's.
+pub const BUILT_IN: &[BuiltIn] = &[
+    BuiltIn {
+        name: "timestamps",
+        pattern: r"(?-u:\b)\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?|(?-u:\b)\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?",
+        example: "2026-11-29T21:41:04Z, 21:41:04.123",
+        replacement: "<timestamp>",
+    },
+    BuiltIn {
+        name: "durations",
+        pattern: r"(?-u:\b)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\s?(?:ns|us|µs|μs|ms|s|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?)(?-u:\b)",
+        example: "0.41 sec, 12ms, 3.2 s",
+        replacement: "<duration>",
+    },
+    BuiltIn {
+        name: "addresses",
+        pattern: r"0[xX][0-9a-fA-F]{5,}",
+        example: "0x7ffd4a2b1c30",
+        replacement: "0x<address>",
+    },
+    BuiltIn {
+        name: "pids",
+        pattern: r"(?i)(?-u:\b)(pid|process)(\s*[:=#]?\s*)\d+",
+        example: "pid 4242, PID=4242",
+        replacement: "${1}${2}<pid>",
+    },
+];
+
+/// One mask, ready to apply.
+#[derive(Clone, Debug)]
+struct Mask {
+    regex: Regex,
+    replacement: String,
+}
+
+/// The masks of a gate run.
+#[derive(Clone, Debug, Default)]
+pub struct Masks {
+    masks: Vec<Mask>,
+}
+
+impl Masks {
+    /// The built-in masks (unless `builtin` is false) and then `user`'s, each a regex whose
+    /// matches become `<masked>`. A regex that does not compile is bad input.
+    pub fn new(user: &[String], builtin: bool) -> Result<Masks> {
+        let mut masks = Vec::new();
+        if builtin {
+            for b in BUILT_IN {
+                masks.push(Mask {
+                    regex: Regex::new(b.pattern).expect("built-in masks compile"),
+                    replacement: b.replacement.to_string(),
+                });
+            }
+        }
+        for u in user {
+            let regex = Regex::new(u)
+                .map_err(|e| Error::Usage(format!("--mask `{u}` is not a regex: {e}")))?;
+            masks.push(Mask {
+                regex,
+                replacement: "<masked>".into(),
+            });
+        }
+        Ok(Masks { masks })
+    }
+
+    /// `output` with every mask applied, in order.
+    pub fn apply(&self, output: &[u8]) -> Vec<u8> {
+        let mut out = output.to_vec();
+        for m in &self.masks {
+            out = m
+                .regex
+                .replace_all(&out, m.replacement.as_bytes())
+                .into_owned();
+        }
+        out
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.masks.is_empty()
+    }
+}
+
+/// A unified diff of two outputs (after masking), at most `max_lines` lines; bytes that are not
+/// UTF-8 are shown as U+FFFD.
+pub fn unified_diff(a: &[u8], b: &[u8], a_name: &str, b_name: &str, max_lines: usize) -> String {
+    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    let text = similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header(a_name, b_name)
+        .to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= max_lines {
+        return text;
+    }
+    format!(
+        "{}\n... ({} more lines)\n",
+        lines[..max_lines].join("\n"),
+        lines.len() - max_lines
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn masked(s: &str) -> String {
+        String::from_utf8(Masks::new(&[], true).unwrap().apply(s.as_bytes())).unwrap()
+    }
+
+    #[test]
+    fn each_built_in_masks_its_example() {
+        for b in BUILT_IN {
+            let m = Regex::new(b.pattern).unwrap();
+            for ex in b.example.split(", ") {
+                assert!(m.is_match(ex.as_bytes()), "{}: {ex}", b.name);
+            }
+        }
+    }
+
+    #[test]
+    fn timings_are_masked() {
+        assert_eq!(masked("Passed 0.41 sec"), masked("Passed 12.93 sec"));
+        assert_eq!(masked("kernel took 12ms"), "kernel took <duration>");
+        assert_eq!(
+            masked("[2026-11-29 21:41:04.123] start"),
+            "[<timestamp>] start"
+        );
+        assert_eq!(masked("at 09:15:02"), "at <timestamp>");
+        assert_eq!(masked("buf=0x7ffd4a2b1c30"), "buf=0x<address>");
+        assert_eq!(masked("child pid 4242 done"), "child pid <pid> done");
+        assert_eq!(masked("PID=17"), "PID=<pid>");
+    }
+
+    #[test]
+    fn other_numbers_stay() {
+        assert_ne!(
+            masked("counter: 1 expected: 51200"),
+            masked("counter: 51200")
+        );
+        assert_eq!(
+            masked("counter: 1 expected: 51200"),
+            "counter: 1 expected: 51200"
+        );
+        assert_eq!(
+            masked("3 steps, 0x1c30, 7 hazards"),
+            "3 steps, 0x1c30, 7 hazards"
+        );
+    }
+
+    #[test]
+    fn user_masks_apply_after_and_bad_ones_are_refused() {
+        let m = Masks::new(&["seed [0-9]+".into()], true).unwrap();
+        assert_eq!(m.apply(b"seed 42 in 3 s"), b"<masked> in <duration>");
+        assert!(Masks::new(&["(".into()], true).is_err());
+        assert!(Masks::new(&[], false).unwrap().is_empty());
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_kept_and_masked_around() {
+        let m = Masks::new(&[], true).unwrap();
+        assert_eq!(m.apply(b"\xff\xfe took 3 ms"), b"\xff\xfe took <duration>");
+    }
+
+    #[test]
+    fn the_diff_is_unified_and_bounded() {
+        let d = unified_diff(b"a\nb\nc\n", b"a\nB\nc\n", "run 1", "run 2", 50);
+        assert!(d.starts_with("--- run 1\n+++ run 2\n@@"), "{d}");
+        assert!(d.contains("-b\n+B\n"), "{d}");
+        let long: Vec<u8> = (0..100)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        let d = unified_diff(b"", &long, "a", "b", 10);
+        assert!(d.ends_with("more lines)\n"), "{d}");
+    }
+}

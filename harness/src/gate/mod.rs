@@ -1,0 +1,24 @@
+//! The merge gate for users' own code: manifest kernels (stress with their oracle, and the
+//! sanitizers) or an existing CUDA program (`gate -- PROGRAM ARGS`: the sanitizers and repeated
+//! plain runs). Findings are matched with a baseline of accepted ones by fingerprint (no line
+//! numbers): new findings fail the gate, accepted ones are listed, fixed and stale ones are
+//! reported so the baseline can shrink. The run and its [`Diff`] are rendered by
+//! [`crate::report`]: text, JSON, JUnit, SARIF 2.1.0, GitHub annotations and a markdown summary.
+//!
+//! One file per role: [`finding`] (what a run holds), [`fingerprint`] (a finding's identity),
+//! [`baseline`] (accepted findings, the diff), [`manifest_run`] and [`program`] (the two modes),
+//! [`sanitizers`] (sanitizer runs as findings), [`masks`] (what may vary between runs).
+
+pub mod baseline;
+pub mod finding;
+pub mod fingerprint;
+pub mod manifest_run;
+pub mod masks;
+pub mod program;
+pub mod sanitizers;
+
+pub use baseline::{diff, Accepted, Baseline, Diff, BASELINE, PROGRAM_BASELINE};
+pub use finding::{Checked, Detection, GateConfig, GateFinding, GateRun, Inconclusive};
+pub use fingerprint::Identity;
+pub use manifest_run::run_manifest;
+pub use program::run_program;
