@@ -21,10 +21,12 @@
 
 pub mod battery;
 pub mod bench;
+pub mod cache;
 pub mod case;
 pub mod catalog;
 pub mod check;
 pub mod compile;
+pub mod cscan;
 pub mod device;
 pub mod entry;
 pub mod errors;

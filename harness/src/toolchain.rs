@@ -67,6 +67,9 @@ pub fn relative_to(root: &Path, path: &Path) -> Option<String> {
 pub struct Nvrtc {
     pub source: String,
     pub version: (i32, i32),
+    /// The library loaded, by absolute path; `None` when the system's library path found it
+    /// (a child then finds it the same way).
+    pub lib: Option<PathBuf>,
 }
 
 /// Makes NVRTC loadable (once per process) and reports which one is used.
@@ -83,7 +86,10 @@ fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
     if let Some(path) = std::env::var_os("RACEGATE_NVRTC_LIB") {
         let path = PathBuf::from(path);
         return match preload(&path) {
-            true => finish(format!("{} (RACEGATE_NVRTC_LIB)", path.display())),
+            true => finish(
+                format!("{} (RACEGATE_NVRTC_LIB)", path.display()),
+                Some(path),
+            ),
             false => Err(format!(
                 "RACEGATE_NVRTC_LIB={} (could not be loaded)",
                 path.display()
@@ -92,7 +98,7 @@ fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
     }
     // SAFETY: probing only dlopens the library by name.
     if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return finish("system library path".to_string());
+        return finish("system library path".to_string(), None);
     }
     searched.push("the system library path".to_string());
     let mut dirs: Vec<PathBuf> = Vec::new();
@@ -120,14 +126,14 @@ fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
     for dir in dirs {
         let lib = dir.join(NVRTC_SONAME);
         if lib.is_file() && preload(&lib) {
-            return finish(lib.display().to_string());
+            return finish(lib.display().to_string(), Some(lib));
         }
         searched.push(lib.display().to_string());
     }
     Err(searched.join(", "))
 }
 
-fn finish(source: String) -> std::result::Result<Nvrtc, String> {
+fn finish(source: String, lib: Option<PathBuf>) -> std::result::Result<Nvrtc, String> {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: writes two ints; the library is loaded at this point.
     let rc = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
@@ -135,6 +141,7 @@ fn finish(source: String) -> std::result::Result<Nvrtc, String> {
     Ok(Nvrtc {
         source,
         version: (major, minor),
+        lib,
     })
 }
 

@@ -1,10 +1,13 @@
 //! Runs a child that may hang or fault: its own process group, a deadline, and a kill of the
 //! whole group (TERM, a short grace, then KILL), so no grandchild is left holding the GPU or
-//! our pipes. Used for stress workers and for compute-sanitizer runs alike.
+//! our pipes. Used for stress workers, compute-sanitizer runs, grading workers and compiles
+//! alike. The child's stdout is read as bytes, a line at a time (at most [`MAX_LINE`] bytes
+//! each): a kernel that prints bytes that are not UTF-8, or a flood without newlines, can
+//! neither stop the reading nor fill our memory.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -40,11 +43,42 @@ pub struct Deadline {
     pub total: Option<Duration>,
 }
 
+/// The longest stdout line passed on whole; a longer one comes in pieces of this size.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// How to start a child besides its arguments: its environment and working folder.
+#[derive(Clone, Debug, Default)]
+pub struct Spawn {
+    /// Variables set in the child.
+    pub env: Vec<(String, String)>,
+    /// Start from an empty environment: the child gets `env` and nothing else of ours.
+    pub clear_env: bool,
+    /// Variables of ours the child does not get.
+    pub remove: Vec<String>,
+    /// The child's working folder (default: ours).
+    pub cwd: Option<PathBuf>,
+}
+
 /// Runs `program args` with `env` added, calling `on_line` for every stdout line as it comes.
 pub fn run(
     program: &Path,
     args: &[OsString],
     env: &[(String, String)],
+    deadline: Deadline,
+    on_line: impl FnMut(&str),
+) -> Result<Finished> {
+    let spawn = Spawn {
+        env: env.to_vec(),
+        ..Spawn::default()
+    };
+    run_with(program, args, &spawn, deadline, on_line)
+}
+
+/// [`run`] with the environment and working folder of `spawn`.
+pub fn run_with(
+    program: &Path,
+    args: &[OsString],
+    spawn: &Spawn,
     deadline: Deadline,
     mut on_line: impl FnMut(&str),
 ) -> Result<Finished> {
@@ -58,8 +92,18 @@ pub fn run(
             c.process_group(0);
             Ok(())
         });
-    for (k, v) in env {
-        expr = expr.env(k, v);
+    if spawn.clear_env {
+        expr = expr.full_env(spawn.env.iter().cloned());
+    } else {
+        for k in &spawn.remove {
+            expr = expr.env_remove(k);
+        }
+        for (k, v) in &spawn.env {
+            expr = expr.env(k, v);
+        }
+    }
+    if let Some(d) = &spawn.cwd {
+        expr = expr.dir(d);
     }
     let reader = Arc::new(
         expr.reader()
@@ -71,17 +115,32 @@ pub fn run(
         let reader = Arc::clone(&reader);
         std::thread::spawn(move || {
             let mut lines = BufReader::new(&*reader);
-            let mut line = String::new();
-            loop {
+            let mut line = Vec::new();
+            let send = |line: &mut Vec<u8>| {
+                let text = String::from_utf8_lossy(line).trim_end().to_string();
                 line.clear();
-                match lines.read_line(&mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if tx.send(line.trim_end().to_string()).is_err() {
-                            break;
-                        }
-                    }
+                tx.send(text).is_ok()
+            };
+            loop {
+                let chunk = match lines.fill_buf() {
+                    Ok([]) => break,
+                    Ok(c) => c,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
+                let (take, newline) = match chunk.iter().position(|&b| b == b'\n') {
+                    Some(i) => (i + 1, true),
+                    None => (chunk.len(), false),
+                };
+                let take = take.min(MAX_LINE - line.len());
+                line.extend_from_slice(&chunk[..take]);
+                lines.consume(take);
+                if (newline || line.len() >= MAX_LINE) && !send(&mut line) {
+                    return;
                 }
+            }
+            if !line.is_empty() {
+                send(&mut line);
             }
         })
     };
@@ -211,6 +270,57 @@ mod tests {
         let (f, _) = sh("echo oops >&2; exit 3", 5000);
         assert_eq!(f.exit, Exit::Code(3));
         assert_eq!(f.stderr.trim(), "oops");
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_and_endless_lines_are_read() {
+        let (f, lines) = sh(
+            "printf 'a\\377b\\n'; head -c 200000 /dev/zero | tr '\\0' x; echo; echo end",
+            5000,
+        );
+        assert_eq!(f.exit, Exit::Code(0));
+        assert_eq!(lines[0], "a\u{fffd}b");
+        assert!(
+            lines[1..].iter().all(|l| l.len() <= MAX_LINE),
+            "long lines are cut"
+        );
+        assert_eq!(lines.last().map(String::as_str), Some("end"));
+    }
+
+    #[test]
+    fn a_clean_environment_and_a_working_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut lines = Vec::new();
+        let spawn = Spawn {
+            env: vec![("ONLY".into(), "this".into())],
+            clear_env: true,
+            cwd: Some(dir.path().to_path_buf()),
+            ..Spawn::default()
+        };
+        let f = run_with(
+            Path::new("/bin/sh"),
+            &["-c".into(), "env; pwd".into()],
+            &spawn,
+            Deadline {
+                idle: Duration::from_secs(5),
+                total: None,
+            },
+            |l| lines.push(l.to_string()),
+        )
+        .unwrap();
+        assert_eq!(f.exit, Exit::Code(0));
+        let env: Vec<&String> = lines
+            .iter()
+            .filter(|l| {
+                l.contains('=')
+                    && !l.starts_with("PWD=")
+                    && !l.starts_with("SHLVL=")
+                    && !l.starts_with("_=")
+            })
+            .collect();
+        assert_eq!(env, ["ONLY=this"], "{lines:?}");
+        let cwd = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(lines.last().map(PathBuf::from), Some(cwd));
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub(super) struct GpuLock(#[allow(dead_code)] std::fs::File);
 impl GpuLock {
     /// Waits for the machine-wide lock.
     pub(super) fn acquire() -> Result<GpuLock> {
-        let dir = compile::cache_dir();
+        let dir = compile::cache_dir()?;
         std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
         GpuLock::acquire_at(&dir.join("grade-gpu.lock"))
     }

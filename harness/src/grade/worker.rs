@@ -30,7 +30,7 @@ pub(super) struct Scratch(tempfile::TempDir);
 
 impl Scratch {
     pub(super) fn new() -> Result<Scratch> {
-        let cache = compile::cache_dir();
+        let cache = compile::cache_dir()?;
         std::fs::create_dir_all(&cache).map_err(|e| Error::io("creating", &cache, e))?;
         let dir = tempfile::Builder::new()
             .prefix("grade-")
