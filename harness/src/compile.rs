@@ -26,7 +26,7 @@ pub const NAME_OPTION: &str = "--racegate-name-expression=";
 pub const DEFAULT_ARCH: &str = "compute_90";
 
 /// How to build one file.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct BuildOptions {
     /// A virtual architecture such as `compute_90`.
     pub arch: String,
@@ -151,14 +151,20 @@ pub fn compile_in_memory(
                     .result()
                     .map_err(|err| format!("name expression {e:?}: {err:?}"))?;
             }
-            if nvrtc::result::compile_program(prog, &nvrtc_options).is_err() {
+            if let Err(err) = nvrtc::result::compile_program(prog, &nvrtc_options) {
                 let log = nvrtc::result::get_program_log(prog).map_err(|e| format!("{e:?}"))?;
                 let log: Vec<u8> = log
                     .iter()
                     .map(|c| *c as u8)
                     .take_while(|c| *c != 0)
                     .collect();
-                return Err(String::from_utf8_lossy(&log).trim_end().to_string());
+                let log = String::from_utf8_lossy(&log).trim_end().to_string();
+                // An empty log (NVRTC out of memory, say) still says what went wrong.
+                return Err(if log.is_empty() {
+                    format!("{err:?}")
+                } else {
+                    log
+                });
             }
             let ptx = nvrtc::result::get_ptx(prog).map_err(|e| format!("{e:?}"))?;
             let ptx: Vec<u8> = ptx

@@ -267,9 +267,9 @@ impl Iterator for Tokens {
                 rest.find('\n').map_or(b.len(), |k| start + k),
                 Kind::Comment,
             )
-        } else if rest.starts_with("/*") {
+        } else if let Some(body) = rest.strip_prefix("/*") {
             (
-                rest[2..].find("*/").map_or(b.len(), |k| start + 2 + k + 2),
+                body.find("*/").map_or(b.len(), |k| start + 2 + k + 2),
                 Kind::Comment,
             )
         } else if c == '"' {

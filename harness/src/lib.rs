@@ -26,6 +26,7 @@ pub mod case;
 pub mod catalog;
 pub mod check;
 pub mod compile;
+pub mod compile_child;
 pub mod cscan;
 pub mod device;
 pub mod entry;
