@@ -112,8 +112,13 @@ pub fn compile_in_memory(
         log,
     };
     let src = CString::new(source).map_err(|_| fail("the source holds a NUL byte".into()))?;
+    // NVRTC reads a program name that starts with `-` as an option (`-rf.cu`).
+    let shown = match name.starts_with('-') {
+        true => format!("./{name}"),
+        false => name.to_string(),
+    };
     let prog_name =
-        CString::new(name).map_err(|_| fail("the file name holds a NUL byte".into()))?;
+        CString::new(shown).map_err(|_| fail("the file name holds a NUL byte".into()))?;
     let served: Vec<(CString, CString)> = std::iter::once((PRELUDE_NAME, PRELUDE))
         .chain(headers.iter().map(|(n, t)| (n.as_str(), t.as_str())))
         .map(|(n, t)| Some((CString::new(n).ok()?, CString::new(t).ok()?)))

@@ -276,7 +276,11 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
     let stderr = &finished.stderr;
     Ok(match answer {
         Some(Reply::Built { ptx, options }) => Outcome::Built(Built { ptx, options }),
-        Some(Reply::Refused { line, what }) => Outcome::Refused(FileAccess { line, what }),
+        Some(Reply::Refused { line, what }) => Outcome::Refused(FileAccess {
+            line,
+            what,
+            target: None,
+        }),
         Some(Reply::Failed { log }) if log.contains("error: out of memory") => {
             Outcome::Limit(LimitHit::Memory(limits.memory_mib))
         }
@@ -309,6 +313,15 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
                 )))
             }
         },
+    })
+}
+
+/// The first way `source` asks for a file other than a `#include` of one of the `allowed`
+/// names (headers served from memory), written literally.
+pub fn forbidden_access(source: &str, allowed: &[String]) -> Option<FileAccess> {
+    cscan::file_access(source).into_iter().find(|a| {
+        let include = a.what.ends_with("include`");
+        !(include && a.target.as_ref().is_some_and(|t| allowed.contains(t)))
     })
 }
 
@@ -353,8 +366,8 @@ pub fn child(
     let req: Request = serde_json::from_slice(&bytes)
         .map_err(|e| Error::Usage(format!("{}: {e}", request.display())))?;
     let text = std::fs::read_to_string(source).map_err(|e| Error::io("reading", source, e))?;
-    let access = cscan::file_access(&text);
-    let answer = match access.first() {
+    let served: Vec<String> = req.headers.iter().map(|(n, _)| n.clone()).collect();
+    let answer = match forbidden_access(&text, &served) {
         Some(a) if req.refuse_file_access => Reply::Refused {
             line: a.line,
             what: a.what.clone(),
@@ -401,6 +414,27 @@ mod tests {
         let b = bound(&"x".repeat(50_000), 60, 100);
         assert_eq!(b, "... (1 more lines not shown)");
         assert_eq!(bound("a\nb\n", 60, 100), "a\nb");
+    }
+
+    #[test]
+    fn only_served_headers_may_be_included() {
+        let allowed = vec!["cuda_fp16.h".to_string()];
+        assert_eq!(
+            forbidden_access("#include <cuda_fp16.h>\nint x;\n", &allowed),
+            None
+        );
+        assert_eq!(
+            forbidden_access("%:include \"cuda_fp16.h\"\n", &allowed),
+            None
+        );
+        for bad in [
+            "#include <cuda_fp16.hpp>\n",
+            "#define H <cuda_fp16.h>\n#include H\n",
+            "#include_next <cuda_fp16.h>\n",
+            "#if __has_include(<cuda_fp16.h>)\n#endif\n",
+        ] {
+            assert!(forbidden_access(bad, &allowed).is_some(), "{bad}");
+        }
     }
 
     #[test]

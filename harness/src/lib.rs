@@ -34,6 +34,7 @@ pub mod errors;
 pub mod exercises;
 pub mod gate;
 pub mod grade;
+pub mod headers;
 pub mod launch;
 pub mod manifest;
 pub mod oracle;

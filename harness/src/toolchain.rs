@@ -173,6 +173,35 @@ fn dlopen_global(path: &Path) -> bool {
     !handle.is_null()
 }
 
+/// The folders that hold the CUDA toolkit's headers (`cuda_fp16.h`, and `cuda/std/...` in a
+/// `cccl` folder beside them): `$CUDA_HOME/include`, `$CUDA_PATH/include`,
+/// `/usr/local/cuda/include`, and the copy `ci/setup` installs under `.racegate/nvrtc` (in the
+/// root or above it, or above the racegate binary). Only those that exist.
+pub fn cuda_include_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(v) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(v).join("include"));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/local/cuda/include"));
+    let local = Path::new(LOCAL_NVRTC).with_file_name("include");
+    let exe = std::env::current_exe().ok();
+    for base in root
+        .ancestors()
+        .chain(exe.iter().flat_map(|e| e.ancestors()))
+    {
+        dirs.push(base.join(&local));
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    for d in dirs.into_iter().flat_map(|d| [d.join("cccl"), d]) {
+        if d.is_dir() && !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
+}
+
 /// The compute-sanitizer executable: `RACEGATE_COMPUTE_SANITIZER` (which wins, and which must
 /// exist), then `PATH`, then the usual CUDA install folders. `None` when there is none.
 pub fn compute_sanitizer() -> Option<PathBuf> {

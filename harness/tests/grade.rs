@@ -59,18 +59,61 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
             put("alice/reduce.cu", "correct.cu")?;
             put("bob/reduce.cu", "wrong_name.cu")?;
             put("carol.cu", "correct.cu")?;
+            put("dave/REDUCE.CU", "correct.cu")?;
+            put("-rf.cu", "correct.cu")?;
             put(".git/hooks.cu", "correct.cu")?;
             put("alice/notes.txt", "correct.cu")?;
-            let (code, csv, stderr) = run_cli(
+            put("erin/deeper/reduce.cu", "correct.cu")?;
+            let (code, json, stderr) = run_cli(
                 &r,
                 &[
                     "grade",
                     "--exercise",
                     "reduce",
+                    "--format",
+                    "json",
                     dir.path().to_str().unwrap(),
                 ],
                 &[("RACEGATE_NO_GPU", "1")],
             );
+            let grades: serde_json::Value =
+                serde_json::from_str(&json).map_err(|e| format!("{e}: {json}\n{stderr}"))?;
+            let compiles = |who: &str| {
+                grades
+                    .as_array()
+                    .and_then(|a| {
+                        a.iter()
+                            .find(|g| g["submission"].as_str().unwrap_or("").ends_with(who))
+                    })
+                    .map(|g| g["items"][0]["status"].as_str().unwrap_or("").to_string())
+            };
+            let n = grades.as_array().map_or(0, |a| a.len());
+            if code != 4
+                || n != 5
+                || compiles("alice/reduce.cu").as_deref() != Some("passed")
+                || compiles("bob/reduce.cu").as_deref() != Some("failed")
+                || compiles("carol.cu").as_deref() != Some("passed")
+                || compiles("dave/REDUCE.CU").as_deref() != Some("passed")
+                || compiles("/-rf.cu").as_deref() != Some("passed")
+                || grades
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|g| !g["score"].is_null())
+            {
+                return Err(format!("exit {code}, {n} grades\n{json}\n{stderr}").into());
+            }
+            for skipped in [
+                ".git: a hidden name",
+                "notes.txt: not a .cu file",
+                "deeper: a folder nested more than one level deep",
+            ] {
+                if !stderr.contains(skipped) {
+                    return Err(
+                        format!("the skipped entry `{skipped}` is not listed:\n{stderr}").into(),
+                    );
+                }
+            }
             let empty = dir.path().join("empty");
             std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
             let (empty_code, _, empty_err) = run_cli(
@@ -78,23 +121,27 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
                 &["grade", "--exercise", "reduce", empty.to_str().unwrap()],
                 &[("RACEGATE_NO_GPU", "1")],
             );
-            let rows: Vec<&str> = csv.lines().skip(1).collect();
-            let score = |who: &str| {
-                rows.iter()
-                    .find(|l| l.contains(who))
-                    .and_then(|l| l.split(',').nth(1))
-                    .map(str::to_string)
-            };
-            if code != 4
-                || rows.len() != 3
-                || score("alice/reduce.cu").as_deref() != Some("10")
-                || score("bob/reduce.cu").as_deref() != Some("0")
-                || score("carol.cu").as_deref() != Some("10")
-            {
-                return Err(format!("exit {code}\n{csv}\n{stderr}").into());
-            }
             if empty_code != 2 || !empty_err.contains("no .cu submissions in") {
                 return Err(format!("empty folder: exit {empty_code}: {empty_err}").into());
+            }
+            // A file named like an option, after `--`.
+            let (dash_code, dash_out, dash_err) = run_cli(
+                dir.path(),
+                &[
+                    "--root",
+                    r.to_str().unwrap(),
+                    "grade",
+                    "--exercise",
+                    "reduce",
+                    "--format",
+                    "json",
+                    "--",
+                    "-rf.cu",
+                ],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            if dash_code != 4 || !dash_out.contains("\"status\": \"passed\"") {
+                return Err(format!("-- -rf.cu: exit {dash_code}\n{dash_out}\n{dash_err}").into());
             }
             Ok(())
         })
@@ -113,7 +160,7 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
             );
             if code != 4
                 || !stdout.contains("submissions are limited to 262144 bytes")
-                || !stdout.contains(": 0 / 100")
+                || !stdout.contains("huge.cu: not graded (reduce)")
             {
                 return Err(format!("exit {code}\n{stdout}").into());
             }
@@ -138,7 +185,9 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
                 .count();
             if code != 4
                 || !rows[0].starts_with("submission,score,max_score,compiles,correct")
+                || !rows[0].ends_with(",note")
                 || rows.len() != files + 1
+                || rows[1..].iter().any(|r| !r.contains(",not graded,"))
             {
                 return Err(format!(
                     "exit {code}, {} rows for {files} files\n{csv}\n{stderr}",
@@ -146,8 +195,13 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
                 )
                 .into());
             }
+            // Gradescope without a GPU: no results.json at all (an autograder failure there),
+            // and an older one removed.
             let one = dir.join("correct.cu");
-            let (_, gs, _) = run_cli(
+            let out = temp_dir("racegate-gs-")?;
+            let results = out.path().join("results.json");
+            std::fs::write(&results, "{\"score\": 100}").map_err(|e| e.to_string())?;
+            let (gs_code, gs, gs_err) = run_cli(
                 &r,
                 &[
                     "grade",
@@ -155,13 +209,34 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
                     "reduce",
                     "--format",
                     "gradescope",
+                    "--output",
+                    results.to_str().unwrap(),
                     one.to_str().unwrap(),
                 ],
                 &[("RACEGATE_NO_GPU", "1")],
             );
-            let v: serde_json::Value = serde_json::from_str(&gs).map_err(|e| e.to_string())?;
-            if v["score"] != 10.0 || v["tests"].as_array().map(|a| a.len()) != Some(6) {
-                return Err(format!("gradescope output: {gs}").into());
+            if gs_code != 4
+                || !gs.is_empty()
+                || results.exists()
+                || !gs_err.contains("no CUDA device")
+            {
+                return Err(format!("gradescope: exit {gs_code}: {gs}\n{gs_err}").into());
+            }
+            let (pl_code, pl, _) = run_cli(
+                &r,
+                &[
+                    "grade",
+                    "--exercise",
+                    "reduce",
+                    "--format",
+                    "prairielearn",
+                    one.to_str().unwrap(),
+                ],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            let v: serde_json::Value = serde_json::from_str(&pl).map_err(|e| e.to_string())?;
+            if pl_code != 4 || v["gradable"] != false || v.get("score").is_some() {
+                return Err(format!("prairielearn: exit {pl_code}: {pl}").into());
             }
             let (code, _, stderr) = run_cli(
                 &r,

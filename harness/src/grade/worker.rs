@@ -22,7 +22,7 @@ use crate::compile;
 use crate::errors::{Error, Result};
 use crate::exercises::Problem;
 use crate::launch::{Gpu, RunOptions};
-use crate::watchdog::{self, Deadline, Exit};
+use crate::watchdog::{self, Deadline, Exit, Spawn};
 
 /// A private scratch folder for one grade's PTX, request and response files, inside racegate's
 /// cache folder (so `RACEGATE_CACHE` moves it too).
@@ -151,12 +151,17 @@ fn run_worker_once(
     let (args, response) = work.worker_call(tag, ptx, problems, jitter, false)?;
     let total = cfg.timeout * (problems.len() as u32 + 1);
     // The child's stdout is the submission's printf: read and dropped, it never reaches the
-    // grade. The child needs no secret (it gets inputs, not seeds); the variable is blanked.
-    // The worker prints a line after each problem, so the idle deadline is per problem.
-    let finished = watchdog::run(
+    // grade. The child needs no secret (it gets inputs, not seeds): it does not get the
+    // variable at all. The worker prints a line after each problem, so the idle deadline is
+    // per problem.
+    let spawn = Spawn {
+        remove: vec!["RACEGATE_GRADE_SECRET".into()],
+        ..Spawn::default()
+    };
+    let finished = watchdog::run_with(
         exe,
         &args,
-        &[("RACEGATE_GRADE_SECRET".into(), String::new())],
+        &spawn,
         Deadline {
             idle: cfg.timeout,
             total: Some(total),
@@ -167,15 +172,22 @@ fn run_worker_once(
     let mut results = read_response(&bytes, problems.len());
     let after_fault = results.iter().any(|r| matches!(r, WorkerResult::Fault(_)));
     if let Some(i) = results.iter().position(|r| *r == WorkerResult::NotRun) {
+        // A kernel's fault is a record and a clean exit; a hang is ours to end. Anything else
+        // (an exit code, a signal: the worker could not open the GPU or read its files) is
+        // the grading machine's failure, not the submission's.
+        let last = finished.stderr.lines().last().unwrap_or("").to_string();
         results[i] = match finished.exit {
             Exit::TimedOut => WorkerResult::Hang,
             Exit::Code(0) if after_fault => return Ok(results),
-            Exit::Code(c) => WorkerResult::Fault(format!(
-                "the grader's worker exited with code {c}: {}",
-                finished.stderr.lines().last().unwrap_or("")
-            )),
+            Exit::Code(c) => {
+                return Err(Error::Child(format!(
+                    "the grading worker exited with code {c} before finishing: {last}"
+                )))
+            }
             Exit::Signal(s) => {
-                WorkerResult::Fault(format!("the grader's worker was killed by signal {s}"))
+                return Err(Error::Child(format!(
+                    "the grading worker was killed by signal {s}: {last}"
+                )))
             }
         };
     }
@@ -202,7 +214,18 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
         .map_err(|e| Error::Usage(format!("{}: {e}", request.display())))?;
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
     let gpu = Gpu::open()?;
-    let module = gpu.load(&text)?;
+    let module = match gpu.load(&text) {
+        Ok(m) => m,
+        // The driver refusing the submission's code (too much shared memory, say) is the
+        // submission's fault: a record, and a clean exit. A PTX too new for the driver is ours.
+        Err(Error::Cuda { source, during }) if !time && !machine_fault(&source) => {
+            let response = response.ok_or_else(|| Error::Usage("--response is required".into()))?;
+            let record = Record::Fault(format!("CUDA error during {during}: {source}"));
+            return std::fs::write(response, wire::encode_record(&record))
+                .map_err(|e| Error::io("writing", response, e));
+        }
+        Err(e) => return Err(e),
+    };
     if time {
         let p = problems
             .first()
@@ -238,6 +261,22 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
         }
     }
     Ok(())
+}
+
+/// A module load error that says the machine, not the code, is at fault.
+fn machine_fault(e: &cudarc::driver::DriverError) -> bool {
+    use cudarc::driver::sys::CUresult::*;
+    matches!(
+        e.0,
+        CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+            | CUDA_ERROR_JIT_COMPILER_NOT_FOUND
+            | CUDA_ERROR_NO_BINARY_FOR_GPU
+            | CUDA_ERROR_OUT_OF_MEMORY
+            | CUDA_ERROR_NOT_INITIALIZED
+            | CUDA_ERROR_DEINITIALIZED
+            | CUDA_ERROR_NO_DEVICE
+            | CUDA_ERROR_INVALID_CONTEXT
+    )
 }
 
 #[cfg(test)]
@@ -295,6 +334,10 @@ mod tests {
 
     /// Three problems through `run_worker`, with `script` standing in for every worker.
     fn run_fake(script: &str, timeout_ms: u64) -> Vec<WorkerResult> {
+        try_fake(script, timeout_ms).unwrap()
+    }
+
+    fn try_fake(script: &str, timeout_ms: u64) -> Result<Vec<WorkerResult>> {
         let work = Scratch::new().unwrap();
         let exe = fake_worker(work.path(), script);
         let problems = three_problems();
@@ -307,7 +350,26 @@ mod tests {
             true,
             "t",
         )
-        .unwrap()
+    }
+
+    #[test]
+    fn a_worker_lost_for_another_reason_is_the_machines_failure() {
+        // No record, and an exit code: the worker could not open the GPU, say.
+        let e = try_fake("echo 'error: no CUDA device: gone' >&2; exit 4", 5000).unwrap_err();
+        assert!(e.to_string().contains("exited with code 4"), "{e}");
+        assert!(e.to_string().contains("no CUDA device: gone"), "{e}");
+        let e = try_fake("kill -KILL $$", 5000).unwrap_err();
+        assert!(e.to_string().contains("signal 9"), "{e}");
+    }
+
+    #[test]
+    fn the_worker_does_not_get_the_secret() {
+        // The fake worker writes a fault whose text is what it sees of the secret.
+        let r = run_fake(
+            "printf '{\"Fault\":\"[%s]\"}\\n' \"${RACEGATE_GRADE_SECRET-unset}\" > $7",
+            5000,
+        );
+        assert_eq!(r[0], WorkerResult::Fault("[unset]".into()));
     }
 
     #[test]
