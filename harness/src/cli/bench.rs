@@ -5,6 +5,7 @@ use racegate::errors::exit;
 use racegate::launch::Gpu;
 use racegate::{bench, report, Result};
 
+use super::output::{out, outln};
 use super::settings::Global;
 use super::settings::{self, Settings};
 
@@ -49,9 +50,9 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
         rows.push(row);
     }
     if a.json {
-        println!("{}", settings::json(&rows));
+        outln!("{}", settings::json(&rows));
     } else {
-        print!("{}", report::markdown::bench_table(&rows));
+        out!("{}", report::markdown::bench_table(&rows));
     }
     Ok(exit::OK)
 }

@@ -9,8 +9,10 @@ use racegate::errors::exit;
 use racegate::gate::{self, GateConfig, GateRun};
 use racegate::{report, Error, Result};
 
+use super::output::{out, outln};
 use super::settings::Global;
 use super::settings::{self, Settings};
+use super::values;
 
 pub const HELP: &str = concat!(
     "Exit codes: 0 no new finding, 1 new findings, 2 bad input, 3 inconclusive (a tool missing or \
@@ -31,19 +33,19 @@ pub struct GateArgs {
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
     /// Stress trials per kernel.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = values::at_least_one)]
     trials: u32,
     /// Plain runs of a program (output compared across them).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = values::at_least_one)]
     runs: u32,
     /// Processes at once; default: the number of cores.
     #[arg(long)]
     jobs: Option<usize>,
     /// Deadline of a stress trial or a plain program run, in seconds.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = values::seconds)]
     timeout: f64,
     /// Deadline of one sanitizer run, in seconds.
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = 120.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
     /// Write SARIF 2.1.0 here (for GitHub code scanning).
     #[arg(long, value_name = "FILE")]
@@ -88,7 +90,7 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
         .baseline
         .clone()
         .unwrap_or_else(|| catalog.manifest_dir().join(gate::BASELINE));
-    println!(
+    outln!(
         "racegate gate: {} kernel(s) from {}",
         catalog.cases.len(),
         catalog
@@ -146,7 +148,7 @@ fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
         .baseline
         .clone()
         .unwrap_or_else(|| cwd.join(gate::BASELINE));
-    println!(
+    outln!(
         "racegate gate: {} under 4 sanitizers and {} plain run(s)",
         program
             .iter()
@@ -173,7 +175,7 @@ fn finish(run: &GateRun, baseline_path: &Path, a: &GateArgs, uri_prefix: &str) -
     if a.update_baseline {
         let b = gate::Baseline::from_run(run);
         b.save(baseline_path)?;
-        print!("{}", report::text::baseline_written(run, baseline_path, &b));
+        out!("{}", report::text::baseline_written(run, baseline_path, &b));
         return Ok(if run.inconclusive.is_empty() {
             exit::OK
         } else {
@@ -182,7 +184,7 @@ fn finish(run: &GateRun, baseline_path: &Path, a: &GateArgs, uri_prefix: &str) -
     }
     let base = gate::Baseline::load(baseline_path)?;
     let d = gate::diff(run, &base);
-    print!("{}", report::text::gate(run, &d, baseline_path));
+    out!("{}", report::text::gate(run, &d, baseline_path));
     let md = report::markdown::gate_summary(run, &d);
     if let Some(p) = &a.sarif {
         let sarif = report::sarif::gate(&d, env!("CARGO_PKG_VERSION"), uri_prefix);
@@ -195,7 +197,7 @@ fn finish(run: &GateRun, baseline_path: &Path, a: &GateArgs, uri_prefix: &str) -
         settings::write_file(p, &md)?;
     }
     if a.github {
-        print!("{}", report::github::annotations(&d));
+        out!("{}", report::github::annotations(&d));
         if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY") {
             use std::io::Write;
             let mut f = std::fs::OpenOptions::new()

@@ -3,6 +3,7 @@
 use racegate::errors::exit;
 use racegate::{report, Result};
 
+use super::output::{out, outln};
 use super::settings;
 use super::settings::Global;
 
@@ -16,9 +17,9 @@ pub struct ListArgs {
 pub fn run(global: &Global, a: ListArgs) -> Result<u8> {
     let catalog = settings::catalog(global, None)?;
     if a.json {
-        println!("{}", settings::json(&catalog.cases));
+        outln!("{}", settings::json(&catalog.cases));
     } else {
-        print!("{}", report::catalog_table(&catalog));
+        out!("{}", report::catalog_table(&catalog));
     }
     Ok(exit::OK)
 }

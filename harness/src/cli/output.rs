@@ -20,3 +20,19 @@ pub fn print(text: &str) -> Result<()> {
 pub fn note(text: &str) {
     let _ = writeln!(std::io::stderr(), "note: {text}");
 }
+
+/// `print!` through [`print`]: returns the error from the enclosing function with `?`.
+macro_rules! out {
+    ($($t:tt)*) => {
+        crate::cli::output::print(&format!($($t)*))?
+    };
+}
+
+/// `println!` through [`print`].
+macro_rules! outln {
+    ($($t:tt)*) => {
+        crate::cli::output::print(&format!("{}\n", format_args!($($t)*)))?
+    };
+}
+
+pub(crate) use {out, outln};

@@ -8,8 +8,10 @@ use racegate::errors::exit;
 use racegate::sanitize::{self, Outcome, SanitizeConfig, Tool};
 use racegate::{report, Result};
 
+use super::output::{out, outln};
 use super::settings::Global;
 use super::settings::{self, Settings};
+use super::values;
 
 #[derive(clap::Args)]
 pub struct SanitizeArgs {
@@ -25,7 +27,7 @@ pub struct SanitizeArgs {
     #[arg(long, value_name = "FILE")]
     save_log: Option<PathBuf>,
     /// Deadline in seconds; past it the sanitizer and its target are killed (Hang).
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = 120.0, value_parser = values::seconds)]
     timeout: f64,
     /// Seed for the problem's inputs.
     #[arg(long, default_value_t = sanitize::runner::SANITIZE_SEED)]
@@ -60,9 +62,9 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
         settings::write_file(p, &format!("$ {}\n{}", r.command, r.log))?;
     }
     if a.json {
-        println!("{}", settings::json(&r));
+        outln!("{}", settings::json(&r));
     } else {
-        print!("{}", report::sanitizer(&r));
+        out!("{}", report::sanitizer(&r));
     }
     Ok(match r.outcome {
         Outcome::Clean => exit::OK,

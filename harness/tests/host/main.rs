@@ -8,6 +8,7 @@
 mod compile_child;
 mod exit_codes;
 mod header;
+mod inputs;
 mod layout;
 mod manifest;
 
