@@ -125,6 +125,9 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
     if let Some(p) = &a.output {
         check_writable(p)?;
     }
+    // The private cache holds the GPU lock and the workers' files: refuse one that is not
+    // ours before any submission is graded.
+    racegate::cache::dir()?;
     let device = racegate::device::probe();
     let s = Settings::new(Some(a.jobs))?;
     let cfg = grading::GradeConfig {
