@@ -10,8 +10,9 @@
 //!   (`RLIMIT_AS`, for compile children only: it breaks `cuInit` in kernel workers), no core
 //!   files, a cap on the size of files it writes, and NVRTC on a thread with a large stack;
 //! * with [`Request::refuse_file_access`], a refusal of any source that asks the preprocessor
-//!   for a file ([`cscan::file_access`]) before NVRTC sees it; headers it may use come in
-//!   memory ([`Request::headers`]).
+//!   for a file ([`cscan::file_access`]) before NVRTC sees it, but for a literal `#include` of
+//!   an allowed header ([`Request::allowed_includes`]); headers come in memory
+//!   ([`Request::headers`]), never from the file system.
 //!
 //! A limit that is hit is the source's failure ([`Outcome::Limit`]), with a message that says
 //! which; an error (`Err`) is the machine's (no NVRTC, the child could not start).
@@ -77,10 +78,14 @@ pub struct Request {
     #[serde(skip)]
     pub source: String,
     pub options: BuildOptions,
-    /// `(include name, text)`: headers NVRTC reads from memory.
+    /// `(include name, text)`: headers NVRTC reads from memory (the allowed ones, and those
+    /// they include).
     pub headers: Vec<(String, String)>,
-    /// Refuse, before NVRTC, a source that asks the preprocessor to read any file.
+    /// Refuse, before NVRTC, a source that asks the preprocessor to read any file other than a
+    /// `#include` of one of [`Request::allowed_includes`].
     pub refuse_file_access: bool,
+    /// The headers the source itself may include (by these exact names).
+    pub allowed_includes: Vec<String>,
 }
 
 impl Request {
@@ -92,6 +97,7 @@ impl Request {
             options: BuildOptions::default(),
             headers: Vec::new(),
             refuse_file_access: true,
+            allowed_includes: Vec::new(),
         }
     }
 }
@@ -366,8 +372,7 @@ pub fn child(
     let req: Request = serde_json::from_slice(&bytes)
         .map_err(|e| Error::Usage(format!("{}: {e}", request.display())))?;
     let text = std::fs::read_to_string(source).map_err(|e| Error::io("reading", source, e))?;
-    let served: Vec<String> = req.headers.iter().map(|(n, _)| n.clone()).collect();
-    let answer = match forbidden_access(&text, &served) {
+    let answer = match forbidden_access(&text, &req.allowed_includes) {
         Some(a) if req.refuse_file_access => Reply::Refused {
             line: a.line,
             what: a.what.clone(),

@@ -65,6 +65,7 @@ pub(super) fn compiles(
             },
             headers: headers.clone(),
             refuse_file_access: true,
+            allowed_includes: spec.headers.clone(),
         };
         compile_child::compile(exe, root, &req, &cfg.compile)
     };

@@ -184,3 +184,23 @@ printf '{\"Failed\":{\"log\":\"%s|%s\"}}' \"$(env | grep -v '^PWD=\\|^SHLVL=\\|^
     assert!(env.contains("PATH=/usr/bin:/bin "), "{env}");
     assert_eq!(files, "-rf.cu", "the folder holds the source only");
 }
+
+#[test]
+fn an_allowed_header_is_served_from_memory_and_no_other() {
+    let dirs = racegate::toolchain::cuda_include_dirs(&root());
+    if !dirs.iter().any(|d| d.join("cuda_fp16.h").is_file()) {
+        eprintln!("no cuda_fp16.h in {dirs:?}: install the toolkit headers with ci/setup");
+        return;
+    }
+    let served = racegate::headers::serve(&["cuda_fp16.h".to_string()], &dirs).unwrap();
+    let src = "#include <cuda_fp16.h>\nextern \"C\" __global__ void k(__half* o) { o[0] = __float2half(1.0f); }\n";
+    let mut req = Request::new("h.cu", src);
+    req.headers = served.clone();
+    req.allowed_includes = vec!["cuda_fp16.h".into()];
+    let out = compile(&super::racegate_exe(), &root(), &req, &Limits::default()).unwrap();
+    assert!(matches!(out, Outcome::Built(_)), "{out}");
+    // A header it includes is served, but the submission may not name it itself.
+    req.source = src.replace("cuda_fp16.h", "cuda_fp16.hpp");
+    let out = compile(&super::racegate_exe(), &root(), &req, &Limits::default()).unwrap();
+    assert!(matches!(out, Outcome::Refused(_)), "{out}");
+}
