@@ -208,12 +208,9 @@ pub fn compile_in_memory(
 /// fails on the way.
 fn write_atomically(dir: &Path, file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    // The mode std::fs::write gives (0666 less the umask), not tempfile's private 0600: the
-    // cache may be shared.
+    // tempfile's private mode (0600) is right: the cache folder is one user's (`crate::cache`).
     let mut tmp = tempfile::Builder::new()
         .prefix(".racegate")
-        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.persist(file).map_err(|e| e.error)?;

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use libtest_mimic::{Completion, Failed, Trial};
 
-use crate::util::{gpu_slots, grade_item, grade_run, run_cli, submissions_dir, temp_dir, Device};
+use crate::util::{
+    gpu_slots, grade_item, grade_run, run_cli, submissions_dir, temp_dir, write_script, Device,
+};
 
 pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
     let mut out = Vec::new();
@@ -43,6 +45,49 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
                     .contains("vs the reference's")
             {
                 return Err(format!("{g}").into());
+            }
+            Ok(Completion::Completed)
+        })
+        .with_kind("gpu"),
+    );
+    // GPU: a sanitizer that exits 255 is the machine's failure: no score, in any format.
+    let r = root.to_path_buf();
+    let dev = device.clone();
+    out.push(
+        Trial::ignorable_test("grade::gpu::a_failing_sanitizer_is_not_graded", move || {
+            if let Err(why) = &dev {
+                return Ok(Completion::ignored_with(format!("no CUDA device: {why}")));
+            }
+            let slots = gpu_slots();
+            let _slot = slots.take();
+            let dir = temp_dir("racegate-fake-")?;
+            let fake = write_script(
+                dir.path(),
+                "compute-sanitizer",
+                "#!/bin/sh\necho '========= Error: Device not supported' >&2\nexit 255\n",
+            )?;
+            let one = submissions_dir(&r).join("reduce/correct.cu");
+            let env = [("RACEGATE_COMPUTE_SANITIZER", fake.to_str().unwrap())];
+            let (code, g, all) = grade_run(&r, "reduce", &one, &[], &env)?;
+            if code != 3 || !g["score"].is_null() || !all.contains("Device not supported") {
+                return Err(format!("exit {code}\n{all}").into());
+            }
+            let (code, pl, err) = run_cli(
+                &r,
+                &[
+                    "grade",
+                    "--exercise",
+                    "reduce",
+                    "--format",
+                    "prairielearn",
+                    one.to_str().unwrap(),
+                ],
+                &env,
+            );
+            let v: serde_json::Value =
+                serde_json::from_str(&pl).map_err(|e| format!("{e}: {pl}"))?;
+            if code != 3 || v["gradable"] != false {
+                return Err(format!("prairielearn: exit {code}\n{pl}\n{err}").into());
             }
             Ok(Completion::Completed)
         })
