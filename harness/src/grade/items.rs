@@ -18,7 +18,7 @@ use super::score::{self, Item, ItemResult};
 use super::signature;
 use super::spec::{Rubric, Spec};
 use super::submission;
-use super::worker::{run_worker, Scratch, WorkerResult};
+use super::worker::{self, run_worker, Scratch, WorkerResult};
 use crate::compile::{self, BuildOptions, Built};
 use crate::compile_child::{self, Outcome as Compiled, Request};
 use crate::errors::{Error, Result};
@@ -208,9 +208,9 @@ impl Items<'_> {
             Tool::Initcheck => Item::Initcheck,
         };
         let problem = self.problem(1_000_000, SizeChoice::Sanitize);
-        let (args, _) = self
-            .work
-            .worker_call(&tool.to_string(), ptx, &[problem], false, false)?;
+        let (args, response) =
+            self.work
+                .worker_call(&tool.to_string(), ptx, &[problem], false, false)?;
         let target: Vec<OsString> = std::iter::once(self.exe.into()).chain(args).collect();
         // The worker takes its inputs from the request, not from a seed.
         let scfg = SanitizeConfig {
@@ -218,6 +218,10 @@ impl Items<'_> {
             ..SanitizeConfig::new(tool, cfg.sanitizer.clone(), cfg.sanitize_timeout, &cfg.arch)
         };
         let r = sanitize::runner::run_target(name, &target, &scfg, self.root)?;
+        // A kernel the driver would not load never ran: nothing to pass.
+        if let Some(fault) = worker::load_fault(&response) {
+            return Ok(score::item(rubric, item, 0.0, format!("{tool}: {fault}")));
+        }
         Ok(match r.outcome {
             Outcome::Clean => score::item(rubric, item, 1.0, format!("{tool}: no finding")),
             Outcome::Findings(f) => {

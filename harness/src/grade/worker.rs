@@ -82,6 +82,20 @@ impl Scratch {
     }
 }
 
+/// How the fault of a module the driver would not load begins (the kernel never ran).
+pub(super) const LOAD_FAULT: &str = "the kernel's module did not load: ";
+
+/// The fault a response file holds for a module that did not load, if it holds one.
+pub(super) fn load_fault(response: &Path) -> Option<String> {
+    let bytes = std::fs::read(response).ok()?;
+    wire::decode_response(&bytes)
+        .into_iter()
+        .find_map(|r| match r {
+            Record::Fault(f) if f.starts_with(LOAD_FAULT) => Some(f),
+            _ => None,
+        })
+}
+
 /// What became of one problem, as the parent sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum WorkerResult {
@@ -220,7 +234,7 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
         // submission's fault: a record, and a clean exit. A PTX too new for the driver is ours.
         Err(Error::Cuda { source, during }) if !time && !machine_fault(&source) => {
             let response = response.ok_or_else(|| Error::Usage("--response is required".into()))?;
-            let record = Record::Fault(format!("CUDA error during {during}: {source}"));
+            let record = Record::Fault(format!("{LOAD_FAULT}CUDA error during {during}: {source}"));
             return std::fs::write(response, wire::encode_record(&record))
                 .map_err(|e| Error::io("writing", response, e));
         }
@@ -350,6 +364,17 @@ mod tests {
             true,
             "t",
         )
+    }
+
+    #[test]
+    fn a_module_that_did_not_load_is_found_in_the_response() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.resp");
+        std::fs::write(&p, wire::encode_record(&Record::Fault("error 719".into()))).unwrap();
+        assert_eq!(load_fault(&p), None);
+        let f = format!("{LOAD_FAULT}too much shared data");
+        std::fs::write(&p, wire::encode_record(&Record::Fault(f.clone()))).unwrap();
+        assert_eq!(load_fault(&p), Some(f));
     }
 
     #[test]
