@@ -17,13 +17,17 @@ pub struct FileAccess {
 const FILE_DIRECTIVES: [&str; 4] = ["include", "include_next", "import", "embed"];
 /// Operators that look for a file.
 const FILE_PROBES: [&str; 3] = ["__has_include", "__has_include_next", "__has_embed"];
+/// Pragmas that name a file (`#pragma GCC dependency "f"` stats it; `include_alias` renames
+/// includes), also inside a `_Pragma("...")` string.
+const FILE_PRAGMAS: [&str; 2] = ["dependency", "include_alias"];
 
 /// Every place `src` could make the preprocessor open a file: a `#`, `%:` or `??=` followed by
 /// `include`, `include_next`, `import` or `embed` (wherever it stands: inside `#if 0` and inside
-/// a macro definition too, and whatever follows it, a macro or a name), and every
-/// `__has_include`-like probe. Trigraphs that make a `#` or a line splice (`??=`, `??/`) are
-/// refused as such: a compiler may or may not read them, so the scan cannot know. Comments,
-/// strings and character literals are not looked into.
+/// a macro definition too, and whatever follows it, a macro or a name), every
+/// `__has_include`-like probe, and pragmas that name a file (`#pragma GCC dependency`,
+/// `include_alias`, or a string holding one for `_Pragma`). Trigraphs that make a `#` or a line
+/// splice (`??=`, `??/`) are refused as such: a compiler may or may not read them, so the scan
+/// cannot know. Comments are not looked into; strings only for pragma names.
 pub fn file_access(src: &str) -> Vec<FileAccess> {
     let mut out = Vec::new();
     for (i, l) in src.lines().enumerate() {
@@ -52,6 +56,23 @@ pub fn file_access(src: &str) -> Vec<FileAccess> {
                         .flatten(),
                 });
             }
+        } else if t.is_ident("pragma")
+            && code[i + 1..]
+                .iter()
+                .take_while(|n| n.line == t.line)
+                .any(|n| n.kind == Kind::Ident && FILE_PRAGMAS.contains(&n.text.as_str()))
+        {
+            out.push(FileAccess {
+                line: t.line,
+                what: "a `#pragma` that names a file".into(),
+                target: None,
+            });
+        } else if t.kind == Kind::Str && FILE_PRAGMAS.iter().any(|p| t.text.contains(p)) {
+            out.push(FileAccess {
+                line: t.line,
+                what: "a string that names a file-reading pragma (for `_Pragma`)".into(),
+                target: None,
+            });
         } else if t.kind == Kind::Ident && FILE_PROBES.contains(&t.text.as_str()) {
             out.push(FileAccess {
                 line: t.line,
@@ -173,6 +194,14 @@ mod tests {
             ("#import \"x\"\n", "`#import`"),
             ("??=include \"/etc/passwd\"\n", "the trigraph `??=`"),
             ("#if 0\n#include \"x\"\n#endif\n", "`#include`"),
+            (
+                "#pragma GCC dependency \"/etc/shadow\"\n",
+                "a `#pragma` that names a file",
+            ),
+            (
+                "_Pragma(\"GCC dependency \\\"/etc/shadow\\\"\")\n",
+                "a string that names a file-reading pragma (for `_Pragma`)",
+            ),
         ] {
             let found = file_access(src);
             assert!(
@@ -186,7 +215,7 @@ mod tests {
             "const char* s = \"#include <x>\";\n",
             "int include = 1; int a = include;\n",
             "#define S(x) #x\nS(include)\n",
-            "#pragma once\n#define A 1\n",
+            "#pragma once\n#define A 1\n#pragma unroll\n",
         ] {
             assert!(
                 file_access(clean).is_empty(),
