@@ -17,6 +17,10 @@
 //! A limit that is hit is the source's failure ([`Outcome::Limit`]), with a message that says
 //! which; an error (`Err`) is the machine's (no NVRTC, the child could not start).
 //!
+//! Graded submissions use [`Request::new`]. For a team's own code (the gate), set
+//! `refuse_file_access` to false and give its include folders as `-I` options in
+//! `options.extra`: the child's working folder holds only the source, so nothing else is found.
+//!
 //! ```no_run
 //! use racegate::compile_child::{compile, Limits, Outcome, Request};
 //! let req = Request::new("alice.cu", "extern \"C\" __global__ void k() {}");
@@ -139,7 +143,8 @@ impl std::fmt::Display for Outcome {
             Outcome::Refused(a) => write!(
                 f,
                 "line {}: {} is not allowed: a submission may not include or probe for files \
-                 (only the headers the exercise allows, and NVRTC's built-in ones)",
+                 (only the headers the exercise allows; CUDA's built-in functions and types need \
+                 no include)",
                 a.line, a.what
             ),
             Outcome::Failed(log) => write!(f, "NVRTC could not compile it:\n{log}"),

@@ -35,12 +35,12 @@ pub fn human(g: &Grade) -> String {
             Status::NotRun => "----",
             Status::Inconclusive => "????",
         };
-        s.push_str(&format!(
-            "  {mark} {:<12} {:>6} / {:<6} ",
-            it.item.name(),
-            points(it.score),
-            points(it.max_score)
-        ));
+        // A grade not given shows what ran, but no points.
+        let pts = match g.not_graded {
+            Some(_) => format!("{:15}", ""),
+            None => format!("{:>6} / {:<6}", points(it.score), points(it.max_score)),
+        };
+        s.push_str(&format!("  {mark} {:<12} {pts} ", it.item.name()));
         let mut lines = it.detail.lines();
         s.push_str(lines.next().unwrap_or(""));
         s.push('\n');
@@ -219,6 +219,7 @@ mod tests {
         assert!(j["score"].is_null() && j["max_score"].is_null());
         assert_eq!(j["not_graded"]["exit_code"], 4);
         assert!(human(&g).starts_with("alice.cu: not graded (reduce): no CUDA device"));
+        assert!(!human(&g).contains(" / "), "no points: {}", human(&g));
         let items = [Item::Compiles, Item::Correct];
         assert_eq!(
             csv_row(&g, &items),
