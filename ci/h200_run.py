@@ -189,7 +189,7 @@ def main():
         t = time.time()
         b = a.bundle
         r = sh(f"INSTA_WORKSPACE_ROOT=$PWD {b}/cargo-nextest nextest run --archive-file {b}/racegate-tests.tar.zst "
-               f"--workspace-remap . --profile ci --no-fail-fast; cp target/nextest/ci/junit.xml {out}/nextest-junit.xml", timeout=400)
+               f"--workspace-remap . --profile ci --no-fail-fast; cp target/nextest/ci/junit.xml {out}/nextest-junit.xml", timeout=560)
         (out / "nextest.txt").write_text(r)
         say(f"nextest: {time.time() - t:.0f} s -> nextest.txt, nextest-junit.xml; " + r.strip().splitlines()[-1])
 
