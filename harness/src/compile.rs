@@ -2,7 +2,9 @@
 //!
 //! The program is named by its repo-relative path, so sanitizer findings read
 //! `kernels/matmul_tiled.cu:42`. Every build force-includes `harness/cuda/racegate_prelude.cuh`
-//! (the shared-memory poisoner, and the schedule jitter when asked for).
+//! (the shared-memory poisoner, and the schedule jitter when asked for), served to NVRTC from
+//! memory. Untrusted sources (graded submissions) are compiled through
+//! [`crate::compile_child`] instead, in a child process with limits.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -24,7 +26,7 @@ pub const NAME_OPTION: &str = "--racegate-name-expression=";
 pub const DEFAULT_ARCH: &str = "compute_90";
 
 /// How to build one file.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct BuildOptions {
     /// A virtual architecture such as `compute_90`.
     pub arch: String,
@@ -66,13 +68,41 @@ thread_local! {
 /// Compiles `source`, naming the program `name`.
 pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions) -> Result<Built> {
     toolchain::nvrtc(root)?;
+    let mut built = compile_in_memory(name, source, opts, &[])?;
+    // NVRTC records a relative program name under the process's working directory; line
+    // information must name the file under the root instead, wherever racegate was started.
+    if let Ok(cwd) = std::env::current_dir() {
+        let (from, to) = (cwd.join(name), root.join(name));
+        if from != to {
+            built.ptx = built.ptx.replace(
+                &format!("\"{}\"", from.display()),
+                &format!("\"{}\"", to.display()),
+            );
+        }
+    }
+    Ok(built)
+}
+
+/// The name the prelude is served under, in memory: no file of it exists anywhere, so nobody
+/// can plant another in its place.
+pub const PRELUDE_NAME: &str = "racegate_prelude.cuh";
+
+/// Compiles `source` with NVRTC already loaded ([`toolchain::nvrtc`]), naming the program
+/// `name`. `headers` are `(include name, text)` pairs NVRTC reads from memory (the prelude is
+/// always one of them); every other `#include` goes to the file system, which is why the
+/// grader refuses them in submissions and compiles those in a child ([`crate::compile_child`]).
+pub fn compile_in_memory(
+    name: &str,
+    source: &str,
+    opts: &BuildOptions,
+    headers: &[(String, String)],
+) -> Result<Built> {
     COMPILES.with(|c| c.set(c.get() + 1));
-    let prelude = prelude_path()?;
     let mut options = vec![
         "-lineinfo".to_string(),
         format!("-arch={}", opts.arch),
         "-std=c++17".to_string(),
-        format!("--pre-include={}", prelude.display()),
+        format!("--pre-include={PRELUDE_NAME}"),
     ];
     if opts.jitter {
         options.push("-DRACEGATE_JITTER".to_string());
@@ -94,10 +124,37 @@ pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions
         log,
     };
     let src = CString::new(source).map_err(|_| fail("the source holds a NUL byte".into()))?;
+    // NVRTC reads a program name that starts with `-` as an option (`-rf.cu`).
+    let shown = match name.starts_with('-') {
+        true => format!("./{name}"),
+        false => name.to_string(),
+    };
     let prog_name =
-        CString::new(name).map_err(|_| fail("the file name holds a NUL byte".into()))?;
-    let prog = nvrtc::result::create_program(&src, Some(&prog_name))
-        .map_err(|e| fail(format!("{e:?}")))?;
+        CString::new(shown).map_err(|_| fail("the file name holds a NUL byte".into()))?;
+    let served: Vec<(CString, CString)> = std::iter::once((PRELUDE_NAME, PRELUDE))
+        .chain(headers.iter().map(|(n, t)| (n.as_str(), t.as_str())))
+        .map(|(n, t)| Some((CString::new(n).ok()?, CString::new(t).ok()?)))
+        .collect::<Option<_>>()
+        .ok_or_else(|| fail("a served header holds a NUL byte".into()))?;
+    let texts: Vec<*const std::ffi::c_char> = served.iter().map(|(_, t)| t.as_ptr()).collect();
+    let includes: Vec<*const std::ffi::c_char> = served.iter().map(|(n, _)| n.as_ptr()).collect();
+    let mut prog = std::mem::MaybeUninit::uninit();
+    // SAFETY: every pointer is to a live CString (`src`, `prog_name`, `served`) that outlives the
+    // call; the two arrays hold `served.len()` pointers each.
+    unsafe {
+        nvrtc::sys::nvrtcCreateProgram(
+            prog.as_mut_ptr(),
+            src.as_ptr(),
+            prog_name.as_ptr(),
+            served.len() as std::ffi::c_int,
+            texts.as_ptr(),
+            includes.as_ptr(),
+        )
+    }
+    .result()
+    .map_err(|e| fail(format!("{e:?}")))?;
+    // SAFETY: nvrtcCreateProgram succeeded, so it wrote the program.
+    let prog = unsafe { prog.assume_init() };
     // SAFETY: `prog` is a live program until `destroy_program` below; every string handed to
     // NVRTC outlives the call that reads it.
     let outcome = unsafe {
@@ -111,14 +168,20 @@ pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions
                     .result()
                     .map_err(|err| format!("name expression {e:?}: {err:?}"))?;
             }
-            if nvrtc::result::compile_program(prog, &nvrtc_options).is_err() {
+            if let Err(err) = nvrtc::result::compile_program(prog, &nvrtc_options) {
                 let log = nvrtc::result::get_program_log(prog).map_err(|e| format!("{e:?}"))?;
                 let log: Vec<u8> = log
                     .iter()
                     .map(|c| *c as u8)
                     .take_while(|c| *c != 0)
                     .collect();
-                return Err(String::from_utf8_lossy(&log).trim_end().to_string());
+                let log = String::from_utf8_lossy(&log).trim_end().to_string();
+                // An empty log (NVRTC out of memory, say) still says what went wrong.
+                return Err(if log.is_empty() {
+                    format!("{err:?}")
+                } else {
+                    log
+                });
             }
             let ptx = nvrtc::result::get_ptx(prog).map_err(|e| format!("{e:?}"))?;
             let ptx: Vec<u8> = ptx
@@ -141,17 +204,6 @@ pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions
     // SAFETY: created above and not used after this.
     let _ = unsafe { nvrtc::result::destroy_program(prog) };
     let (mut ptx, lowered) = outcome.map_err(fail)?;
-    // NVRTC records a relative program name under the process's working directory; line
-    // information must name the file under the root instead, wherever racegate was started.
-    if let Ok(cwd) = std::env::current_dir() {
-        let (from, to) = (cwd.join(name), root.join(name));
-        if from != to {
-            ptx = ptx.replace(
-                &format!("\"{}\"", from.display()),
-                &format!("\"{}\"", to.display()),
-            );
-        }
-    }
     // The lowered (mangled) names ride in the PTX as comments, so whoever loads it, in this
     // process or a worker, finds a templated kernel by the name the user wrote.
     for (n, l) in lowered {
@@ -163,55 +215,21 @@ pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions
     })
 }
 
-/// Writes the prelude once per process into a private temporary folder.
-fn prelude_path() -> Result<PathBuf> {
-    static PATH: std::sync::OnceLock<std::result::Result<PathBuf, String>> =
-        std::sync::OnceLock::new();
-    PATH.get_or_init(|| {
-        let dir = cache_dir().join("include");
-        let file = dir.join(format!(
-            "racegate_prelude_{:016x}.cuh",
-            fingerprint(PRELUDE)
-        ));
-        if !file.is_file() {
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| format!("creating {}: {e}", dir.display()))?;
-            write_atomically(&dir, &file, PRELUDE.as_bytes())
-                .map_err(|e| format!("writing {}: {e}", file.display()))?;
-        }
-        Ok(file)
-    })
-    .clone()
-    .map_err(Error::Child)
-}
-
 /// Writes `file` through a temporary file in `dir` renamed over it, so that a reader (another
 /// process sharing the cache) never sees half a file; the temporary is removed if anything
 /// fails on the way.
 fn write_atomically(dir: &Path, file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    // The mode std::fs::write gives (0666 less the umask), not tempfile's private 0600: the
-    // cache may be shared.
+    // tempfile's private mode (0600) is right: the cache folder is one user's (`crate::cache`).
     let mut tmp = tempfile::Builder::new()
         .prefix(".racegate")
-        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.persist(file).map_err(|e| e.error)?;
     Ok(())
 }
 
-/// racegate's scratch folder (PTX handed to workers, the prelude): `$RACEGATE_CACHE` or
-/// `$TMPDIR/racegate-<uid>`.
-pub fn cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("RACEGATE_CACHE") {
-        return PathBuf::from(d);
-    }
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
-    std::env::temp_dir().join(format!("racegate-{uid}"))
-}
+pub use crate::cache::dir as cache_dir;
 
 /// A stable 64-bit fingerprint (FNV-1a) for cache file names.
 pub fn fingerprint(s: &str) -> u64 {
@@ -253,7 +271,7 @@ pub fn compile_to_cache(root: &Path, rel_path: &str, opts: &BuildOptions) -> Res
         }
     }
     let built = compile_source(root, rel_path, &source, opts)?;
-    let dir = cache_dir().join("ptx");
+    let dir = cache_dir()?.join("ptx");
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
     let file = dir.join(format!("{:016x}.ptx", fingerprint(&built.ptx)));
     if !file.is_file() {

@@ -24,6 +24,17 @@ pub mod exit {
     pub const INCONCLUSIVE: u8 = 3;
     /// The work needs a CUDA device and there is none.
     pub const NO_DEVICE: u8 = 4;
+    /// The code that wins when several hold, by the table's precedence (2, 4, 3, 1, 0).
+    pub fn worst(codes: impl IntoIterator<Item = u8>) -> u8 {
+        let rank = |c: u8| match c {
+            USAGE => 4,
+            NO_DEVICE => 3,
+            INCONCLUSIVE => 2,
+            FOUND => 1,
+            _ => 0,
+        };
+        codes.into_iter().max_by_key(|&c| rank(c)).unwrap_or(OK)
+    }
     /// The line every `--help` ends with.
     pub const HELP: &str = "Exit codes: 0 everything held, 1 something was found, 2 bad input, \
 3 inconclusive (a tool missing or failing), 4 no CUDA device.";
@@ -90,6 +101,9 @@ pub enum Error {
     /// A child process (worker or sanitizer) could not be started or misbehaved.
     #[error("{0}")]
     Child(String),
+    /// racegate's cache folder cannot be used (another user's, or not creatable).
+    #[error("{0}")]
+    Cache(String),
 }
 
 impl Error {
@@ -121,7 +135,8 @@ impl Error {
             Error::NvrtcMissing { .. }
             | Error::Cuda { .. }
             | Error::Io { .. }
-            | Error::Child(_) => exit::INCONCLUSIVE,
+            | Error::Child(_)
+            | Error::Cache(_) => exit::INCONCLUSIVE,
             Error::Compile { .. } => exit::FOUND,
         }
     }
@@ -181,6 +196,7 @@ mod tests {
             ),
             (Error::io("reading", "x", io()), exit::INCONCLUSIVE),
             (Error::Child("x".into()), exit::INCONCLUSIVE),
+            (Error::Cache("x".into()), exit::INCONCLUSIVE),
             (
                 Error::Compile {
                     path: "k.cu".into(),
@@ -193,6 +209,24 @@ mod tests {
         for (e, code) in cases {
             assert_eq!(e.exit_code(), code, "{e:?}");
         }
+    }
+
+    #[test]
+    fn the_worst_code_wins_by_precedence() {
+        assert_eq!(exit::worst([]), exit::OK);
+        assert_eq!(exit::worst([exit::FOUND, exit::OK]), exit::FOUND);
+        assert_eq!(
+            exit::worst([exit::INCONCLUSIVE, exit::FOUND]),
+            exit::INCONCLUSIVE
+        );
+        assert_eq!(
+            exit::worst([exit::INCONCLUSIVE, exit::NO_DEVICE]),
+            exit::NO_DEVICE
+        );
+        assert_eq!(
+            exit::worst([exit::NO_DEVICE, exit::USAGE, exit::OK]),
+            exit::USAGE
+        );
     }
 
     #[test]

@@ -21,10 +21,13 @@
 
 pub mod battery;
 pub mod bench;
+pub mod cache;
 pub mod case;
 pub mod catalog;
 pub mod check;
 pub mod compile;
+pub mod compile_child;
+pub mod cscan;
 pub mod device;
 pub mod entry;
 pub mod errors;
@@ -32,6 +35,7 @@ pub mod exercises;
 pub mod expr;
 pub mod gate;
 pub mod grade;
+pub mod headers;
 pub mod launch;
 pub mod manifest;
 pub mod names;

@@ -9,3 +9,5 @@ pub const STRESS_WORKER: &str = "__worker";
 pub const SANITIZE_TARGET: &str = "__sanitize-target";
 /// Runs a graded submission on problems from a request file (`grade/`).
 pub const GRADE_WORKER: &str = "__grade-worker";
+/// Compiles code racegate does not trust, under limits (`compile_child.rs`).
+pub const COMPILE_CHILD: &str = "__compile";

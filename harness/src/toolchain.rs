@@ -90,6 +90,9 @@ pub fn toolkit_include(root: &Path) -> Option<PathBuf> {
 pub struct Nvrtc {
     pub source: String,
     pub version: (i32, i32),
+    /// The library loaded, by absolute path; `None` when the system's library path found it
+    /// (a child then finds it the same way).
+    pub lib: Option<PathBuf>,
 }
 
 /// Makes NVRTC loadable (once per process) and reports which one is used.
@@ -106,7 +109,10 @@ fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
     if let Some(path) = std::env::var_os("RACEGATE_NVRTC_LIB") {
         let path = PathBuf::from(path);
         return match preload(&path) {
-            true => finish(format!("{} (RACEGATE_NVRTC_LIB)", path.display())),
+            true => finish(
+                format!("{} (RACEGATE_NVRTC_LIB)", path.display()),
+                Some(path),
+            ),
             false => Err(format!(
                 "RACEGATE_NVRTC_LIB={} (could not be loaded)",
                 path.display()
@@ -115,7 +121,7 @@ fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
     }
     // SAFETY: probing only dlopens the library by name.
     if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return finish("system library path".to_string());
+        return finish("system library path".to_string(), None);
     }
     searched.push("the system library path".to_string());
     let mut dirs: Vec<PathBuf> = Vec::new();
@@ -143,14 +149,14 @@ fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
     for dir in dirs {
         let lib = dir.join(NVRTC_SONAME);
         if lib.is_file() && preload(&lib) {
-            return finish(lib.display().to_string());
+            return finish(lib.display().to_string(), Some(lib));
         }
         searched.push(lib.display().to_string());
     }
     Err(searched.join(", "))
 }
 
-fn finish(source: String) -> std::result::Result<Nvrtc, String> {
+fn finish(source: String, lib: Option<PathBuf>) -> std::result::Result<Nvrtc, String> {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: writes two ints; the library is loaded at this point.
     let rc = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
@@ -158,6 +164,7 @@ fn finish(source: String) -> std::result::Result<Nvrtc, String> {
     Ok(Nvrtc {
         source,
         version: (major, minor),
+        lib,
     })
 }
 
@@ -187,6 +194,35 @@ fn dlopen_global(path: &Path) -> bool {
     // SAFETY: dlopen with a valid C string; the handle is deliberately never closed.
     let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
     !handle.is_null()
+}
+
+/// The folders that hold the CUDA toolkit's headers (`cuda_fp16.h`, and `cuda/std/...` in a
+/// `cccl` folder beside them): `$CUDA_HOME/include`, `$CUDA_PATH/include`,
+/// `/usr/local/cuda/include`, and the copy `ci/setup` installs under `.racegate/nvrtc` (in the
+/// root or above it, or above the racegate binary). Only those that exist.
+pub fn cuda_include_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(v) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(v).join("include"));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/local/cuda/include"));
+    let local = Path::new(LOCAL_NVRTC).with_file_name("include");
+    let exe = std::env::current_exe().ok();
+    for base in root
+        .ancestors()
+        .chain(exe.iter().flat_map(|e| e.ancestors()))
+    {
+        dirs.push(base.join(&local));
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    for d in dirs.into_iter().flat_map(|d| [d.join("cccl"), d]) {
+        if d.is_dir() && !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
 }
 
 /// The compute-sanitizer executable: `RACEGATE_COMPUTE_SANITIZER` (which wins, and which must

@@ -3,11 +3,13 @@
 //! job token, `setsid` grandchildren included), TERM then KILL, so no descendant is left holding
 //! the GPU or our pipes. Output is read as bytes; reading never outlives the deadline, and a
 //! background process that keeps a pipe open after the child exited does not make it a hang.
-//! Used for stress workers, compute-sanitizer runs and programs under the gate alike.
+//! Used for stress workers, compute-sanitizer runs, grading workers, compiles and programs under
+//! the gate alike. A stdout line is passed on whole up to [`MAX_LINE`] bytes and in pieces beyond
+//! it, so a flood without newlines can neither stop the reading nor fill our memory.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -51,6 +53,22 @@ pub struct Deadline {
     pub total: Option<Duration>,
 }
 
+/// The longest stdout line passed on whole; a longer one comes in pieces of this size.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// How to start a child besides its arguments: its environment and working folder.
+#[derive(Clone, Debug, Default)]
+pub struct Spawn {
+    /// Variables set in the child.
+    pub env: Vec<(String, String)>,
+    /// Start from an empty environment: the child gets `env` and nothing else of ours.
+    pub clear_env: bool,
+    /// Variables of ours the child does not get.
+    pub remove: Vec<String>,
+    /// The child's working folder (default: ours).
+    pub cwd: Option<PathBuf>,
+}
+
 /// How much of standard error is kept.
 pub const STDERR_LIMIT: usize = 1 << 20;
 /// How long the pipes may stay open after the child exited (a background process holding
@@ -72,12 +90,40 @@ pub fn run(
     })
 }
 
+/// Runs `program args` as `spawn` says (environment, working folder), calling `on_line` for
+/// every stdout line as it comes (lossily decoded).
+pub fn run_with(
+    program: &Path,
+    args: &[OsString],
+    spawn: &Spawn,
+    deadline: Deadline,
+    mut on_line: impl FnMut(&str),
+) -> Result<Finished> {
+    run_spawn(program, args, spawn, deadline, |l| {
+        on_line(&String::from_utf8_lossy(l))
+    })
+}
+
 /// Runs `program args` with `env` added, calling `on_line` for every stdout line (without its
 /// `\n`) as it comes.
 pub fn run_bytes(
     program: &Path,
     args: &[OsString],
     env: &[(String, String)],
+    deadline: Deadline,
+    on_line: impl FnMut(&[u8]),
+) -> Result<Finished> {
+    let spawn = Spawn {
+        env: env.to_vec(),
+        ..Spawn::default()
+    };
+    run_spawn(program, args, &spawn, deadline, on_line)
+}
+
+fn run_spawn(
+    program: &Path,
+    args: &[OsString],
+    spawn: &Spawn,
     deadline: Deadline,
     mut on_line: impl FnMut(&[u8]),
 ) -> Result<Finished> {
@@ -86,14 +132,23 @@ pub fn run_bytes(
     let token = processes::new_token();
     let start = Instant::now();
     let mut cmd = Command::new(program);
+    if spawn.clear_env {
+        cmd.env_clear();
+    }
+    for k in &spawn.remove {
+        cmd.env_remove(k);
+    }
     cmd.args(args)
         .env(processes::JOB_ENV, &token)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    for (k, v) in env {
+    for (k, v) in &spawn.env {
         cmd.env(k, v);
+    }
+    if let Some(d) = &spawn.cwd {
+        cmd.current_dir(d);
     }
     let mut child = cmd
         .spawn()
@@ -104,9 +159,11 @@ pub fn run_bytes(
     // The readers are never joined: one blocked on a pipe that some unkillable process still
     // holds must not hold the caller past the deadline.
     std::thread::spawn(move || {
-        let mut r = BufReader::new(stdout);
+        let mut r = BufReader::new(stdout).take(u64::MAX);
         loop {
             let mut line = Vec::new();
+            // At most MAX_LINE bytes a piece: a flood without newlines comes in pieces.
+            r.set_limit(MAX_LINE as u64);
             match r.read_until(b'\n', &mut line) {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
@@ -326,5 +383,56 @@ mod tests {
     fn a_signal_is_reported_as_such() {
         let (f, _) = sh("kill -SEGV $$", 5000);
         assert_eq!(f.exit, Exit::Signal(libc::SIGSEGV));
+    }
+    #[test]
+    fn bytes_that_are_not_utf8_and_endless_lines_are_read() {
+        let (f, lines) = sh(
+            "printf 'a\\377b\\n'; head -c 200000 /dev/zero | tr '\\0' x; echo; echo end",
+            5000,
+        );
+        assert_eq!(f.exit, Exit::Code(0));
+        assert_eq!(lines[0], "a\u{fffd}b");
+        assert!(
+            lines[1..].iter().all(|l| l.len() <= MAX_LINE),
+            "long lines are cut"
+        );
+        assert_eq!(lines.last().map(String::as_str), Some("end"));
+    }
+
+    #[test]
+    fn a_clean_environment_and_a_working_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut lines = Vec::new();
+        let spawn = Spawn {
+            env: vec![("ONLY".into(), "this".into())],
+            clear_env: true,
+            cwd: Some(dir.path().to_path_buf()),
+            ..Spawn::default()
+        };
+        let f = run_with(
+            Path::new("/bin/sh"),
+            &["-c".into(), "env; pwd".into()],
+            &spawn,
+            Deadline {
+                idle: Duration::from_secs(5),
+                total: None,
+            },
+            |l| lines.push(l.to_string()),
+        )
+        .unwrap();
+        assert_eq!(f.exit, Exit::Code(0));
+        let env: Vec<&String> = lines
+            .iter()
+            .filter(|l| {
+                l.contains('=')
+                    && !l.starts_with("PWD=")
+                    && !l.starts_with("SHLVL=")
+                    && !l.starts_with("_=")
+                    && !l.starts_with(&format!("{}=", crate::processes::JOB_ENV))
+            })
+            .collect();
+        assert_eq!(env, ["ONLY=this"], "{lines:?}");
+        let cwd = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(lines.last().map(PathBuf::from), Some(cwd));
     }
 }

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use libtest_mimic::{Completion, Failed, Trial};
 
-use crate::util::{gpu_slots, grade_item, grade_json, run_cli, submissions_dir, temp_dir, Device};
+use crate::util::{
+    gpu_slots, grade_item, grade_run, run_cli, submissions_dir, temp_dir, write_script, Device,
+};
 
 pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
     let mut out = Vec::new();
@@ -22,14 +24,17 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
             let _slot = slots.take();
             let dir = submissions_dir(&r).join("reduce");
             let rubric = dir.join("rubric-performance.toml");
-            let g = grade_json(
+            // Full points exit 0, fewer 1: the ratio decides, and it varies.
+            let (code, g, all) = grade_run(
                 &r,
                 "reduce",
                 &dir.join("correct.cu"),
                 &["--rubric", rubric.to_str().unwrap()],
                 &[],
-                0,
             )?;
+            if code != 0 && code != 1 {
+                return Err(format!("exit {code}\n{all}").into());
+            }
             let perf = grade_item(&g, "performance");
             // Timed, not judged: other GPU trials may run beside it, so the ratio varies.
             if g["max_score"] != 110.0
@@ -40,6 +45,49 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
                     .contains("vs the reference's")
             {
                 return Err(format!("{g}").into());
+            }
+            Ok(Completion::Completed)
+        })
+        .with_kind("gpu"),
+    );
+    // GPU: a sanitizer that exits 255 is the machine's failure: no score, in any format.
+    let r = root.to_path_buf();
+    let dev = device.clone();
+    out.push(
+        Trial::ignorable_test("grade::gpu::a_failing_sanitizer_is_not_graded", move || {
+            if let Err(why) = &dev {
+                return Ok(Completion::ignored_with(format!("no CUDA device: {why}")));
+            }
+            let slots = gpu_slots();
+            let _slot = slots.take();
+            let dir = temp_dir("racegate-fake-")?;
+            let fake = write_script(
+                dir.path(),
+                "compute-sanitizer",
+                "#!/bin/sh\necho '========= Error: Device not supported' >&2\nexit 255\n",
+            )?;
+            let one = submissions_dir(&r).join("reduce/correct.cu");
+            let env = [("RACEGATE_COMPUTE_SANITIZER", fake.to_str().unwrap())];
+            let (code, g, all) = grade_run(&r, "reduce", &one, &[], &env)?;
+            if code != 3 || !g["score"].is_null() || !all.contains("Device not supported") {
+                return Err(format!("exit {code}\n{all}").into());
+            }
+            let (code, pl, err) = run_cli(
+                &r,
+                &[
+                    "grade",
+                    "--exercise",
+                    "reduce",
+                    "--format",
+                    "prairielearn",
+                    one.to_str().unwrap(),
+                ],
+                &env,
+            );
+            let v: serde_json::Value =
+                serde_json::from_str(&pl).map_err(|e| format!("{e}: {pl}"))?;
+            if code != 3 || v["gradable"] != false {
+                return Err(format!("prairielearn: exit {code}\n{pl}\n{err}").into());
             }
             Ok(Completion::Completed)
         })
@@ -59,18 +107,61 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
             put("alice/reduce.cu", "correct.cu")?;
             put("bob/reduce.cu", "wrong_name.cu")?;
             put("carol.cu", "correct.cu")?;
+            put("dave/REDUCE.CU", "correct.cu")?;
+            put("-rf.cu", "correct.cu")?;
             put(".git/hooks.cu", "correct.cu")?;
             put("alice/notes.txt", "correct.cu")?;
-            let (code, csv, stderr) = run_cli(
+            put("erin/deeper/reduce.cu", "correct.cu")?;
+            let (code, json, stderr) = run_cli(
                 &r,
                 &[
                     "grade",
                     "--exercise",
                     "reduce",
+                    "--format",
+                    "json",
                     dir.path().to_str().unwrap(),
                 ],
                 &[("RACEGATE_NO_GPU", "1")],
             );
+            let grades: serde_json::Value =
+                serde_json::from_str(&json).map_err(|e| format!("{e}: {json}\n{stderr}"))?;
+            let compiles = |who: &str| {
+                grades
+                    .as_array()
+                    .and_then(|a| {
+                        a.iter()
+                            .find(|g| g["submission"].as_str().unwrap_or("").ends_with(who))
+                    })
+                    .map(|g| g["items"][0]["status"].as_str().unwrap_or("").to_string())
+            };
+            let n = grades.as_array().map_or(0, |a| a.len());
+            if code != 4
+                || n != 5
+                || compiles("alice/reduce.cu").as_deref() != Some("passed")
+                || compiles("bob/reduce.cu").as_deref() != Some("failed")
+                || compiles("carol.cu").as_deref() != Some("passed")
+                || compiles("dave/REDUCE.CU").as_deref() != Some("passed")
+                || compiles("/-rf.cu").as_deref() != Some("passed")
+                || grades
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|g| !g["score"].is_null())
+            {
+                return Err(format!("exit {code}, {n} grades\n{json}\n{stderr}").into());
+            }
+            for skipped in [
+                ".git: a hidden name",
+                "notes.txt: not a .cu file",
+                "deeper: a folder nested more than one level deep",
+            ] {
+                if !stderr.contains(skipped) {
+                    return Err(
+                        format!("the skipped entry `{skipped}` is not listed:\n{stderr}").into(),
+                    );
+                }
+            }
             let empty = dir.path().join("empty");
             std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
             let (empty_code, _, empty_err) = run_cli(
@@ -78,26 +169,123 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
                 &["grade", "--exercise", "reduce", empty.to_str().unwrap()],
                 &[("RACEGATE_NO_GPU", "1")],
             );
-            let rows: Vec<&str> = csv.lines().skip(1).collect();
-            let score = |who: &str| {
-                rows.iter()
-                    .find(|l| l.contains(who))
-                    .and_then(|l| l.split(',').nth(1))
-                    .map(str::to_string)
-            };
-            if code != 4
-                || rows.len() != 3
-                || score("alice/reduce.cu").as_deref() != Some("10")
-                || score("bob/reduce.cu").as_deref() != Some("0")
-                || score("carol.cu").as_deref() != Some("10")
-            {
-                return Err(format!("exit {code}\n{csv}\n{stderr}").into());
-            }
             if empty_code != 2 || !empty_err.contains("no .cu submissions in") {
                 return Err(format!("empty folder: exit {empty_code}: {empty_err}").into());
             }
+            // A file named like an option, after `--`.
+            let (dash_code, dash_out, dash_err) = run_cli(
+                dir.path(),
+                &[
+                    "--root",
+                    r.to_str().unwrap(),
+                    "grade",
+                    "--exercise",
+                    "reduce",
+                    "--format",
+                    "json",
+                    "--",
+                    "-rf.cu",
+                ],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            if dash_code != 4 || !dash_out.contains("\"status\": \"passed\"") {
+                return Err(format!("-- -rf.cu: exit {dash_code}\n{dash_out}\n{dash_err}").into());
+            }
             Ok(())
         })
+        .with_kind("host"),
+    );
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test("grade::host::hostile_batch_goes_on", move || {
+            // The stack-overflow file, the macro bomb and a correct submission in one batch:
+            // the bomb is stopped at its deadline, and the others are graded as if alone.
+            let dir = temp_dir("racegate-hostile-batch-")?;
+            let hostile = submissions_dir(&r).join("hostile");
+            for (from, to) in [
+                (hostile.join("stack_overflow.cu"), "deep.cu"),
+                (hostile.join("macro_bomb.cu"), "bomb.cu"),
+                (submissions_dir(&r).join("reduce/correct.cu"), "correct.cu"),
+            ] {
+                std::fs::copy(from, dir.path().join(to)).map_err(|e| e.to_string())?;
+            }
+            let start = std::time::Instant::now();
+            let (code, json, stderr) = run_cli(
+                &r,
+                &[
+                    "grade",
+                    "--exercise",
+                    "reduce",
+                    "--format",
+                    "json",
+                    "--compile-timeout",
+                    "5",
+                    dir.path().to_str().unwrap(),
+                ],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            let took = start.elapsed();
+            let grades: serde_json::Value =
+                serde_json::from_str(&json).map_err(|e| format!("{e}: {json}\n{stderr}"))?;
+            let compiles = |who: &str| {
+                grades.as_array().and_then(|a| {
+                    a.iter()
+                        .find(|g| g["submission"].as_str().unwrap_or("").ends_with(who))
+                        .map(|g| g["items"][0].clone())
+                })
+            };
+            let ok = |who: &str| compiles(who).is_some_and(|c| c["status"] == "passed");
+            let bomb = compiles("bomb.cu")
+                .map(|c| c["detail"].to_string())
+                .unwrap_or_default();
+            if code != 4
+                || !ok("correct.cu")
+                || !ok("deep.cu")
+                || !bomb.contains("did not finish within 5 s")
+                || took > std::time::Duration::from_secs(30)
+            {
+                return Err(format!("exit {code} in {took:?}\n{json}\n{stderr}").into());
+            }
+            Ok(())
+        })
+        .with_kind("host"),
+    );
+    let r = root.to_path_buf();
+    out.push(
+        Trial::test(
+            "grade::host::a_cache_folder_of_another_user_is_refused",
+            move || {
+                // Real uids need root to give a folder away; elsewhere the unit tests of
+                // `racegate::cache` refuse it through a fake owner check.
+                // SAFETY: getuid cannot fail.
+                if unsafe { libc::getuid() } != 0 {
+                    return Ok(());
+                }
+                let dir = temp_dir("racegate-cache-")?;
+                let cache = dir.path().join("planted");
+                std::fs::create_dir(&cache).map_err(|e| e.to_string())?;
+                std::os::unix::fs::chown(&cache, Some(12345), Some(12345))
+                    .map_err(|e| e.to_string())?;
+                let one = submissions_dir(&r).join("reduce/correct.cu");
+                let (code, out, err) = run_cli(
+                    &r,
+                    &[
+                        "grade",
+                        "--exercise",
+                        "reduce",
+                        "--format",
+                        "json",
+                        one.to_str().unwrap(),
+                    ],
+                    &[("RACEGATE_CACHE", cache.to_str().unwrap())],
+                );
+                let want = "belongs to another user (uid 12345";
+                if (code != 3 && code != 4) || !(out.contains(want) || err.contains(want)) {
+                    return Err(format!("exit {code}\n{out}\n{err}").into());
+                }
+                Ok(())
+            },
+        )
         .with_kind("host"),
     );
     let r = root.to_path_buf();
@@ -113,7 +301,7 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
             );
             if code != 4
                 || !stdout.contains("submissions are limited to 262144 bytes")
-                || !stdout.contains(": 0 / 100")
+                || !stdout.contains("huge.cu: not graded (reduce)")
             {
                 return Err(format!("exit {code}\n{stdout}").into());
             }
@@ -138,7 +326,9 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
                 .count();
             if code != 4
                 || !rows[0].starts_with("submission,score,max_score,compiles,correct")
+                || !rows[0].ends_with(",note")
                 || rows.len() != files + 1
+                || rows[1..].iter().any(|r| !r.contains(",not graded,"))
             {
                 return Err(format!(
                     "exit {code}, {} rows for {files} files\n{csv}\n{stderr}",
@@ -146,8 +336,13 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
                 )
                 .into());
             }
+            // Gradescope without a GPU: no results.json at all (an autograder failure there),
+            // and an older one removed.
             let one = dir.join("correct.cu");
-            let (_, gs, _) = run_cli(
+            let out = temp_dir("racegate-gs-")?;
+            let results = out.path().join("results.json");
+            std::fs::write(&results, "{\"score\": 100}").map_err(|e| e.to_string())?;
+            let (gs_code, gs, gs_err) = run_cli(
                 &r,
                 &[
                     "grade",
@@ -155,13 +350,34 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
                     "reduce",
                     "--format",
                     "gradescope",
+                    "--output",
+                    results.to_str().unwrap(),
                     one.to_str().unwrap(),
                 ],
                 &[("RACEGATE_NO_GPU", "1")],
             );
-            let v: serde_json::Value = serde_json::from_str(&gs).map_err(|e| e.to_string())?;
-            if v["score"] != 10.0 || v["tests"].as_array().map(|a| a.len()) != Some(6) {
-                return Err(format!("gradescope output: {gs}").into());
+            if gs_code != 4
+                || !gs.is_empty()
+                || results.exists()
+                || !gs_err.contains("no CUDA device")
+            {
+                return Err(format!("gradescope: exit {gs_code}: {gs}\n{gs_err}").into());
+            }
+            let (pl_code, pl, _) = run_cli(
+                &r,
+                &[
+                    "grade",
+                    "--exercise",
+                    "reduce",
+                    "--format",
+                    "prairielearn",
+                    one.to_str().unwrap(),
+                ],
+                &[("RACEGATE_NO_GPU", "1")],
+            );
+            let v: serde_json::Value = serde_json::from_str(&pl).map_err(|e| e.to_string())?;
+            if pl_code != 4 || v["gradable"] != false || v.get("score").is_some() {
+                return Err(format!("prairielearn: exit {pl_code}: {pl}").into());
             }
             let (code, _, stderr) = run_cli(
                 &r,

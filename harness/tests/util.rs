@@ -151,16 +151,15 @@ pub fn check_snapshot(root: &Path, stem: &str, text: &str) -> Result<(), Failed>
     })
 }
 
-/// `racegate grade --exercise EXERCISE --format json [EXTRA] FILE`, which must exit with `code`;
-/// its JSON.
-pub fn grade_json(
+/// `racegate grade --exercise EXERCISE --format json [EXTRA] FILE`: its exit code, its JSON, and
+/// everything it printed (stdout, then stderr).
+pub fn grade_run(
     root: &Path,
     exercise: &str,
     file: &Path,
     extra: &[&str],
     env: &[(&str, &str)],
-    code: i32,
-) -> Result<serde_json::Value, Failed> {
+) -> Result<(i32, serde_json::Value, String), Failed> {
     let mut args = vec![
         "grade",
         "--exercise",
@@ -175,12 +174,13 @@ pub fn grade_json(
         "20",
     ];
     args.extend(extra);
+    // After `--`: a file name may start with `-`.
+    args.push("--");
     args.push(file.to_str().unwrap());
     let (got, stdout, stderr) = run_cli(root, &args, env);
-    if got != code {
-        return Err(format!("exit {got} (expected {code})\n{stderr}").into());
-    }
-    serde_json::from_str(&stdout).map_err(|e| format!("{e}: {stdout}").into())
+    let all = format!("{stdout}\n{stderr}");
+    let g = serde_json::from_str(&stdout).map_err(|e| format!("{e}: exit {got}\n{all}"))?;
+    Ok((got, g, all))
 }
 
 /// The item named `item` of a grade's JSON (null when there is none).

@@ -49,7 +49,7 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
         }
         rows.push(row);
     }
-    a.out.text(&report::markdown::bench_table(&rows));
+    a.out.text(&report::markdown::bench_table(&rows))?;
     a.out.write(&rows)?;
     Ok(exit::OK)
 }

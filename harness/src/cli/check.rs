@@ -8,16 +8,17 @@ use racegate::errors::exit;
 use racegate::{report, Result};
 
 use super::compile::compile_all;
-use super::output::JsonArg;
+use super::output::{out, outln, JsonArg};
 use super::settings::Global;
 use super::settings::{self, Settings};
+use super::values;
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
     /// Cases to check (default: all).
     cases: Vec<String>,
     /// Stress trials per case and jitter setting.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = values::at_least_one)]
     trials: u32,
     /// Seed of the first stress trial.
     #[arg(long, default_value_t = 1)]
@@ -26,11 +27,11 @@ pub struct CheckArgs {
     #[arg(long)]
     jobs: Option<usize>,
     /// Deadline of one stress trial, in seconds.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = values::seconds)]
     stress_timeout: f64,
     /// Deadline of one sanitizer run, in seconds (the slowest normal run on the H200 took
     /// under 10 s; a deadlocked one is killed at the deadline).
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, default_value_t = 20.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
     /// Write the course table (markdown: rows are cases, columns detectors) here.
     #[arg(long, value_name = "FILE")]
@@ -62,7 +63,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     }
     let dev = match dev {
         Err(why) => {
-            println!(
+            outln!(
                 "\nno CUDA device ({why}): compiled every kernel, but could not run stress, the \
                  watchdog or compute-sanitizer. Nothing was proven about runtime behaviour."
             );
@@ -84,9 +85,9 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
         Ok(d) => d,
     };
     if cfg.sanitizer.is_none() {
-        println!("compute-sanitizer not found: the four sanitizer columns will be inconclusive");
+        outln!("compute-sanitizer not found: the four sanitizer columns will be inconclusive");
     }
-    println!(
+    outln!(
         "device: {}; {} cases, {} processes at a time",
         dev.name,
         selected.len(),
@@ -109,7 +110,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
         }
     })?;
     bar.finish_and_clear();
-    print!("{}", report::text::check_summary(&m));
+    out!("{}", report::text::check_summary(&m));
     if let Some(p) = &a.table {
         settings::write_file(p, &report::markdown::course_table(&m, &catalog))?;
     }

@@ -6,6 +6,7 @@ use racegate::errors::exit;
 use racegate::launch::Gpu;
 use racegate::{compile, device, toolchain, Error, Result};
 
+use super::output::outln;
 use super::settings;
 use super::settings::Global;
 
@@ -52,14 +53,19 @@ pub fn compile_all(
             .map(|d| d.arch())
             .unwrap_or_else(|| compile::DEFAULT_ARCH.into())
     });
-    println!(
+    outln!(
         "NVRTC {}.{} from {}; target {arch}",
-        nv.version.0, nv.version.1, nv.source
+        nv.version.0,
+        nv.version.1,
+        nv.source
     );
     if let Some(d) = &dev {
-        println!(
+        outln!(
             "device: {} (sm_{}{}), driver API {}",
-            d.name, d.compute_capability.0, d.compute_capability.1, d.driver_api_version
+            d.name,
+            d.compute_capability.0,
+            d.compute_capability.1,
+            d.driver_api_version
         );
     }
     let gpu = if load { Some(Gpu::open()?) } else { None };
@@ -84,7 +90,7 @@ pub fn compile_all(
         match compile::compile(&catalog.root, file, &opts) {
             Err(e) => {
                 ok = false;
-                println!("FAIL compile {file}\n{e}");
+                outln!("FAIL compile {file}\n{e}");
             }
             Ok(built) => {
                 let mut line = format!(
@@ -111,7 +117,7 @@ pub fn compile_all(
                         }
                     }
                 }
-                println!("{line}");
+                outln!("{line}");
             }
         }
     }

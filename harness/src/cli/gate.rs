@@ -15,6 +15,7 @@ use super::output::JsonArg;
 use super::sanitize::parse_tool;
 use super::settings::Global;
 use super::settings::{self, Settings};
+use super::values;
 
 pub const HELP: &str = concat!(
     "Exit codes: 0 no new finding, 1 new findings, 2 bad input, 3 inconclusive (a tool missing or \
@@ -42,20 +43,20 @@ pub struct GateArgs {
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
     /// Stress trials per kernel.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = values::at_least_one)]
     trials: u32,
     /// Plain runs of a program (outputs compared across them after masking).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = values::at_least_one)]
     runs: u32,
     /// Processes at once; default: the number of cores.
     #[arg(long)]
     jobs: Option<usize>,
     /// Deadline of a stress trial or a plain program run, in seconds.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = values::seconds)]
     timeout: f64,
     /// Deadline of one sanitizer run, in seconds. A sanitizer past it is inconclusive unless
     /// the code also hangs without it (or the tool saw a deadlock).
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = 120.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
     /// The sanitizers to run, comma-separated (default: all four).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
@@ -162,7 +163,7 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
         "racegate gate: {} kernel(s) from {}\n",
         catalog.cases.len(),
         manifest_shown(&catalog)
-    ));
+    ))?;
     let bar = settings::progress(
         (catalog.cases.len() * (cfg.tools.len() + 1)) as u64,
         "runs",
@@ -211,7 +212,7 @@ fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
             .join(" "),
         cfg.tools.len(),
         a.runs
-    ));
+    ))?;
     let run = gate::run_program(program, &place.root, &cfg)?;
     finish(&run, &place, a)
 }
@@ -242,7 +243,7 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
             after.save(&place.baseline)?;
         }
         if let Some(note) = replaced {
-            a.out.text(&format!("note: {note}\n"));
+            a.out.text(&format!("note: {note}\n"))?;
         }
         a.out.text(&report::text::baseline_written(
             run,
@@ -250,11 +251,11 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
             &before,
             &after,
             write,
-        ));
+        ))?;
         if let Some(why) = &place.no_device {
             a.out.text(&format!(
                 "no CUDA device ({why}): the sanitizers could not judge\n"
-            ));
+            ))?;
         }
         // The JSON of an update: every finding now accepted.
         let code = code(place, run, 0);
@@ -266,11 +267,12 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     let base = Baseline::load(&place.baseline)?;
     let d = gate::diff(run, &base, place.stale_subjects);
     let code = code(place, run, d.new.len());
-    a.out.text(&report::text::gate(run, &d, Path::new(&shown)));
+    a.out
+        .text(&report::text::gate(run, &d, Path::new(&shown)))?;
     if let Some(why) = &place.no_device {
         a.out.text(&format!(
             "no CUDA device ({why}): the program ran, but nothing it does on a GPU was judged\n"
-        ));
+        ))?;
     }
     let md = report::markdown::gate_summary(run, &d);
     if let Some(p) = &a.sarif {
@@ -286,7 +288,7 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     a.out
         .write_text(&report::json::gate(run, &d, &shown, code))?;
     if a.github {
-        a.out.text(&report::github::annotations(&d));
+        a.out.text(&report::github::annotations(&d))?;
         if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY") {
             use std::io::Write;
             let mut f = std::fs::OpenOptions::new()

@@ -1,12 +1,12 @@
 //! The hidden subcommands racegate runs itself through: the stress worker, the sanitizer's
-//! target and the grading worker. Their names are `racegate::subcommands`' constants, the same
+//! target, the grading worker and the compile child. Their names are `racegate::subcommands`' constants, the same
 //! ones the spawning parents use.
 
 use std::path::PathBuf;
 
 use racegate::errors::exit;
 use racegate::exercises::SizeChoice;
-use racegate::subcommands::{GRADE_WORKER, SANITIZE_TARGET, STRESS_WORKER};
+use racegate::subcommands::{COMPILE_CHILD, GRADE_WORKER, SANITIZE_TARGET, STRESS_WORKER};
 use racegate::{sanitize, stress, Result};
 
 use super::settings;
@@ -56,6 +56,21 @@ pub enum Internal {
         #[arg(long)]
         time: bool,
     },
+    /// (internal) Compiles one source under limits and writes the reply file.
+    #[command(name = COMPILE_CHILD, hide = true)]
+    Compile {
+        #[arg(long)]
+        request: PathBuf,
+        #[arg(long)]
+        reply: PathBuf,
+        #[arg(long)]
+        memory_mib: u64,
+        #[arg(long)]
+        stack_mib: u64,
+        /// The source, after `--`.
+        #[arg(last = true, required = true)]
+        source: PathBuf,
+    },
 }
 
 pub fn run(global: &Global, i: Internal) -> Result<u8> {
@@ -93,6 +108,13 @@ pub fn run(global: &Global, i: Internal) -> Result<u8> {
             response,
             time,
         } => racegate::grade::worker(&ptx, &request, response.as_deref(), time)?,
+        Internal::Compile {
+            request,
+            reply,
+            memory_mib,
+            stack_mib,
+            source,
+        } => racegate::compile_child::child(&request, &source, &reply, memory_mib, stack_mib)?,
     }
     Ok(exit::OK)
 }

@@ -1,6 +1,7 @@
 //! The `racegate` command line, one file per command. [`app`] holds the top-level parser and
 //! the dispatch; each command file holds its `#[derive(Args)]` struct and its `run()`;
-//! [`settings`] works out the values several commands derive (jobs, worker, arch, sanitizer).
+//! [`settings`] works out the values several commands derive (jobs, worker, arch, sanitizer);
+//! [`values`] parses and checks flag values; [`output`] writes to stdout without panicking.
 
 pub mod app;
 mod bench;
@@ -14,5 +15,6 @@ mod output;
 mod sanitize;
 mod settings;
 mod stress;
+mod values;
 
 pub use app::{run, Cli};

@@ -1,12 +1,14 @@
-//! Where a command's results go, the same on every command: `--json FILE` writes the result as
-//! JSON to FILE, and `--json -` to standard output, which then holds nothing else: everything
-//! the command would print there (its text report, progress lines) goes to standard error.
+//! Where a command's output goes, the same on every command, and writing it without panicking.
+//! `--json FILE` writes the result as JSON to FILE, and `--json -` to standard output, which then
+//! holds nothing else: everything the command would print there (its text report, progress lines)
+//! goes to standard error. `print!` panics when stdout is closed or full: here a reader that went
+//! away (`| head`) ends the output quietly, any other failure is an error (exit 3), never a crash.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use racegate::Result;
+use racegate::{Error, Result};
 
 use super::settings;
 
@@ -45,9 +47,8 @@ impl JsonArg {
 
     /// Prints the text report (to standard error when the JSON has standard output: see
     /// [`JsonArg::claim_stdout`]).
-    pub fn text(&self, s: &str) {
-        print!("{s}");
-        let _ = std::io::stdout().flush();
+    pub fn text(&self, s: &str) -> Result<()> {
+        print(s)
     }
 
     /// Writes `value` as JSON where `--json` says (nothing without it).
@@ -70,15 +71,43 @@ impl JsonArg {
                             std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
                         f.write_all(text.as_bytes())
                             .and_then(|_| f.flush())
-                            .map_err(|e| racegate::Error::io("writing", "standard output", e))
+                            .map_err(|e| Error::io("writing", "standard output", e))
                     }
-                    None => {
-                        print!("{text}");
-                        Ok(())
-                    }
+                    None => print(text),
                 }
             }
             Some(p) => settings::write_file(p, text),
         }
     }
 }
+
+/// Writes `text` to standard output and flushes it.
+pub fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Error::io("writing", "standard output", e)),
+    }
+}
+
+/// A note for the person running racegate, on standard error (ignored if that is closed).
+pub fn note(text: &str) {
+    let _ = writeln!(std::io::stderr(), "note: {text}");
+}
+
+/// `print!` through [`print`]: returns the error from the enclosing function with `?`.
+macro_rules! out {
+    ($($t:tt)*) => {
+        crate::cli::output::print(&format!($($t)*))?
+    };
+}
+
+/// `println!` through [`print`].
+macro_rules! outln {
+    ($($t:tt)*) => {
+        crate::cli::output::print(&format!("{}\n", format_args!($($t)*)))?
+    };
+}
+
+pub(crate) use {out, outln};

@@ -11,6 +11,7 @@ use racegate::{report, Result};
 use super::output::JsonArg;
 use super::settings::Global;
 use super::settings::{self, Settings};
+use super::values;
 
 #[derive(clap::Args)]
 pub struct SanitizeArgs {
@@ -26,7 +27,7 @@ pub struct SanitizeArgs {
     #[arg(long, value_name = "FILE")]
     save_log: Option<PathBuf>,
     /// Deadline in seconds; past it the sanitizer and its target are killed (Hang).
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = 120.0, value_parser = values::seconds)]
     timeout: f64,
     /// Seed for the problem's inputs.
     #[arg(long, default_value_t = sanitize::runner::SANITIZE_SEED)]
@@ -62,7 +63,7 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
     if let Some(p) = &a.save_log {
         settings::write_file(p, &format!("$ {}\n{}", r.command, r.log))?;
     }
-    a.out.text(&report::sanitizer(&r));
+    a.out.text(&report::sanitizer(&r))?;
     a.out.write(&r)?;
     Ok(match r.outcome {
         Outcome::Clean => exit::OK,

@@ -12,13 +12,14 @@ use racegate::{report, Error, Result};
 use super::output::JsonArg;
 use super::settings::Global;
 use super::settings::{self, Settings};
+use super::values;
 
 #[derive(clap::Args)]
 pub struct StressArgs {
     /// The case, as `racegate list` names it (e.g. matmul_tiled16::no_sync_after_compute).
     case: String,
     /// Number of trials.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = values::at_least_one)]
     trials: u32,
     /// Seed of the first trial (trial t uses seed + t); random when omitted.
     #[arg(long)]
@@ -35,7 +36,7 @@ pub struct StressArgs {
     #[arg(long, default_value_t = stress::DEFAULT_PER_SET, value_parser = clap::value_parser!(u32).range(1..))]
     per_set: u32,
     /// Deadline for one trial, in seconds; a trial past it is a Hang.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = values::seconds)]
     timeout: f64,
     #[command(flatten)]
     out: JsonArg,
@@ -70,7 +71,7 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
         }
     })?;
     bar.finish_and_clear();
-    a.out.text(&report::stress(&r));
+    a.out.text(&report::stress(&r))?;
     a.out.write(&r)?;
     Ok(if r.flagged() { exit::FOUND } else { exit::OK })
 }

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::compile_child::Limits;
+
 /// How to grade.
 #[derive(Clone, Debug)]
 pub struct GradeConfig {
@@ -16,6 +18,13 @@ pub struct GradeConfig {
     pub sanitize_timeout: Duration,
     pub arch: String,
     pub sanitizer: Option<PathBuf>,
-    /// Whether a CUDA device is there (without one, only the host checks and compilation run).
+    /// Whether a CUDA device is there (without one, only the host checks and compilation run,
+    /// and no grade is given).
     pub device: bool,
+    /// What a submission's compile may use.
+    pub compile: Limits,
+    /// How long to wait for another grader to leave the GPU before giving up (not graded).
+    pub gpu_wait: Duration,
+    /// Where notes for the person running the grader go (waiting for the GPU, say).
+    pub note: fn(&str),
 }

@@ -1,6 +1,8 @@
 //! The graded items of one submission, each turned into an [`ItemResult`] with the detail a
 //! student reads: compilation, correctness on randomized trials, the four sanitizers, and
-//! performance against the course's reference kernel.
+//! performance against the course's reference kernel. An item returns `Err` only for what is
+//! not the submission's fault (a tool missing or failing, a worker lost): the grade is then not
+//! given at all ([`super::Grade::not_graded`]).
 //!
 //! Every problem an item runs is drawn here, in the parent, from the public seed mixed with the
 //! secret ([`trial_seed`]), and every comparison with the exact expected results happens here
@@ -13,70 +15,79 @@ use rand::SeedableRng;
 
 use super::config::GradeConfig;
 use super::score::{self, Item, ItemResult};
+use super::signature;
 use super::spec::{Rubric, Spec};
 use super::submission;
-use super::worker::{run_worker, Scratch, WorkerResult};
+use super::worker::{self, run_worker, Scratch, WorkerResult};
 use crate::compile::{self, BuildOptions, Built};
+use crate::compile_child::{self, Outcome as Compiled, Request};
 use crate::errors::{Error, Result};
 use crate::exercises::{self, Problem, SizeChoice};
 use crate::sanitize::{self, Outcome, SanitizeConfig, Tool};
 use crate::watchdog::{self, Deadline};
+use crate::{headers, toolchain};
 
-/// The compile item: the file, the kernel's name and signature, then NVRTC, once plainly and
-/// once with schedule jitter. The built PTX (plain, jittered) comes back only when it passed.
+/// The compile item: the file, then NVRTC in a child ([`compile_child`]), once plainly and
+/// once with schedule jitter, and the kernel's name and signature in what it built
+/// ([`signature`]). The built PTX (plain, jittered) comes back only when it passed. An error
+/// is the grading machine's (no NVRTC, a child that could not start), never the submission's.
 pub(super) fn compiles(
     root: &Path,
     spec: &Spec,
     rubric: &Rubric,
     cfg: &GradeConfig,
+    exe: &Path,
     path: &Path,
     name: &str,
-) -> (ItemResult, Option<(Built, Built)>) {
-    let source =
-        match submission::read(path).and_then(|s| submission::check_kernels(spec, &s).map(|_| s)) {
-            Ok(s) => s,
-            Err(p) => {
-                return (
-                    score::item(rubric, Item::Compiles, 0.0, p.to_string()),
-                    None,
-                )
-            }
-        };
-    // Device code only; the grader owns all host code.
+) -> Result<(ItemResult, Option<(Built, Built)>)> {
+    let failed = |detail: String| Ok((score::item(rubric, Item::Compiles, 0.0, detail), None));
+    let source = match submission::read(path) {
+        Ok(s) => s,
+        Err(p) => return failed(p.to_string()),
+    };
+    // Refused here already (the child refuses too), so no process starts for it.
+    if let Some(a) = compile_child::forbidden_access(&source, &spec.headers) {
+        return failed(Compiled::Refused(a).to_string());
+    }
+    let headers = if spec.headers.is_empty() {
+        Vec::new()
+    } else {
+        headers::serve(&spec.headers, &toolchain::cuda_include_dirs(root))?
+    };
     let build = |jitter| {
-        compile::compile_source(
-            root,
-            name,
-            &source,
-            &BuildOptions {
+        let req = Request {
+            name: name.to_string(),
+            source: source.clone(),
+            options: BuildOptions {
                 arch: cfg.arch.clone(),
                 jitter,
                 extra: vec![],
             },
-        )
+            headers: headers.clone(),
+            refuse_file_access: true,
+            allowed_includes: spec.headers.clone(),
+        };
+        compile_child::compile(exe, root, &req, &cfg.compile)
     };
-    match (build(false), build(true)) {
-        (Ok(plain), Ok(jittered)) => (
-            score::item(
-                rubric,
-                Item::Compiles,
-                1.0,
-                format!(
-                    "compiles; `{}` has the required signature ({})",
-                    spec.entry, spec.signature
-                ),
-            ),
-            Some((plain, jittered)),
-        ),
-        (Err(e), _) | (_, Err(e)) => {
-            let log = match e {
-                Error::Compile { log, .. } => log,
-                other => other.to_string(),
-            };
-            let detail = format!("NVRTC could not compile it:\n{log}");
-            (score::item(rubric, Item::Compiles, 0.0, detail), None)
-        }
+    let plain = match build(false)? {
+        Compiled::Built(b) => b,
+        other => return failed(other.to_string()),
+    };
+    if let Err(r) = signature::check(spec, &source, &plain.ptx) {
+        return failed(r.to_string());
     }
+    let jittered = match build(true)? {
+        Compiled::Built(b) => b,
+        other => return failed(format!("with schedule jitter on: {other}")),
+    };
+    let detail = format!(
+        "compiles; `{}` has the required signature ({})",
+        spec.entry, spec.signature
+    );
+    Ok((
+        score::item(rubric, Item::Compiles, 1.0, detail),
+        Some((plain, jittered)),
+    ))
 }
 
 /// What the items after compilation share: one submission, compiled, about to run on the GPU.
@@ -197,9 +208,9 @@ impl Items<'_> {
             Tool::Initcheck => Item::Initcheck,
         };
         let problem = self.problem(1_000_000, SizeChoice::Sanitize);
-        let (args, _) = self
-            .work
-            .worker_call(&tool.to_string(), ptx, &[problem], false, false)?;
+        let (args, response) =
+            self.work
+                .worker_call(&tool.to_string(), ptx, &[problem], false, false)?;
         let target: Vec<OsString> = std::iter::once(self.exe.into()).chain(args).collect();
         // The worker takes its inputs from the request, not from a seed.
         let scfg = SanitizeConfig {
@@ -207,6 +218,10 @@ impl Items<'_> {
             ..SanitizeConfig::new(tool, cfg.sanitizer.clone(), cfg.sanitize_timeout, &cfg.arch)
         };
         let r = sanitize::runner::run_target(name, &target, &scfg, self.root)?;
+        // A kernel the driver would not load never ran: nothing to pass.
+        if let Some(fault) = worker::load_fault(&response) {
+            return Ok(score::item(rubric, item, 0.0, format!("{tool}: {fault}")));
+        }
         Ok(match r.outcome {
             Outcome::Clean => score::item(rubric, item, 1.0, format!("{tool}: no finding")),
             Outcome::Findings(f) => {
@@ -221,7 +236,9 @@ impl Items<'_> {
                 score::item(rubric, item, 0.0, d)
             }
             Outcome::Hang { .. } => score::item(rubric, item, 0.0, format!("{tool}: the kernel never finished under the sanitizer (deadlock or infinite loop); killed after {:.0} s", cfg.sanitize_timeout.as_secs_f64())),
-            Outcome::Inconclusive(why) => score::inconclusive(rubric, item, format!("{tool} could not decide ({why}); ask your instructor: this item is not counted against you")),
+            Outcome::Inconclusive(why) => {
+                return Err(Error::Child(format!("compute-sanitizer {tool} could not decide: {why}")))
+            }
         })
     }
 
@@ -287,7 +304,12 @@ impl Items<'_> {
                     ((rule.zero_at - ratio) / (rule.zero_at - rule.threshold)).clamp(0.0, 1.0);
                 score::item(rubric, Item::Performance, frac, format!("{m:.1} us vs the reference's {r:.1} us ({ratio:.2}x; full points at <= {:.2}x, none at >= {:.2}x) on {}", rule.threshold, rule.zero_at, problem.label))
             }
-            _ => score::item(
+            (_, None) => {
+                return Err(Error::Child(
+                    "the course's reference kernel could not be timed".into(),
+                ))
+            }
+            (None, Some(_)) => score::item(
                 rubric,
                 Item::Performance,
                 0.0,

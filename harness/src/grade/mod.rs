@@ -3,20 +3,23 @@
 //! child process it runs the submission in ([`worker()`]) and scoring ([`score`]). The output
 //! formats are in [`crate::report::grade`] and [`crate::report::junit`].
 //!
-//! The graded run is split by role: `config.rs` holds the settings, `orchestrate.rs` orders the items, `items.rs` grades each
-//! one, `worker.rs` holds the child worker and the parent's retry loop around it, `wire.rs` the
-//! private file format between the two, and `lock.rs` the GPU lock.
+//! The graded run is split by role: `config.rs` holds the settings, `orchestrate.rs` orders the
+//! items, `items.rs` grades each one, `signature.rs` checks the kernels against the exercise,
+//! `worker.rs` holds the child worker and the parent's retry loop around it, `wire.rs` the
+//! private file format between the two, and `lock.rs` the GPU lock. Submissions compile in a
+//! child ([`crate::compile_child`]) with file access refused.
 
 mod config;
 mod items;
 mod lock;
 mod orchestrate;
 pub mod score;
+pub mod signature;
 pub mod spec;
 pub mod submission;
 mod wire;
 mod worker;
 
 pub use config::GradeConfig;
-pub use orchestrate::{grade, Grade};
+pub use orchestrate::{grade, Grade, NotGraded};
 pub use worker::worker;

@@ -5,6 +5,10 @@
 //! the public seed mixed with a secret, computes the exact expected results, and compares
 //! ([`super::items`]). The submission itself runs in a child ([`super::worker()`]) that only ever
 //! sees inputs, and the parent compares those inputs with its own copy afterwards.
+//!
+//! What the grading machine cannot do (no CUDA device, no NVRTC, a sanitizer missing or
+//! refusing, a worker lost) is never the submission's grade: the grade is then
+//! [`Grade::not_graded`], which every output format turns into "not graded".
 
 use std::cell::Cell;
 use std::path::Path;
@@ -18,7 +22,8 @@ use super::lock::GpuLock;
 use super::score::{self, Item, ItemResult};
 use super::spec::{Rubric, Spec};
 use super::worker::Scratch;
-use crate::errors::Result;
+use crate::compile_child;
+use crate::errors::{exit, Error, Result};
 use crate::sanitize::Tool;
 
 /// The grade of one submission.
@@ -32,6 +37,30 @@ pub struct Grade {
     pub seed: u64,
     /// Wall time of this grade, without the time spent waiting for the GPU.
     pub execution_seconds: f64,
+    /// Set when no grade may be given: the grading machine failed (no CUDA device, no NVRTC,
+    /// a sanitizer missing or refusing, a worker lost), not the submission. The items that ran
+    /// are kept for the instructor; no score may be posted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_graded: Option<NotGraded>,
+}
+
+/// Why a submission was not graded, and the exit code that says so (3 or 4).
+#[derive(Clone, Debug, Serialize)]
+pub struct NotGraded {
+    pub reason: String,
+    pub exit_code: u8,
+}
+
+impl Grade {
+    /// This grade's exit code by the one table: its [`NotGraded`] code, 1 when the submission
+    /// lost points, 0 when it earned them all.
+    pub fn exit_code(&self) -> u8 {
+        match &self.not_graded {
+            Some(n) => n.exit_code,
+            None if self.score < self.max_score => exit::FOUND,
+            None => exit::OK,
+        }
+    }
 }
 
 /// The items graded once the submission compiles.
@@ -44,14 +73,19 @@ const AFTER_COMPILE: [Item; 6] = [
     Item::Performance,
 ];
 
-/// The name findings and compile errors use for the submission: its file name.
+/// The name findings and compile errors use for the submission: its file name, made safe to
+/// show ([`compile_child::safe_name`]).
 fn program_name(path: &Path) -> String {
-    path.file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "submission.cu".into())
+    compile_child::safe_name(
+        &path
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    )
 }
 
-/// Grades one file.
+/// Grades one file. Never fails: what the grading machine could not do is the grade's
+/// [`Grade::not_graded`].
 pub fn grade(
     root: &Path,
     spec: &Spec,
@@ -59,46 +93,66 @@ pub fn grade(
     path: &Path,
     cfg: &GradeConfig,
     exe: &Path,
-) -> Result<Grade> {
+) -> Grade {
     let start = Instant::now();
-    let name = program_name(path);
     // Time spent waiting for another submission to leave the GPU is not this one's.
     let waited = Cell::new(Duration::ZERO);
-    let finish = |items: Vec<ItemResult>| {
-        let (score, max) = score::total(&items);
-        Grade {
-            exercise: spec.name.clone(),
-            submission: path.display().to_string(),
-            score,
-            max_score: max,
-            items,
-            seed: cfg.seed,
-            execution_seconds: start.elapsed().saturating_sub(waited.get()).as_secs_f64(),
-        }
+    let mut items = Vec::new();
+    let outcome = grade_items(root, spec, rubric, path, cfg, exe, &mut items, &waited);
+    let not_graded = match outcome {
+        Ok(()) => None,
+        Err(e) => Some(NotGraded {
+            reason: e.to_string(),
+            exit_code: e.exit_code().max(exit::INCONCLUSIVE),
+        }),
     };
-    // 1-2. The file, the kernel's name and signature, and compilation.
-    let (compiled, built) = items::compiles(root, spec, rubric, cfg, path, &name);
-    let mut items = vec![compiled];
+    let (score, max) = score::total(&items);
+    Grade {
+        exercise: spec.name.clone(),
+        submission: path.display().to_string(),
+        score,
+        max_score: max,
+        items,
+        seed: cfg.seed,
+        execution_seconds: start.elapsed().saturating_sub(waited.get()).as_secs_f64(),
+        not_graded,
+    }
+}
+
+/// The items in order, pushed as they are graded; `Err` when the machine failed.
+#[allow(clippy::too_many_arguments)]
+fn grade_items(
+    root: &Path,
+    spec: &Spec,
+    rubric: &Rubric,
+    path: &Path,
+    cfg: &GradeConfig,
+    exe: &Path,
+    items: &mut Vec<ItemResult>,
+    waited: &Cell<Duration>,
+) -> Result<()> {
+    let name = program_name(path);
+    // 1-2. The file, compilation, and the kernel's name and signature in what was built.
+    let (compiled, built) = items::compiles(root, spec, rubric, cfg, exe, path, &name)?;
+    items.push(compiled);
+    if !cfg.device {
+        // Decided without a GPU or not, a grade without the GPU items is no grade.
+        return Err(Error::NoDevice(
+            "not on this grading machine; only the file checks and compilation ran".into(),
+        ));
+    }
     let Some((plain, jittered)) = built else {
         items.extend(score::not_run(
             rubric,
             &AFTER_COMPILE,
             "not graded: the submission has to compile first",
         ));
-        return Ok(finish(items));
+        return Ok(());
     };
-    if !cfg.device {
-        items.extend(score::not_run(
-            rubric,
-            &AFTER_COMPILE,
-            "not graded: no CUDA device on the grading machine",
-        ));
-        return Ok(finish(items));
-    }
     let work = Scratch::new()?;
     // From here on the submission runs on the GPU: one submission at a time.
     let queued = Instant::now();
-    let _gpu = GpuLock::acquire()?;
+    let _gpu = GpuLock::acquire(cfg.gpu_wait, cfg.note)?;
     waited.set(queued.elapsed());
     let ptx_plain = work.write("plain.ptx", plain.ptx.as_bytes())?;
     let ptx_jitter = work.write("jitter.ptx", jittered.ptx.as_bytes())?;
@@ -127,7 +181,7 @@ pub fn grade(
     if rubric.performance > 0.0 {
         items.push(on_gpu.performance(&ptx_plain)?);
     }
-    Ok(finish(items))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -143,6 +197,9 @@ impl GradeConfig {
             arch: String::new(),
             sanitizer: None,
             device: true,
+            compile: Default::default(),
+            gpu_wait: Duration::from_secs(1),
+            note: |_| {},
         }
     }
 }

@@ -60,6 +60,27 @@ impl Item {
     }
 }
 
+impl Item {
+    /// Every item, in the order grades list them.
+    pub const ALL: [Item; 7] = [
+        Item::Compiles,
+        Item::Correct,
+        Item::Racecheck,
+        Item::Synccheck,
+        Item::Memcheck,
+        Item::Initcheck,
+        Item::Performance,
+    ];
+
+    /// The items `r` gives points to: the columns of a batch's CSV.
+    pub fn graded(r: &Rubric) -> Vec<Item> {
+        Item::ALL
+            .into_iter()
+            .filter(|it| it.points(r) > 0.0)
+            .collect()
+    }
+}
+
 /// How an item went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -39,6 +39,8 @@ struct RawExercise {
     #[serde(default)]
     params: BTreeMap<String, i64>,
     reference: Option<String>,
+    #[serde(default)]
+    headers: Vec<String>,
 }
 
 /// One exercise.
@@ -59,6 +61,8 @@ pub struct Spec {
     pub family_params: BTreeMap<String, i64>,
     /// `file.cu:kernel` of the course's solution, relative to the root.
     pub reference: Option<(String, String)>,
+    /// Headers submissions may `#include` (served from memory; every other include is refused).
+    pub headers: Vec<String>,
 }
 
 impl Spec {
@@ -179,6 +183,18 @@ impl Spec {
                 format!("`entry`: `{}` is not a C identifier", x.entry),
             ));
         }
+        for h in &x.headers {
+            let bad = h.is_empty()
+                || h.starts_with('/')
+                || h.split('/').any(|part| part == ".." || part.is_empty())
+                || h.contains(['"', '<', '>', '\\', '\n']);
+            if bad {
+                return Err(err(
+                    line_of("headers"),
+                    format!("`headers`: `{h}` is not a header name such as `cuda_fp16.h`"),
+                ));
+            }
+        }
         Ok(Spec {
             path: path.to_path_buf(),
             name: x.name,
@@ -192,6 +208,7 @@ impl Spec {
             family: x.family,
             family_params: x.params,
             reference,
+            headers: x.headers,
         })
     }
 }

@@ -22,7 +22,7 @@ use crate::compile;
 use crate::errors::{Error, Result};
 use crate::exercises::Problem;
 use crate::launch::{Gpu, RunOptions};
-use crate::watchdog::{self, Deadline, Exit};
+use crate::watchdog::{self, Deadline, Exit, Spawn};
 
 /// A private scratch folder for one grade's PTX, request and response files, inside racegate's
 /// cache folder (so `RACEGATE_CACHE` moves it too).
@@ -30,7 +30,7 @@ pub(super) struct Scratch(tempfile::TempDir);
 
 impl Scratch {
     pub(super) fn new() -> Result<Scratch> {
-        let cache = compile::cache_dir();
+        let cache = compile::cache_dir()?;
         std::fs::create_dir_all(&cache).map_err(|e| Error::io("creating", &cache, e))?;
         let dir = tempfile::Builder::new()
             .prefix("grade-")
@@ -80,6 +80,20 @@ impl Scratch {
         }
         Ok((args, response))
     }
+}
+
+/// How the fault of a module the driver would not load begins (the kernel never ran).
+pub(super) const LOAD_FAULT: &str = "the kernel's module did not load: ";
+
+/// The fault a response file holds for a module that did not load, if it holds one.
+pub(super) fn load_fault(response: &Path) -> Option<String> {
+    let bytes = std::fs::read(response).ok()?;
+    wire::decode_response(&bytes)
+        .into_iter()
+        .find_map(|r| match r {
+            Record::Fault(f) if f.starts_with(LOAD_FAULT) => Some(f),
+            _ => None,
+        })
 }
 
 /// What became of one problem, as the parent sees it.
@@ -151,12 +165,17 @@ fn run_worker_once(
     let (args, response) = work.worker_call(tag, ptx, problems, jitter, false)?;
     let total = cfg.timeout * (problems.len() as u32 + 1);
     // The child's stdout is the submission's printf: read and dropped, it never reaches the
-    // grade. The child needs no secret (it gets inputs, not seeds); the variable is blanked.
-    // The worker prints a line after each problem, so the idle deadline is per problem.
-    let finished = watchdog::run(
+    // grade. The child needs no secret (it gets inputs, not seeds): it does not get the
+    // variable at all. The worker prints a line after each problem, so the idle deadline is
+    // per problem.
+    let spawn = Spawn {
+        remove: vec!["RACEGATE_GRADE_SECRET".into()],
+        ..Spawn::default()
+    };
+    let finished = watchdog::run_with(
         exe,
         &args,
-        &[("RACEGATE_GRADE_SECRET".into(), String::new())],
+        &spawn,
         Deadline {
             idle: cfg.timeout,
             total: Some(total),
@@ -167,15 +186,22 @@ fn run_worker_once(
     let mut results = read_response(&bytes, problems.len());
     let after_fault = results.iter().any(|r| matches!(r, WorkerResult::Fault(_)));
     if let Some(i) = results.iter().position(|r| *r == WorkerResult::NotRun) {
+        // A kernel's fault is a record and a clean exit; a hang is ours to end. Anything else
+        // (an exit code, a signal: the worker could not open the GPU or read its files) is
+        // the grading machine's failure, not the submission's.
+        let last = finished.stderr.lines().last().unwrap_or("").to_string();
         results[i] = match finished.exit {
             Exit::TimedOut => WorkerResult::Hang,
             Exit::Code(0) if after_fault => return Ok(results),
-            Exit::Code(c) => WorkerResult::Fault(format!(
-                "the grader's worker exited with code {c}: {}",
-                finished.stderr.lines().last().unwrap_or("")
-            )),
+            Exit::Code(c) => {
+                return Err(Error::Child(format!(
+                    "the grading worker exited with code {c} before finishing: {last}"
+                )))
+            }
             Exit::Signal(s) => {
-                WorkerResult::Fault(format!("the grader's worker was killed by signal {s}"))
+                return Err(Error::Child(format!(
+                    "the grading worker was killed by signal {s}: {last}"
+                )))
             }
         };
     }
@@ -202,7 +228,18 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
         .map_err(|e| Error::Usage(format!("{}: {e}", request.display())))?;
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
     let gpu = Gpu::open()?;
-    let module = gpu.load(&text)?;
+    let module = match gpu.load(&text) {
+        Ok(m) => m,
+        // The driver refusing the submission's code (too much shared memory, say) is the
+        // submission's fault: a record, and a clean exit. A PTX too new for the driver is ours.
+        Err(Error::Cuda { source, during }) if !time && !machine_fault(&source) => {
+            let response = response.ok_or_else(|| Error::Usage("--response is required".into()))?;
+            let record = Record::Fault(format!("{LOAD_FAULT}CUDA error during {during}: {source}"));
+            return std::fs::write(response, wire::encode_record(&record))
+                .map_err(|e| Error::io("writing", response, e));
+        }
+        Err(e) => return Err(e),
+    };
     if time {
         let p = problems
             .first()
@@ -238,6 +275,22 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
         }
     }
     Ok(())
+}
+
+/// A module load error that says the machine, not the code, is at fault.
+fn machine_fault(e: &cudarc::driver::DriverError) -> bool {
+    use cudarc::driver::sys::CUresult::*;
+    matches!(
+        e.0,
+        CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+            | CUDA_ERROR_JIT_COMPILER_NOT_FOUND
+            | CUDA_ERROR_NO_BINARY_FOR_GPU
+            | CUDA_ERROR_OUT_OF_MEMORY
+            | CUDA_ERROR_NOT_INITIALIZED
+            | CUDA_ERROR_DEINITIALIZED
+            | CUDA_ERROR_NO_DEVICE
+            | CUDA_ERROR_INVALID_CONTEXT
+    )
 }
 
 #[cfg(test)]
@@ -295,6 +348,10 @@ mod tests {
 
     /// Three problems through `run_worker`, with `script` standing in for every worker.
     fn run_fake(script: &str, timeout_ms: u64) -> Vec<WorkerResult> {
+        try_fake(script, timeout_ms).unwrap()
+    }
+
+    fn try_fake(script: &str, timeout_ms: u64) -> Result<Vec<WorkerResult>> {
         let work = Scratch::new().unwrap();
         let exe = fake_worker(work.path(), script);
         let problems = three_problems();
@@ -307,7 +364,37 @@ mod tests {
             true,
             "t",
         )
-        .unwrap()
+    }
+
+    #[test]
+    fn a_module_that_did_not_load_is_found_in_the_response() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.resp");
+        std::fs::write(&p, wire::encode_record(&Record::Fault("error 719".into()))).unwrap();
+        assert_eq!(load_fault(&p), None);
+        let f = format!("{LOAD_FAULT}too much shared data");
+        std::fs::write(&p, wire::encode_record(&Record::Fault(f.clone()))).unwrap();
+        assert_eq!(load_fault(&p), Some(f));
+    }
+
+    #[test]
+    fn a_worker_lost_for_another_reason_is_the_machines_failure() {
+        // No record, and an exit code: the worker could not open the GPU, say.
+        let e = try_fake("echo 'error: no CUDA device: gone' >&2; exit 4", 5000).unwrap_err();
+        assert!(e.to_string().contains("exited with code 4"), "{e}");
+        assert!(e.to_string().contains("no CUDA device: gone"), "{e}");
+        let e = try_fake("kill -KILL $$", 5000).unwrap_err();
+        assert!(e.to_string().contains("signal 9"), "{e}");
+    }
+
+    #[test]
+    fn the_worker_does_not_get_the_secret() {
+        // The fake worker writes a fault whose text is what it sees of the secret.
+        let r = run_fake(
+            "printf '{\"Fault\":\"[%s]\"}\\n' \"${RACEGATE_GRADE_SECRET-unset}\" > $7",
+            5000,
+        );
+        assert_eq!(r[0], WorkerResult::Fault("[unset]".into()));
     }
 
     #[test]

@@ -120,5 +120,6 @@ pub fn grade() -> Grade {
         items,
         seed: 1,
         execution_seconds: 12.4,
+        not_graded: None,
     }
 }

@@ -1,21 +1,32 @@
 //! A grade in each format a course needs: text for the student, JSON, Gradescope's and
 //! PrairieLearn's `results.json`, and, for a batch, CSV or a JSON array. JUnit is in
 //! [`super::junit`] with the other JUnit reports.
+//!
+//! A submission that was not graded (the grading machine failed: [`Grade::not_graded`]) never
+//! shows a score: Gradescope gets no `results.json` at all (its documented "The autograder
+//! failed to execute correctly", which a regrade replaces), PrairieLearn `gradable: false`,
+//! CSV "not graded" with the reason, JSON `null` scores.
 
 use serde_json::json;
 
-use crate::grade::score::Status;
+use crate::grade::score::{Item, Status};
 use crate::grade::Grade;
 
 /// For people: the total, then every item with its points and why.
 pub fn human(g: &Grade) -> String {
-    let mut s = format!(
-        "{}: {} / {} ({})\n",
-        g.submission,
-        points(g.score),
-        points(g.max_score),
-        g.exercise
-    );
+    let mut s = match &g.not_graded {
+        Some(n) => format!(
+            "{}: not graded ({}): {}\n",
+            g.submission, g.exercise, n.reason
+        ),
+        None => format!(
+            "{}: {} / {} ({})\n",
+            g.submission,
+            points(g.score),
+            points(g.max_score),
+            g.exercise
+        ),
+    };
     for it in &g.items {
         let mark = match it.status {
             Status::Passed => "PASS",
@@ -24,12 +35,12 @@ pub fn human(g: &Grade) -> String {
             Status::NotRun => "----",
             Status::Inconclusive => "????",
         };
-        s.push_str(&format!(
-            "  {mark} {:<12} {:>6} / {:<6} ",
-            it.item.name(),
-            points(it.score),
-            points(it.max_score)
-        ));
+        // A grade not given shows what ran, but no points.
+        let pts = match g.not_graded {
+            Some(_) => format!("{:15}", ""),
+            None => format!("{:>6} / {:<6}", points(it.score), points(it.max_score)),
+        };
+        s.push_str(&format!("  {mark} {:<12} {pts} ", it.item.name()));
         let mut lines = it.detail.lines();
         s.push_str(lines.next().unwrap_or(""));
         s.push('\n');
@@ -50,13 +61,27 @@ pub(crate) fn points(x: f64) -> String {
     }
 }
 
-/// The grade as serde writes it (the format other tools read back).
+/// The grade as serde writes it (the format other tools read back); a grade not given has
+/// `null` scores.
 pub fn json(g: &Grade) -> String {
-    serde_json::to_string_pretty(g).expect("serializable")
+    serde_json::to_string_pretty(&value(g)).expect("serializable")
 }
 
-/// Gradescope's `results.json`.
-pub fn gradescope(g: &Grade) -> String {
+fn value(g: &Grade) -> serde_json::Value {
+    let mut v = serde_json::to_value(g).expect("serializable");
+    if g.not_graded.is_some() {
+        v["score"] = serde_json::Value::Null;
+        v["max_score"] = serde_json::Value::Null;
+    }
+    v
+}
+
+/// Gradescope's `results.json`; `None` when the submission was not graded: then no file may be
+/// written, which Gradescope shows as an autograder failure rather than a score.
+pub fn gradescope(g: &Grade) -> Option<String> {
+    if g.not_graded.is_some() {
+        return None;
+    }
     let v = json!({
         "score": g.score,
         "execution_time": g.execution_seconds.round() as u64,
@@ -76,11 +101,19 @@ pub fn gradescope(g: &Grade) -> String {
             "visibility": "visible",
         })).collect::<Vec<_>>(),
     });
-    serde_json::to_string_pretty(&v).expect("serializable")
+    Some(serde_json::to_string_pretty(&v).expect("serializable"))
 }
 
-/// PrairieLearn's external grader `results.json`.
+/// PrairieLearn's external grader `results.json`; not graded: `gradable: false` and why.
 pub fn prairielearn(g: &Grade) -> String {
+    if let Some(n) = &g.not_graded {
+        let v = json!({
+            "gradable": false,
+            "message": format!("not graded: {}", n.reason),
+            "output": human(g),
+        });
+        return serde_json::to_string_pretty(&v).expect("serializable");
+    }
     let v = json!({
         "gradable": true,
         "score": if g.max_score > 0.0 { g.score / g.max_score } else { 0.0 },
@@ -100,29 +133,60 @@ pub fn prairielearn(g: &Grade) -> String {
 
 /// A batch as one JSON array of grades.
 pub fn batch_json(grades: &[Grade]) -> String {
-    serde_json::to_string_pretty(grades).expect("serializable")
+    serde_json::to_string_pretty(&grades.iter().map(value).collect::<Vec<_>>())
+        .expect("serializable")
 }
 
 /// A batch as CSV: one row per submission, one column per item (the first grade's items: every
 /// grade of one exercise has the same).
 pub fn csv(grades: &[Grade]) -> String {
-    let items: Vec<&str> = grades
+    let items: Vec<Item> = grades
         .first()
-        .map(|g| g.items.iter().map(|i| i.item.name()).collect())
+        .map(|g| g.items.iter().map(|i| i.item).collect())
         .unwrap_or_default();
-    let mut csv = format!("submission,score,max_score,{}\n", items.join(","));
+    let mut csv = csv_header(&items);
     for g in grades {
-        let cells: Vec<String> = g.items.iter().map(|i| i.score.to_string()).collect();
-        // Submission paths are quoted: a student's folder name may hold a comma or a quote.
-        csv.push_str(&format!(
-            "\"{}\",{},{},{}\n",
-            g.submission.replace('"', "\"\""),
-            g.score,
-            g.max_score,
-            cells.join(",")
-        ));
+        csv.push_str(&csv_row(g, &items));
     }
     csv
+}
+
+/// The CSV header for a batch graded on `items`.
+pub fn csv_header(items: &[Item]) -> String {
+    let names: Vec<&str> = items.iter().map(|i| i.name()).collect();
+    format!("submission,score,max_score,{},note\n", names.join(","))
+}
+
+/// One CSV row: the points of each of `items` (empty where the grade has no such item); a
+/// grade not given says "not graded", with no points, and why in `note`.
+pub fn csv_row(g: &Grade, items: &[Item]) -> String {
+    // Text cells are quoted: a student's folder name may hold a comma or a quote.
+    let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\"").replace(['\n', '\r'], " "));
+    if let Some(n) = &g.not_graded {
+        let empty = vec![""; items.len()].join(",");
+        return format!(
+            "{},not graded,,{empty},{}\n",
+            quote(&g.submission),
+            quote(&n.reason)
+        );
+    }
+    let cells: Vec<String> = items
+        .iter()
+        .map(|it| {
+            g.items
+                .iter()
+                .find(|r| r.item == *it)
+                .map(|r| r.score.to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    format!(
+        "{},{},{},{},\n",
+        quote(&g.submission),
+        g.score,
+        g.max_score,
+        cells.join(",")
+    )
 }
 
 #[cfg(test)]
@@ -130,9 +194,42 @@ mod tests {
     use super::*;
     use crate::report::fixtures::grade;
 
+    fn not_graded() -> Grade {
+        let mut g = grade();
+        g.not_graded = Some(crate::grade::NotGraded {
+            reason: "no CUDA device".into(),
+            exit_code: 4,
+        });
+        g
+    }
+
+    #[test]
+    fn a_grade_not_given_shows_no_score_anywhere() {
+        let g = not_graded();
+        assert_eq!(
+            gradescope(&g),
+            None,
+            "no results.json: an autograder failure"
+        );
+        let pl: serde_json::Value = serde_json::from_str(&prairielearn(&g)).unwrap();
+        assert_eq!(pl["gradable"], false);
+        assert!(pl.get("score").is_none());
+        assert!(pl["message"].as_str().unwrap().contains("no CUDA device"));
+        let j: serde_json::Value = serde_json::from_str(&json(&g)).unwrap();
+        assert!(j["score"].is_null() && j["max_score"].is_null());
+        assert_eq!(j["not_graded"]["exit_code"], 4);
+        assert!(human(&g).starts_with("alice.cu: not graded (reduce): no CUDA device"));
+        assert!(!human(&g).contains(" / "), "no points: {}", human(&g));
+        let items = [Item::Compiles, Item::Correct];
+        assert_eq!(
+            csv_row(&g, &items),
+            "\"alice.cu\",not graded,,,,\"no CUDA device\"\n"
+        );
+    }
+
     #[test]
     fn gradescope_has_its_documented_fields() {
-        let v: serde_json::Value = serde_json::from_str(&gradescope(&grade())).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&gradescope(&grade()).unwrap()).unwrap();
         assert_eq!(v["score"], 30.0);
         assert!(v["execution_time"].is_u64());
         for k in ["output", "visibility", "stdout_visibility"] {
@@ -172,9 +269,9 @@ mod tests {
         odd.submission = "a \"b\", c.cu".into();
         assert_eq!(
             csv(&[grade(), odd]),
-            "submission,score,max_score,compiles,correct\n\
-             \"alice.cu\",30,50,10,20\n\
-             \"a \"\"b\"\", c.cu\",30,50,10,20\n"
+            "submission,score,max_score,compiles,correct,note\n\
+             \"alice.cu\",30,50,10,20,\n\
+             \"a \"\"b\"\", c.cu\",30,50,10,20,\n"
         );
     }
 }

@@ -250,6 +250,24 @@ pub fn not_run(suite: &str, cells: &[(String, String)], why: &str) -> String {
 /// `racegate grade`: one testcase per rubric item, in the submission's file; items below full
 /// marks fail with their points and reason.
 pub fn grade(g: &Grade) -> String {
+    if let Some(n) = &g.not_graded {
+        // No grade: one skipped testcase that says why, no points anywhere.
+        return xml(Suite {
+            name: format!("racegate-grade-{}", g.exercise),
+            time: None,
+            cases: vec![Testcase {
+                name: "not_graded".into(),
+                classname: g.submission.clone(),
+                outcome: Outcome::Skipped {
+                    message: format!("not graded: {}", n.reason),
+                },
+                time: std::time::Duration::ZERO,
+                file: Some(g.submission.clone()),
+                line: None,
+                system_out: None,
+            }],
+        });
+    }
     let cases = g
         .items
         .iter()

@@ -202,7 +202,7 @@ pub fn run_target(
     let xml_path = match &cfg.keep_xml {
         Some(p) => p.clone(),
         None => {
-            let dir = compile::cache_dir().join("xml");
+            let dir = compile::cache_dir()?.join("xml");
             std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
             scratch = tempfile::tempdir_in(&dir).map_err(|e| Error::io("creating", &dir, e))?;
             scratch.path().join(format!(

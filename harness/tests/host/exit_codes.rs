@@ -127,6 +127,30 @@ fn code_3_or_4_stress_without_nvrtc() {
 }
 
 #[test]
+fn code_3_or_4_grade_without_nvrtc_is_not_graded() {
+    // The machine's failure, never the submission's: no score, and 4 first without a device.
+    let one = root().join("harness/tests/submissions/reduce/correct.cu");
+    let (code, out) = racegate(
+        &root(),
+        &[
+            "grade",
+            "--exercise",
+            "reduce",
+            "--format",
+            "gradescope",
+            one.to_str().unwrap(),
+        ],
+        &[("RACEGATE_NVRTC_LIB", "/nonexistent/libnvrtc.so.13")],
+    );
+    assert_eq!(code, if has_device() { 3 } else { 4 }, "{out}");
+    assert!(out.contains("not graded") && out.contains("NVRTC"), "{out}");
+    assert!(
+        !out.contains("\"score\""),
+        "no results.json for Gradescope: {out}"
+    );
+}
+
+#[test]
 fn code_4_no_device() {
     let (code, out) = racegate(
         &root(),

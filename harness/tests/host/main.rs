@@ -5,8 +5,10 @@
 //! Everything data-driven (one trial per `.cu`, fixture or sample) or needing a GPU is in the
 //! libtest-mimic target, `tests/tests.rs`.
 
+mod compile_child;
 mod exit_codes;
 mod header;
+mod inputs;
 mod layout;
 mod manifest;
 

@@ -1,0 +1,61 @@
+//! Flag values checked where clap parses them, one parser per kind of value, shared by every
+//! command: deadlines in seconds (finite, positive, at most a week), counts of at least one,
+//! memory sizes. A bad value is a usage error that names the flag (exit 2), never a panic
+//! (`Duration::from_secs_f64` panics on a negative, infinite or huge number).
+
+/// The longest deadline accepted, in seconds (a week).
+const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// A deadline in seconds: a finite number above 0 and at most a week.
+pub fn seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !v.is_finite() || v <= 0.0 || v > MAX_SECONDS {
+        return Err(format!(
+            "`{s}`: a deadline must be more than 0 and at most {MAX_SECONDS} seconds"
+        ));
+    }
+    Ok(v)
+}
+
+/// A count that must be at least 1 (trials, runs).
+pub fn at_least_one(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a whole number of at least 1")),
+    }
+}
+
+/// A memory size in MiB: at least 256 (NVRTC alone maps about 150).
+pub fn mebibytes(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (256..=1 << 30).contains(&n) => Ok(n),
+        Ok(_) => Err(format!("`{s}`: at least 256 MiB")),
+        Err(_) => Err(format!("`{s}` is not a whole number of MiB")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_must_be_finite_and_positive() {
+        assert_eq!(seconds("2.5"), Ok(2.5));
+        for bad in ["-1", "0", "nan", "inf", "1e300", "x", ""] {
+            assert!(seconds(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn counts_start_at_one() {
+        assert_eq!(at_least_one("3"), Ok(3));
+        assert!(at_least_one("0").is_err());
+        assert!(at_least_one("-2").is_err());
+        assert!(mebibytes("100").is_err());
+        assert_eq!(mebibytes("4096"), Ok(4096));
+    }
+}

@@ -1,0 +1,209 @@
+//! The compile child (`racegate::compile_child`) through the real binary: it builds, refuses
+//! file access, keeps NVRTC's log, and stops at each of its limits with the message that names
+//! it, in a clean environment and an empty folder.
+
+use std::time::{Duration, Instant};
+
+use racegate::compile_child::{compile, LimitHit, Limits, Outcome, Request};
+
+fn root() -> std::path::PathBuf {
+    super::package_dir().parent().unwrap().to_path_buf()
+}
+
+fn run(src: &str, limits: Limits) -> Outcome {
+    compile(
+        &super::racegate_exe(),
+        &root(),
+        &Request::new("alice.cu", src),
+        &limits,
+    )
+    .expect("the machine did its part")
+}
+
+const GOOD: &str = "extern \"C\" __global__ void k(float* y, int n) { if (threadIdx.x < n) y[threadIdx.x] = 1.0f; }\n";
+
+#[test]
+fn a_good_source_builds() {
+    match run(GOOD, Limits::default()) {
+        Outcome::Built(b) => assert!(b.ptx.contains(".entry k("), "{}", b.ptx),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn nvrtc_log_names_the_file_and_line() {
+    match run(
+        "extern \"C\" __global__ void k() {\n  nope;\n}\n",
+        Limits::default(),
+    ) {
+        Outcome::Failed(log) => assert!(log.contains("alice.cu(2): error"), "{log}"),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn file_access_is_refused_before_nvrtc() {
+    let src = format!("%:include \"/etc/passwd\"\n{GOOD}");
+    match run(&src, Limits::default()) {
+        Outcome::Refused(a) => {
+            assert_eq!(a.line, 1);
+            let msg = Outcome::Refused(a).to_string();
+            assert!(
+                msg.starts_with("line 1: `%:include` is not allowed"),
+                "{msg}"
+            );
+        }
+        other => panic!("{other}"),
+    }
+}
+
+/// 22 levels of doubling macros: 4 million tokens from 600 bytes.
+fn macro_bomb() -> String {
+    let mut s = String::from("#define A0 x +\n");
+    for i in 1..=22 {
+        s.push_str(&format!("#define A{i} A{0} A{0}\n", i - 1));
+    }
+    s + "extern \"C\" __global__ void k(float* out) { float x = 0; out[0] = A22 0; }\n"
+}
+
+#[test]
+fn a_macro_bomb_stops_at_the_deadline() {
+    let start = Instant::now();
+    let limits = Limits {
+        deadline: Duration::from_secs(3),
+        ..Limits::default()
+    };
+    let out = run(&macro_bomb(), limits);
+    let took = start.elapsed();
+    match out {
+        Outcome::Limit(LimitHit::Deadline(_)) | Outcome::Limit(LimitHit::Memory(_)) => {}
+        other => panic!("{other}"),
+    }
+    assert!(took < Duration::from_secs(8), "{took:?}");
+}
+
+/// An array initializer doubled 19 times: half a million rows, which NVRTC keeps in memory.
+fn memory_bomb() -> String {
+    let mut s = String::from("#define A0 {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16},\n");
+    for i in 1..=19 {
+        s.push_str(&format!("#define A{i} A{0} A{0}\n", i - 1));
+    }
+    s + "__device__ int t[][16] = { A19 };\nextern \"C\" __global__ void k(int* o) { o[0] = t[3][3]; }\n"
+}
+
+#[test]
+fn a_small_memory_limit_is_named() {
+    let limits = Limits {
+        memory_mib: 500,
+        deadline: Duration::from_secs(60),
+        ..Limits::default()
+    };
+    // Out of memory, NVRTC says so; now and then it dies on its (smaller) stack first.
+    match run(&memory_bomb(), limits) {
+        o @ (Outcome::Limit(LimitHit::Memory(500)) | Outcome::Crashed(_)) => {
+            assert!(o.to_string().contains("memory"), "{o}")
+        }
+        Outcome::Limit(LimitHit::Stack(250)) => {}
+        other => panic!("{other}"),
+    }
+}
+
+/// Parentheses nested `depth` deep around one number.
+fn deep(depth: usize) -> String {
+    format!(
+        "extern \"C\" __global__ void k(float* out) {{ out[0] = {}1{}; }}\n",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    )
+}
+
+#[test]
+fn deep_nesting_needs_the_big_stack_and_a_small_one_is_named() {
+    // 40 KB of nesting overflowed an 8 MiB thread stack: the default stack takes it.
+    assert!(matches!(
+        run(&deep(20_000), Limits::default()),
+        Outcome::Built(_)
+    ));
+    let small = Limits {
+        stack_mib: 4,
+        ..Limits::default()
+    };
+    match run(&deep(20_000), small) {
+        o @ Outcome::Limit(LimitHit::Stack(4)) => {
+            assert!(o.to_string().contains("ran out of stack"), "{o}")
+        }
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn the_child_gets_a_clean_environment_and_a_folder_holding_only_the_source() {
+    // A stand-in for racegate that answers with what it sees: its environment and its folder.
+    // This test process has cargo's variables (CARGO_*), as a grader has its secret: none may
+    // reach the child.
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some() || std::env::var_os("PATH").is_some());
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("fake-racegate");
+    std::fs::write(
+        &exe,
+        "#!/bin/sh
+printf '{\"Failed\":{\"log\":\"%s|%s\"}}' \"$(env | grep -v '^PWD=\\|^SHLVL=\\|^_=' | sort | tr '\\n' ' ')\" \"$(ls -A)\" > \"$5\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = compile(
+        &exe,
+        &root(),
+        &Request::new("-rf.cu", GOOD),
+        &Limits::default(),
+    )
+    .unwrap();
+    let Outcome::Failed(seen) = out else {
+        panic!("{out}")
+    };
+    let (env, files) = seen.split_once('|').unwrap();
+    let names: Vec<&str> = env
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('=').map(|(k, _)| k))
+        .collect();
+    for n in &names {
+        assert!(
+            [
+                "HOME",
+                "LC_ALL",
+                "PATH",
+                "TMPDIR",
+                "RACEGATE_NVRTC_LIB",
+                "LD_LIBRARY_PATH",
+                // The watchdog's job token (a pid and a counter): how it finds and kills
+                // everything the child starts; nothing secret.
+                "RACEGATE_JOB"
+            ]
+            .contains(n),
+            "the child got {n}: {env}"
+        );
+    }
+    assert!(env.contains("PATH=/usr/bin:/bin "), "{env}");
+    assert_eq!(files, "-rf.cu", "the folder holds the source only");
+}
+
+#[test]
+fn an_allowed_header_is_served_from_memory_and_no_other() {
+    let dirs = racegate::toolchain::cuda_include_dirs(&root());
+    if !dirs.iter().any(|d| d.join("cuda_fp16.h").is_file()) {
+        eprintln!("no cuda_fp16.h in {dirs:?}: install the toolkit headers with ci/setup");
+        return;
+    }
+    let served = racegate::headers::serve(&["cuda_fp16.h".to_string()], &dirs).unwrap();
+    let src = "#include <cuda_fp16.h>\nextern \"C\" __global__ void k(__half* o) { o[0] = __float2half(1.0f); }\n";
+    let mut req = Request::new("h.cu", src);
+    req.headers = served.clone();
+    req.allowed_includes = vec!["cuda_fp16.h".into()];
+    let out = compile(&super::racegate_exe(), &root(), &req, &Limits::default()).unwrap();
+    assert!(matches!(out, Outcome::Built(_)), "{out}");
+    // A header it includes is served, but the submission may not name it itself.
+    req.source = src.replace("cuda_fp16.h", "cuda_fp16.hpp");
+    let out = compile(&super::racegate_exe(), &root(), &req, &Limits::default()).unwrap();
+    assert!(matches!(out, Outcome::Refused(_)), "{out}");
+}

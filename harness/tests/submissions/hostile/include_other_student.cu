@@ -1,0 +1,2 @@
+// Attack: hand in another student's file from the same batch folder.
+#include "../alice/reduce.cu"
