@@ -61,67 +61,16 @@ impl Identity {
 /// where it separates two words (`unsigned int`) or two operator characters that would
 /// otherwise join (`a - -b`). Reformatting a line does not change it; changing its code does.
 ///
-/// This is the one place source text is normalized for fingerprints (the shared C/C++ token
-/// scanner will stand behind it).
+/// This is the one place source text is normalized for fingerprints, through the one C/C++
+/// token scanner ([`crate::cscan`]).
 pub fn normalized_line(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::new();
-    // A space seen since the last kept character.
-    let mut pending_space = false;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            break;
-        }
-        if c == '/' && next == Some('*') {
-            match (i + 2..chars.len().saturating_sub(1))
-                .find(|&j| chars[j] == '*' && chars[j + 1] == '/')
-            {
-                Some(j) => {
-                    i = j + 2;
-                    pending_space = true;
-                    continue;
-                }
-                None => break,
-            }
-        }
-        if c.is_whitespace() {
-            pending_space = true;
-            i += 1;
-            continue;
-        }
-        if pending_space {
-            if let Some(prev) = out.chars().last() {
-                if joins(prev, c) {
-                    out.push(' ');
-                }
-            }
-            pending_space = false;
-        }
-        if c == '"' || c == '\'' {
-            // A literal is copied as written, escapes included, up to its closing quote.
-            out.push(c);
-            i += 1;
-            while i < chars.len() {
-                out.push(chars[i]);
-                if chars[i] == '\\' && i + 1 < chars.len() {
-                    out.push(chars[i + 1]);
-                    i += 2;
-                    continue;
-                }
-                i += 1;
-                if chars[i - 1] == c {
-                    break;
-                }
-            }
-            continue;
-        }
-        out.push(c);
-        i += 1;
-    }
-    out
+    // The shared token scanner: comments out, tokens joined by one space, digraphs spelled
+    // as what they stand for.
+    crate::cscan::normalized_lines(text)
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Whether a space between `a` and `b` is part of the code: two word characters, or two
@@ -225,7 +174,7 @@ mod tests {
     #[test]
     fn comments_go_and_whitespace_does_not_matter() {
         let a = normalized_line("    s[tid] += s[tid + half];   // the racy line");
-        assert_eq!(a, "s[tid]+=s[tid+half];");
+        assert_eq!(a, "s [ tid ] += s [ tid + half ] ;");
         assert_eq!(normalized_line("s[tid]+=s[ tid+half ] ; /* x */"), a);
         assert_eq!(normalized_line("\ts[tid] /* note */ += s[tid + half];"), a);
         assert_eq!(normalized_line("   "), "");
@@ -241,16 +190,16 @@ mod tests {
             normalized_line("unsignedint i;")
         );
         assert_ne!(normalized_line("a - -b;"), normalized_line("a--b;"));
-        assert_eq!(normalized_line("unsigned   int  i ;"), "unsigned int i;");
+        assert_eq!(normalized_line("unsigned   int  i ;"), "unsigned int i ;");
     }
 
     #[test]
     fn literals_are_kept_whole() {
         assert_eq!(
             normalized_line(r#"printf("a  // b %d\n", x); // c"#),
-            r#"printf("a  // b %d\n",x);"#
+            r#"printf ( "a  // b %d\n" , x ) ;"#
         );
-        assert_eq!(normalized_line(r"c = '\'' ; // q"), r"c='\'';");
+        assert_eq!(normalized_line(r"c = '\'' ; // q"), r"c = '\'' ;");
     }
 
     #[test]
@@ -290,15 +239,15 @@ mod tests {
         let mut s = Sources::new(dir.path());
         assert_eq!(
             s.locate("k.cu", 6, "b"),
-            Some(("__syncthreads();".into(), 0))
+            Some(("__syncthreads ( ) ;".into(), 0))
         );
         assert_eq!(
             s.locate("k.cu", 8, "void b()"),
-            Some(("__syncthreads();".into(), 1))
+            Some(("__syncthreads ( ) ;".into(), 1))
         );
         assert_eq!(
             s.locate("k.cu", 2, "a"),
-            Some(("__syncthreads();".into(), 0))
+            Some(("__syncthreads ( ) ;".into(), 0))
         );
         assert_eq!(s.locate("k.cu", 99, "a"), None);
         assert_eq!(s.locate("missing.cu", 1, "a"), None);
