@@ -73,15 +73,6 @@ pub fn normalized_line(text: &str) -> String {
         .join(" ")
 }
 
-/// Whether a space between `a` and `b` is part of the code: two word characters, or two
-/// operator characters that would read as one token without it.
-fn joins(a: char, b: char) -> bool {
-    let word = |c: char| c.is_alphanumeric() || c == '_';
-    (word(a) && word(b))
-        || (a == b && "+-<>&|/=:".contains(a))
-        || (a == '/' && b == '*')
-        || (a == '*' && b == '/')
-}
 
 /// The identifier a tool's function name ends with: `void ns::reduce<256>(float*)` gives
 /// `reduce`.
