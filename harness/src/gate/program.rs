@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use super::finding::{GateConfig, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
+use super::judge::{self, runs_shown};
 use super::masks;
+use super::oracles::RegexVerdict;
 use super::sanitizers;
 use crate::errors::{Error, Result};
 use crate::sanitize;
@@ -95,7 +97,9 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
     Ok(run)
 }
 
-/// The plain runs: exit codes, deadlines, leftovers and outputs. Says whether any run hung.
+/// The plain runs: exit codes (or the regex oracle), deadlines, leftovers, then the outputs of
+/// the runs that passed, against each other, the golden output and the checker. Says whether
+/// any run hung.
 fn plain_runs(
     exe: &Path,
     args: &[OsString],
@@ -140,11 +144,23 @@ fn plain_runs(
             );
         }
         let (det, kind) = match f.exit {
-            Exit::Code(0) => {
-                outputs.push((i, stdout));
-                continue;
+            Exit::Code(c) => {
+                // CTest matches stdout and stderr together.
+                let mut both = stdout.clone();
+                both.extend_from_slice(f.stderr.as_bytes());
+                match cfg.oracles.regex_verdict(c, &both) {
+                    Some(RegexVerdict::Pass) => {
+                        outputs.push((i, stdout));
+                        continue;
+                    }
+                    Some(RegexVerdict::Fail(kind)) => ("regex", kind),
+                    None if c == 0 => {
+                        outputs.push((i, stdout));
+                        continue;
+                    }
+                    None => ("exit", format!("exits with code {c}")),
+                }
             }
-            Exit::Code(c) => ("exit", format!("exits with code {c}")),
             Exit::Signal(s) => ("exit", format!("killed by signal {s}")),
             Exit::TimedOut => {
                 hung = true;
@@ -160,7 +176,11 @@ fn plain_runs(
         e.1.push(i);
         e.2 = f.stderr.lines().last().unwrap_or("").to_string();
     }
-    for det in ["exit", "watchdog", "output"] {
+    let mut dets = vec!["exit", "watchdog", "output"];
+    if cfg.oracles.decides_exits() {
+        dets.push("regex");
+    }
+    for det in dets {
         run.mark_checked(subject, det, seconds);
     }
     for (kind, (det, runs, stderr)) in failures {
@@ -170,20 +190,26 @@ fn plain_runs(
             kind: kind.clone(),
             ..Default::default()
         };
+        let oracle = if det == "regex" {
+            "regex"
+        } else if det == "exit" {
+            "exit code"
+        } else {
+            "hang"
+        };
         let message = format!(
-            "{kind} in {} of {} runs (run {}); last stderr line: {stderr}",
+            "{oracle}: {kind} in {} of {} runs ({}); last stderr line: {stderr}",
             runs.len(),
             cfg.runs,
-            runs.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
+            runs_shown(&runs),
         );
         run.findings.push(GateFinding::new(id, file, None, message));
     }
     if let Some(f) = output_finding(&outputs, subject, file, cfg) {
         run.findings.push(f);
     }
+    judge::golden(&outputs, subject, file, cfg, run)?;
+    judge::checker(&outputs, subject, file, cfg, run);
     Ok(hung)
 }
 
@@ -214,7 +240,7 @@ fn output_finding(
         ..Default::default()
     };
     let message = format!(
-        "{distinct} different outputs in {} successful runs (after masking); runs {first_run} and {other_run} differ",
+        "variance: {distinct} different outputs in {} successful runs (after masking); runs {first_run} and {other_run} differ",
         masked.len()
     );
     let mut f = GateFinding::new(id, file, None, message);
