@@ -54,6 +54,11 @@ pub fn trials(root: &Path) -> Vec<Trial> {
             checker_flow,
         ),
         t("regex_verdicts_follow_ctest", regex_flow),
+        t("ctest_discovery_parses_the_json_v1_sample", ctest_parse),
+        t(
+            "a_ctest_suite_is_gated_with_its_test_properties",
+            ctest_flow,
+        ),
     ]
 }
 
@@ -808,6 +813,124 @@ fn regex_flow(_: &Path) -> Result<(), Failed> {
     let g = gate(dir.path(), &["--pass-regex", "(", "--", "./exit3"], &env);
     if g.code != 2 {
         return Err(g.fail("a bad regex is bad input"));
+    }
+    Ok(())
+}
+
+/// The committed `ctest --show-only=json-v1` sample: commands, regexes, WILL_FAIL, TIMEOUT (0
+/// is none), WORKING_DIRECTORY, ENVIRONMENT (a value with `=` kept whole), a test without a
+/// command.
+fn ctest_parse(root: &Path) -> Result<(), Failed> {
+    let p = root.join("harness/tests/fixtures/ctest/show-only-json-v1.json");
+    let tests = racegate::gate::ctest::parse(&std::fs::read_to_string(p)?)?;
+    let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
+    if names
+        != [
+            "block_sum",
+            "block_sum_racy",
+            "rejects_bad_arguments",
+            "not_built",
+        ]
+    {
+        return Err(format!("names {names:?}").into());
+    }
+    let (sum, racy, bad, none) = (&tests[0], &tests[1], &tests[2], &tests[3]);
+    let ok = sum.command == ["/tmp/ctest-build/block_sum", "4096"]
+        && sum.pass_regex == ["sum: 4096 expected: 4096"]
+        && sum.timeout == Some(30.0)
+        && sum.cwd.as_deref() == Some(Path::new("/tmp/ctest-build"))
+        && racy.fail_regex == ["MISMATCH", "error"]
+        && racy.env
+            == [
+                ("BLOCK".into(), "256".into()),
+                ("MODE".into(), "fast=yes".into()),
+            ]
+        && bad.will_fail
+        && bad.timeout.is_none()
+        && none.command.is_empty();
+    if !ok {
+        return Err(format!("{tests:#?}").into());
+    }
+    if racegate::gate::ctest::parse(r#"{"kind":"other","version":{"major":1}}"#).is_ok() {
+        return Err("a document of another kind parses".into());
+    }
+    Ok(())
+}
+
+/// `--ctest` with a fake `ctest`: the pass regex overrides an exit code, a test whose output
+/// misses it is a regex finding, WILL_FAIL turns a failing exit into a pass, the working folder
+/// and environment reach the test, `-R` goes to ctest, and a folder without tests is bad input.
+fn ctest_flow(_: &Path) -> Result<(), Failed> {
+    let dir = temp_dir("racegate-gate-")?;
+    let fake = clean_sanitizer(dir.path())?;
+    let build = dir.path().join("build");
+    std::fs::create_dir_all(build.join("sub"))?;
+    std::fs::write(build.join("CTestTestfile.cmake"), "# fake\n")?;
+    let b = build.display();
+    write_script(
+        &build,
+        "sum",
+        "#!/bin/sh\necho \"sum: 4096 expected: 4096 in $(basename $PWD) $BLOCK\"\nexit 3\n",
+    )?;
+    write_script(&build, "racy", "#!/bin/sh\necho 'sum: 1 expected: 4096'\n")?;
+    write_script(&build, "bad_args", "#!/bin/sh\necho usage >&2\nexit 1\n")?;
+    let json = format!(
+        r#"{{"kind":"ctestInfo","version":{{"major":1,"minor":0}},"tests":[
+{{"name":"sum","command":["{b}/sum"],"properties":[
+ {{"name":"PASS_REGULAR_EXPRESSION","value":["expected: 4096 in sub 256"]}},
+ {{"name":"WORKING_DIRECTORY","value":"{b}/sub"}},
+ {{"name":"ENVIRONMENT","value":["BLOCK=256"]}}]}},
+{{"name":"racy","command":["{b}/racy"],"properties":[
+ {{"name":"PASS_REGULAR_EXPRESSION","value":["sum: 4096 expected: 4096"]}}]}},
+{{"name":"bad_args","command":["{b}/bad_args"],"properties":[{{"name":"WILL_FAIL","value":true}}]}}]}}"#
+    );
+    std::fs::write(dir.path().join("tests.json"), json)?;
+    let ctest = write_script(
+        dir.path(),
+        "ctest",
+        &format!(
+            "#!/bin/sh\necho \"$@\" > {0}/ctest-args\ncat {0}/tests.json\n",
+            dir.path().display()
+        ),
+    )?;
+    let env = [
+        ("RACEGATE_COMPUTE_SANITIZER", env_of(&fake)),
+        ("RACEGATE_CTEST", env_of(&ctest)),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let g = gate(
+        dir.path(),
+        &["--ctest", "build", "-R", "sum|racy|bad"],
+        &env,
+    );
+    let found = g.findings("regex");
+    let subjects: Vec<&str> = found.iter().filter_map(|f| f["subject"].as_str()).collect();
+    if g.code != expected(1)
+        || g.new_count() != 1
+        || subjects != ["racy"]
+        || !found[0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("required regular expression")
+        || !g.out.contains("3 CTest test(s)")
+    {
+        return Err(g.fail("the suite"));
+    }
+    let args = std::fs::read_to_string(dir.path().join("ctest-args"))?;
+    if args.trim() != "--show-only=json-v1 -R sum|racy|bad" {
+        return Err(format!("ctest got {args:?}").into());
+    }
+    std::fs::write(
+        dir.path().join("tests.json"),
+        r#"{"kind":"ctestInfo","version":{"major":1},"tests":[]}"#,
+    )?;
+    let g = gate(dir.path(), &["--ctest", "build"], &env);
+    if g.code != 2 || !g.err.contains("no test") {
+        return Err(g.fail("no tests is bad input"));
+    }
+    let g = gate(dir.path(), &["--ctest", "."], &env);
+    if g.code != 2 || !g.err.contains("CTestTestfile.cmake") {
+        return Err(g.fail("not a build folder"));
     }
     Ok(())
 }

@@ -78,6 +78,8 @@ pub struct GateArgs {
     /// Boxed: the oracles' flags would make `gate` the one large variant of the commands.
     #[command(flatten)]
     oracle: Box<OracleArgs>,
+    #[command(flatten)]
+    ctest: Box<CtestArgs>,
     /// Write SARIF 2.1.0 here (for GitHub code scanning).
     #[arg(long, value_name = "FILE")]
     sarif: Option<PathBuf>,
@@ -95,6 +97,25 @@ pub struct GateArgs {
     /// A CUDA program and its arguments, after `--`; a bare name is looked up in PATH.
     #[arg(last = true, value_name = "PROGRAM")]
     program: Vec<OsString>,
+}
+
+/// A CTest suite as the programs to gate.
+#[derive(clap::Args)]
+struct CtestArgs {
+    /// Gate the tests of this CMake build folder (found with `ctest --show-only=json-v1`;
+    /// $RACEGATE_CTEST names another ctest): each test's command under the sanitizers and
+    /// plainly, with its PASS/FAIL_REGULAR_EXPRESSION, WILL_FAIL, TIMEOUT, WORKING_DIRECTORY
+    /// and ENVIRONMENT.
+    #[arg(long, value_name = "BUILD_DIR", conflicts_with = "program")]
+    ctest: Option<PathBuf>,
+    /// Only the tests whose names match, as ctest's -R.
+    #[arg(
+        short = 'R',
+        long = "tests-regex",
+        value_name = "REGEX",
+        requires = "ctest"
+    )]
+    tests_regex: Option<String>,
 }
 
 /// What judges a program's runs besides exit code, hang and variance.
@@ -130,7 +151,9 @@ struct OracleArgs {
 
 pub fn run(global: &Global, a: GateArgs) -> Result<u8> {
     a.out.claim_stdout();
-    if a.program.is_empty() {
+    if let Some(dir) = &a.ctest.ctest {
+        run_ctest(global, &a, dir)
+    } else if a.program.is_empty() {
         run_manifest(global, &a)
     } else {
         run_program(global, &a)
@@ -269,6 +292,34 @@ fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
         a.runs
     ))?;
     let run = gate::run_program(program, &place.root, &cfg)?;
+    finish(&run, &place, a)
+}
+
+fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
+    let cwd = settings::current_dir()?;
+    let (cfg, _) = config(a)?;
+    // Bad input first: a folder without tests is exit 2 whatever the machine.
+    let tests = gate::ctest::discover(dir, a.ctest.tests_regex.as_deref())?;
+    let place = Place {
+        root: global
+            .root
+            .clone()
+            .unwrap_or_else(|| toolchain::report_root(&cwd)),
+        baseline: a
+            .baseline
+            .clone()
+            .unwrap_or_else(|| cwd.join(gate::PROGRAM_BASELINE)),
+        stale_subjects: false,
+        no_device: racegate::device::probe().err(),
+    };
+    a.out.text(&format!(
+        "racegate gate: {} CTest test(s) from {} under {} sanitizer(s) and {} plain run(s)\n",
+        tests.len(),
+        dir.display(),
+        cfg.tools.len(),
+        a.runs
+    ))?;
+    let run = gate::ctest::run_ctest(&tests, &place.root, &cfg, |_| {})?;
     finish(&run, &place, a)
 }
 

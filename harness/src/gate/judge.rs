@@ -101,6 +101,7 @@ pub fn checker(
     outputs: &[(u32, Vec<u8>)],
     subject: &str,
     file: &str,
+    cwd: Option<&std::path::Path>,
     cfg: &GateConfig,
     run: &mut GateRun,
 ) {
@@ -108,7 +109,11 @@ pub fn checker(
     let Some(cmd) = &o.check else {
         return;
     };
-    let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+    // The checker runs where the program ran, so relative paths in it mean the same.
+    let cwd = cwd
+        .map(|p| p.to_path_buf())
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| "/".into());
     let start = std::time::Instant::now();
     // exit kind -> (runs, the first message)
     let mut rejected: BTreeMap<String, (Vec<u32>, String)> = BTreeMap::new();

@@ -8,9 +8,11 @@
 //! One file per role: [`finding`] (what a run holds), [`fingerprint`] (a finding's identity),
 //! [`baseline`] (accepted findings, the diff), [`manifest_run`] and [`program`] (the two modes),
 //! [`sanitizers`] (sanitizer runs as findings), [`masks`] (what may vary between runs),
-//! [`oracles`] (regexes, golden outputs and checkers judging a program's runs).
+//! [`oracles`] and [`judge`] (regexes, golden outputs and checkers judging a program's runs),
+//! [`ctest`] (CTest suites as programs).
 
 pub mod baseline;
+pub mod ctest;
 pub mod finding;
 pub mod fingerprint;
 pub mod judge;

@@ -52,17 +52,64 @@ fn shown(root: &Path, exe: &Path) -> String {
     crate::toolchain::relative_to(root, &abs).unwrap_or_else(|| abs.display().to_string())
 }
 
+/// One program to gate: its name in reports, its command, and where and how it runs.
+#[derive(Clone, Debug, Default)]
+pub struct Target {
+    /// The subject of its findings and baseline entries.
+    pub subject: String,
+    /// The program (as given: a bare name is looked up in `PATH`) and its arguments.
+    pub argv: Vec<OsString>,
+    /// Its working folder (default: ours).
+    pub cwd: Option<PathBuf>,
+    /// Variables set for it.
+    pub env: Vec<(String, String)>,
+    /// The deadline of one plain run (default: the gate's `--timeout`).
+    pub timeout: Option<std::time::Duration>,
+}
+
 /// Runs an existing program under each chosen sanitizer and `cfg.runs` times plainly.
 pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Result<GateRun> {
-    let start = std::time::Instant::now();
-    let exe = resolve(&program[0])?;
     let subject = Path::new(&program[0])
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "program".into());
+    let t = Target {
+        subject,
+        argv: program.to_vec(),
+        ..Default::default()
+    };
+    run_target(&t, root, cfg)
+}
+
+/// Runs one [`Target`] under each chosen sanitizer and `cfg.runs` times plainly.
+pub fn run_target(t: &Target, root: &Path, cfg: &GateConfig) -> Result<GateRun> {
+    let start = std::time::Instant::now();
+    let exe = match &t.cwd {
+        // A relative program with a `/` is relative to its own working folder, as in CTest.
+        Some(d) if t.argv[0].as_encoded_bytes().contains(&b'/') => {
+            resolve(d.join(&t.argv[0]).as_os_str())?
+        }
+        _ => resolve(&t.argv[0])?,
+    };
+    let exe = std::path::absolute(&exe).unwrap_or(exe);
+    let subject = t.subject.clone();
     let file = shown(root, &exe);
-    let mut target: Vec<OsString> = vec![exe.clone().into()];
-    target.extend(program[1..].iter().cloned());
+    // Under the sanitizers the working folder and variables come through `env`, which execs
+    // the program in place, so the sanitizer follows it as it would the program itself.
+    let mut target: Vec<OsString> = Vec::new();
+    if t.cwd.is_some() || !t.env.is_empty() {
+        target.push("/usr/bin/env".into());
+        if let Some(d) = &t.cwd {
+            target.extend(["-C".into(), d.clone().into_os_string()]);
+        }
+        target.extend(
+            t.env
+                .iter()
+                .map(|(k, v)| OsString::from(format!("{k}={v}"))),
+        );
+    }
+    target.push(exe.clone().into());
+    target.extend(t.argv[1..].iter().cloned());
     let mut run = GateRun {
         subjects: vec![subject.clone()],
         ..Default::default()
@@ -88,7 +135,7 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
             &mut run,
         ));
     }
-    let plain = plain_runs(&exe, &program[1..], &subject, &file, cfg, &mut run)?;
+    let plain = plain_runs(&exe, t, &file, cfg, &mut run)?;
     for h in pending {
         h.resolve(Some(plain), &mut run);
     }
@@ -102,23 +149,28 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
 /// any run hung.
 fn plain_runs(
     exe: &Path,
-    args: &[OsString],
-    subject: &str,
+    t: &Target,
     file: &str,
     cfg: &GateConfig,
     run: &mut GateRun,
 ) -> Result<bool> {
-    let timeout = cfg.battery.stress_timeout;
+    let subject = t.subject.as_str();
+    let timeout = t.timeout.unwrap_or(cfg.battery.stress_timeout);
+    let spawn = watchdog::Spawn {
+        env: t.env.clone(),
+        cwd: t.cwd.clone(),
+        ..Default::default()
+    };
     let mut outputs: Vec<(u32, Vec<u8>)> = Vec::new();
     // kind -> (detector, runs it happened in, last stderr line)
     let mut failures: BTreeMap<String, (&str, Vec<u32>, String)> = BTreeMap::new();
     let (mut seconds, mut hung) = (0.0, false);
     for i in 1..=cfg.runs {
         let mut stdout = Vec::new();
-        let f = watchdog::run_bytes(
+        let f = watchdog::run_spawn_bytes(
             exe,
-            args,
-            &[],
+            &t.argv[1..],
+            &spawn,
             Deadline {
                 idle: timeout,
                 total: Some(timeout),
@@ -209,7 +261,7 @@ fn plain_runs(
         run.findings.push(f);
     }
     judge::golden(&outputs, subject, file, cfg, run)?;
-    judge::checker(&outputs, subject, file, cfg, run);
+    judge::checker(&outputs, subject, file, t.cwd.as_deref(), cfg, run);
     Ok(hung)
 }
 
