@@ -9,13 +9,14 @@
 //! [`baseline`] (accepted findings, the diff), [`manifest_run`] and [`program`] (the two modes),
 //! [`sanitizers`] (sanitizer runs as findings), [`masks`] (what may vary between runs),
 //! [`oracles`] and [`judge`] (regexes, golden outputs and checkers judging a program's runs),
-//! [`ctest`] (CTest suites as programs).
+//! [`ctest`] (CTest suites as programs), [`manifest_programs`] (`[[program]]` tables).
 
 pub mod baseline;
 pub mod ctest;
 pub mod finding;
 pub mod fingerprint;
 pub mod judge;
+pub mod manifest_programs;
 pub mod manifest_run;
 pub mod masks;
 pub mod oracles;

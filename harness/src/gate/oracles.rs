@@ -37,6 +37,8 @@ pub struct Oracles {
     pub check: Option<String>,
     /// The checker's deadline (default: none set here; the gate passes its own).
     pub check_timeout: Duration,
+    /// The output may legitimately differ between runs (`vary = "ok"`): no variance finding.
+    pub vary_ok: bool,
     /// How to re-run the gate with `--bless`, for the message of a golden mismatch.
     pub bless_command: String,
 }

@@ -257,7 +257,11 @@ fn plain_runs(
         );
         run.findings.push(GateFinding::new(id, file, None, message));
     }
-    if let Some(f) = output_finding(&outputs, subject, file, cfg) {
+    if cfg.oracles.vary_ok {
+        run.notes.push(format!(
+            "{subject}: output may vary (vary = \"ok\"): not compared between runs"
+        ));
+    } else if let Some(f) = output_finding(&outputs, subject, file, cfg) {
         run.findings.push(f);
     }
     judge::golden(&outputs, subject, file, cfg, run)?;

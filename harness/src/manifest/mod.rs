@@ -38,12 +38,13 @@ mod args;
 mod draw;
 mod gen;
 mod parse;
+mod program;
 mod spec;
 mod validate;
 
 pub use crate::expr::eval;
 pub use gen::{Gen, Num, Values};
 pub use spec::{
-    ArgSpec, BufKind, Check, KernelSpec, LaunchSpec, Manifest, BLOCK_MAX, BLOCK_THREADS_MAX, FILE,
-    GRID_MAX, MAX_SHARED_BYTES,
+    ArgSpec, BufKind, Check, KernelSpec, LaunchSpec, Manifest, ProgramSpec, BLOCK_MAX,
+    BLOCK_THREADS_MAX, FILE, GRID_MAX, MAX_SHARED_BYTES,
 };
