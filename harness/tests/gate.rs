@@ -819,22 +819,24 @@ fn regex_flow(_: &Path) -> Result<(), Failed> {
 
 /// The committed `ctest --show-only=json-v1` sample: commands, regexes, WILL_FAIL, TIMEOUT (0
 /// is none), WORKING_DIRECTORY, ENVIRONMENT (a value with `=` kept whole), a test without a
-/// command.
+/// command, DISABLED, and a FIXTURES_SETUP test listed last that runs first.
 fn ctest_parse(root: &Path) -> Result<(), Failed> {
     let p = root.join("harness/tests/fixtures/ctest/show-only-json-v1.json");
     let tests = racegate::gate::ctest::parse(&std::fs::read_to_string(p)?)?;
     let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
-    if names
-        != [
-            "block_sum",
-            "block_sum_racy",
-            "rejects_bad_arguments",
-            "not_built",
-        ]
-    {
+    // A fixture's setup runs first, as CTest runs it.
+    let want = [
+        "prepare_data",
+        "block_sum",
+        "block_sum_racy",
+        "rejects_bad_arguments",
+        "not_built",
+        "slow_soak",
+    ];
+    if names != want {
         return Err(format!("names {names:?}").into());
     }
-    let (sum, racy, bad, none) = (&tests[0], &tests[1], &tests[2], &tests[3]);
+    let (sum, racy, bad, none) = (&tests[1], &tests[2], &tests[3], &tests[4]);
     let ok = sum.command == ["/tmp/ctest-build/block_sum", "4096"]
         && sum.pass_regex == ["sum: 4096 expected: 4096"]
         && sum.timeout == Some(30.0)
@@ -847,7 +849,9 @@ fn ctest_parse(root: &Path) -> Result<(), Failed> {
             ]
         && bad.will_fail
         && bad.timeout.is_none()
-        && none.command.is_empty();
+        && none.command.is_empty()
+        && tests[5].disabled
+        && !sum.disabled;
     if !ok {
         return Err(format!("{tests:#?}").into());
     }

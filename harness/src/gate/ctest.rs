@@ -34,6 +34,11 @@ pub struct CTest {
     pub timeout: Option<f64>,
     pub cwd: Option<PathBuf>,
     pub env: Vec<(String, String)>,
+    /// DISABLED: CTest lists it but does not run it; neither does the gate.
+    pub disabled: bool,
+    /// 0 for a FIXTURES_SETUP test, 2 for a FIXTURES_CLEANUP one, 1 otherwise: CTest runs a
+    /// fixture's setup before the tests that need it and its cleanup after them.
+    pub phase: u8,
 }
 
 #[derive(Deserialize)]
@@ -99,6 +104,8 @@ pub fn parse(json: &str) -> Result<Vec<CTest>> {
             timeout: None,
             cwd: None,
             env: Vec::new(),
+            disabled: false,
+            phase: 1,
         };
         for p in t.properties {
             match p.name.as_str() {
@@ -107,6 +114,9 @@ pub fn parse(json: &str) -> Result<Vec<CTest>> {
                 "WILL_FAIL" => c.will_fail = p.value.as_bool().unwrap_or(false),
                 // CTest: 0 means no timeout.
                 "TIMEOUT" => c.timeout = p.value.as_f64().filter(|t| *t > 0.0),
+                "DISABLED" => c.disabled = p.value.as_bool().unwrap_or(false),
+                "FIXTURES_SETUP" => c.phase = 0,
+                "FIXTURES_CLEANUP" => c.phase = c.phase.max(2),
                 "WORKING_DIRECTORY" => c.cwd = p.value.as_str().map(PathBuf::from),
                 "ENVIRONMENT" => {
                     c.env = strings(&p.value)
@@ -122,6 +132,8 @@ pub fn parse(json: &str) -> Result<Vec<CTest>> {
         }
         tests.push(c);
     }
+    // Stable: otherwise CTest's listed order, which a serial `ctest` run follows.
+    tests.sort_by_key(|t| t.phase);
     Ok(tests)
 }
 
@@ -201,6 +213,11 @@ pub fn run_ctest(
     for t in tests {
         on_test(&t.name);
         all.subjects.push(t.name.clone());
+        if t.disabled {
+            all.notes
+                .push(format!("{}: DISABLED in CTest, not run", t.name));
+            continue;
+        }
         if t.command.is_empty() {
             all.mark_inconclusive(
                 &t.name,
