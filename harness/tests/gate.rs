@@ -59,6 +59,10 @@ pub fn trials(root: &Path) -> Vec<Trial> {
             "a_ctest_suite_is_gated_with_its_test_properties",
             ctest_flow,
         ),
+        t(
+            "a_bad_program_table_is_bad_input_with_file_line_key",
+            program_table,
+        ),
     ]
 }
 
@@ -935,6 +939,21 @@ fn ctest_flow(_: &Path) -> Result<(), Failed> {
     let g = gate(dir.path(), &["--ctest", "."], &env);
     if g.code != 2 || !g.err.contains("CTestTestfile.cmake") {
         return Err(g.fail("not a build folder"));
+    }
+    Ok(())
+}
+
+/// A `[[program]]` key with a bad value stops `racegate gate` with exit 2 and the manifest's
+/// file, line and key, before anything runs (whatever the machine).
+fn program_table(_: &Path) -> Result<(), Failed> {
+    let dir = temp_dir("racegate-gate-")?;
+    std::fs::write(
+        dir.path().join("racegate.toml"),
+        "[[program]]\nname = \"counter\"\ncommand = \"./counter\"\nvary = \"often\"\n",
+    )?;
+    let g = gate(dir.path(), &[], &[]);
+    if g.code != 2 || !g.err.contains("racegate.toml:4: `vary`") {
+        return Err(g.fail("a bad vary"));
     }
     Ok(())
 }
