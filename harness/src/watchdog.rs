@@ -67,6 +67,9 @@ pub struct Spawn {
     pub remove: Vec<String>,
     /// The child's working folder (default: ours).
     pub cwd: Option<PathBuf>,
+    /// A file the child reads as standard input (default: none, so a child that reads stdin
+    /// sees its end instead of waiting on ours).
+    pub stdin: Option<PathBuf>,
 }
 
 /// How much of standard error is kept.
@@ -120,6 +123,17 @@ pub fn run_bytes(
     run_spawn(program, args, &spawn, deadline, on_line)
 }
 
+/// Runs `program args` as `spawn` says, calling `on_line` for every stdout line as bytes.
+pub fn run_spawn_bytes(
+    program: &Path,
+    args: &[OsString],
+    spawn: &Spawn,
+    deadline: Deadline,
+    on_line: impl FnMut(&[u8]),
+) -> Result<Finished> {
+    run_spawn(program, args, spawn, deadline, on_line)
+}
+
 fn run_spawn(
     program: &Path,
     args: &[OsString],
@@ -140,7 +154,6 @@ fn run_spawn(
     }
     cmd.args(args)
         .env(processes::JOB_ENV, &token)
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -149,6 +162,15 @@ fn run_spawn(
     }
     if let Some(d) = &spawn.cwd {
         cmd.current_dir(d);
+    }
+    match &spawn.stdin {
+        Some(p) => {
+            let f = std::fs::File::open(p).map_err(|e| Error::io("opening stdin for", p, e))?;
+            cmd.stdin(f);
+        }
+        None => {
+            cmd.stdin(Stdio::null());
+        }
     }
     let mut child = cmd
         .spawn()

@@ -45,6 +45,24 @@ pub fn trials(root: &Path) -> Vec<Trial> {
             killed_update,
         ),
         t("sarif_validates_against_the_2_1_0_schema", sarif_schema),
+        t(
+            "a_deterministic_wrong_answer_fails_expect_and_passes_after_bless",
+            golden_flow,
+        ),
+        t(
+            "a_checker_decides_with_its_exit_and_its_message",
+            checker_flow,
+        ),
+        t("regex_verdicts_follow_ctest", regex_flow),
+        t("ctest_discovery_parses_the_json_v1_sample", ctest_parse),
+        t(
+            "a_ctest_suite_is_gated_with_its_test_properties",
+            ctest_flow,
+        ),
+        t(
+            "a_bad_program_table_is_bad_input_with_file_line_key",
+            program_table,
+        ),
     ]
 }
 
@@ -612,6 +630,330 @@ fn sarif_schema(root: &Path) -> Result<(), Failed> {
         .map(|o| o.remove("message"));
     if validator.is_valid(&broken) {
         return Err("the schema accepted a result without a message".into());
+    }
+    Ok(())
+}
+
+/// The same wrong answer every run: variance sees nothing, `--expect` fails with a diff and
+/// leaves the output in FILE.new; `--bless` writes FILE and the next run passes.
+fn golden_flow(_: &Path) -> Result<(), Failed> {
+    let dir = temp_dir("racegate-gate-")?;
+    let fake = clean_sanitizer(dir.path())?;
+    let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    write_script(
+        dir.path(),
+        "counter",
+        "#!/bin/sh\necho 'counter: 1 expected: 51200'\necho \"took 0.$(date +%N) s\"\n",
+    )?;
+    std::fs::write(
+        dir.path().join("counter.out"),
+        "counter: 51200\ntook <duration>\n",
+    )?;
+    let args = ["--expect", "counter.out", "--", "./counter"];
+    let g = gate(dir.path(), &args, &env);
+    let found = g.findings("golden");
+    let diff = "-counter: 51200\n+counter: 1 expected: 51200";
+    if g.code != expected(1)
+        || found.len() != 1
+        || !g.findings("output").is_empty()
+        || found[0]["oracle"] != "golden"
+        || !found[0]["detail"].as_str().unwrap_or("").contains(diff)
+        || !found[0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("runs 1, 2, 3")
+        || !g.out.contains("mv counter.out.new counter.out")
+        || !g.out.contains("--bless")
+    {
+        return Err(g.fail("a wrong golden output fails with a diff"));
+    }
+    let pending = std::fs::read_to_string(dir.path().join("counter.out.new"))?;
+    if pending != "counter: 1 expected: 51200\ntook <duration>\n" {
+        return Err(format!("FILE.new holds the masked output, not {pending:?}").into());
+    }
+    let g = gate(
+        dir.path(),
+        &["--bless", "--expect", "counter.out", "--", "./counter"],
+        &env,
+    );
+    if g.code != expected(0) || dir.path().join("counter.out.new").exists() {
+        return Err(g.fail("--bless writes the file and drops FILE.new"));
+    }
+    let g = gate(dir.path(), &args, &env);
+    if g.code != expected(0) || g.new_count() != 0 {
+        return Err(g.fail("after --bless the same output passes"));
+    }
+    let g = gate(dir.path(), &["--bless", "--", "./counter"], &env);
+    if g.code != 2 {
+        return Err(g.fail("--bless without --expect is bad input"));
+    }
+    Ok(())
+}
+
+/// `--check CMD`: `sh -c`, the output in `$RACEGATE_OUTPUT` and on stdin; exit 0 accepts, a
+/// rejection is a finding carrying the checker's message; a checker past its deadline is
+/// inconclusive.
+fn checker_flow(_: &Path) -> Result<(), Failed> {
+    let dir = temp_dir("racegate-gate-")?;
+    let fake = clean_sanitizer(dir.path())?;
+    let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    write_script(dir.path(), "counter", "#!/bin/sh\necho 'counter: 1'\n")?;
+    let accept = r#"grep -q 'counter: 1' "$RACEGATE_OUTPUT" && grep -q counter"#;
+    let g = gate(dir.path(), &["--check", accept, "--", "./counter"], &env);
+    if g.code != expected(0) || g.new_count() != 0 {
+        return Err(g.fail("an accepting checker"));
+    }
+    let reject = r#"v=$(sed 's/counter: //'); [ "$v" = 51200 ] || { echo "counter is $v, want 51200"; exit 1; }"#;
+    let g = gate(dir.path(), &["--check", reject, "--", "./counter"], &env);
+    let found = g.findings("checker");
+    if g.code != expected(1)
+        || found.len() != 1
+        || found[0]["oracle"] != "checker"
+        || !found[0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("counter is 1, want 51200")
+        || !found[0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("runs 1, 2, 3")
+        || !found[0]["kind"]
+            .as_str()
+            .unwrap_or("")
+            .contains("exits with code 1")
+    {
+        return Err(g.fail("a rejecting checker"));
+    }
+    let g = gate(
+        dir.path(),
+        &[
+            "--check",
+            "sleep 10",
+            "--check-timeout",
+            "0.3",
+            "--runs",
+            "1",
+            "--",
+            "./counter",
+        ],
+        &env,
+    );
+    let late = g.json["inconclusive"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|i| i["detector"] == "checker"));
+    if g.code != expected(3) || !late {
+        return Err(g.fail("a checker past its deadline"));
+    }
+    Ok(())
+}
+
+/// CTest's meaning: a pass regex overrides the exit code, a fail regex fails a run that exits
+/// 0, WILL_FAIL inverts; a signal still fails under WILL_FAIL.
+fn regex_flow(_: &Path) -> Result<(), Failed> {
+    let dir = temp_dir("racegate-gate-")?;
+    let fake = clean_sanitizer(dir.path())?;
+    let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    write_script(
+        dir.path(),
+        "exit3",
+        "#!/bin/sh\necho 'Test PASSED'\nexit 3\n",
+    )?;
+    write_script(
+        dir.path(),
+        "warns",
+        "#!/bin/sh\necho 'ERROR: mismatch' >&2\n",
+    )?;
+    write_script(dir.path(), "killed", "#!/bin/sh\nkill -9 $$\n")?;
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["--", "./exit3"], 1, "exit"),
+        (&["--pass-regex", "PASSED", "--", "./exit3"], 0, ""),
+        (
+            &[
+                "--pass-regex",
+                "nope",
+                "--pass-regex",
+                "PASSED",
+                "--",
+                "./exit3",
+            ],
+            0,
+            "",
+        ),
+        (&["--pass-regex", "nope", "--", "./exit3"], 1, "regex"),
+        (&["--fail-regex", "ERROR", "--", "./warns"], 1, "regex"),
+        (
+            &[
+                "--pass-regex",
+                ".",
+                "--fail-regex",
+                "ERROR",
+                "--",
+                "./warns",
+            ],
+            1,
+            "regex",
+        ),
+        (&["--will-fail", "--", "./exit3"], 0, ""),
+        (&["--will-fail", "--", "./warns"], 1, "regex"),
+        (
+            &["--will-fail", "--fail-regex", "ERROR", "--", "./warns"],
+            0,
+            "",
+        ),
+        (&["--will-fail", "--", "./killed"], 1, "exit"),
+    ];
+    for (args, want, det) in cases {
+        let g = gate(dir.path(), args, &env);
+        let ok = g.code == expected(*want)
+            && (det.is_empty() && g.new_count() == 0
+                || !det.is_empty() && g.new_count() == 1 && g.findings(det).len() == 1);
+        if !ok {
+            return Err(g.fail(&format!("{args:?}")));
+        }
+    }
+    let g = gate(dir.path(), &["--pass-regex", "(", "--", "./exit3"], &env);
+    if g.code != 2 {
+        return Err(g.fail("a bad regex is bad input"));
+    }
+    Ok(())
+}
+
+/// The committed `ctest --show-only=json-v1` sample: commands, regexes, WILL_FAIL, TIMEOUT (0
+/// is none), WORKING_DIRECTORY, ENVIRONMENT (a value with `=` kept whole), a test without a
+/// command, DISABLED, and a FIXTURES_SETUP test listed last that runs first.
+fn ctest_parse(root: &Path) -> Result<(), Failed> {
+    let p = root.join("harness/tests/fixtures/ctest/show-only-json-v1.json");
+    let tests = racegate::gate::ctest::parse(&std::fs::read_to_string(p)?)?;
+    let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
+    // A fixture's setup runs first, as CTest runs it.
+    let want = [
+        "prepare_data",
+        "block_sum",
+        "block_sum_racy",
+        "rejects_bad_arguments",
+        "not_built",
+        "slow_soak",
+    ];
+    if names != want {
+        return Err(format!("names {names:?}").into());
+    }
+    let (sum, racy, bad, none) = (&tests[1], &tests[2], &tests[3], &tests[4]);
+    let ok = sum.command == ["/tmp/ctest-build/block_sum", "4096"]
+        && sum.pass_regex == ["sum: 4096 expected: 4096"]
+        && sum.timeout == Some(30.0)
+        && sum.cwd.as_deref() == Some(Path::new("/tmp/ctest-build"))
+        && racy.fail_regex == ["MISMATCH", "error"]
+        && racy.env
+            == [
+                ("BLOCK".into(), "256".into()),
+                ("MODE".into(), "fast=yes".into()),
+            ]
+        && bad.will_fail
+        && bad.timeout.is_none()
+        && none.command.is_empty()
+        && tests[5].disabled
+        && !sum.disabled;
+    if !ok {
+        return Err(format!("{tests:#?}").into());
+    }
+    if racegate::gate::ctest::parse(r#"{"kind":"other","version":{"major":1}}"#).is_ok() {
+        return Err("a document of another kind parses".into());
+    }
+    Ok(())
+}
+
+/// `--ctest` with a fake `ctest`: the pass regex overrides an exit code, a test whose output
+/// misses it is a regex finding, WILL_FAIL turns a failing exit into a pass, the working folder
+/// and environment reach the test, `-R` goes to ctest, and a folder without tests is bad input.
+fn ctest_flow(_: &Path) -> Result<(), Failed> {
+    let dir = temp_dir("racegate-gate-")?;
+    let fake = clean_sanitizer(dir.path())?;
+    let build = dir.path().join("build");
+    std::fs::create_dir_all(build.join("sub"))?;
+    std::fs::write(build.join("CTestTestfile.cmake"), "# fake\n")?;
+    let b = build.display();
+    write_script(
+        &build,
+        "sum",
+        "#!/bin/sh\necho \"sum: 4096 expected: 4096 in $(basename $PWD) $BLOCK\"\nexit 3\n",
+    )?;
+    write_script(&build, "racy", "#!/bin/sh\necho 'sum: 1 expected: 4096'\n")?;
+    write_script(&build, "bad_args", "#!/bin/sh\necho usage >&2\nexit 1\n")?;
+    let json = format!(
+        r#"{{"kind":"ctestInfo","version":{{"major":1,"minor":0}},"tests":[
+{{"name":"sum","command":["{b}/sum"],"properties":[
+ {{"name":"PASS_REGULAR_EXPRESSION","value":["expected: 4096 in sub 256"]}},
+ {{"name":"WORKING_DIRECTORY","value":"{b}/sub"}},
+ {{"name":"ENVIRONMENT","value":["BLOCK=256"]}}]}},
+{{"name":"racy","command":["{b}/racy"],"properties":[
+ {{"name":"PASS_REGULAR_EXPRESSION","value":["sum: 4096 expected: 4096"]}}]}},
+{{"name":"bad_args","command":["{b}/bad_args"],"properties":[{{"name":"WILL_FAIL","value":true}}]}}]}}"#
+    );
+    std::fs::write(dir.path().join("tests.json"), json)?;
+    let ctest = write_script(
+        dir.path(),
+        "ctest",
+        &format!(
+            "#!/bin/sh\necho \"$@\" > {0}/ctest-args\ncat {0}/tests.json\n",
+            dir.path().display()
+        ),
+    )?;
+    let env = [
+        ("RACEGATE_COMPUTE_SANITIZER", env_of(&fake)),
+        ("RACEGATE_CTEST", env_of(&ctest)),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let g = gate(
+        dir.path(),
+        &["--ctest", "build", "-R", "sum|racy|bad"],
+        &env,
+    );
+    let found = g.findings("regex");
+    let subjects: Vec<&str> = found.iter().filter_map(|f| f["subject"].as_str()).collect();
+    if g.code != expected(1)
+        || g.new_count() != 1
+        || subjects != ["racy"]
+        || !found[0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("required regular expression")
+        || !g.out.contains("3 CTest test(s)")
+    {
+        return Err(g.fail("the suite"));
+    }
+    let args = std::fs::read_to_string(dir.path().join("ctest-args"))?;
+    if args.trim() != "--show-only=json-v1 -R sum|racy|bad" {
+        return Err(format!("ctest got {args:?}").into());
+    }
+    std::fs::write(
+        dir.path().join("tests.json"),
+        r#"{"kind":"ctestInfo","version":{"major":1},"tests":[]}"#,
+    )?;
+    let g = gate(dir.path(), &["--ctest", "build"], &env);
+    if g.code != 2 || !g.err.contains("no test") {
+        return Err(g.fail("no tests is bad input"));
+    }
+    let g = gate(dir.path(), &["--ctest", "."], &env);
+    if g.code != 2 || !g.err.contains("CTestTestfile.cmake") {
+        return Err(g.fail("not a build folder"));
+    }
+    Ok(())
+}
+
+/// A `[[program]]` key with a bad value stops `racegate gate` with exit 2 and the manifest's
+/// file, line and key, before anything runs (whatever the machine).
+fn program_table(_: &Path) -> Result<(), Failed> {
+    let dir = temp_dir("racegate-gate-")?;
+    std::fs::write(
+        dir.path().join("racegate.toml"),
+        "[[program]]\nname = \"counter\"\ncommand = \"./counter\"\nvary = \"often\"\n",
+    )?;
+    let g = gate(dir.path(), &[], &[]);
+    if g.code != 2 || !g.err.contains("racegate.toml:4: `vary`") {
+        return Err(g.fail("a bad vary"));
     }
     Ok(())
 }

@@ -75,6 +75,11 @@ pub struct GateArgs {
     /// Compare program output without the built-in masks.
     #[arg(long)]
     no_builtin_masks: bool,
+    /// Boxed: the oracles' flags would make `gate` the one large variant of the commands.
+    #[command(flatten)]
+    oracle: Box<OracleArgs>,
+    #[command(flatten)]
+    ctest: Box<CtestArgs>,
     /// Write SARIF 2.1.0 here (for GitHub code scanning).
     #[arg(long, value_name = "FILE")]
     sarif: Option<PathBuf>,
@@ -94,9 +99,61 @@ pub struct GateArgs {
     program: Vec<OsString>,
 }
 
+/// A CTest suite as the programs to gate.
+#[derive(clap::Args)]
+struct CtestArgs {
+    /// Gate the tests of this CMake build folder (found with `ctest --show-only=json-v1`;
+    /// $RACEGATE_CTEST names another ctest): each test's command under the sanitizers and
+    /// plainly, with its PASS/FAIL_REGULAR_EXPRESSION, WILL_FAIL, TIMEOUT, WORKING_DIRECTORY
+    /// and ENVIRONMENT.
+    #[arg(long, value_name = "BUILD_DIR", conflicts_with = "program")]
+    ctest: Option<PathBuf>,
+    /// Only the tests whose names match, as ctest's -R.
+    #[arg(
+        short = 'R',
+        long = "tests-regex",
+        value_name = "REGEX",
+        requires = "ctest"
+    )]
+    tests_regex: Option<String>,
+}
+
+/// What judges a program's runs besides exit code, hang and variance.
+#[derive(clap::Args)]
+struct OracleArgs {
+    /// The golden output: each run's stdout, after masks, must equal this file. A mismatch is
+    /// a finding with a diff, and the run's output is left in FILE.new to accept.
+    #[arg(long, value_name = "FILE")]
+    expect: Option<PathBuf>,
+    /// Write the --expect file from this run's output (after masks) instead of comparing.
+    #[arg(long, requires = "expect")]
+    bless: bool,
+    /// A checker: a shell command (`sh -c`) given each run's stdout in a file named by
+    /// $RACEGATE_OUTPUT and on stdin; exit 0 accepts, anything else is a finding with its
+    /// message.
+    #[arg(long, value_name = "CMD")]
+    check: Option<String>,
+    /// Deadline of one checker run, in seconds; past it the checker is inconclusive.
+    #[arg(long, default_value_t = 60.0, value_parser = values::seconds)]
+    check_timeout: f64,
+    /// CTest's PASS_REGULAR_EXPRESSION: a run passes when its output (stdout and stderr)
+    /// matches any, whatever its exit code. Repeatable.
+    #[arg(long, value_name = "REGEX")]
+    pass_regex: Vec<String>,
+    /// CTest's FAIL_REGULAR_EXPRESSION: a run whose output matches any fails. Repeatable.
+    #[arg(long, value_name = "REGEX")]
+    fail_regex: Vec<String>,
+    /// CTest's WILL_FAIL: a run that exits is passed when it would fail and failed when it
+    /// would pass (a signal or a deadline still fails).
+    #[arg(long)]
+    will_fail: bool,
+}
+
 pub fn run(global: &Global, a: GateArgs) -> Result<u8> {
     a.out.claim_stdout();
-    if a.program.is_empty() {
+    if let Some(dir) = &a.ctest.ctest {
+        run_ctest(global, &a, dir)
+    } else if a.program.is_empty() {
         run_manifest(global, &a)
     } else {
         run_program(global, &a)
@@ -123,8 +180,29 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
         tools,
         sanitizer_args: a.sanitizer_arg.clone(),
         masks,
+        oracles: oracles(&a.oracle)?,
     };
     Ok((cfg, s))
+}
+
+/// The oracles beyond exit code, hang and variance, from the flags.
+fn oracles(a: &OracleArgs) -> Result<gate::oracles::Oracles> {
+    // The command that blesses: this one with --bless added after `gate`.
+    let mut argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(i) = argv.iter().position(|x| x == "gate") {
+        argv.insert(i + 1, "--bless".into());
+    }
+    let o = gate::oracles::Oracles {
+        expect: a.expect.clone(),
+        bless: a.bless,
+        check: a.check.clone(),
+        check_timeout: std::time::Duration::from_secs_f64(a.check_timeout),
+        bless_command: argv.join(" "),
+        ..Default::default()
+    };
+    o.with_regexes(&a.pass_regex, &a.fail_regex, a.will_fail)
 }
 
 /// Where the run and its files are, for the reports.
@@ -214,6 +292,34 @@ fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
         a.runs
     ))?;
     let run = gate::run_program(program, &place.root, &cfg)?;
+    finish(&run, &place, a)
+}
+
+fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
+    let cwd = settings::current_dir()?;
+    let (cfg, _) = config(a)?;
+    // Bad input first: a folder without tests is exit 2 whatever the machine.
+    let tests = gate::ctest::discover(dir, a.ctest.tests_regex.as_deref())?;
+    let place = Place {
+        root: global
+            .root
+            .clone()
+            .unwrap_or_else(|| toolchain::report_root(&cwd)),
+        baseline: a
+            .baseline
+            .clone()
+            .unwrap_or_else(|| cwd.join(gate::PROGRAM_BASELINE)),
+        stale_subjects: false,
+        no_device: racegate::device::probe().err(),
+    };
+    a.out.text(&format!(
+        "racegate gate: {} CTest test(s) from {} under {} sanitizer(s) and {} plain run(s)\n",
+        tests.len(),
+        dir.display(),
+        cfg.tools.len(),
+        a.runs
+    ))?;
+    let run = gate::ctest::run_ctest(&tests, &place.root, &cfg, |_| {})?;
     finish(&run, &place, a)
 }
 

@@ -20,6 +20,8 @@ pub struct GateConfig {
     pub sanitizer_args: Vec<String>,
     /// What may vary between a program's runs.
     pub masks: super::masks::Masks,
+    /// What else judges a program's runs: regexes, a golden output, a checker (default: none).
+    pub oracles: super::oracles::Oracles,
 }
 
 /// One thing the gate found.
@@ -33,6 +35,10 @@ pub struct GateFinding {
     /// Relative to the root, normalized (absolute only outside it).
     pub file: String,
     pub line: Option<u32>,
+    /// For program findings, the oracle that decided: `golden`, `checker`, `regex`,
+    /// `variance`, `sanitizer`, `exit code` or `hang` (the message names the runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<&'static str>,
     /// For people: the finding with run-specific detail (rates, seeds, repro commands).
     pub message: String,
     /// More for people, over several lines: the diff of two outputs that differ.
@@ -48,6 +54,7 @@ impl GateFinding {
     pub fn new(id: Identity, file: &str, line: Option<u32>, message: String) -> GateFinding {
         GateFinding {
             fingerprint: id.fingerprint(),
+            oracle: oracle_of(&id.detector),
             id,
             file: file.to_string(),
             line,
@@ -78,6 +85,21 @@ impl GateFinding {
             None => self.file.clone(),
         }
     }
+}
+
+/// The oracle a detector is, in the words of program findings; `None` for stress oracles,
+/// which name themselves.
+fn oracle_of(detector: &str) -> Option<&'static str> {
+    Some(match detector {
+        "exit" => "exit code",
+        "watchdog" => "hang",
+        "output" => "variance",
+        "golden" => "golden",
+        "checker" => "checker",
+        "regex" => "regex",
+        d if crate::sanitize::Tool::ALL.iter().any(|t| t.name() == d) => "sanitizer",
+        _ => return None,
+    })
 }
 
 /// The one-line description of an identity (findings and baseline entries alike).

@@ -1,5 +1,6 @@
 //! Manifest mode: every kernel of a `racegate.toml` under stress (unless its oracle is `none`)
-//! and the chosen sanitizers, in one pool; sanitizer deadlines are judged against stress.
+//! and the chosen sanitizers, in one pool; sanitizer deadlines are judged against stress. Then
+//! its `[[program]]` tables ([`super::manifest_programs`]), into the same run.
 
 use std::path::Path;
 
@@ -91,6 +92,15 @@ pub fn run_manifest(
             })
         });
         h.resolve(plain_hung, &mut run);
+    }
+    if let Some(m) = &catalog.manifest {
+        run.absorb(super::manifest_programs::run_programs(
+            &m.programs,
+            &catalog.root,
+            cfg,
+        )?);
+        run.subjects
+            .extend(m.programs.iter().map(|p| p.name.clone()));
     }
     run.tidy();
     run.seconds = start.elapsed().as_secs_f64();

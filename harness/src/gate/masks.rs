@@ -92,6 +92,14 @@ impl Masks {
         out
     }
 
+    /// These masks and then `extra` (a `[[program]]`'s own `masks`).
+    pub fn extended(&self, extra: &[String]) -> Result<Masks> {
+        let mut more = Masks::new(extra, false)?;
+        let mut masks = self.masks.clone();
+        masks.append(&mut more.masks);
+        Ok(Masks { masks })
+    }
+
     pub fn is_empty(&self) -> bool {
         self.masks.is_empty()
     }

@@ -7,13 +7,19 @@
 //!
 //! One file per role: [`finding`] (what a run holds), [`fingerprint`] (a finding's identity),
 //! [`baseline`] (accepted findings, the diff), [`manifest_run`] and [`program`] (the two modes),
-//! [`sanitizers`] (sanitizer runs as findings), [`masks`] (what may vary between runs).
+//! [`sanitizers`] (sanitizer runs as findings), [`masks`] (what may vary between runs),
+//! [`oracles`] and [`judge`] (regexes, golden outputs and checkers judging a program's runs),
+//! [`ctest`] (CTest suites as programs), [`manifest_programs`] (`[[program]]` tables).
 
 pub mod baseline;
+pub mod ctest;
 pub mod finding;
 pub mod fingerprint;
+pub mod judge;
+pub mod manifest_programs;
 pub mod manifest_run;
 pub mod masks;
+pub mod oracles;
 pub mod program;
 pub mod sanitizers;
 

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use super::finding::{GateConfig, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
+use super::judge::{self, runs_shown};
 use super::masks;
+use super::oracles::RegexVerdict;
 use super::sanitizers;
 use crate::errors::{Error, Result};
 use crate::sanitize;
@@ -50,17 +52,64 @@ fn shown(root: &Path, exe: &Path) -> String {
     crate::toolchain::relative_to(root, &abs).unwrap_or_else(|| abs.display().to_string())
 }
 
+/// One program to gate: its name in reports, its command, and where and how it runs.
+#[derive(Clone, Debug, Default)]
+pub struct Target {
+    /// The subject of its findings and baseline entries.
+    pub subject: String,
+    /// The program (as given: a bare name is looked up in `PATH`) and its arguments.
+    pub argv: Vec<OsString>,
+    /// Its working folder (default: ours).
+    pub cwd: Option<PathBuf>,
+    /// Variables set for it.
+    pub env: Vec<(String, String)>,
+    /// The deadline of one plain run (default: the gate's `--timeout`).
+    pub timeout: Option<std::time::Duration>,
+}
+
 /// Runs an existing program under each chosen sanitizer and `cfg.runs` times plainly.
 pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Result<GateRun> {
-    let start = std::time::Instant::now();
-    let exe = resolve(&program[0])?;
     let subject = Path::new(&program[0])
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "program".into());
+    let t = Target {
+        subject,
+        argv: program.to_vec(),
+        ..Default::default()
+    };
+    run_target(&t, root, cfg)
+}
+
+/// Runs one [`Target`] under each chosen sanitizer and `cfg.runs` times plainly.
+pub fn run_target(t: &Target, root: &Path, cfg: &GateConfig) -> Result<GateRun> {
+    let start = std::time::Instant::now();
+    let exe = match &t.cwd {
+        // A relative program with a `/` is relative to its own working folder, as in CTest.
+        Some(d) if t.argv[0].as_encoded_bytes().contains(&b'/') => {
+            resolve(d.join(&t.argv[0]).as_os_str())?
+        }
+        _ => resolve(&t.argv[0])?,
+    };
+    let exe = std::path::absolute(&exe).unwrap_or(exe);
+    let subject = t.subject.clone();
     let file = shown(root, &exe);
-    let mut target: Vec<OsString> = vec![exe.clone().into()];
-    target.extend(program[1..].iter().cloned());
+    // Under the sanitizers the working folder and variables come through `env`, which execs
+    // the program in place, so the sanitizer follows it as it would the program itself.
+    let mut target: Vec<OsString> = Vec::new();
+    if t.cwd.is_some() || !t.env.is_empty() {
+        target.push("/usr/bin/env".into());
+        if let Some(d) = &t.cwd {
+            target.extend(["-C".into(), d.clone().into_os_string()]);
+        }
+        target.extend(
+            t.env
+                .iter()
+                .map(|(k, v)| OsString::from(format!("{k}={v}"))),
+        );
+    }
+    target.push(exe.clone().into());
+    target.extend(t.argv[1..].iter().cloned());
     let mut run = GateRun {
         subjects: vec![subject.clone()],
         ..Default::default()
@@ -86,7 +135,7 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
             &mut run,
         ));
     }
-    let plain = plain_runs(&exe, &program[1..], &subject, &file, cfg, &mut run)?;
+    let plain = plain_runs(&exe, t, &file, cfg, &mut run)?;
     for h in pending {
         h.resolve(Some(plain), &mut run);
     }
@@ -95,26 +144,33 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
     Ok(run)
 }
 
-/// The plain runs: exit codes, deadlines, leftovers and outputs. Says whether any run hung.
+/// The plain runs: exit codes (or the regex oracle), deadlines, leftovers, then the outputs of
+/// the runs that passed, against each other, the golden output and the checker. Says whether
+/// any run hung.
 fn plain_runs(
     exe: &Path,
-    args: &[OsString],
-    subject: &str,
+    t: &Target,
     file: &str,
     cfg: &GateConfig,
     run: &mut GateRun,
 ) -> Result<bool> {
-    let timeout = cfg.battery.stress_timeout;
+    let subject = t.subject.as_str();
+    let timeout = t.timeout.unwrap_or(cfg.battery.stress_timeout);
+    let spawn = watchdog::Spawn {
+        env: t.env.clone(),
+        cwd: t.cwd.clone(),
+        ..Default::default()
+    };
     let mut outputs: Vec<(u32, Vec<u8>)> = Vec::new();
     // kind -> (detector, runs it happened in, last stderr line)
     let mut failures: BTreeMap<String, (&str, Vec<u32>, String)> = BTreeMap::new();
     let (mut seconds, mut hung) = (0.0, false);
     for i in 1..=cfg.runs {
         let mut stdout = Vec::new();
-        let f = watchdog::run_bytes(
+        let f = watchdog::run_spawn_bytes(
             exe,
-            args,
-            &[],
+            &t.argv[1..],
+            &spawn,
             Deadline {
                 idle: timeout,
                 total: Some(timeout),
@@ -140,11 +196,23 @@ fn plain_runs(
             );
         }
         let (det, kind) = match f.exit {
-            Exit::Code(0) => {
-                outputs.push((i, stdout));
-                continue;
+            Exit::Code(c) => {
+                // CTest matches stdout and stderr together.
+                let mut both = stdout.clone();
+                both.extend_from_slice(f.stderr.as_bytes());
+                match cfg.oracles.regex_verdict(c, &both) {
+                    Some(RegexVerdict::Pass) => {
+                        outputs.push((i, stdout));
+                        continue;
+                    }
+                    Some(RegexVerdict::Fail(kind)) => ("regex", kind),
+                    None if c == 0 => {
+                        outputs.push((i, stdout));
+                        continue;
+                    }
+                    None => ("exit", format!("exits with code {c}")),
+                }
             }
-            Exit::Code(c) => ("exit", format!("exits with code {c}")),
             Exit::Signal(s) => ("exit", format!("killed by signal {s}")),
             Exit::TimedOut => {
                 hung = true;
@@ -160,7 +228,11 @@ fn plain_runs(
         e.1.push(i);
         e.2 = f.stderr.lines().last().unwrap_or("").to_string();
     }
-    for det in ["exit", "watchdog", "output"] {
+    let mut dets = vec!["exit", "watchdog", "output"];
+    if cfg.oracles.decides_exits() {
+        dets.push("regex");
+    }
+    for det in dets {
         run.mark_checked(subject, det, seconds);
     }
     for (kind, (det, runs, stderr)) in failures {
@@ -170,20 +242,30 @@ fn plain_runs(
             kind: kind.clone(),
             ..Default::default()
         };
+        let oracle = if det == "regex" {
+            "regex"
+        } else if det == "exit" {
+            "exit code"
+        } else {
+            "hang"
+        };
         let message = format!(
-            "{kind} in {} of {} runs (run {}); last stderr line: {stderr}",
+            "{oracle}: {kind} in {} of {} runs ({}); last stderr line: {stderr}",
             runs.len(),
             cfg.runs,
-            runs.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
+            runs_shown(&runs),
         );
         run.findings.push(GateFinding::new(id, file, None, message));
     }
-    if let Some(f) = output_finding(&outputs, subject, file, cfg) {
+    if cfg.oracles.vary_ok {
+        run.notes.push(format!(
+            "{subject}: output may vary (vary = \"ok\"): not compared between runs"
+        ));
+    } else if let Some(f) = output_finding(&outputs, subject, file, cfg) {
         run.findings.push(f);
     }
+    judge::golden(&outputs, subject, file, cfg, run)?;
+    judge::checker(&outputs, subject, file, t.cwd.as_deref(), cfg, run);
     Ok(hung)
 }
 
@@ -214,7 +296,7 @@ fn output_finding(
         ..Default::default()
     };
     let message = format!(
-        "{distinct} different outputs in {} successful runs (after masking); runs {first_run} and {other_run} differ",
+        "variance: {distinct} different outputs in {} successful runs (after masking); runs {first_run} and {other_run} differ",
         masked.len()
     );
     let mut f = GateFinding::new(id, file, None, message);

@@ -30,6 +30,10 @@
 //! kernel-level launch; a reference may have its own launch (`oracle.grid`, `.block`,
 //! `.shared`, `.args`).
 //!
+//! `[[program]]` tables name existing CUDA programs gated with the kernels (command, args, cwd,
+//! env, masks, expect, check, pass_regex, fail_regex, will_fail, runs, timeout, sanitizers,
+//! `vary = "ok"`); `program.rs` checks them. A manifest holds kernels, programs, or both.
+//!
 //! `parse.rs` reads the file (`args.rs` one argument), `validate.rs` checks every expression
 //! over the whole size range before anything runs, `draw.rs` makes problems, `spec.rs` holds
 //! the types. Every error names the manifest, the line and the key.
@@ -38,12 +42,13 @@ mod args;
 mod draw;
 mod gen;
 mod parse;
+mod program;
 mod spec;
 mod validate;
 
 pub use crate::expr::eval;
 pub use gen::{Gen, Num, Values};
 pub use spec::{
-    ArgSpec, BufKind, Check, KernelSpec, LaunchSpec, Manifest, BLOCK_MAX, BLOCK_THREADS_MAX, FILE,
-    GRID_MAX, MAX_SHARED_BYTES,
+    ArgSpec, BufKind, Check, KernelSpec, LaunchSpec, Manifest, ProgramSpec, BLOCK_MAX,
+    BLOCK_THREADS_MAX, FILE, GRID_MAX, MAX_SHARED_BYTES,
 };

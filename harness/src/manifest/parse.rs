@@ -18,7 +18,10 @@ use crate::errors::{Error, Result};
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawManifest {
+    #[serde(default)]
     kernel: Vec<Spanned<RawKernel>>,
+    #[serde(default)]
+    program: Vec<Spanned<super::program::RawProgram>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -140,17 +143,19 @@ impl Manifest {
             }
             kernels.push(kernel(&errors, &dir, span, k)?);
         }
-        if kernels.is_empty() {
+        let programs = super::program::programs(&errors.shown, text, &dir, raw.program)?;
+        if kernels.is_empty() && programs.is_empty() {
             return Err(Error::Toml {
                 path: errors.shown,
                 line: 1,
-                message: "no [[kernel]] in the manifest".into(),
+                message: "no [[kernel]] or [[program]] in the manifest".into(),
             });
         }
         Ok(Manifest {
             path: path.to_path_buf(),
             dir,
             kernels,
+            programs,
         })
     }
 }

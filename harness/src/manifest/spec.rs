@@ -207,4 +207,29 @@ pub struct Manifest {
     pub path: PathBuf,
     pub dir: PathBuf,
     pub kernels: Vec<KernelSpec>,
+    /// `[[program]]` tables: existing programs gated with the kernels.
+    pub programs: Vec<ProgramSpec>,
+}
+
+/// A checked `[[program]]`: paths resolved against the manifest's folder.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramSpec {
+    pub name: String,
+    /// Absolute when written with a `/`; a bare name is looked up in `PATH` when run.
+    pub command: String,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub masks: Vec<String>,
+    pub expect: Option<PathBuf>,
+    pub check: Option<String>,
+    pub check_timeout: Option<f64>,
+    pub pass_regex: Vec<String>,
+    pub fail_regex: Vec<String>,
+    pub will_fail: bool,
+    pub runs: Option<u32>,
+    pub timeout: Option<f64>,
+    /// Tool names (`racecheck`, ...); `None`: the gate's.
+    pub sanitizers: Option<Vec<String>>,
+    pub vary_ok: bool,
 }
