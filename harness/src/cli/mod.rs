@@ -7,6 +7,7 @@ pub mod app;
 mod bench;
 mod check;
 mod compile;
+mod doctor;
 mod gate;
 mod grade;
 mod internal;
@@ -14,6 +15,7 @@ mod list;
 mod output;
 mod sanitize;
 mod settings;
+mod setup;
 mod stress;
 mod values;
 

@@ -73,7 +73,6 @@ pub fn normalized_line(text: &str) -> String {
         .join(" ")
 }
 
-
 /// The identifier a tool's function name ends with: `void ns::reduce<256>(float*)` gives
 /// `reduce`.
 pub fn base_function(name: &str) -> &str {
