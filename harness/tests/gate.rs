@@ -170,6 +170,14 @@ fn baseline_flow(_: &Path) -> Result<(), Failed> {
     {
         return Err(g1.fail("first run"));
     }
+    // Not a terminal: one nextest-style line per finished detector on stderr (4 sanitizers,
+    // then exit, watchdog and output).
+    if !g1.err.contains("INCONCLUSIVE [")
+        || !g1.err.contains("(7/7) flaky::output")
+        || !g1.err.contains("FOUND [")
+    {
+        return Err(g1.fail("progress lines"));
+    }
     let g2 = gate(dir.path(), &["--update-baseline", "--", "./flaky"], &env);
     let base = dir.path().join(racegate::gate::PROGRAM_BASELINE);
     if g2.code != expected(3) || !g2.out.contains("baseline written") || !base.is_file() {

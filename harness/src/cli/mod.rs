@@ -13,6 +13,7 @@ mod grade;
 mod internal;
 mod list;
 mod output;
+mod progress;
 mod sanitize;
 mod settings;
 mod setup;

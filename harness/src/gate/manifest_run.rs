@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::finding::{Detection, GateConfig, GateFinding, GateRun};
+use super::finding::{Detection, GateConfig, GateEvent, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
 use super::sanitizers::{self, PendingHang};
 use crate::catalog::{Case, Catalog};
@@ -26,12 +26,12 @@ enum Job<'a> {
 }
 
 /// Runs every manifest kernel through stress (unless its oracle is `none`) and the sanitizers.
-/// `on_done` is called once per finished run.
+/// `on_done` sees each (kernel, detector) as its run finishes.
 pub fn run_manifest(
     catalog: &Catalog,
     cfg: &GateConfig,
     exe: &Path,
-    on_done: impl Fn(&str) + Sync,
+    on_done: impl Fn(&GateEvent) + Sync,
 ) -> Result<GateRun> {
     let start = std::time::Instant::now();
     let mut jobs = Vec::new();
@@ -69,7 +69,11 @@ pub fn run_manifest(
             }
             Ok((out, pending))
         },
-        |_| on_done("."),
+        |r| {
+            if let Ok((part, _)) = r {
+                part.events().iter().for_each(&on_done);
+            }
+        },
     );
     let mut run = GateRun {
         subjects: catalog.cases.iter().map(|c| c.name.clone()).collect(),
