@@ -37,6 +37,8 @@ pub mod expr;
 pub mod gate;
 pub mod grade;
 pub mod headers;
+#[doc(hidden)]
+pub mod internal;
 pub mod launch;
 pub mod manifest;
 pub mod names;
@@ -50,6 +52,8 @@ pub mod setup;
 pub mod signature;
 pub mod stress;
 pub mod subcommands;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod toolchain;
 pub mod trial;
 pub mod values;

@@ -101,6 +101,38 @@ pub fn run_manifest(
     Ok(run)
 }
 
+/// One detector on one manifest kernel: stress with its oracle (`tool` `None`) or one
+/// sanitizer; a sanitizer's hang is judged without plain runs. For callers that make one test
+/// per (kernel, detector) (`crate::testing`).
+pub fn run_one(
+    catalog: &Catalog,
+    case: &Case,
+    tool: Option<Tool>,
+    cfg: &GateConfig,
+    exe: &Path,
+) -> Result<GateRun> {
+    let start = std::time::Instant::now();
+    let mut run = GateRun {
+        subjects: vec![case.name.clone()],
+        ..Default::default()
+    };
+    match tool {
+        None => stress_job(catalog, case, cfg, exe, &mut run)?,
+        Some(tool) => {
+            let mut sc = cfg.battery.sanitize(tool);
+            sc.extra_args = cfg.sanitizer_args.clone();
+            let r = sanitize::runner::run(catalog, case, &sc, exe)?;
+            let mut sources = Sources::new(&catalog.root);
+            if let Some(h) = sanitizers::add(&case.name, &r, &case.path, &mut sources, &mut run) {
+                h.resolve(None, &mut run);
+            }
+        }
+    }
+    run.tidy();
+    run.seconds = start.elapsed().as_secs_f64();
+    Ok(run)
+}
+
 fn stress_job(
     catalog: &Catalog,
     case: &Case,
