@@ -11,7 +11,7 @@
 //!
 //! ```no_run
 //! // tests/racegate.rs: the whole file is `fn main` with this one line.
-//! racegate::testing::main(concat!(env!("CARGO_MANIFEST_DIR"), "/racegate.toml"));
+//! racegate::testing::main("racegate.toml");
 //! ```
 //!
 //! Behind a feature so that libtest-mimic is no dependency of the `racegate` binary or of
@@ -55,16 +55,29 @@ impl Default for Options {
 
 /// The whole `main` of a `harness = false` test target: serves worker re-executions, else
 /// lists and runs the trials of `manifest` with default [`Options`], and exits with
-/// libtest's code (a manifest that does not load exits 2 with the error).
+/// libtest's code (a manifest that does not load exits 2 with the error). A relative
+/// `manifest` is read from the crate's folder as known when the tests run
+/// ([`crate_file`]), so a nextest archive run on another machine finds it.
 pub fn main(manifest: impl AsRef<Path>) -> ! {
     run_worker_if_requested();
     let args = Arguments::from_args();
-    match trials_from_manifest(manifest.as_ref(), &Options::default()) {
+    match trials_from_manifest(&crate_file(manifest.as_ref()), &Options::default()) {
         Ok(trials) => libtest_mimic::run(&args, trials).exit(),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(i32::from(e.exit_code()));
         }
+    }
+}
+
+/// `path` under the crate's folder: `$CARGO_MANIFEST_DIR` at run time (cargo test sets it;
+/// nextest sets it too, remapped for an archive run elsewhere, where a compile-time
+/// `env!("CARGO_MANIFEST_DIR")` would name the build machine's folder), else the current folder.
+/// Absolute paths are returned unchanged.
+pub fn crate_file(path: &Path) -> std::path::PathBuf {
+    match std::env::var_os("CARGO_MANIFEST_DIR") {
+        Some(dir) if path.is_relative() => Path::new(&dir).join(path),
+        _ => path.to_path_buf(),
     }
 }
 

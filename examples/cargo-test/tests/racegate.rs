@@ -2,5 +2,5 @@
 //! `cargo nextest run`). The test binary is also racegate's worker, so `main` is all there is.
 
 fn main() {
-    racegate::testing::main(concat!(env!("CARGO_MANIFEST_DIR"), "/racegate.toml"));
+    racegate::testing::main("racegate.toml");
 }
