@@ -564,6 +564,7 @@ fn sarif_schema(root: &Path) -> Result<(), Failed> {
     }
     accepted.save(&base).map_err(|e| e.to_string())?;
     let sarif = dir.path().join("gate.sarif");
+    let cq = dir.path().join("codequality.json");
     let g = gate(
         dir.path(),
         &[
@@ -571,6 +572,8 @@ fn sarif_schema(root: &Path) -> Result<(), Failed> {
             base.to_str().unwrap(),
             "--sarif",
             sarif.to_str().unwrap(),
+            "--codequality",
+            cq.to_str().unwrap(),
             "--",
             "./flaky",
         ],
@@ -590,6 +593,21 @@ fn sarif_schema(root: &Path) -> Result<(), Failed> {
         .count();
     if results.len() < 2 || suppressed == 0 || suppressed == results.len() {
         return Err(g.fail("the SARIF needs a new and a suppressed result"));
+    }
+    // GitLab Code Quality: the new findings only, each with the fields GitLab requires.
+    let issues: Vec<serde_json::Value> = std::fs::read_to_string(&cq)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .ok_or_else(|| g.fail("no Code Quality report"))?;
+    let complete = issues.iter().all(|i| {
+        ["description", "check_name", "fingerprint", "severity"]
+            .iter()
+            .all(|k| i[k].is_string())
+            && i["location"]["path"].is_string()
+            && i["location"]["lines"]["begin"].is_u64()
+    });
+    if issues.len() != results.len() - suppressed || !complete {
+        return Err(g.fail("the Code Quality report holds the new findings, complete"));
     }
     let text =
         std::fs::read_to_string(root.join("harness/tests/fixtures/sarif/sarif-schema-2.1.0.json"))

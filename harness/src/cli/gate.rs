@@ -82,6 +82,9 @@ pub struct GateArgs {
     /// Write JUnit here.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+    /// Write a GitLab Code Quality report here (new findings; `artifacts:reports:codequality`).
+    #[arg(long, value_name = "FILE")]
+    codequality: Option<PathBuf>,
     /// Write the markdown summary here.
     #[arg(long, value_name = "FILE")]
     summary: Option<PathBuf>,
@@ -312,6 +315,9 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     if let Some(p) = &a.sarif {
         let sarif = report::sarif::gate(&d, env!("CARGO_PKG_VERSION"), &shown);
         settings::write_file(p, &sarif)?;
+    }
+    if let Some(p) = &a.codequality {
+        settings::write_file(p, &report::codequality::gate(&d))?;
     }
     if let Some(p) = &a.junit {
         settings::write_file(p, &report::junit::gate(run, &d))?;
