@@ -631,6 +631,25 @@ fn sarif_schema(root: &Path) -> Result<(), Failed> {
     if !errors.is_empty() {
         return Err(format!("the SARIF breaks the schema:\n{}", errors.join("\n")).into());
     }
+    // SARIF from elsewhere (a GPU run's files, fetched here): RACEGATE_VALIDATE_SARIF=F1:F2...
+    if let Some(files) = std::env::var_os("RACEGATE_VALIDATE_SARIF") {
+        for f in std::env::split_paths(&files) {
+            let other: serde_json::Value = std::fs::read_to_string(&f)
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .ok_or_else(|| format!("{}: not readable JSON", f.display()))?;
+            let errors: Vec<String> = validator
+                .iter_errors(&other)
+                .map(|e| format!("{} at {}", e, e.instance_path()))
+                .collect();
+            if !errors.is_empty() {
+                return Err(
+                    format!("{} breaks the schema:\n{}", f.display(), errors.join("\n")).into(),
+                );
+            }
+            eprintln!("{}: valid SARIF 2.1.0", f.display());
+        }
+    }
     // The schema itself rejects what it must: a result without a message.
     let mut broken = log.clone();
     broken["runs"][0]["results"][0]
