@@ -78,7 +78,8 @@ pub enum Error {
     /// No NVRTC library could be loaded.
     #[error(
         "NVRTC (libnvrtc.so.13) not found; searched: {searched}\n\
-         install it with `ci/setup` (PyPI wheels pinned to CUDA 13.0, into .racegate/nvrtc), \
+         install it with `racegate setup` (PyPI wheels pinned to CUDA 13.0, into racegate's user \
+         cache), \
          or point RACEGATE_NVRTC_LIB at libnvrtc.so.13"
     )]
     NvrtcMissing { searched: String },
@@ -104,6 +105,9 @@ pub enum Error {
     /// racegate's cache folder cannot be used (another user's, or not creatable).
     #[error("{0}")]
     Cache(String),
+    /// `racegate setup` could not install what it installs (no python, pip failed).
+    #[error("racegate setup: {0}")]
+    Setup(String),
 }
 
 impl Error {
@@ -136,7 +140,8 @@ impl Error {
             | Error::Cuda { .. }
             | Error::Io { .. }
             | Error::Child(_)
-            | Error::Cache(_) => exit::INCONCLUSIVE,
+            | Error::Cache(_)
+            | Error::Setup(_) => exit::INCONCLUSIVE,
             Error::Compile { .. } => exit::FOUND,
         }
     }
@@ -197,6 +202,7 @@ mod tests {
             (Error::io("reading", "x", io()), exit::INCONCLUSIVE),
             (Error::Child("x".into()), exit::INCONCLUSIVE),
             (Error::Cache("x".into()), exit::INCONCLUSIVE),
+            (Error::Setup("x".into()), exit::INCONCLUSIVE),
             (
                 Error::Compile {
                     path: "k.cu".into(),

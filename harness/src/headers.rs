@@ -45,7 +45,7 @@ pub fn serve(names: &[String], dirs: &[PathBuf]) -> Result<Vec<(String, String)>
             if from.is_none() {
                 return Err(Error::Usage(format!(
                     "the exercise allows the header `{name}`, but none of the CUDA include \
-                     folders holds it (looked in {}); install the toolkit headers with ci/setup",
+                     folders holds it (looked in {}); install the toolkit headers with `racegate setup`",
                     show(dirs)
                 )));
             }

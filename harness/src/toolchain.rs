@@ -1,8 +1,9 @@
 //! Finding the tools racegate stands on: the project root, NVRTC and compute-sanitizer.
 //!
 //! NVRTC is looked for, in order: `RACEGATE_NVRTC_LIB` (a file), the system's library path
-//! (a CUDA install), `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64`, `/usr/local/cuda/lib64`, and the
-//! project-local copy that `ci/setup` installs from PyPI into `.racegate/nvrtc`. The library
+//! (a CUDA install), `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64`, `/usr/local/cuda/lib64`, the copy
+//! `racegate setup` installs from PyPI into racegate's user cache (`~/.cache/racegate/nvrtc`),
+//! and the project-local copy that racegate's own `ci/setup` puts in `.racegate/nvrtc`. The library
 //! found is loaded by absolute path before cudarc asks for it by name, so nobody has to export
 //! `LD_LIBRARY_PATH`.
 
@@ -14,6 +15,35 @@ use crate::errors::{Error, Result};
 
 /// The folder, relative to the root, where `ci/setup` puts the NVRTC wheels.
 pub const LOCAL_NVRTC: &str = ".racegate/nvrtc/nvidia/cu13/lib";
+/// Where the wheels' libraries sit inside an install folder (`pip install --target`).
+pub const WHEEL_LIB: &str = "nvidia/cu13/lib";
+/// The install folder of `racegate setup`, inside racegate's private cache.
+pub const CACHE_NVRTC: &str = "nvrtc";
+
+/// The folder `racegate setup` installs the wheels into: `<cache>/nvrtc`. `None` when the
+/// cache cannot be used (another user's, no HOME): a library there is never loaded, since
+/// its owner could change what racegate runs.
+pub fn cache_install_dir() -> Option<PathBuf> {
+    crate::cache::dir().ok().map(|d| d.join(CACHE_NVRTC))
+}
+
+/// The library folders of the pip installs racegate knows: the user cache's (`racegate
+/// setup`), then the project-local ones (`ci/setup`) in the root or above it, or above the
+/// racegate binary (target/release/racegate in racegate's own checkout).
+fn wheel_lib_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = cache_install_dir()
+        .map(|d| d.join(WHEEL_LIB))
+        .into_iter()
+        .collect();
+    let exe = std::env::current_exe().ok();
+    for base in root
+        .ancestors()
+        .chain(exe.iter().flat_map(|e| e.ancestors()))
+    {
+        dirs.push(base.join(LOCAL_NVRTC));
+    }
+    dirs
+}
 const NVRTC_SONAME: &str = "libnvrtc.so.13";
 
 /// The project root: the nearest ancestor of `start` holding `kernels/` or `racegate.toml`.
@@ -64,7 +94,7 @@ pub fn relative_to(root: &Path, path: &Path) -> Option<String> {
 
 /// The CUDA toolkit's header folder (`cuda_fp16.h`, `cuda_bf16.h`, `cuda/std`), which NVRTC
 /// 13.0 does not carry built in: `$CUDA_HOME/include`, `$CUDA_PATH/include`,
-/// `/usr/local/cuda/include`, or the project-local wheels beside `ci/setup`'s NVRTC. Teams'
+/// `/usr/local/cuda/include`, or the wheels beside `racegate setup`'s or `ci/setup`'s NVRTC. Teams'
 /// kernels may use it; submissions never get it (grading serves its own allow-list).
 pub fn toolkit_include(root: &Path) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
@@ -73,12 +103,8 @@ pub fn toolkit_include(root: &Path) -> Option<PathBuf> {
         .map(|v| PathBuf::from(v).join("include"))
         .collect();
     dirs.push(PathBuf::from("/usr/local/cuda/include"));
-    let exe = std::env::current_exe().ok();
-    for base in root
-        .ancestors()
-        .chain(exe.iter().flat_map(|e| e.ancestors()))
-    {
-        dirs.push(base.join(LOCAL_NVRTC).join("../include"));
+    for lib in wheel_lib_dirs(root) {
+        dirs.push(lib.join("../include"));
     }
     dirs.into_iter()
         .find(|d| d.join("cuda_fp16.h").is_file())
@@ -131,20 +157,12 @@ fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
         }
     }
     dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
-    // The project-local copy: in the root or a folder above it (a manifest in a subfolder),
-    // or above the racegate binary itself (target/release/racegate in this repository).
-    let exe = std::env::current_exe().ok();
-    for base in root
-        .ancestors()
-        .chain(exe.iter().flat_map(|e| e.ancestors()))
-    {
-        let d = base.join(LOCAL_NVRTC);
-        if d.is_dir() && !dirs.contains(&d) {
+    // The pip installs: the user cache's always named in the message (where `racegate setup`
+    // puts it), the project-local ones only where they exist.
+    for (i, d) in wheel_lib_dirs(root).into_iter().enumerate() {
+        if (i == 0 || d.is_dir()) && !dirs.contains(&d) {
             dirs.push(d);
         }
-    }
-    if !dirs.iter().any(|d| d.ends_with(LOCAL_NVRTC)) {
-        dirs.push(root.join(LOCAL_NVRTC));
     }
     for dir in dirs {
         let lib = dir.join(NVRTC_SONAME);
@@ -198,8 +216,9 @@ fn dlopen_global(path: &Path) -> bool {
 
 /// The folders that hold the CUDA toolkit's headers (`cuda_fp16.h`, and `cuda/std/...` in a
 /// `cccl` folder beside them): `$CUDA_HOME/include`, `$CUDA_PATH/include`,
-/// `/usr/local/cuda/include`, and the copy `ci/setup` installs under `.racegate/nvrtc` (in the
-/// root or above it, or above the racegate binary). Only those that exist.
+/// `/usr/local/cuda/include`, and the copies `racegate setup` (user cache) and `ci/setup`
+/// (`.racegate/nvrtc` in the root or above it, or above the racegate binary) install. Only those
+/// that exist.
 pub fn cuda_include_dirs(root: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     for var in ["CUDA_HOME", "CUDA_PATH"] {
@@ -208,13 +227,8 @@ pub fn cuda_include_dirs(root: &Path) -> Vec<PathBuf> {
         }
     }
     dirs.push(PathBuf::from("/usr/local/cuda/include"));
-    let local = Path::new(LOCAL_NVRTC).with_file_name("include");
-    let exe = std::env::current_exe().ok();
-    for base in root
-        .ancestors()
-        .chain(exe.iter().flat_map(|e| e.ancestors()))
-    {
-        dirs.push(base.join(&local));
+    for lib in wheel_lib_dirs(root) {
+        dirs.push(lib.with_file_name("include"));
     }
     let mut out: Vec<PathBuf> = Vec::new();
     for d in dirs.into_iter().flat_map(|d| [d.join("cccl"), d]) {

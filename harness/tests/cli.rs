@@ -59,7 +59,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
         Trial::ignorable_test("cli::check_without_a_gpu_compiles_and_exits_4", move || {
             if racegate::toolchain::nvrtc(&r).is_err() && !in_ci() {
                 return Ok(Completion::ignored_with(
-                    "NVRTC not installed (run ci/setup)",
+                    "NVRTC not installed (run racegate setup)",
                 ));
             }
             let dir = temp_dir("racegate-check-")?;
@@ -101,7 +101,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
         Trial::ignorable_test("cli::globs_select_cases", move || {
             if racegate::toolchain::nvrtc(&r).is_err() && !in_ci() {
                 return Ok(Completion::ignored_with(
-                    "NVRTC not installed (run ci/setup)",
+                    "NVRTC not installed (run racegate setup)",
                 ));
             }
             let (code, stdout, stderr) = run_cli(&r, &["compile", "reduce_sequential*"], &[]);

@@ -25,7 +25,7 @@ pub fn trials(catalog: &Catalog) -> Vec<Trial> {
                             return Err(Failed::from(format!("CI=true but {e}")));
                         }
                         return Ok(Completion::ignored_with(
-                            "NVRTC not installed (run ci/setup)",
+                            "NVRTC not installed (run racegate setup)",
                         ));
                     }
                     let opts = BuildOptions {

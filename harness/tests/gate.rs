@@ -188,6 +188,14 @@ fn baseline_flow(_: &Path) -> Result<(), Failed> {
     {
         return Err(g1.fail("first run"));
     }
+    // Not a terminal: one nextest-style line per finished detector on stderr (4 sanitizers,
+    // then exit, watchdog and output).
+    if !g1.err.contains("INCONCLUSIVE [")
+        || !g1.err.contains("(7/7) flaky::output")
+        || !g1.err.contains("FOUND [")
+    {
+        return Err(g1.fail("progress lines"));
+    }
     let g2 = gate(dir.path(), &["--update-baseline", "--", "./flaky"], &env);
     let base = dir.path().join(racegate::gate::PROGRAM_BASELINE);
     if g2.code != expected(3) || !g2.out.contains("baseline written") || !base.is_file() {
@@ -574,6 +582,7 @@ fn sarif_schema(root: &Path) -> Result<(), Failed> {
     }
     accepted.save(&base).map_err(|e| e.to_string())?;
     let sarif = dir.path().join("gate.sarif");
+    let cq = dir.path().join("codequality.json");
     let g = gate(
         dir.path(),
         &[
@@ -581,6 +590,8 @@ fn sarif_schema(root: &Path) -> Result<(), Failed> {
             base.to_str().unwrap(),
             "--sarif",
             sarif.to_str().unwrap(),
+            "--codequality",
+            cq.to_str().unwrap(),
             "--",
             "./flaky",
         ],
@@ -600,6 +611,21 @@ fn sarif_schema(root: &Path) -> Result<(), Failed> {
         .count();
     if results.len() < 2 || suppressed == 0 || suppressed == results.len() {
         return Err(g.fail("the SARIF needs a new and a suppressed result"));
+    }
+    // GitLab Code Quality: the new findings only, each with the fields GitLab requires.
+    let issues: Vec<serde_json::Value> = std::fs::read_to_string(&cq)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .ok_or_else(|| g.fail("no Code Quality report"))?;
+    let complete = issues.iter().all(|i| {
+        ["description", "check_name", "fingerprint", "severity"]
+            .iter()
+            .all(|k| i[k].is_string())
+            && i["location"]["path"].is_string()
+            && i["location"]["lines"]["begin"].is_u64()
+    });
+    if issues.len() != results.len() - suppressed || !complete {
+        return Err(g.fail("the Code Quality report holds the new findings, complete"));
     }
     let text =
         std::fs::read_to_string(root.join("harness/tests/fixtures/sarif/sarif-schema-2.1.0.json"))
@@ -622,6 +648,25 @@ fn sarif_schema(root: &Path) -> Result<(), Failed> {
         .collect();
     if !errors.is_empty() {
         return Err(format!("the SARIF breaks the schema:\n{}", errors.join("\n")).into());
+    }
+    // SARIF from elsewhere (a GPU run's files, fetched here): RACEGATE_VALIDATE_SARIF=F1:F2...
+    if let Some(files) = std::env::var_os("RACEGATE_VALIDATE_SARIF") {
+        for f in std::env::split_paths(&files) {
+            let other: serde_json::Value = std::fs::read_to_string(&f)
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .ok_or_else(|| format!("{}: not readable JSON", f.display()))?;
+            let errors: Vec<String> = validator
+                .iter_errors(&other)
+                .map(|e| format!("{} at {}", e, e.instance_path()))
+                .collect();
+            if !errors.is_empty() {
+                return Err(
+                    format!("{} breaks the schema:\n{}", f.display(), errors.join("\n")).into(),
+                );
+            }
+            eprintln!("{}: valid SARIF 2.1.0", f.display());
+        }
     }
     // The schema itself rejects what it must: a result without a message.
     let mut broken = log.clone();

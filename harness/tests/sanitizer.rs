@@ -16,7 +16,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
             move || {
                 if racegate::toolchain::nvrtc(&r).is_err() && !in_ci() {
                     return Ok(Completion::ignored_with(
-                        "NVRTC not installed (run ci/setup)",
+                        "NVRTC not installed (run racegate setup)",
                     ));
                 }
                 let dir = temp_dir("racegate-fake-")?;

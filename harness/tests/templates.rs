@@ -1,5 +1,7 @@
 //! `ci::<name>`: the CI templates under `ci/` parse as YAML and have the shape their CI systems
-//! require (host).
+//! require (host); the GitLab ones validate against GitLab's CI schema (a committed fixture, see
+//! `fixtures/gitlab/SOURCE.md`), and the user-facing ones gate a user's project without touching
+//! their `stages:`. actionlint checks the GitHub ones in `ci/lint-templates`.
 
 use std::path::Path;
 
@@ -8,7 +10,16 @@ use libtest_mimic::{Failed, Trial};
 pub fn trials(root: &Path) -> Vec<Trial> {
     let gh = root.join("ci/github/racegate-gpu.yml");
     let gl = root.join("ci/gitlab/racegate.gitlab-ci.yml");
+    let (r1, r2) = (root.to_path_buf(), root.to_path_buf());
     vec![
+        Trial::test("ci::gitlab_templates_match_the_schema", move || {
+            gitlab_schema(&r1)
+        })
+        .with_kind("host"),
+        Trial::test("ci::user_templates_gate_the_users_project", move || {
+            user_templates(&r2)
+        })
+        .with_kind("host"),
         Trial::test("ci::github_workflow_is_valid", move || {
             let y = load_yaml(&gh)?;
             if y["name"].as_str().is_none() || y["on"].is_badvalue() {
@@ -105,4 +116,115 @@ fn load_yaml(path: &Path) -> Result<yaml_rust2::Yaml, Failed> {
         return Err(format!("{}: expected one YAML document", path.display()).into());
     }
     Ok(docs.remove(0))
+}
+
+/// YAML as JSON, for the schema: mappings with string keys, integers, reals, booleans, null.
+fn to_json(y: &yaml_rust2::Yaml) -> serde_json::Value {
+    use yaml_rust2::Yaml;
+    match y {
+        Yaml::Hash(h) => serde_json::Value::Object(
+            h.iter()
+                .map(|(k, v)| (k.as_str().unwrap_or("?").to_string(), to_json(v)))
+                .collect(),
+        ),
+        Yaml::Array(a) => serde_json::Value::Array(a.iter().map(to_json).collect()),
+        Yaml::String(s) => s.clone().into(),
+        Yaml::Integer(i) => (*i).into(),
+        Yaml::Real(r) => r.parse::<f64>().map(Into::into).unwrap_or_default(),
+        Yaml::Boolean(b) => (*b).into(),
+        _ => serde_json::Value::Null,
+    }
+}
+
+/// Every GitLab template validates against GitLab's own CI schema.
+fn gitlab_schema(root: &Path) -> Result<(), Failed> {
+    let text =
+        std::fs::read_to_string(root.join("harness/tests/fixtures/gitlab/gitlab-ci-schema.json"))
+            .map_err(|e| e.to_string())?;
+    let schema: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let validator = jsonschema::options()
+        .with_pattern_options(jsonschema::PatternOptions::fancy_regex())
+        .build(&schema)
+        .map_err(|e| e.to_string())?;
+    for name in ["racegate.gitlab-ci.yml", "racegate-gate.gitlab-ci.yml"] {
+        let doc = to_json(&load_yaml(&root.join("ci/gitlab").join(name))?);
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        if !errors.is_empty() {
+            return Err(format!("{name} breaks GitLab's CI schema:\n{}", errors.join("\n")).into());
+        }
+    }
+    // The schema rejects what it must: a job with an unknown keyword.
+    let mut bad = to_json(&load_yaml(
+        &root.join("ci/gitlab/racegate-gate.gitlab-ci.yml"),
+    )?);
+    bad["racegate:gate"]["scirpt"] = serde_json::json!(["true"]);
+    if validator.is_valid(&bad) {
+        return Err("the schema accepted a misspelled keyword".into());
+    }
+    Ok(())
+}
+
+/// The templates for a user's repository: install racegate (no `ci/setup`, which users do not
+/// have), gate the manifest and a program, publish SARIF and JUnit (GitLab: Code Quality too),
+/// and GitLab's never defines `stages:`.
+fn user_templates(root: &Path) -> Result<(), Failed> {
+    let gh = std::fs::read_to_string(root.join("ci/github/racegate-gate.yml"))
+        .map_err(|e| e.to_string())?;
+    let gl_path = root.join("ci/gitlab/racegate-gate.gitlab-ci.yml");
+    let gl = std::fs::read_to_string(&gl_path).map_err(|e| e.to_string())?;
+    for (name, text, must) in [
+        (
+            "github",
+            &gh,
+            &[
+                "cargo install --locked",
+                "racegate setup",
+                "racegate gate --github",
+                "-- $RACEGATE_PROGRAM",
+                "upload-sarif",
+                "--junit",
+            ][..],
+        ),
+        (
+            "gitlab",
+            &gl,
+            &[
+                "cargo install --locked",
+                "racegate setup",
+                "--codequality",
+                "-- $RACEGATE_PROGRAM",
+                "codequality:",
+                "junit:",
+            ][..],
+        ),
+    ] {
+        for m in must {
+            if !text.contains(m) {
+                return Err(format!("the {name} template lacks `{m}`").into());
+            }
+        }
+        if text.contains("ci/setup") || text.contains("ci/bundle") && name == "gitlab" {
+            return Err(format!("the {name} template uses racegate's own ci/ scripts").into());
+        }
+    }
+    let y = load_yaml(&gl_path)?;
+    if !y["stages"].is_badvalue() {
+        return Err(
+            "the GitLab template must not define `stages:` (it would replace the user's)".into(),
+        );
+    }
+    let gh_y = load_yaml(&root.join("ci/github/racegate-gate.yml"))?;
+    let labels: Vec<&str> = gh_y["jobs"]["gate"]["runs-on"]
+        .as_vec()
+        .ok_or("gate job: runs-on must be a label list")?
+        .iter()
+        .filter_map(|l| l.as_str())
+        .collect();
+    if !labels.contains(&"self-hosted") || !labels.contains(&"gpu") {
+        return Err("the gate job runs on [self-hosted, gpu]".into());
+    }
+    Ok(())
 }

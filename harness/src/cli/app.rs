@@ -7,7 +7,7 @@ use racegate::errors::exit;
 use racegate::Result;
 
 use super::settings::Global;
-use super::{bench, check, compile, gate, grade, internal, list, sanitize, stress};
+use super::{bench, check, compile, doctor, gate, grade, internal, list, sanitize, setup, stress};
 
 #[derive(Parser)]
 #[command(
@@ -73,6 +73,14 @@ pub enum Command {
     /// a summary (CSV or JSON).
     #[command(after_help = grade::HELP)]
     Grade(grade::GradeArgs),
+    /// Install what racegate needs on a machine without a CUDA toolkit: the pinned NVRTC 13.0
+    /// wheels from PyPI into racegate's user cache, where every command finds them.
+    #[command(after_help = setup::HELP)]
+    Setup(setup::SetupArgs),
+    /// Say what racegate found on this machine (CUDA driver, GPU, NVRTC, compute-sanitizer,
+    /// ncu, with versions) and, for each thing missing, how to get it.
+    #[command(after_help = doctor::HELP)]
+    Doctor(doctor::DoctorArgs),
     #[command(flatten)]
     Internal(internal::Internal),
 }
@@ -89,6 +97,8 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Bench(a) => bench::run(g, a),
         Command::Gate(a) => gate::run(g, a),
         Command::Grade(a) => grade::run(g, a),
+        Command::Setup(a) => setup::run(g, a),
+        Command::Doctor(a) => doctor::run(g, a),
         Command::Internal(i) => internal::run(g, i),
     }
 }

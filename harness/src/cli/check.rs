@@ -9,6 +9,7 @@ use racegate::{report, Result};
 
 use super::compile::compile_all;
 use super::output::{out, outln, JsonArg};
+use super::progress::{Progress, Status};
 use super::settings::Global;
 use super::settings::{self, Settings};
 use super::values;
@@ -93,23 +94,30 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
         selected.len(),
         cfg.jobs
     );
-    let bar = settings::progress(0, "runs", false);
+    // One line per cell (case x detector): a task (stress, or one sanitizer) decides one or
+    // more cells, and the count on each line is of cells, as the final table shows them.
+    let cells = selected.len() * racegate::catalog::Detector::ALL.len();
+    let progress = Progress::new(cells as u64, "cells", a.out.on_stdout());
     let m = check::run(&catalog, &selected, &cfg, &s.worker, |ev| match ev {
-        CheckEvent::Started { tasks } => bar.set_length(tasks as u64),
+        CheckEvent::Started { .. } => {}
         CheckEvent::Done(cells) => {
-            bar.inc(1);
-            for c in cells
-                .iter()
-                .filter(|c| matches!(c.judgement, Judgement::Missed | Judgement::Unexpected))
-            {
-                bar.println(format!(
-                    "BROKEN {}::{}: {:?}",
-                    c.case, c.detector, c.observed
-                ));
+            for c in cells {
+                let status = match c.judgement {
+                    Judgement::Missed | Judgement::Unexpected => Status::Fail,
+                    Judgement::Inconclusive => Status::Inconclusive,
+                    _ => Status::Pass,
+                };
+                let detail = format!("       {:?} (expected {:?})", c.observed, c.expect);
+                progress.item(
+                    status,
+                    &format!("{}::{}", c.case, c.detector),
+                    c.seconds,
+                    Some(&detail),
+                );
             }
         }
     })?;
-    bar.finish_and_clear();
+    progress.finish();
     out!("{}", report::text::check_summary(&m));
     if let Some(p) = &a.table {
         settings::write_file(p, &report::markdown::course_table(&m, &catalog))?;

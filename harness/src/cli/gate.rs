@@ -12,6 +12,7 @@ use racegate::sanitize::Tool;
 use racegate::{report, toolchain, Error, Result};
 
 use super::output::JsonArg;
+use super::progress::{Progress, Status};
 use super::sanitize::parse_tool;
 use super::settings::Global;
 use super::settings::{self, Settings};
@@ -86,6 +87,9 @@ pub struct GateArgs {
     /// Write JUnit here.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+    /// Write a GitLab Code Quality report here (new findings; `artifacts:reports:codequality`).
+    #[arg(long, value_name = "FILE")]
+    codequality: Option<PathBuf>,
     /// Write the markdown summary here.
     #[arg(long, value_name = "FILE")]
     summary: Option<PathBuf>,
@@ -242,14 +246,44 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
         catalog.cases.len(),
         manifest_shown(&catalog)
     ))?;
-    let bar = settings::progress(
-        (catalog.cases.len() * (cfg.tools.len() + 1)) as u64,
+    // One line per (kernel, detector): every sanitizer, and stress where the oracle is not
+    // `none`.
+    let stressed = catalog
+        .cases
+        .iter()
+        .filter(|c| {
+            c.kernel_spec()
+                .is_some_and(|k| k.check != racegate::manifest::Check::None)
+        })
+        .count();
+    let progress = Progress::new(
+        (catalog.cases.len() * cfg.tools.len() + stressed) as u64,
         "runs",
         a.out.on_stdout(),
     );
-    let run = gate::run_manifest(&catalog, &cfg, &s.worker, |_| bar.inc(1))?;
-    bar.finish_and_clear();
+    let run = gate::run_manifest(&catalog, &cfg, &s.worker, |e| show(&progress, e))?;
+    progress.finish();
     finish(&run, &place, a)
+}
+
+/// One finished run as a progress line: FOUND before the baseline is read (the summary after
+/// the run says which findings are new).
+fn show(progress: &Progress, e: &gate::GateEvent) {
+    let status = if e.inconclusive {
+        Status::Inconclusive
+    } else if e.findings > 0 {
+        Status::Found
+    } else {
+        Status::Pass
+    };
+    // The reason of an inconclusive run is in the summary; a finding's count is worth a line.
+    let detail = (status == Status::Found).then(|| format!("       {} finding(s)", e.findings));
+    progress.item(
+        status,
+        &format!("{}::{}", e.subject, e.detector),
+        e.seconds,
+        detail.as_deref(),
+    );
 }
 
 fn manifest_shown(catalog: &Catalog) -> String {
@@ -291,7 +325,10 @@ fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
         cfg.tools.len(),
         a.runs
     ))?;
-    let run = gate::run_program(program, &place.root, &cfg)?;
+    // One line per detector: each sanitizer, then the plain runs' exit, watchdog and output.
+    let progress = Progress::new(cfg.tools.len() as u64 + 3, "runs", a.out.on_stdout());
+    let run = gate::run_program(program, &place.root, &cfg, |e| show(&progress, e))?;
+    progress.finish();
     finish(&run, &place, a)
 }
 
@@ -384,6 +421,9 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     if let Some(p) = &a.sarif {
         let sarif = report::sarif::gate(&d, env!("CARGO_PKG_VERSION"), &shown);
         settings::write_file(p, &sarif)?;
+    }
+    if let Some(p) = &a.codequality {
+        settings::write_file(p, &report::codequality::gate(&d))?;
     }
     if let Some(p) = &a.junit {
         settings::write_file(p, &report::junit::gate(run, &d))?;

@@ -13,6 +13,7 @@ use racegate::grade::{self as grading, spec};
 use racegate::{report, Error, Result};
 
 use super::output::{self, note};
+use super::progress::{Progress, Status};
 use super::settings::Global;
 use super::settings::{self, Settings};
 use super::values;
@@ -273,12 +274,24 @@ fn grade_batch(
         }
     };
     write(&report::grade::csv_header(&columns));
-    let bar = settings::progress(files.len() as u64, "submissions", csv && output.is_none());
+    let progress = Progress::new(files.len() as u64, "submissions", csv && output.is_none());
     let grades = racegate::pool::run_all(files, jobs, grade, |g| {
         write(&report::grade::csv_row(g, &columns));
-        bar.inc(1);
+        // PASS at full points, FAIL below, INCONCLUSIVE when not graded (never a score).
+        let (status, detail) = match &g.not_graded {
+            Some(n) => (
+                Status::Inconclusive,
+                format!("       not graded: {}", n.reason),
+            ),
+            None if g.score >= g.max_score => (Status::Pass, String::new()),
+            None => (
+                Status::Fail,
+                format!("       {} / {} points", g.score, g.max_score),
+            ),
+        };
+        progress.item(status, &g.submission, g.execution_seconds, Some(&detail));
     });
-    bar.finish_and_clear();
+    progress.finish();
     if let Some(e) = failed.into_inner().expect("failed") {
         let shown = output.map_or("standard output".into(), |p| p.display().to_string());
         return Err(Error::io("writing", shown, e));

@@ -7,13 +7,16 @@ pub mod app;
 mod bench;
 mod check;
 mod compile;
+mod doctor;
 mod gate;
 mod grade;
 mod internal;
 mod list;
 mod output;
+mod progress;
 mod sanitize;
 mod settings;
+mod setup;
 mod stress;
 mod values;
 

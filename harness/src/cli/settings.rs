@@ -82,6 +82,12 @@ pub fn worker() -> Result<PathBuf> {
     std::env::current_exe().map_err(|e| Error::Child(format!("cannot find racegate itself: {e}")))
 }
 
+/// `--root`, else the project root above the current folder, else the current folder: for
+/// commands that work anywhere (`doctor`).
+pub fn root_or_cwd(global: &Global) -> PathBuf {
+    root(global).unwrap_or_else(|_| std::env::current_dir().unwrap_or_else(|_| ".".into()))
+}
+
 /// The project root: `--root`, else the nearest ancestor of the current folder with `kernels/`
 /// or `racegate.toml`.
 pub fn root(global: &Global) -> Result<PathBuf> {

@@ -10,6 +10,7 @@ use racegate::trial::TrialResult;
 use racegate::{report, Error, Result};
 
 use super::output::JsonArg;
+use super::progress::{Progress, Status};
 use super::settings::Global;
 use super::settings::{self, Settings};
 use super::values;
@@ -63,14 +64,20 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
             &s.arch,
         )
     };
-    let bar = settings::progress(a.trials as u64, "trials", a.out.on_stdout());
+    let progress = Progress::new(a.trials as u64, "trials", a.out.on_stdout());
     let r = stress::run(&catalog, case, &cfg, &s.worker, |StressEvent::Trial(t)| {
-        bar.inc(1);
-        if t.result != TrialResult::Pass {
-            bar.set_message("failing");
-        }
+        let (status, detail) = match &t.result {
+            TrialResult::Pass => (Status::Pass, None),
+            other => (Status::Fail, Some(format!("       {other:?}"))),
+        };
+        progress.item(
+            status,
+            &format!("{}::trial-{} (seed {})", case.name, t.trial, t.seed),
+            t.micros as f64 / 1e6,
+            detail.as_deref(),
+        );
     })?;
-    bar.finish_and_clear();
+    progress.finish();
     a.out.text(&report::stress(&r))?;
     a.out.write(&r)?;
     Ok(if r.flagged() { exit::FOUND } else { exit::OK })

@@ -158,6 +158,19 @@ pub struct Checked {
     pub seconds: f64,
 }
 
+/// One run of the gate (a detector on a subject) as it finishes, for progress: a reporter
+/// renders it, the engine never prints.
+#[derive(Clone, Debug)]
+pub struct GateEvent<'a> {
+    pub subject: &'a str,
+    pub detector: &'a str,
+    /// Findings of this run, before the baseline (accepted ones count too).
+    pub findings: usize,
+    /// The run decided nothing (a tool missing or failing).
+    pub inconclusive: bool,
+    pub seconds: f64,
+}
+
 /// A run that decided nothing, and why.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Inconclusive {
@@ -212,6 +225,27 @@ impl GateRun {
     }
 
     /// Adds another part of the run (one job's results).
+    /// One event per (subject, detector) this run checked.
+    pub fn events(&self) -> Vec<GateEvent<'_>> {
+        self.checked
+            .iter()
+            .map(|c| GateEvent {
+                subject: &c.subject,
+                detector: &c.detector,
+                findings: self
+                    .findings
+                    .iter()
+                    .filter(|f| f.id.subject == c.subject && f.id.detector == c.detector)
+                    .count(),
+                inconclusive: self
+                    .inconclusive
+                    .iter()
+                    .any(|i| i.subject == c.subject && i.detector == c.detector),
+                seconds: c.seconds,
+            })
+            .collect()
+    }
+
     pub(crate) fn absorb(&mut self, other: GateRun) {
         self.findings.extend(other.findings);
         self.inconclusive.extend(other.inconclusive);

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::finding::{Detection, GateConfig, GateFinding, GateRun};
+use super::finding::{Detection, GateConfig, GateEvent, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
 use super::sanitizers::{self, PendingHang};
 use crate::catalog::{Case, Catalog};
@@ -27,12 +27,12 @@ enum Job<'a> {
 }
 
 /// Runs every manifest kernel through stress (unless its oracle is `none`) and the sanitizers.
-/// `on_done` is called once per finished run.
+/// `on_done` sees each (kernel, detector) as its run finishes.
 pub fn run_manifest(
     catalog: &Catalog,
     cfg: &GateConfig,
     exe: &Path,
-    on_done: impl Fn(&str) + Sync,
+    on_done: impl Fn(&GateEvent) + Sync,
 ) -> Result<GateRun> {
     let start = std::time::Instant::now();
     let mut jobs = Vec::new();
@@ -70,7 +70,11 @@ pub fn run_manifest(
             }
             Ok((out, pending))
         },
-        |_| on_done("."),
+        |r| {
+            if let Ok((part, _)) = r {
+                part.events().iter().for_each(&on_done);
+            }
+        },
     );
     let mut run = GateRun {
         subjects: catalog.cases.iter().map(|c| c.name.clone()).collect(),
@@ -101,6 +105,38 @@ pub fn run_manifest(
         )?);
         run.subjects
             .extend(m.programs.iter().map(|p| p.name.clone()));
+    }
+    run.tidy();
+    run.seconds = start.elapsed().as_secs_f64();
+    Ok(run)
+}
+
+/// One detector on one manifest kernel: stress with its oracle (`tool` `None`) or one
+/// sanitizer; a sanitizer's hang is judged without plain runs. For callers that make one test
+/// per (kernel, detector) (`crate::testing`).
+pub fn run_one(
+    catalog: &Catalog,
+    case: &Case,
+    tool: Option<Tool>,
+    cfg: &GateConfig,
+    exe: &Path,
+) -> Result<GateRun> {
+    let start = std::time::Instant::now();
+    let mut run = GateRun {
+        subjects: vec![case.name.clone()],
+        ..Default::default()
+    };
+    match tool {
+        None => stress_job(catalog, case, cfg, exe, &mut run)?,
+        Some(tool) => {
+            let mut sc = cfg.battery.sanitize(tool);
+            sc.extra_args = cfg.sanitizer_args.clone();
+            let r = sanitize::runner::run(catalog, case, &sc, exe)?;
+            let mut sources = Sources::new(&catalog.root);
+            if let Some(h) = sanitizers::add(&case.name, &r, &case.path, &mut sources, &mut run) {
+                h.resolve(None, &mut run);
+            }
+        }
     }
     run.tidy();
     run.seconds = start.elapsed().as_secs_f64();

@@ -24,7 +24,7 @@ pub mod program;
 pub mod sanitizers;
 
 pub use baseline::{diff, Accepted, Baseline, Diff, BASELINE, PROGRAM_BASELINE};
-pub use finding::{Checked, Detection, GateConfig, GateFinding, GateRun, Inconclusive};
+pub use finding::{Checked, Detection, GateConfig, GateEvent, GateFinding, GateRun, Inconclusive};
 pub use fingerprint::Identity;
 pub use manifest_run::run_manifest;
 pub use program::run_program;

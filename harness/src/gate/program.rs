@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use super::finding::{GateConfig, GateFinding, GateRun};
+use super::finding::{GateConfig, GateEvent, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
 use super::judge::{self, runs_shown};
 use super::masks;
 use super::oracles::RegexVerdict;
-use super::sanitizers;
+use super::sanitizers::{self, PendingHang};
 use crate::errors::{Error, Result};
 use crate::sanitize;
 use crate::watchdog::{self, Deadline, Exit};
@@ -67,8 +67,14 @@ pub struct Target {
     pub timeout: Option<std::time::Duration>,
 }
 
-/// Runs an existing program under each chosen sanitizer and `cfg.runs` times plainly.
-pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Result<GateRun> {
+/// Runs an existing program under each chosen sanitizer and `cfg.runs` times plainly;
+/// `on_done` sees each detector's run as it finishes.
+pub fn run_program(
+    program: &[OsString],
+    root: &Path,
+    cfg: &GateConfig,
+    on_done: impl Fn(&GateEvent) + Sync,
+) -> Result<GateRun> {
     let subject = Path::new(&program[0])
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
@@ -78,11 +84,21 @@ pub fn run_program(program: &[OsString], root: &Path, cfg: &GateConfig) -> Resul
         argv: program.to_vec(),
         ..Default::default()
     };
-    run_target(&t, root, cfg)
+    run_target_with(&t, root, cfg, on_done)
 }
 
 /// Runs one [`Target`] under each chosen sanitizer and `cfg.runs` times plainly.
 pub fn run_target(t: &Target, root: &Path, cfg: &GateConfig) -> Result<GateRun> {
+    run_target_with(t, root, cfg, |_| {})
+}
+
+/// [`run_target`], telling `on_done` about each detector's run as it finishes (progress).
+pub fn run_target_with(
+    t: &Target,
+    root: &Path,
+    cfg: &GateConfig,
+    on_done: impl Fn(&GateEvent) + Sync,
+) -> Result<GateRun> {
     let start = std::time::Instant::now();
     let exe = match &t.cwd {
         // A relative program with a `/` is relative to its own working folder, as in CTest.
@@ -117,25 +133,31 @@ pub fn run_target(t: &Target, root: &Path, cfg: &GateConfig) -> Result<GateRun> 
     let sanitizer_runs = crate::pool::run_all(
         cfg.tools.clone(),
         cfg.battery.jobs,
-        |tool| {
+        |tool| -> Result<(GateRun, Option<PendingHang>)> {
             let mut sc = cfg.battery.sanitize(tool);
             sc.extra_args = cfg.sanitizer_args.clone();
-            sanitize::runner::run_target(&subject, &target, &sc, root)
+            let r = sanitize::runner::run_target(&subject, &target, &sc, root)?;
+            let mut part = GateRun::default();
+            let mut sources = Sources::new(root);
+            let pending = sanitizers::add(&subject, &r, &file, &mut sources, &mut part);
+            Ok((part, pending))
         },
-        |_| {},
+        |r| {
+            if let Ok((part, _)) = r {
+                part.events().iter().for_each(&on_done);
+            }
+        },
     );
     let mut pending = Vec::new();
-    let mut sources = Sources::new(root);
     for r in sanitizer_runs {
-        pending.extend(sanitizers::add(
-            &subject,
-            &r?,
-            &file,
-            &mut sources,
-            &mut run,
-        ));
+        let (part, hang) = r?;
+        run.absorb(part);
+        pending.extend(hang);
     }
-    let plain = plain_runs(&exe, t, &file, cfg, &mut run)?;
+    let mut plain_part = GateRun::default();
+    let plain = plain_runs(&exe, t, &file, cfg, &mut plain_part)?;
+    plain_part.events().iter().for_each(&on_done);
+    run.absorb(plain_part);
     for h in pending {
         h.resolve(Some(plain), &mut run);
     }

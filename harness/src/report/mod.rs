@@ -3,6 +3,7 @@
 //! return typed results; the functions here turn them into text and return it, and the CLI
 //! decides where it goes. JSON of a result is serde's, except where a platform fixes the format.
 
+pub mod codequality;
 pub mod github;
 pub mod grade;
 pub mod json;

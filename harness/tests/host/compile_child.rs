@@ -192,7 +192,7 @@ printf '{\"Failed\":{\"log\":\"%s|%s\"}}' \"$(env | grep -v '^PWD=\\|^SHLVL=\\|^
 fn an_allowed_header_is_served_from_memory_and_no_other() {
     let dirs = racegate::toolchain::cuda_include_dirs(&root());
     if !dirs.iter().any(|d| d.join("cuda_fp16.h").is_file()) {
-        eprintln!("no cuda_fp16.h in {dirs:?}: install the toolkit headers with ci/setup");
+        eprintln!("no cuda_fp16.h in {dirs:?}: install the toolkit headers with `racegate setup`");
         return;
     }
     let served = racegate::headers::serve(&["cuda_fp16.h".to_string()], &dirs).unwrap();

@@ -11,6 +11,7 @@ mod header;
 mod inputs;
 mod layout;
 mod manifest;
+mod setup;
 
 use std::fmt::Debug;
 use std::path::PathBuf;

@@ -1,0 +1,36 @@
+//! `racegate doctor`: what racegate found on this machine (driver, GPU, NVRTC,
+//! compute-sanitizer, ncu, with versions) and, for whatever is missing, the fix.
+
+use racegate::{doctor, Result};
+
+use super::output::JsonArg;
+use super::settings::{self, Global};
+
+#[derive(clap::Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    out: JsonArg,
+}
+
+pub const HELP: &str = "Exit codes: 0 everything is there, 3 a tool is missing (NVRTC or \
+compute-sanitizer; ncu is optional), 4 no CUDA device (driver or GPU missing; wins over 3).";
+
+pub fn run(global: &Global, a: DoctorArgs) -> Result<u8> {
+    a.out.claim_stdout();
+    let root = settings::root_or_cwd(global);
+    let items = doctor::examine(&root);
+    let mut text = String::new();
+    for i in &items {
+        match (&i.found, &i.fix) {
+            (Some(f), _) => text.push_str(&format!("ok       {:<18} {f}\n", i.name)),
+            (None, Some(fix)) => {
+                let tag = if i.optional { "optional" } else { "MISSING " };
+                text.push_str(&format!("{tag} {:<18} {fix}\n", i.name));
+            }
+            (None, None) => {}
+        }
+    }
+    a.out.text(&text)?;
+    a.out.write(&items)?;
+    Ok(doctor::exit_code(&items))
+}

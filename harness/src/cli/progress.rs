@@ -1,0 +1,81 @@
+//! Progress for long commands, rendered from the engine's events (the engine never prints). On
+//! a terminal: an indicatif bar, with every failure printed above it. Anywhere else (CI logs):
+//! one line per finished item on stderr, nextest style, `PASS [   0.41s] (12/217) case::racecheck`,
+//! so a CI job is never silent for minutes and every failure line is kept in the log.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+/// How an item ended, as its line shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Pass,
+    Fail,
+    /// Found something that a baseline may still accept (the gate): printed, not judged.
+    Found,
+    /// Decided nothing (a tool missing or failing): shown like a failure, never as a pass.
+    Inconclusive,
+}
+
+impl Status {
+    fn label(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::Found => "FOUND",
+            Status::Inconclusive => "INCONCLUSIVE",
+        }
+    }
+}
+
+/// A bar on a terminal, lines elsewhere. Shared by worker threads (`&self` everywhere).
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    /// (finished, total): the count on each line; locked so lines come out numbered in order.
+    count: Mutex<(u64, u64)>,
+}
+
+impl Progress {
+    /// `total` items counted in `unit`. `no_bar`: lines even on a terminal (a command whose
+    /// stdout carries data, where a bar would only interleave with it).
+    pub fn new(total: u64, unit: &str, no_bar: bool) -> Progress {
+        let bar = (!no_bar && std::io::stderr().is_terminal())
+            .then(|| super::settings::progress(total, unit, false));
+        Progress {
+            bar,
+            count: Mutex::new((0, total)),
+        }
+    }
+
+    /// One finished item; `detail` goes under a failure's line.
+    pub fn item(&self, status: Status, name: &str, seconds: f64, detail: Option<&str>) {
+        let mut count = self.count.lock().expect("count");
+        count.0 += 1;
+        let line = format!(
+            "{:>12} [{seconds:>8.3}s] ({}/{}) {name}",
+            status.label(),
+            count.0,
+            count.1
+        );
+        let line = match (status, detail) {
+            (Status::Pass, _) | (_, None) => line,
+            (_, Some(d)) => format!("{line}\n{d}"),
+        };
+        match &self.bar {
+            Some(b) => {
+                b.inc(1);
+                if status != Status::Pass {
+                    b.println(line);
+                }
+            }
+            None => eprintln!("{line}"),
+        }
+    }
+
+    /// Clears the bar (lines stay).
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! racegate from a user's own `cargo test` (cargo feature `testing`): each kernel of a
+//! `racegate.toml` times each detector (stress with the kernel's oracle, and the four
+//! compute-sanitizer tools) becomes one libtest-mimic trial, `KERNEL::DETECTOR`. The workers
+//! re-execute the test binary itself through racegate's hidden worker subcommands (nextest's
+//! double-spawn shape), so no racegate binary is needed; [`main`] therefore recognizes the
+//! worker arguments first, before libtest-mimic parses anything. Without a CUDA device every
+//! trial is listed as ignored (decided when the list is made, so `cargo nextest run` reports
+//! them as skipped) and a note on stderr says why.
+//!
+//! A test target with `harness = false` (`tests/racegate.rs`):
+//!
+//! ```no_run
+//! // tests/racegate.rs: the whole file is `fn main` with this one line.
+//! racegate::testing::main("racegate.toml");
+//! ```
+//!
+//! Behind a feature so that libtest-mimic is no dependency of the `racegate` binary or of
+//! library users who do not write tests this way.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use clap::Parser;
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+use crate::battery::Battery;
+use crate::catalog::{Case, Catalog};
+use crate::gate::{GateConfig, GateRun};
+use crate::manifest::{Check, Manifest};
+use crate::sanitize::Tool;
+use crate::{device, internal, Result};
+
+/// What every trial runs with. Defaults: those of `racegate gate` (100 stress trials, a
+/// 10 s stress deadline, a 120 s sanitizer deadline, one process per trial).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Stress trials per kernel (default 100).
+    pub trials: u32,
+    /// Deadline of each stress trial (default 10 s).
+    pub stress_timeout: Duration,
+    /// Deadline of each sanitizer run (default 120 s).
+    pub sanitize_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            trials: 100,
+            stress_timeout: Duration::from_secs(10),
+            sanitize_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// The whole `main` of a `harness = false` test target: serves worker re-executions, else
+/// lists and runs the trials of `manifest` with default [`Options`], and exits with
+/// libtest's code (a manifest that does not load exits 2 with the error). A relative
+/// `manifest` is read from the crate's folder as known when the tests run
+/// ([`crate_file`]), so a nextest archive run on another machine finds it.
+pub fn main(manifest: impl AsRef<Path>) -> ! {
+    run_worker_if_requested();
+    let args = Arguments::from_args();
+    match trials_from_manifest(&crate_file(manifest.as_ref()), &Options::default()) {
+        Ok(trials) => libtest_mimic::run(&args, trials).exit(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(i32::from(e.exit_code()));
+        }
+    }
+}
+
+/// `path` under the crate's folder: `$CARGO_MANIFEST_DIR` at run time (cargo test sets it;
+/// nextest sets it too, remapped for an archive run elsewhere, where a compile-time
+/// `env!("CARGO_MANIFEST_DIR")` would name the build machine's folder), else the current folder.
+/// Absolute paths are returned unchanged.
+pub fn crate_file(path: &Path) -> std::path::PathBuf {
+    match std::env::var_os("CARGO_MANIFEST_DIR") {
+        Some(dir) if path.is_relative() => Path::new(&dir).join(path),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// When this process was started as one of racegate's workers (its arguments are a hidden
+/// worker subcommand), runs it and exits; otherwise returns at once. Call it first in `main`.
+pub fn run_worker_if_requested() {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if !internal::is_worker(&args) {
+        return;
+    }
+    let code = match internal::WorkerCli::try_parse_from(args) {
+        Ok(w) => match internal::run(&w.catalog, w.internal) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e}");
+                e.exit_code()
+            }
+        },
+        Err(e) => {
+            eprintln!("error: {e}");
+            crate::errors::exit::USAGE
+        }
+    };
+    std::process::exit(i32::from(code));
+}
+
+/// One trial per (kernel, detector) of the manifest at `path`: `KERNEL::stress` where the
+/// oracle is not `none`, and `KERNEL::racecheck`, `::synccheck`, `::memcheck`, `::initcheck`.
+/// A trial fails on any finding (with the findings as its message) and on an inconclusive run
+/// (never counted as clean). All are ignored, with the reason, without a CUDA device.
+pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>> {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let catalog = Catalog::from_manifest(Manifest::load(&path)?);
+    let device = device::probe();
+    if let Err(why) = &device {
+        eprintln!("note: racegate trials are ignored: no CUDA device: {why}");
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| crate::Error::Child(format!("no path to this test binary: {e}")))?;
+    let mut out = Vec::new();
+    for case in &catalog.cases {
+        let stressed = case.kernel_spec().is_some_and(|k| k.check != Check::None);
+        let detectors = stressed
+            .then_some(None)
+            .into_iter()
+            .chain(Tool::ALL.iter().map(|t| Some(*t)));
+        for tool in detectors {
+            let name = format!("{}::{}", case.name, tool.map_or("stress", |t| t.name()));
+            let (catalog, case, exe, device, options) = (
+                catalog.clone(),
+                case.clone(),
+                exe.clone(),
+                device.clone(),
+                options.clone(),
+            );
+            let ignored = device.is_err();
+            out.push(
+                Trial::ignorable_test(name, move || {
+                    let dev = match device {
+                        Ok(d) => d,
+                        Err(why) => {
+                            return Ok(Completion::ignored_with(format!("no CUDA device: {why}")))
+                        }
+                    };
+                    judge(one(&catalog, &case, tool, &options, &dev.arch(), &exe)?)
+                })
+                .with_ignored_flag(ignored),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// Runs one detector on one kernel, as `racegate gate` would.
+fn one(
+    catalog: &Catalog,
+    case: &Case,
+    tool: Option<Tool>,
+    options: &Options,
+    arch: &str,
+    exe: &Path,
+) -> Result<GateRun> {
+    let cfg = GateConfig {
+        // Seed 1, as the gate: a rerun sees the same inputs.
+        battery: Battery {
+            trials: options.trials,
+            seed: 1,
+            per_set: crate::stress::DEFAULT_PER_SET,
+            stress_timeout: options.stress_timeout,
+            sanitize_timeout: options.sanitize_timeout,
+            jobs: 1,
+            arch: arch.to_string(),
+            sanitizer: crate::toolchain::compute_sanitizer(),
+        },
+        runs: 1,
+        tools: tool.into_iter().collect(),
+        sanitizer_args: Vec::new(),
+        masks: crate::gate::masks::Masks::new(&[], true)?,
+    };
+    crate::gate::manifest_run::run_one(catalog, case, tool, &cfg, exe)
+}
+
+/// Clean passes; findings or an inconclusive run fail, each on a line of the message.
+fn judge(run: GateRun) -> std::result::Result<Completion, Failed> {
+    if run.findings.is_empty() && run.inconclusive.is_empty() {
+        return Ok(Completion::Completed);
+    }
+    let mut lines: Vec<String> = run
+        .findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{} [{}] {}: {}",
+                f.file,
+                f.line.unwrap_or(0),
+                f.id.detector,
+                f.id.kind,
+                f.message
+            )
+        })
+        .collect();
+    lines.extend(
+        run.inconclusive
+            .iter()
+            .map(|i| format!("inconclusive [{}]: {}", i.detector, i.reason)),
+    );
+    Err(lines.join("\n").into())
+}

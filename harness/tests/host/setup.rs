@@ -1,0 +1,101 @@
+//! `racegate setup` and `racegate doctor` through the real binary: setup installs into the user
+//! cache given by `RACEGATE_CACHE`, once (idempotent), with a clear exit-3 error when python or
+//! pip fails; doctor names each missing thing with its fix and exits by the one table. pip is
+//! a stand-in script here (CI must not depend on PyPI answering); the real install is run by
+//! `ci/fresh-user`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+fn run(args: &[&str], cache: &std::path::Path, dir: &std::path::Path) -> (i32, String) {
+    let out = Command::new(super::racegate_exe())
+        .args(args)
+        .current_dir(dir)
+        .env("RACEGATE_CACHE", cache)
+        .env_remove("PYTHON")
+        .output()
+        .expect("racegate runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// A stand-in for `python3 -m pip install --target DIR ...` that creates the library file and
+/// counts its runs in `calls`.
+fn fake_python(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("python");
+    let calls = dir.join("calls");
+    std::fs::write(
+        &p,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\nwhile [ $# -gt 0 ]; do [ \"$1\" = --target ] && d=$2; shift; done\n\
+             mkdir -p \"$d/nvidia/cu13/lib\" && : > \"$d/nvidia/cu13/lib/libnvrtc.so.13\"\n",
+            calls.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+#[test]
+fn setup_installs_into_the_cache_once() {
+    let t = tempfile::tempdir().unwrap();
+    let cache = t.path().join("cache");
+    let py = fake_python(t.path());
+    let py = py.to_str().unwrap();
+    let (code, text) = run(&["setup", "--python", py], &cache, t.path());
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("installed into"), "{text}");
+    assert!(cache.join("nvrtc/nvidia/cu13/lib/libnvrtc.so.13").is_file());
+    assert!(cache.join("nvrtc/racegate-setup.txt").is_file());
+    let (code, text) = run(&["setup", "--python", py], &cache, t.path());
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("already installed"), "{text}");
+    let calls = std::fs::read_to_string(t.path().join("calls")).unwrap();
+    assert_eq!(
+        calls.lines().count(),
+        1,
+        "pip ran again on an installed cache"
+    );
+    let (code, _) = run(&["setup", "--python", py, "--force"], &cache, t.path());
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn setup_without_python_or_with_a_failing_pip_exits_3() {
+    let t = tempfile::tempdir().unwrap();
+    let cache = t.path().join("cache");
+    let (code, text) = run(
+        &["setup", "--python", "/nonexistent/python"],
+        &cache,
+        t.path(),
+    );
+    assert_eq!(code, 3, "{text}");
+    assert!(text.contains("needs python3 with pip"), "{text}");
+    let (code, text) = run(&["setup", "--python", "false"], &cache, t.path());
+    assert_eq!(code, 3, "{text}");
+    assert!(text.contains("pip install --target"), "{text}");
+    assert!(
+        !cache.join("nvrtc").exists(),
+        "a failed install left a folder"
+    );
+}
+
+#[test]
+fn doctor_names_what_is_missing_and_the_fix() {
+    let t = tempfile::tempdir().unwrap();
+    let (code, text) = run(&["doctor"], &t.path().join("cache"), t.path());
+    for name in ["driver", "gpu", "nvrtc", "compute-sanitizer", "ncu"] {
+        assert!(text.contains(name), "{name} not named:\n{text}");
+    }
+    if racegate::device::probe().is_err() {
+        assert_eq!(code, 4, "{text}");
+        assert!(text.contains("MISSING  gpu"), "{text}");
+    } else {
+        assert!(code == 0 || code == 3, "{code}: {text}");
+    }
+    if text.contains("MISSING  nvrtc") {
+        assert!(text.contains("racegate setup"), "{text}");
+    }
+}
