@@ -176,6 +176,7 @@ fn one(
         tools: tool.into_iter().collect(),
         sanitizer_args: Vec::new(),
         masks: crate::gate::masks::Masks::new(&[], true)?,
+        oracles: Default::default(),
     };
     crate::gate::manifest_run::run_one(catalog, case, tool, &cfg, exe)
 }
