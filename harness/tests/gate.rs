@@ -55,6 +55,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
         ),
         t("regex_verdicts_follow_ctest", regex_flow),
         t("ctest_discovery_parses_the_json_v1_sample", ctest_parse),
+        t("ctest_discovery_parses_real_ctest_output", ctest_parse_real),
         t(
             "a_ctest_suite_is_gated_with_its_test_properties",
             ctest_flow,
@@ -862,6 +863,28 @@ fn regex_flow(_: &Path) -> Result<(), Failed> {
     let g = gate(dir.path(), &["--pass-regex", "(", "--", "./exit3"], &env);
     if g.code != 2 {
         return Err(g.fail("a bad regex is bad input"));
+    }
+    Ok(())
+}
+
+/// The real `ctest --show-only=json-v1` of `examples/ctest`, written by CMake 4.4.3 on the H200
+/// (docs/h200/run-12, copied unedited): both tests, their commands, regexes, timeout, folder.
+fn ctest_parse_real(root: &Path) -> Result<(), Failed> {
+    let p = root.join("harness/tests/fixtures/ctest/h200-show-only-json-v1.json");
+    let tests = racegate::gate::ctest::parse(&std::fs::read_to_string(p)?)?;
+    let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
+    if names != ["block_sum", "block_sum_racy"] {
+        return Err(format!("names {names:?}").into());
+    }
+    for t in &tests {
+        if t.command.is_empty()
+            || !t.command[0].ends_with(&format!("/{}", t.name))
+            || t.pass_regex.is_empty()
+            || t.cwd.is_none()
+            || t.disabled
+        {
+            return Err(format!("{t:?}").into());
+        }
     }
     Ok(())
 }
