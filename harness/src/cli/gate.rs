@@ -297,24 +297,30 @@ fn manifest_shown(catalog: &Catalog) -> String {
         .unwrap_or_default()
 }
 
-fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
-    let program = &a.program;
-    let cwd = settings::current_dir()?;
-    let (cfg, _) = config(a)?;
-    // Bad input first: a program that cannot be found is exit 2 whatever the machine.
-    gate::program::resolve(&program[0])?;
-    let place = Place {
+/// Where a program's (or a CTest suite's) run and baseline are: the git top of the current
+/// folder (or `--root`), and `racegate-program-baseline.json` here unless `--baseline` says.
+fn program_place(global: &Global, a: &GateArgs, cwd: &Path) -> Place {
+    Place {
         root: global
             .root
             .clone()
-            .unwrap_or_else(|| toolchain::report_root(&cwd)),
+            .unwrap_or_else(|| toolchain::report_root(cwd)),
         baseline: a
             .baseline
             .clone()
             .unwrap_or_else(|| cwd.join(gate::PROGRAM_BASELINE)),
         stale_subjects: false,
         no_device: racegate::device::probe().err(),
-    };
+    }
+}
+
+fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
+    let program = &a.program;
+    let cwd = settings::current_dir()?;
+    let (cfg, _) = config(a)?;
+    // Bad input first: a program that cannot be found is exit 2 whatever the machine.
+    gate::program::resolve(&program[0])?;
+    let place = program_place(global, a, &cwd);
     a.out.text(&format!(
         "racegate gate: {} under {} sanitizer(s) and {} plain run(s)\n",
         program
@@ -337,18 +343,7 @@ fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
     let (cfg, _) = config(a)?;
     // Bad input first: a folder without tests is exit 2 whatever the machine.
     let tests = gate::ctest::discover(dir, a.ctest.tests_regex.as_deref())?;
-    let place = Place {
-        root: global
-            .root
-            .clone()
-            .unwrap_or_else(|| toolchain::report_root(&cwd)),
-        baseline: a
-            .baseline
-            .clone()
-            .unwrap_or_else(|| cwd.join(gate::PROGRAM_BASELINE)),
-        stale_subjects: false,
-        no_device: racegate::device::probe().err(),
-    };
+    let place = program_place(global, a, &cwd);
     a.out.text(&format!(
         "racegate gate: {} CTest test(s) from {} under {} sanitizer(s) and {} plain run(s)\n",
         tests.len(),
