@@ -28,6 +28,28 @@ pub struct Battery {
 }
 
 impl Battery {
+    /// A battery for this machine: its NVRTC architecture (the device's, else `compute_90`),
+    /// its compute-sanitizer if installed, and `jobs` processes at once (default: the number of
+    /// cores, [`default_jobs`]); seed and deadlines as given.
+    pub fn for_machine(
+        trials: u32,
+        seed: u64,
+        stress_timeout: Duration,
+        sanitize_timeout: Duration,
+        jobs: Option<usize>,
+    ) -> Battery {
+        Battery {
+            trials,
+            seed,
+            per_set: crate::stress::DEFAULT_PER_SET,
+            stress_timeout,
+            sanitize_timeout,
+            jobs: jobs.unwrap_or_else(default_jobs),
+            arch: crate::device::arch_or_default(),
+            sanitizer: crate::toolchain::compute_sanitizer(),
+        }
+    }
+
     /// Stress on the family's (or manifest's) size ranges, with or without jitter.
     pub fn stress(&self, jitter: bool) -> StressConfig {
         StressConfig {
@@ -51,4 +73,18 @@ impl Battery {
             &self.arch,
         )
     }
+}
+
+/// The default number of processes at once: the number of cores.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+}
+
+/// The running executable, as the worker the engine re-executes through the hidden worker
+/// subcommands: the racegate binary, or a program that serves them first thing in `main`.
+pub fn current_worker() -> crate::Result<PathBuf> {
+    std::env::current_exe()
+        .map_err(|e| crate::Error::Child(format!("cannot find racegate itself: {e}")))
 }

@@ -51,6 +51,11 @@ pub fn probe() -> Result<DeviceInfo, String> {
     })
 }
 
+/// The device, or "no CUDA device" (exit 4) when there is none.
+pub fn require() -> crate::Result<DeviceInfo> {
+    probe().map_err(crate::Error::NoDevice)
+}
+
 /// The virtual architecture to compile for: the device's, or `compute_90` without a device.
 pub fn arch_or_default() -> String {
     probe()

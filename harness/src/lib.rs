@@ -19,6 +19,7 @@
 //! # Ok::<(), racegate::Error>(())
 //! ```
 
+pub mod api;
 pub mod battery;
 pub mod bench;
 pub mod cache;
@@ -59,4 +60,5 @@ pub mod trial;
 pub mod values;
 pub mod watchdog;
 
+pub use api::Gate;
 pub use errors::{Error, Result};

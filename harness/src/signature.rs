@@ -11,6 +11,21 @@ use crate::manifest::{ArgSpec, Check, KernelSpec, LaunchSpec};
 use crate::ptx;
 use crate::values::Elem;
 
+/// [`check`] before anything runs: a wrong entry or argument list is bad input (exit 2); a
+/// no-op for the built-in catalog. Without NVRTC the check cannot run: work that needs a device
+/// says so first (exit 4 comes before 3).
+pub fn validate(catalog: &Catalog, needs_device: bool) -> Result<()> {
+    match check(catalog, &crate::device::arch_or_default()) {
+        Err(crate::Error::NvrtcMissing { searched }) => {
+            if needs_device {
+                crate::device::require()?;
+            }
+            Err(crate::Error::NvrtcMissing { searched })
+        }
+        other => other,
+    }
+}
+
 /// Compiles every file a manifest names and checks each kernel's launches against the PTX.
 /// Errors name the manifest, the kernel's line and the key; a compile error is returned as is.
 pub fn check(catalog: &Catalog, arch: &str) -> Result<()> {

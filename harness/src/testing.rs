@@ -17,11 +17,9 @@
 //! Behind a feature so that libtest-mimic is no dependency of the `racegate` binary or of
 //! library users who do not write tests this way.
 
-use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
-use clap::Parser;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 use crate::battery::Battery;
@@ -29,7 +27,7 @@ use crate::catalog::{Case, Catalog};
 use crate::gate::{GateConfig, GateRun};
 use crate::manifest::{Check, Manifest};
 use crate::sanitize::Tool;
-use crate::{device, internal, Result};
+use crate::{device, Result};
 
 /// What every trial runs with. Defaults: those of `racegate gate` (100 stress trials, a
 /// 10 s stress deadline, a 120 s sanitizer deadline, one process per trial).
@@ -81,28 +79,7 @@ pub fn crate_file(path: &Path) -> std::path::PathBuf {
     }
 }
 
-/// When this process was started as one of racegate's workers (its arguments are a hidden
-/// worker subcommand), runs it and exits; otherwise returns at once. Call it first in `main`.
-pub fn run_worker_if_requested() {
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    if !internal::is_worker(&args) {
-        return;
-    }
-    let code = match internal::WorkerCli::try_parse_from(args) {
-        Ok(w) => match internal::run(&w.catalog, w.internal) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("error: {e}");
-                e.exit_code()
-            }
-        },
-        Err(e) => {
-            eprintln!("error: {e}");
-            crate::errors::exit::USAGE
-        }
-    };
-    std::process::exit(i32::from(code));
-}
+pub use crate::api::run_worker_if_requested;
 
 /// One trial per (kernel, detector) of the manifest at `path`: `KERNEL::stress` where the
 /// oracle is not `none`, and `KERNEL::racecheck`, `::synccheck`, `::memcheck`, `::initcheck`.

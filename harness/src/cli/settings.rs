@@ -40,8 +40,8 @@ impl Settings {
     /// `jobs`: the flag's value; default: the number of cores.
     pub fn new(jobs: Option<usize>) -> Result<Settings> {
         Ok(Settings {
-            jobs: jobs.unwrap_or_else(default_jobs),
-            worker: worker()?,
+            jobs: jobs.unwrap_or_else(racegate::battery::default_jobs),
+            worker: racegate::battery::current_worker()?,
             arch: device::arch_or_default(),
             sanitizer: toolchain::compute_sanitizer(),
         })
@@ -58,28 +58,17 @@ impl Settings {
         sanitize_timeout: f64,
     ) -> Battery {
         Battery {
-            trials,
-            seed,
-            per_set: racegate::stress::DEFAULT_PER_SET,
-            stress_timeout: Duration::from_secs_f64(stress_timeout),
-            sanitize_timeout: Duration::from_secs_f64(sanitize_timeout),
-            jobs: self.jobs,
             arch: self.arch.clone(),
             sanitizer: self.sanitizer.clone(),
+            ..Battery::for_machine(
+                trials,
+                seed,
+                Duration::from_secs_f64(stress_timeout),
+                Duration::from_secs_f64(sanitize_timeout),
+                Some(self.jobs),
+            )
         }
     }
-}
-
-/// The default number of processes at once: the number of cores.
-pub fn default_jobs() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-}
-
-/// racegate's own executable.
-pub fn worker() -> Result<PathBuf> {
-    std::env::current_exe().map_err(|e| Error::Child(format!("cannot find racegate itself: {e}")))
 }
 
 /// `--root`, else the project root above the current folder, else the current folder: for
@@ -136,20 +125,12 @@ pub fn catalog(global: &Global, manifest: Option<&Path>) -> Result<Catalog> {
 /// bad input, exit 2) before anything runs; a no-op for the built-in catalog. Without NVRTC
 /// the check cannot run: a command that needs a device says so first (4 comes before 3).
 pub fn validate(catalog: &Catalog, needs_device: bool) -> Result<()> {
-    match racegate::signature::check(catalog, &device::arch_or_default()) {
-        Err(Error::NvrtcMissing { searched }) => {
-            if needs_device {
-                require_device()?;
-            }
-            Err(Error::NvrtcMissing { searched })
-        }
-        other => other,
-    }
+    racegate::signature::validate(catalog, needs_device)
 }
 
 /// Fails with "no CUDA device" (exit 4) when there is none.
 pub fn require_device() -> Result<device::DeviceInfo> {
-    device::probe().map_err(Error::NoDevice)
+    device::require()
 }
 
 /// A seed nobody chose: different on every call.

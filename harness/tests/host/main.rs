@@ -5,6 +5,7 @@
 //! Everything data-driven (one trial per `.cu`, fixture or sample) or needing a GPU is in the
 //! libtest-mimic target, `tests/tests.rs`.
 
+mod api;
 mod compile_child;
 mod exit_codes;
 mod header;

@@ -1,0 +1,213 @@
+//! The gate from Rust code: for users who build and launch their kernels themselves and want
+//! `racegate gate`'s verdict on a `racegate.toml` as typed results, without the command line.
+//!
+//! [`Gate::from_manifest`] loads the manifest; builder methods change the defaults (each says
+//! its own, the same as `racegate gate`'s flags); [`Gate::run`] runs every kernel under stress
+//! and the sanitizers and returns a [`GateRun`]; [`Gate::diff`] compares it with a baseline.
+//!
+//! ```no_run
+//! use racegate::Gate;
+//!
+//! let gate = Gate::from_manifest("racegate.toml")?.trials(20).jobs(4);
+//! let run = gate.run()?;
+//! for f in &run.findings {
+//!     println!("{} [{}] {}", f.location(), f.detector(), f.message);
+//! }
+//! let diff = gate.diff(&run, "racegate-baseline.json")?;
+//! assert!(diff.new.is_empty(), "new findings: {:?}", diff.new);
+//! # Ok::<(), racegate::Error>(())
+//! ```
+//!
+//! The stress workers and sanitizer targets re-execute a worker: by default the running
+//! executable, which must then serve racegate's worker subcommands first thing in `main`
+//! ([`run_worker_if_requested`]); or name an installed `racegate` with [`Gate::worker`].
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::battery::{self, Battery};
+use crate::catalog::Catalog;
+use crate::gate::masks::Masks;
+use crate::gate::{self, Baseline, GateConfig};
+use crate::manifest::Manifest;
+use crate::{device, internal, signature, Error, Result};
+
+pub use crate::gate::{Accepted, Diff, GateFinding, GateRun, Identity, Inconclusive};
+pub use crate::sanitize::Tool;
+
+/// A gate on the kernels of one `racegate.toml`, with its options.
+#[derive(Clone, Debug)]
+pub struct Gate {
+    catalog: Catalog,
+    trials: u32,
+    seed: u64,
+    stress_timeout: Duration,
+    sanitize_timeout: Duration,
+    jobs: Option<usize>,
+    tools: Vec<Tool>,
+    sanitizer_args: Vec<String>,
+    worker: Option<PathBuf>,
+}
+
+impl Gate {
+    /// Loads the manifest at `path` (its kernels, sizes, oracles and `[[program]]` tables), with
+    /// every option at its default. A missing or malformed manifest is bad input (exit 2).
+    pub fn from_manifest(path: impl AsRef<Path>) -> Result<Gate> {
+        let path = path.as_ref();
+        if !path.is_file() {
+            return Err(Error::Usage(format!(
+                "no manifest at {}; write one (see examples/gate/racegate.toml)",
+                path.display()
+            )));
+        }
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        Ok(Gate {
+            catalog: Catalog::from_manifest(Manifest::load(&path)?),
+            trials: 100,
+            seed: 1,
+            stress_timeout: Duration::from_secs(10),
+            sanitize_timeout: Duration::from_secs(120),
+            jobs: None,
+            tools: Tool::ALL.to_vec(),
+            sanitizer_args: Vec::new(),
+            worker: None,
+        })
+    }
+
+    /// Stress trials per kernel. Default: 100.
+    pub fn trials(mut self, trials: u32) -> Gate {
+        self.trials = trials.max(1);
+        self
+    }
+
+    /// Seed of the first stress trial. Default: 1, so a run and its rerun see the same inputs.
+    pub fn seed(mut self, seed: u64) -> Gate {
+        self.seed = seed;
+        self
+    }
+
+    /// Deadline of one stress trial (or a plain program run). Default: 10 s.
+    pub fn stress_timeout(mut self, timeout: Duration) -> Gate {
+        self.stress_timeout = timeout;
+        self
+    }
+
+    /// Deadline of one sanitizer run; past it the run is inconclusive unless the kernel also
+    /// hangs without the sanitizer. Default: 120 s.
+    pub fn sanitize_timeout(mut self, timeout: Duration) -> Gate {
+        self.sanitize_timeout = timeout;
+        self
+    }
+
+    /// Processes (stress workers and sanitizers) at once. Default: the number of cores.
+    pub fn jobs(mut self, jobs: usize) -> Gate {
+        self.jobs = Some(jobs.max(1));
+        self
+    }
+
+    /// The sanitizers to run. Default: all four ([`Tool::ALL`]); an empty list runs stress only.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Gate {
+        let mut tools: Vec<Tool> = tools.into_iter().collect();
+        tools.sort();
+        tools.dedup();
+        self.tools = tools;
+        self
+    }
+
+    /// Extra compute-sanitizer options, passed before the target (e.g.
+    /// `--racecheck-detect-level=error`). Default: none.
+    pub fn sanitizer_args(mut self, args: impl IntoIterator<Item = impl Into<String>>) -> Gate {
+        self.sanitizer_args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The executable the engine re-executes as its worker: an installed `racegate` binary, or
+    /// a program that calls [`run_worker_if_requested`] first in `main`. Default: the running
+    /// executable.
+    pub fn worker(mut self, exe: impl Into<PathBuf>) -> Gate {
+        self.worker = Some(exe.into());
+        self
+    }
+
+    /// The names of the manifest's kernels and programs, in manifest order.
+    pub fn subjects(&self) -> Vec<&str> {
+        let programs = self.catalog.manifest.iter().flat_map(|m| &m.programs);
+        self.catalog
+            .cases
+            .iter()
+            .map(|c| c.name.as_str())
+            .chain(programs.map(|p| p.name.as_str()))
+            .collect()
+    }
+
+    /// Runs every kernel under stress with its oracle (unless it is `none`) and the chosen
+    /// sanitizers, then the manifest's programs, as `racegate gate` does. Errors, by
+    /// [`Error::exit_code`]: a kernel whose entry or arguments do not match its code is bad
+    /// input (2); no CUDA device is 4; NVRTC missing is 3. Inconclusive runs are in
+    /// [`GateRun::inconclusive`], never counted as clean.
+    pub fn run(&self) -> Result<GateRun> {
+        signature::validate(&self.catalog, true)?;
+        device::require()?;
+        let worker = match &self.worker {
+            Some(w) => w.clone(),
+            None => battery::current_worker()?,
+        };
+        gate::run_manifest(&self.catalog, &self.config()?, &worker, |_| {})
+    }
+
+    /// Compares `run` with the baseline at `path` (a missing file is an empty baseline): which
+    /// findings are new (they fail the gate), accepted, fixed or stale.
+    pub fn diff<'a>(&self, run: &'a GateRun, baseline: impl AsRef<Path>) -> Result<Diff<'a>> {
+        Ok(gate::diff(run, &Baseline::load(baseline.as_ref())?, true))
+    }
+
+    /// The baseline `racegate gate` reads by default: `racegate-baseline.json` beside the
+    /// manifest.
+    pub fn default_baseline(&self) -> PathBuf {
+        self.catalog.manifest_dir().join(gate::BASELINE)
+    }
+
+    fn config(&self) -> Result<GateConfig> {
+        Ok(GateConfig {
+            battery: Battery::for_machine(
+                self.trials,
+                self.seed,
+                self.stress_timeout,
+                self.sanitize_timeout,
+                self.jobs,
+            ),
+            runs: 3,
+            tools: self.tools.clone(),
+            sanitizer_args: self.sanitizer_args.clone(),
+            masks: Masks::new(&[], true)?,
+            oracles: Default::default(),
+        })
+    }
+}
+
+/// When this process was started as one of racegate's workers (its arguments are a hidden
+/// worker subcommand), runs it and exits; otherwise returns at once. A program that runs a
+/// [`Gate`] with itself as the worker (the default) calls it first in `main`.
+pub fn run_worker_if_requested() {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if !internal::is_worker(&args) {
+        return;
+    }
+    let code = match internal::WorkerCli::try_parse_from(args) {
+        Ok(w) => match internal::run(&w.catalog, w.internal) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e}");
+                e.exit_code()
+            }
+        },
+        Err(e) => {
+            eprintln!("error: {e}");
+            crate::errors::exit::USAGE
+        }
+    };
+    std::process::exit(i32::from(code));
+}

@@ -1,0 +1,61 @@
+//! `racegate::Gate`, the programmatic gate: it loads a manifest with every option's default,
+//! and on a machine without a CUDA device `run()` is the no-device error (exit 4), as
+//! `racegate gate` is.
+
+use std::time::Duration;
+
+use racegate::api::Tool;
+use racegate::Gate;
+
+fn example_manifest() -> std::path::PathBuf {
+    super::package_dir().join("../examples/gate/racegate.toml")
+}
+
+#[test]
+fn from_manifest_loads_the_example() {
+    let gate = Gate::from_manifest(example_manifest()).expect("the example manifest loads");
+    let subjects = gate.subjects();
+    assert!(subjects.contains(&"scale"), "{subjects:?}");
+    assert!(subjects.contains(&"block_sum"), "{subjects:?}");
+    assert!(gate
+        .default_baseline()
+        .ends_with("examples/gate/racegate-baseline.json"));
+}
+
+#[test]
+fn a_missing_manifest_is_bad_input() {
+    let e = Gate::from_manifest("no/such/racegate.toml").unwrap_err();
+    assert_eq!(e.exit_code(), racegate::errors::exit::USAGE, "{e}");
+}
+
+#[test]
+fn run_without_a_device_is_exit_4() {
+    if racegate::device::probe().is_ok() {
+        // With a device the gate runs for real; the GPU suite covers that.
+        return;
+    }
+    let gate = Gate::from_manifest(example_manifest())
+        .unwrap()
+        .trials(5)
+        .seed(7)
+        .jobs(2)
+        .stress_timeout(Duration::from_secs(5))
+        .sanitize_timeout(Duration::from_secs(30))
+        .tools([Tool::Racecheck, Tool::Memcheck])
+        .sanitizer_args(["--racecheck-detect-level=error"])
+        .worker(super::racegate_exe());
+    let e = gate.run().unwrap_err();
+    assert_eq!(
+        e.exit_code(),
+        racegate::errors::exit::NO_DEVICE,
+        "expected no device, got: {e}"
+    );
+}
+
+#[test]
+fn diff_against_the_example_baseline() {
+    let gate = Gate::from_manifest(example_manifest()).unwrap();
+    let run = racegate::api::GateRun::default();
+    let d = gate.diff(&run, gate.default_baseline()).unwrap();
+    assert!(d.new.is_empty() && d.accepted.is_empty());
+}
