@@ -35,7 +35,9 @@ use crate::gate::{self, Baseline, GateConfig};
 use crate::manifest::Manifest;
 use crate::{device, internal, signature, Error, Result};
 
-pub use crate::gate::{Accepted, Diff, GateFinding, GateRun, Identity, Inconclusive};
+pub use crate::gate::{
+    Accepted, Checked, Detection, Diff, GateFinding, GateRun, Identity, Inconclusive,
+};
 pub use crate::sanitize::Tool;
 
 /// A gate on the kernels of one `racegate.toml`, with its options.

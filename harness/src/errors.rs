@@ -46,15 +46,21 @@ pub enum Error {
     /// A `//@` header line of a `.cu` file is malformed, unknown, missing or inconsistent.
     #[error("{path}:{line}: {message}")]
     Header {
+        /// The `.cu` file.
         path: String,
+        /// The header line, 1-based.
         line: usize,
+        /// What is wrong with it.
         message: String,
     },
     /// A TOML file (manifest, exercise, rubric) does not parse or breaks its schema.
     #[error("{path}:{line}: {message}")]
     Toml {
+        /// The TOML file.
         path: String,
+        /// The offending line, 1-based.
         line: usize,
+        /// What is wrong with it.
         message: String,
     },
     /// Discovery found nothing to test.
@@ -63,16 +69,22 @@ pub enum Error {
     /// A file or folder could not be read or written.
     #[error("{action} {path}")]
     Io {
+        /// What racegate was doing (`reading`, `writing`, ...).
         action: &'static str,
+        /// The file or folder.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
     /// NVRTC rejected a kernel; `log` is NVRTC's own log, which names file and line.
     #[error("{path}: NVRTC could not compile it (options: {options})\n{log}")]
     Compile {
+        /// The `.cu` file.
         path: String,
+        /// The NVRTC options it was compiled with.
         options: String,
+        /// NVRTC's log.
         log: String,
     },
     /// No NVRTC library could be loaded.
@@ -82,20 +94,30 @@ pub enum Error {
          cache), \
          or point RACEGATE_NVRTC_LIB at libnvrtc.so.13"
     )]
-    NvrtcMissing { searched: String },
+    NvrtcMissing {
+        /// Where racegate looked.
+        searched: String,
+    },
     /// No usable CUDA device: no driver, no GPU, or the driver refused.
     #[error("no CUDA device: {0}")]
     NoDevice(String),
     /// A CUDA driver call failed; `source` is the driver's own error.
     #[error("CUDA error during {during}: {source}")]
     Cuda {
+        /// What racegate was doing.
         during: String,
+        /// The driver's error.
         #[source]
         source: cudarc::driver::DriverError,
     },
     /// A case name that is not in the catalog.
     #[error("unknown case `{name}`; `racegate list` shows the catalog{hint}")]
-    UnknownCase { name: String, hint: String },
+    UnknownCase {
+        /// The name asked for.
+        name: String,
+        /// A close name, when there is one (`; did you mean ...`), else empty.
+        hint: String,
+    },
     /// Bad command-line input that clap could not catch.
     #[error("{0}")]
     Usage(String),
@@ -111,6 +133,7 @@ pub enum Error {
 }
 
 impl Error {
+    /// An [`Error::Io`] from what was being done, where, and the system's error.
     pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             action,

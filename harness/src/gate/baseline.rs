@@ -23,15 +23,18 @@ pub const VERSION: u32 = 2;
 /// accepted (for people; never matched).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Accepted {
+    /// Who found what where, without the line.
     #[serde(flatten)]
     pub id: Identity,
     /// Where it was found when it was accepted (for people; never matched).
     #[serde(default)]
     pub file: String,
+    /// [`Identity::fingerprint`] of `id`: what findings are matched by.
     pub fingerprint: String,
 }
 
 impl Accepted {
+    /// The entry that accepts `f`.
     pub fn of(f: &GateFinding) -> Accepted {
         Accepted {
             id: f.id.clone(),
@@ -195,7 +198,9 @@ fn is_stale(run: &GateRun, a: &Accepted) -> bool {
 /// A run compared with a baseline.
 #[derive(Clone, Debug, Default)]
 pub struct Diff<'a> {
+    /// Findings the baseline does not accept: these fail the gate.
     pub new: Vec<&'a GateFinding>,
+    /// Findings the baseline accepts: listed, never a failure.
     pub accepted: Vec<&'a GateFinding>,
     /// Accepted findings of a (subject, detector) that ran and decided, no longer found.
     pub fixed: Vec<Accepted>,

@@ -11,6 +11,7 @@ use crate::sanitize::Tool;
 /// How to gate: the battery every kernel gets, the tools, and how a program is judged.
 #[derive(Clone, Debug)]
 pub struct GateConfig {
+    /// Trials, seed, deadlines, processes at once, architecture and compute-sanitizer.
     pub battery: Battery,
     /// Plain runs of a program (`gate -- PROGRAM`).
     pub runs: u32,
@@ -34,6 +35,7 @@ pub struct GateFinding {
     pub fingerprint: String,
     /// Relative to the root, normalized (absolute only outside it).
     pub file: String,
+    /// The line, where the detector names one (sanitizers do; stress names the kernel's).
     pub line: Option<u32>,
     /// For program findings, the oracle that decided: `golden`, `checker`, `regex`,
     /// `variance`, `sanitizer`, `exit code` or `hang` (the message names the runs).
@@ -51,6 +53,7 @@ pub struct GateFinding {
 
 impl GateFinding {
     /// A finding with its fingerprint worked out.
+    #[doc(hidden)]
     pub fn new(id: Identity, file: &str, line: Option<u32>, message: String) -> GateFinding {
         GateFinding {
             fingerprint: id.fingerprint(),
@@ -64,10 +67,12 @@ impl GateFinding {
         }
     }
 
+    /// The kernel or program it is about.
     pub fn subject(&self) -> &str {
         &self.id.subject
     }
 
+    /// The detector that found it: `stress`, a sanitizer, `exit`, `watchdog`, `output`, ...
     pub fn detector(&self) -> &str {
         &self.id.detector
     }
@@ -103,6 +108,7 @@ fn oracle_of(detector: &str) -> Option<&'static str> {
 }
 
 /// The one-line description of an identity (findings and baseline entries alike).
+#[doc(hidden)]
 pub fn summary(id: &Identity) -> String {
     let mut s = id.kind.clone();
     if !id.function.is_empty() {
@@ -124,7 +130,9 @@ pub struct Detection {
     pub trial: u32,
     /// Milliseconds from the start of the kernel's stress run to that trial's report.
     pub millis: u64,
+    /// Trials that failed.
     pub failures: u32,
+    /// Trials run.
     pub trials: u32,
 }
 
@@ -153,8 +161,11 @@ impl Detection {
 /// A (subject, detector) that ran, and for how long.
 #[derive(Clone, Debug, PartialEq, PartialOrd, Serialize)]
 pub struct Checked {
+    /// The kernel or program.
     pub subject: String,
+    /// The detector that ran on it.
     pub detector: String,
+    /// How long it took.
     pub seconds: f64,
 }
 
@@ -162,27 +173,35 @@ pub struct Checked {
 /// renders it, the engine never prints.
 #[derive(Clone, Debug)]
 pub struct GateEvent<'a> {
+    /// The kernel or program.
     pub subject: &'a str,
+    /// The detector that ran on it.
     pub detector: &'a str,
     /// Findings of this run, before the baseline (accepted ones count too).
     pub findings: usize,
     /// The run decided nothing (a tool missing or failing).
     pub inconclusive: bool,
+    /// How long it took.
     pub seconds: f64,
 }
 
 /// A run that decided nothing, and why.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Inconclusive {
+    /// The kernel or program.
     pub subject: String,
+    /// The detector that could not decide.
     pub detector: String,
+    /// Why (a tool missing or failing, a deadline).
     pub reason: String,
 }
 
 /// What a gate run saw.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct GateRun {
+    /// Everything found, sorted, before the baseline (see [`crate::Gate::diff`]).
     pub findings: Vec<GateFinding>,
+    /// Runs that decided nothing: never counted as clean.
     pub inconclusive: Vec<Inconclusive>,
     /// Every (subject, detector) that ran, inconclusive ones included, for JUnit.
     pub checked: Vec<Checked>,
@@ -192,6 +211,7 @@ pub struct GateRun {
     /// Every subject the gate was asked about (manifest kernels, or the program): baseline
     /// entries of other subjects are stale in manifest mode.
     pub subjects: Vec<String>,
+    /// Wall time of the whole run.
     pub seconds: f64,
 }
 
@@ -208,6 +228,8 @@ impl GateRun {
                 .any(|i| i.subject == subject && i.detector == detector)
     }
 
+    /// Records a run that decided nothing.
+    #[doc(hidden)]
     pub fn mark_inconclusive(&mut self, subject: &str, detector: &str, reason: String) {
         self.inconclusive.push(Inconclusive {
             subject: subject.to_string(),
@@ -216,6 +238,8 @@ impl GateRun {
         });
     }
 
+    /// Records a (subject, detector) that ran.
+    #[doc(hidden)]
     pub fn mark_checked(&mut self, subject: &str, detector: &str, seconds: f64) {
         self.checked.push(Checked {
             subject: subject.to_string(),
@@ -224,8 +248,8 @@ impl GateRun {
         });
     }
 
-    /// Adds another part of the run (one job's results).
     /// One event per (subject, detector) this run checked.
+    #[doc(hidden)]
     pub fn events(&self) -> Vec<GateEvent<'_>> {
         self.checked
             .iter()

@@ -25,7 +25,7 @@ pub struct Identity {
     /// The function the finding is in (empty for a whole program).
     #[serde(default)]
     pub function: String,
-    /// [`normalized_line`] of the source line (empty where there is none).
+    /// The source line, normalized (whitespace collapsed, comments dropped) (empty where there is none).
     #[serde(default)]
     pub source: String,
     /// How many identical normalized lines come before this one in its function.

@@ -20,13 +20,18 @@ use crate::watchdog::{self, Deadline, Exit};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tool {
+    /// Shared-memory data races.
     Racecheck,
+    /// Misused synchronization: `__syncthreads` in divergent code, bad barriers.
     Synccheck,
+    /// Out-of-bounds and misaligned accesses, leaks.
     Memcheck,
+    /// Reads of uninitialized global memory.
     Initcheck,
 }
 
 impl Tool {
+    /// All four, in the order racegate runs them.
     pub const ALL: [Tool; 4] = [
         Tool::Racecheck,
         Tool::Synccheck,
@@ -34,6 +39,7 @@ impl Tool {
         Tool::Initcheck,
     ];
 
+    /// The tool's name as compute-sanitizer's `--tool` takes it.
     pub fn name(self) -> &'static str {
         match self {
             Tool::Racecheck => "racecheck",
@@ -43,6 +49,7 @@ impl Tool {
         }
     }
 
+    /// The tool named `s` (`racecheck`, ...), if any.
     pub fn from_name(s: &str) -> Option<Tool> {
         Tool::ALL.into_iter().find(|t| t.name() == s)
     }
