@@ -140,14 +140,15 @@ fn one(
     let cfg = GateConfig {
         // Seed 1, as the gate: a rerun sees the same inputs.
         battery: Battery {
-            trials: options.trials,
-            seed: 1,
-            per_set: crate::stress::DEFAULT_PER_SET,
-            stress_timeout: options.stress_timeout,
-            sanitize_timeout: options.sanitize_timeout,
-            jobs: 1,
             arch: arch.to_string(),
-            sanitizer: crate::toolchain::compute_sanitizer(),
+            // One process per trial: libtest runs the trials in parallel.
+            ..Battery::for_machine(
+                options.trials,
+                1,
+                options.stress_timeout,
+                options.sanitize_timeout,
+                Some(1),
+            )
         },
         runs: 1,
         tools: tool.into_iter().collect(),
