@@ -8,6 +8,7 @@
 //! ```no_run
 //! use racegate::Gate;
 //!
+//! racegate::api::run_worker_if_requested(); // first in `main`: this program is the worker
 //! let gate = Gate::from_manifest("racegate.toml")?.trials(20).jobs(4);
 //! let run = gate.run()?;
 //! for f in &run.findings {
@@ -24,6 +25,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::Parser;
@@ -147,17 +149,32 @@ impl Gate {
 
     /// Runs every kernel under stress with its oracle (unless it is `none`) and the chosen
     /// sanitizers, then the manifest's programs, as `racegate gate` does. Errors, by
-    /// [`Error::exit_code`]: a kernel whose entry or arguments do not match its code is bad
-    /// input (2); no CUDA device is 4; NVRTC missing is 3. Inconclusive runs are in
+    /// [`Error::exit_code`]: no worker (the default, but [`run_worker_if_requested`] was never
+    /// called) or a kernel whose entry or arguments do not match its code is bad input (2); no CUDA device is 4; NVRTC missing is 3. Inconclusive runs are in
     /// [`GateRun::inconclusive`], never counted as clean.
     pub fn run(&self) -> Result<GateRun> {
+        let worker = self.worker_exe()?;
         signature::validate(&self.catalog, true)?;
         device::require()?;
-        let worker = match &self.worker {
-            Some(w) => w.clone(),
-            None => battery::current_worker()?,
-        };
         gate::run_manifest(&self.catalog, &self.config()?, &worker, |_| {})
+    }
+
+    /// The worker: the one set, else the running executable if it serves the worker
+    /// subcommands. Re-executing a program that does not would run its `main` again in every
+    /// worker, so that is bad input (exit 2), whatever the machine.
+    fn worker_exe(&self) -> Result<PathBuf> {
+        if let Some(w) = &self.worker {
+            return Ok(w.clone());
+        }
+        if !SERVES_WORKERS.load(Ordering::Relaxed) {
+            return Err(Error::Usage(
+                "racegate::Gate: this program cannot be its own worker: call \
+                 racegate::api::run_worker_if_requested() first in main, or name an installed \
+                 racegate with Gate::worker(PATH)"
+                    .into(),
+            ));
+        }
+        battery::current_worker()
     }
 
     /// Compares `run` with the baseline at `path` (a missing file is an empty baseline): which
@@ -190,10 +207,15 @@ impl Gate {
     }
 }
 
+/// Whether this process serves the worker subcommands ([`run_worker_if_requested`] ran), so
+/// that it can be its own worker.
+static SERVES_WORKERS: AtomicBool = AtomicBool::new(false);
+
 /// When this process was started as one of racegate's workers (its arguments are a hidden
 /// worker subcommand), runs it and exits; otherwise returns at once. A program that runs a
 /// [`Gate`] with itself as the worker (the default) calls it first in `main`.
 pub fn run_worker_if_requested() {
+    SERVES_WORKERS.store(true, Ordering::Relaxed);
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     if !internal::is_worker(&args) {
         return;

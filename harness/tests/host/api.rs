@@ -59,3 +59,15 @@ fn diff_against_the_example_baseline() {
     let d = gate.diff(&run, gate.default_baseline()).unwrap();
     assert!(d.new.is_empty() && d.accepted.is_empty());
 }
+
+#[test]
+fn run_without_a_worker_is_bad_input() {
+    // This test binary never calls run_worker_if_requested, so it cannot be its own worker:
+    // re-executing it would run the tests again in every worker.
+    let e = Gate::from_manifest(example_manifest())
+        .unwrap()
+        .run()
+        .unwrap_err();
+    assert_eq!(e.exit_code(), racegate::errors::exit::USAGE, "{e}");
+    assert!(e.to_string().contains("run_worker_if_requested"), "{e}");
+}
