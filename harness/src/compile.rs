@@ -4,7 +4,7 @@
 //! `kernels/matmul_tiled.cu:42`. Every build force-includes `harness/cuda/racegate_prelude.cuh`
 //! (the shared-memory poisoner, and the schedule jitter when asked for), served to NVRTC from
 //! memory. Untrusted sources (graded submissions) are compiled through
-//! [`crate::compile_child`] instead, in a child process with limits.
+//! `compile_child.rs` instead, in a child process with limits.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -90,7 +90,7 @@ pub const PRELUDE_NAME: &str = "racegate_prelude.cuh";
 /// Compiles `source` with NVRTC already loaded ([`toolchain::nvrtc`]), naming the program
 /// `name`. `headers` are `(include name, text)` pairs NVRTC reads from memory (the prelude is
 /// always one of them); every other `#include` goes to the file system, which is why the
-/// grader refuses them in submissions and compiles those in a child ([`crate::compile_child`]).
+/// grader refuses them in submissions and compiles those in a child (`compile_child.rs`).
 pub fn compile_in_memory(
     name: &str,
     source: &str,

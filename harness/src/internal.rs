@@ -1,9 +1,9 @@
 //! The hidden subcommands racegate runs itself through: the stress worker, the sanitizer's
 //! target, the grading worker and the compile child. Their names are [`crate::subcommands`]'
 //! constants, the same ones the spawning parents use. In the library, not the binary, because
-//! several programs are workers: the `racegate` binary, a user's test binary (`racegate::testing`,
-//! the nextest double-spawn shape) and a user's program running a [`crate::Gate`]; the last two
-//! through [`crate::api::run_worker_if_requested`]. All parse them here.
+//! several programs are workers: the `racegate` binary, a user's test binary (`testing.rs`,
+//! the nextest double-spawn shape) and a user's program running a `Gate`; the last two
+//! through `api.rs` (`run_worker_if_requested`). All parse them here.
 
 use std::path::PathBuf;
 

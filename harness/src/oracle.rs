@@ -98,39 +98,23 @@ fn prefix_len(
     buffers: &[Buffer],
     sizes: &BTreeMap<String, i64>,
 ) -> Result<usize, String> {
-    let mut text = String::new();
-    let mut rest = expr;
-    while let Some(open) = rest.find('[') {
-        let name_start = rest[..open]
-            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .map_or(0, |p| p + 1);
-        let name = &rest[name_start..open];
-        let close = rest[open..]
-            .find(']')
-            .map(|c| open + c)
-            .ok_or_else(|| format!("`{expr}`: `[` without `]`"))?;
-        let index: usize = rest[open + 1..close]
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{expr}`: the index of `{name}` is not a number"))?;
+    let mut element = |name: &str, index: i64| -> Result<i64, String> {
         let b = buffers
             .iter()
             .find(|b| &*b.name == name)
-            .ok_or_else(|| format!("`{expr}`: no buffer `{name}`"))?;
+            .ok_or_else(|| format!("no buffer `{name}`"))?;
         let bytes = match (&b.expected, &b.init) {
             (Some(e), _) => e,
             (None, Init::Data(d)) => d,
-            _ => return Err(format!("`{expr}`: `{name}` has no known value")),
+            _ => return Err(format!("`{name}` has no known value")),
         };
-        if (index + 1) * b.elem.size() > bytes.len() {
-            return Err(format!("`{expr}`: `{name}` has no element {index}"));
+        let i = usize::try_from(index).map_err(|_| format!("`{name}[{index}]`: negative index"))?;
+        if (i + 1) * b.elem.size() > bytes.len() {
+            return Err(format!("`{name}` has no element {i}"));
         }
-        text.push_str(&rest[..name_start]);
-        text.push_str(&format!("{}", b.elem.value(bytes, index) as i64));
-        rest = &rest[close + 1..];
-    }
-    text.push_str(rest);
-    let n = crate::manifest::eval(&text, sizes)?;
+        Ok(b.elem.value(bytes, i) as i64)
+    };
+    let n = crate::expr::eval_indexed(expr, sizes, &mut element)?;
     usize::try_from(n).map_err(|_| format!("`{expr}` is negative ({n})"))
 }
 

@@ -113,7 +113,7 @@ pub fn run_manifest(
 
 /// One detector on one manifest kernel: stress with its oracle (`tool` `None`) or one
 /// sanitizer; a sanitizer's hang is judged without plain runs. For callers that make one test
-/// per (kernel, detector) (`crate::testing`).
+/// per (kernel, detector) (`testing.rs`).
 pub fn run_one(
     catalog: &Catalog,
     case: &Case,

@@ -3,7 +3,7 @@
 //! plain runs). Findings are matched with a baseline of accepted ones by fingerprint (no line
 //! numbers): new findings fail the gate, accepted ones are listed, fixed and stale ones are
 //! reported so the baseline can shrink. The run and its [`Diff`] are rendered by
-//! [`crate::report`]: text, JSON, JUnit, SARIF 2.1.0, GitHub annotations and a markdown summary.
+//! `report/`: text, JSON, JUnit, SARIF 2.1.0, GitHub annotations and a markdown summary.
 //!
 //! One file per role: [`finding`] (what a run holds), [`fingerprint`] (a finding's identity),
 //! [`baseline`] (accepted findings, the diff), [`manifest_run`] and [`program`] (the two modes),

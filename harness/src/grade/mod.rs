@@ -1,7 +1,7 @@
 //! Grading course exercises: exercise specs and rubrics ([`spec`]), checks on the submitted file
 //! ([`submission`]), one submission's graded run ([`grade()`], [`GradeConfig`], [`Grade`]), the
 //! child process it runs the submission in ([`worker()`]) and scoring ([`score`]). The output
-//! formats are in [`crate::report::grade`] and [`crate::report::junit`].
+//! formats are in `report/grade.rs` and `report/junit.rs`.
 //!
 //! The graded run is split by role: `config.rs` holds the settings, `orchestrate.rs` orders the
 //! items, `items.rs` grades each one, `signature.rs` checks the kernels against the exercise,

@@ -1,7 +1,7 @@
 //! Checks on a submitted `.cu` file before anything runs: a regular file (not a link, a FIFO or
 //! a device), readable, not empty, not binary, UTF-8, not huge; and every reason a submission
 //! can be refused ([`Rejection`]), including those of the signature check
-//! ([`super::signature`]). Every rejection is a message a student can act on.
+//! (`signature.rs`). Every rejection is a message a student can act on.
 
 use std::io::Read;
 use std::path::Path;

@@ -20,7 +20,7 @@ pub const BLOCK_MAX: [i64; 3] = [1024, 1024, 64];
 pub const BLOCK_THREADS_MAX: i64 = 1024;
 
 /// What checks a kernel's results (the manifest's `oracle` key): this decides where the
-/// expected outputs come from; comparing them is `crate::oracle`'s job.
+/// expected outputs come from; comparing them is the job of `oracle.rs`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Check {
     /// A trusted kernel run on the same inputs: `path` (relative to the manifest) and entry

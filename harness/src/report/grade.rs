@@ -1,6 +1,6 @@
 //! A grade in each format a course needs: text for the student, JSON, Gradescope's and
 //! PrairieLearn's `results.json`, and, for a batch, CSV or a JSON array. JUnit is in
-//! [`super::junit`] with the other JUnit reports.
+//! `junit.rs` with the other JUnit reports.
 //!
 //! A submission that was not graded (the grading machine failed: [`Grade::not_graded`]) never
 //! shows a score: Gradescope gets no `results.json` at all (its documented "The autograder
