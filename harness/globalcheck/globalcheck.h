@@ -1,0 +1,97 @@
+// globalcheck: the state shared by the host part (tool.cpp) and the device patches (patches.cu).
+//
+// One `GcLaunch` lives in device memory per kernel launch; the patches receive it as their
+// `userdata`. Every 4-byte word of a tracked allocation has one `GcShadow` entry: the last
+// write and the last read of the word, each packed in 64 bits (see the GC_* fields below),
+// with the program counters of those accesses and the value the write stored.
+#pragma once
+#include <stdint.h>
+
+// A packed access record (64 bits):
+//   bit 63       valid
+//   bit 62       atomic (any device-scope atomic; plain accesses have it clear)
+//   bits 58..61  which bytes of the word were touched (bit k = byte k)
+//   bits 32..57  the block, linearized (26 bits)
+//   bits 16..31  the block's barrier epoch when the access happened (16 bits, wraps)
+//   bits  6..15  the thread within the block, linearized (10 bits)
+//   bits  0..5   the thread's __syncwarp/shuffle epoch (6 bits, wraps)
+#define GC_VALID (1ull << 63)
+#define GC_ATOMIC (1ull << 62)
+#define GC_MASK_SHIFT 58
+#define GC_BLOCK_SHIFT 32
+#define GC_BLOCK_BITS 26
+#define GC_EPOCH_SHIFT 16
+#define GC_TID_SHIFT 6
+
+struct GcShadow {
+    unsigned long long w;    // last write record
+    unsigned long long r;    // last read record
+    unsigned long long wpc;  // pc of that write
+    unsigned long long rpc;  // pc of that read
+    unsigned int wval;       // low 32 bits of the value that write stored
+    unsigned int pad;
+};
+
+// One tracked allocation: [base, base + size) and its shadow (size / 4 rounded up entries).
+struct GcRange {
+    unsigned long long base;
+    unsigned long long size;
+    GcShadow* shadow;
+};
+
+// Finding kinds.
+enum {
+    GC_KIND_WRITE_WRITE = 1,  // two plain writes (or a plain write and an atomic), different values
+    GC_KIND_READ_WRITE = 2,   // a plain read, then another thread's write
+    GC_KIND_WRITE_READ = 3,   // a write, then another thread's plain read
+    GC_KIND_LOST_UPDATE = 4,  // a plain read-modify-write racing with another thread's access
+};
+
+// Scopes: who the two accesses came from.
+enum {
+    GC_SCOPE_BLOCKS = 1,  // different blocks, no atomic handoff between them
+    GC_SCOPE_WARPS = 2,   // different warps of one block, no __syncthreads between them
+    GC_SCOPE_LANES = 3,   // lanes of one warp, no __syncwarp/shuffle/barrier between them (warning)
+};
+
+// A distinct finding: (kind, scope, pc now, pc before) is the key; `count` how often it was seen.
+struct GcFinding {
+    unsigned long long key;  // 0 = free slot
+    unsigned long long pc_now;
+    unsigned long long pc_then;
+    unsigned long long addr;
+    unsigned int kind;
+    unsigned int scope;
+    unsigned int block_now;
+    unsigned int thread_now;
+    unsigned int block_then;
+    unsigned int thread_then;
+    unsigned int value_now;   // for writes: the low 32 bits stored
+    unsigned int value_then;
+    unsigned int count;
+    unsigned int pad;
+};
+
+#define GC_FINDING_SLOTS 1024
+
+#define GC_MODE_DETECT 1u
+#define GC_MODE_JITTER 2u
+
+struct GcLaunch {
+    unsigned int mode;
+    unsigned int nranges;
+    GcRange* ranges;               // sorted by base
+    unsigned int* epochs;          // per thread of the grid: barriers passed
+    unsigned int* wepochs;         // per thread of the grid: __syncwarp/shuffles passed
+    unsigned long long* last_read; // per thread of the grid: the word its last plain read touched
+    unsigned long long* block_atomic;  // per block: (sequence << 32) | (epoch << 10) | thread of its last atomic
+    unsigned long long atomic_seq;     // grid-wide sequence of atomics
+    unsigned long long nthreads;
+    unsigned long long nblocks;
+    unsigned long long jitter_seed;
+    GcFinding* findings;           // GC_FINDING_SLOTS slots
+    unsigned long long accesses;   // global accesses seen (tracked or not)
+    unsigned long long untracked;  // accesses outside every tracked range
+    unsigned long long dropped;    // findings lost because the table was full
+    unsigned long long barriers;   // barrier callbacks
+};

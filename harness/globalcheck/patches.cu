@@ -1,0 +1,292 @@
+// globalcheck device patches: called by the Compute Sanitizer before each global-memory access,
+// at each barrier (before and after it releases), each __syncwarp and each shuffle of the
+// instrumented kernel, in the thread that executes the instruction.
+//
+// Built by racegate with: nvcc --fatbin --keep-device-functions -Xptxas --compile-as-tools-patch
+//   -gencode arch=compute_90,code=sm_90 (see harness/src/globalcheck/build.rs).
+//
+// The race rule, per 4-byte word (byte masks keep neighbouring bytes apart):
+//   two accesses conflict when they come from different threads, touch a common byte, at least
+//   one is a plain write (two atomics never conflict; an atomic and a plain read do not either,
+//   since polling a flag that others update atomically is the handoff idiom), and they are not
+//   ordered:
+//   - same block: ordered when a __syncthreads lies between them (the block's barrier epoch
+//     differs); lanes of one warp are also ordered by a __syncwarp or a shuffle between them;
+//   - different blocks: ordered only through atomics: the earlier block did an atomic after
+//     its access (in a later barrier epoch), and the later block did an atomic, later in the
+//     grid-wide sequence, before its access (in an earlier barrier epoch, or by the same thread).
+//     This is the last-block-reduction handoff; a fence cannot be seen by the Sanitizer API, so a
+//     handoff without __threadfence is not told apart from one with it (a documented limit).
+//   Two writes of the same value are not a conflict (benign duplicate stores).
+#include <sanitizer_patching.h>
+#include "globalcheck.h"
+
+__device__ __forceinline__ unsigned int gc_tid()
+{
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+__device__ __forceinline__ unsigned long long gc_block()
+{
+    return blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+}
+
+__device__ __forceinline__ unsigned long long gc_gtid(unsigned long long block, unsigned int tid)
+{
+    return block * (blockDim.x * blockDim.y * blockDim.z) + tid;
+}
+
+__device__ __forceinline__ unsigned long long gc_mix(unsigned long long x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+__device__ __forceinline__ GcRange* gc_find(GcLaunch* L, unsigned long long a)
+{
+    unsigned int lo = 0, hi = L->nranges;
+    while (lo < hi) {
+        unsigned int mid = (lo + hi) / 2;
+        GcRange* r = &L->ranges[mid];
+        if (a < r->base)
+            hi = mid;
+        else if (a >= r->base + r->size)
+            lo = mid + 1;
+        else
+            return r;
+    }
+    return nullptr;
+}
+
+__device__ __forceinline__ unsigned int rec_block(unsigned long long r) { return (unsigned int)((r >> GC_BLOCK_SHIFT) & ((1u << GC_BLOCK_BITS) - 1)); }
+__device__ __forceinline__ unsigned int rec_epoch(unsigned long long r) { return (unsigned int)((r >> GC_EPOCH_SHIFT) & 0xffffu); }
+__device__ __forceinline__ unsigned int rec_tid(unsigned long long r) { return (unsigned int)((r >> GC_TID_SHIFT) & 0x3ffu); }
+__device__ __forceinline__ unsigned int rec_wepoch(unsigned long long r) { return (unsigned int)(r & 0x3fu); }
+__device__ __forceinline__ unsigned int rec_mask(unsigned long long r) { return (unsigned int)((r >> GC_MASK_SHIFT) & 0xfu); }
+
+// Did block `then_block` release (an atomic after the access) before block `now_block` acquired
+// (an atomic before the access)?
+__device__ __forceinline__ bool gc_handoff(GcLaunch* L, unsigned long long then, unsigned long long now)
+{
+    unsigned long long a = ((volatile unsigned long long*)L->block_atomic)[rec_block(then)];
+    unsigned long long b = ((volatile unsigned long long*)L->block_atomic)[rec_block(now)];
+    if (a == 0 || b == 0)
+        return false;
+    unsigned int a_seq = (unsigned int)(a >> 32), b_seq = (unsigned int)(b >> 32);
+    unsigned int a_epoch = (unsigned int)((a >> 10) & 0xffffu), b_epoch = (unsigned int)((b >> 10) & 0xffffu);
+    unsigned int b_tid = (unsigned int)(b & 0x3ffu);
+    unsigned int a_tid = (unsigned int)(a & 0x3ffu);
+    // Released: the atomic came in a later epoch than the access, or from the same thread in the
+    // same epoch (assumed after the access: over-approximates synchronization, never alarms).
+    bool released = (short)(a_epoch - rec_epoch(then)) > 0
+        || (a_tid == rec_tid(then) && a_epoch == rec_epoch(then));
+    bool acquired = ((short)(rec_epoch(now) - b_epoch) > 0) || (rec_tid(now) == b_tid);
+    return released && acquired && a_seq < b_seq;
+}
+
+// The scope of an unordered pair, or 0 when the pair is ordered (or no conflict at all).
+__device__ __forceinline__ unsigned int gc_scope(GcLaunch* L, unsigned long long then, unsigned long long now)
+{
+    if (!(then & GC_VALID))
+        return 0;
+    if ((rec_mask(then) & rec_mask(now)) == 0)
+        return 0;
+    if ((then & GC_ATOMIC) && (now & GC_ATOMIC))
+        return 0;
+    unsigned int bt = rec_block(then), bn = rec_block(now);
+    unsigned int tt = rec_tid(then), tn = rec_tid(now);
+    if (bt == bn && tt == tn)
+        return 0;
+    if (bt != bn)
+        return gc_handoff(L, then, now) ? 0 : GC_SCOPE_BLOCKS;
+    if (rec_epoch(then) != rec_epoch(now))
+        return 0;
+    if (tt / 32 != tn / 32)
+        return GC_SCOPE_WARPS;
+    if (rec_wepoch(then) != rec_wepoch(now))
+        return 0;
+    return GC_SCOPE_LANES;
+}
+
+__device__ void gc_report(GcLaunch* L, unsigned int kind, unsigned int scope, unsigned long long pc_now,
+                          unsigned long long pc_then, unsigned long long addr, unsigned long long now,
+                          unsigned long long then, unsigned int vnow, unsigned int vthen)
+{
+    unsigned long long key = gc_mix(pc_now * 31 + pc_then * 7 + kind * 3 + scope) | 1ull;
+    unsigned int slot = (unsigned int)(key % GC_FINDING_SLOTS);
+    for (unsigned int probe = 0; probe < 64; probe++) {
+        GcFinding* f = &L->findings[(slot + probe) % GC_FINDING_SLOTS];
+        unsigned long long old = atomicCAS(&f->key, 0ull, key);
+        if (old == 0ull) {
+            f->pc_now = pc_now;
+            f->pc_then = pc_then;
+            f->addr = addr;
+            f->kind = kind;
+            f->scope = scope;
+            f->block_now = rec_block(now);
+            f->thread_now = rec_tid(now);
+            f->block_then = rec_block(then);
+            f->thread_then = rec_tid(then);
+            f->value_now = vnow;
+            f->value_then = vthen;
+            atomicAdd(&f->count, 1u);
+            return;
+        }
+        if (old == key) {
+            atomicAdd(&f->count, 1u);
+            return;
+        }
+    }
+    atomicAdd(&L->dropped, 1ull);
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata, uint64_t pc, void* ptr,
+                                                                  uint32_t size, uint32_t flags, const void* pData)
+{
+    GcLaunch* L = (GcLaunch*)userdata;
+    if (L == nullptr || !(L->mode & GC_MODE_DETECT))
+        return SANITIZER_PATCH_SUCCESS;
+    if (flags & SANITIZER_MEMORY_DEVICE_FLAG_PREFETCH)
+        return SANITIZER_PATCH_SUCCESS;
+    atomicAdd(&L->accesses, 1ull);
+    unsigned long long a = (unsigned long long)ptr;
+    GcRange* r = gc_find(L, a);
+    if (r == nullptr || r->shadow == nullptr) {
+        atomicAdd(&L->untracked, 1ull);
+        return SANITIZER_PATCH_SUCCESS;
+    }
+    // A plain read may come with pData (a mask of bytes used) or without it; a plain write always
+    // has it (the new value); an atomic never has it. So: WRITE set and no data = an atomic.
+    bool atomic = pData == nullptr && (flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE);
+    if (flags & SANITIZER_MEMORY_DEVICE_FLAG_ATOMSYS)
+        atomic = true;
+    bool write = (flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE) != 0;
+    unsigned long long block = gc_block();
+    unsigned int tid = gc_tid();
+    unsigned long long g = gc_gtid(block, tid);
+    unsigned int epoch = L->epochs[g] & 0xffffu;
+    unsigned int wepoch = L->wepochs[g] & 0x3fu;
+    unsigned long long base_rec = GC_VALID | (atomic ? GC_ATOMIC : 0ull)
+        | ((block & ((1ull << GC_BLOCK_BITS) - 1)) << GC_BLOCK_SHIFT)
+        | ((unsigned long long)epoch << GC_EPOCH_SHIFT) | ((unsigned long long)(tid & 0x3ffu) << GC_TID_SHIFT)
+        | wepoch;
+    if (atomic) {
+        unsigned long long seq = atomicAdd(&L->atomic_seq, 1ull) + 1;
+        L->block_atomic[block] = (seq << 32) | ((unsigned long long)epoch << 10) | (tid & 0x3ffu);
+    }
+    unsigned long long off = a - r->base;
+    unsigned long long end = off + size;
+    if (end > r->size)
+        end = r->size;
+    const unsigned char* data = (const unsigned char*)pData;
+    for (unsigned long long w = off / 4; w * 4 < end; w++) {
+        unsigned int mask = 0;
+        unsigned int value = 0;
+        for (unsigned int b = 0; b < 4; b++) {
+            unsigned long long byte = w * 4 + b;
+            if (byte >= off && byte < end) {
+                mask |= 1u << b;
+                if (write && data != nullptr)
+                    value |= (unsigned int)data[byte - off] << (8 * b);
+            }
+        }
+        unsigned long long rec = base_rec | ((unsigned long long)mask << GC_MASK_SHIFT);
+        GcShadow* s = &r->shadow[w];
+        unsigned long long addr = r->base + w * 4;
+        if (write) {
+            unsigned long long pw = ((volatile unsigned long long*)&s->w)[0];
+            unsigned long long pwpc = ((volatile unsigned long long*)&s->wpc)[0];
+            unsigned int pval = ((volatile unsigned int*)&s->wval)[0];
+            unsigned long long pr = ((volatile unsigned long long*)&s->r)[0];
+            unsigned long long prpc = ((volatile unsigned long long*)&s->rpc)[0];
+            unsigned int sc = gc_scope(L, pw, rec);
+            bool same_value = !atomic && !(pw & GC_ATOMIC) && pval == value && rec_mask(pw) == mask;
+            unsigned int rs = (pr & GC_ATOMIC) || atomic ? 0 : gc_scope(L, pr, rec);
+            // A plain write to the word this thread read last is a read-modify-write: racing
+            // with any other thread's access it loses updates, whatever the values.
+            bool rmw = !atomic && L->last_read[g] == addr;
+            if (rmw && (sc != 0 || rs != 0)) {
+                if (sc != 0)
+                    gc_report(L, GC_KIND_LOST_UPDATE, sc, pc, pwpc, addr, rec, pw, value, pval);
+                else
+                    gc_report(L, GC_KIND_LOST_UPDATE, rs, pc, prpc, addr, rec, pr, value, 0);
+            } else {
+                if (sc != 0 && !same_value)
+                    gc_report(L, GC_KIND_WRITE_WRITE, sc, pc, pwpc, addr, rec, pw, value, pval);
+                if (rs != 0)
+                    gc_report(L, GC_KIND_READ_WRITE, rs, pc, prpc, addr, rec, pr, value, 0);
+            }
+            s->w = rec;
+            s->wpc = pc;
+            s->wval = value;
+        } else {
+            unsigned long long pw = ((volatile unsigned long long*)&s->w)[0];
+            unsigned long long pwpc = ((volatile unsigned long long*)&s->wpc)[0];
+            unsigned int pval = ((volatile unsigned int*)&s->wval)[0];
+            // A plain read of a word others update atomically is the polling idiom, not a race.
+            if (!(pw & GC_ATOMIC)) {
+                unsigned int sc = gc_scope(L, pw, rec);
+                if (sc != 0)
+                    gc_report(L, GC_KIND_WRITE_READ, sc, pc, pwpc, addr, rec, pw, 0, pval);
+            }
+            s->r = rec;
+            s->rpc = pc;
+            L->last_read[g] = addr;
+        }
+    }
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+// Before the barrier: the thread enters the next epoch (no access of it happens until the
+// barrier releases, so nothing it does is mistaken for the new epoch too early).
+extern "C" __device__ __noinline__ SanitizerPatchResult gc_barrier(void* userdata, uint64_t pc, uint32_t barIndex,
+                                                                   uint32_t threadCount, uint32_t flags)
+{
+    GcLaunch* L = (GcLaunch*)userdata;
+    if (L == nullptr)
+        return SANITIZER_PATCH_SUCCESS;
+    if (L->mode & GC_MODE_DETECT) {
+        unsigned long long g = gc_gtid(gc_block(), gc_tid());
+        L->epochs[g] += 1;
+    }
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+// After the barrier releases: the jitter. Three warps in four sleep 0 to ~4 us, each for its
+// own time, as racegate's prelude does for the kernels it compiles itself.
+extern "C" __device__ __noinline__ SanitizerPatchResult gc_barrier_release(void* userdata, uint64_t pc,
+                                                                           uint32_t barIndex, uint32_t threadCount,
+                                                                           uint32_t flags)
+{
+    GcLaunch* L = (GcLaunch*)userdata;
+    if (L == nullptr || !(L->mode & GC_MODE_JITTER))
+        return SANITIZER_PATCH_SUCCESS;
+    unsigned long long key = L->jitter_seed ^ (gc_block() << 24) ^ ((unsigned long long)(gc_tid() / 32) << 12)
+        ^ (pc & 0xfffull) ^ ((unsigned long long)(clock64() >> 8) << 40);
+    unsigned int h = (unsigned int)gc_mix(key);
+    if ((h & 3u) != 0u)
+        __nanosleep((h >> 2) % 4096u);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult gc_syncwarp(void* userdata, uint64_t pc, uint32_t mask)
+{
+    GcLaunch* L = (GcLaunch*)userdata;
+    if (L == nullptr || !(L->mode & GC_MODE_DETECT))
+        return SANITIZER_PATCH_SUCCESS;
+    L->wepochs[gc_gtid(gc_block(), gc_tid())] += 1;
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult gc_shfl(void* userdata, uint64_t pc)
+{
+    GcLaunch* L = (GcLaunch*)userdata;
+    if (L == nullptr || !(L->mode & GC_MODE_DETECT))
+        return SANITIZER_PATCH_SUCCESS;
+    L->wepochs[gc_gtid(gc_block(), gc_tid())] += 1;
+    return SANITIZER_PATCH_SUCCESS;
+}

@@ -1,0 +1,529 @@
+// globalcheck host part: loaded into a CUDA program through CUDA_INJECTION64_PATH. It patches
+// every module the program loads with racegate's device patches (patches.cu), gives each kernel
+// launch its shadow memory, and after the launch writes what the patches found as one JSON
+// line to RACEGATE_GC_DIR/report.jsonl. racegate (harness/src/globalcheck/) reads that file,
+// maps program counters to source lines with nvdisasm, and judges.
+//
+// Settings, from the environment (racegate sets them):
+//   RACEGATE_GC_DIR      folder for report.jsonl and the loaded modules' cubins (module-K.cubin)
+//   RACEGATE_GC_PATCHES  the patches' fatbin
+//   RACEGATE_GC_MODE     detect, jitter, or detect,jitter
+//   RACEGATE_GC_SEED     jitter seed (decimal)
+//   RACEGATE_GC_BUDGET_MB  shadow memory budget in MiB (default 4096); allocations past it are
+//                        not tracked, and each launch's line names them
+//
+// Built by racegate: g++ -std=c++17 -shared -fPIC tool.cpp -lsanitizer-public -ldl.
+#include <sanitizer.h>
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+#include <elf.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "globalcheck.h"
+
+namespace {
+
+struct Function {
+    std::string name;
+    uint64_t pc = 0;
+    uint64_t size = 0;
+};
+
+struct Module {
+    int index = 0;
+    std::vector<Function> functions;
+};
+
+struct Alloc {
+    uint64_t size = 0;
+    GcShadow* shadow = nullptr;  // allocated lazily at the first launch that needs it
+    bool over_budget = false;
+    std::string name;            // for module globals: the variable's name
+};
+
+struct Pending {
+    std::string kernel;
+    int module = -1;
+    uint32_t grid[3] = {0, 0, 0};
+    uint32_t block[3] = {0, 0, 0};
+    Sanitizer_StreamHandle stream = nullptr;
+    GcLaunch* dlaunch = nullptr;
+    std::vector<std::pair<uint64_t, uint64_t>> untracked;  // allocations past the budget
+    unsigned launch = 0;
+};
+
+struct State {
+    std::recursive_mutex lock;
+    std::string dir;
+    std::string patches;
+    unsigned mode = GC_MODE_DETECT;
+    unsigned long long seed = 0;
+    uint64_t budget = 4096ull << 20;
+    uint64_t used = 0;
+    FILE* out = nullptr;
+    std::map<CUmodule, Module> modules;
+    int next_module = 0;
+    std::map<uint64_t, Alloc> allocs;  // by base address
+    // Scratch buffers, grown as launches need (launches are serialized: each launch's end
+    // synchronizes its stream before the program continues).
+    void* scratch = nullptr;
+    size_t scratch_size = 0;
+    std::vector<Pending> pending;
+    unsigned launches = 0;
+};
+
+State* g = nullptr;
+// Set while the tool itself calls the Sanitizer API, whose allocations must not become tracked memory.
+thread_local bool busy = false;
+
+void line(const std::string& s)
+{
+    if (g->out) {
+        fputs(s.c_str(), g->out);
+        fputc('\n', g->out);
+        fflush(g->out);
+    }
+}
+
+std::string esc(const std::string& s)
+{
+    std::string o;
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            o += '\\';
+            o += c;
+        } else if ((unsigned char)c < 0x20) {
+            char b[8];
+            snprintf(b, sizeof b, "\\u%04x", c);
+            o += b;
+        } else {
+            o += c;
+        }
+    }
+    return o;
+}
+
+void error(const std::string& what, SanitizerResult r)
+{
+    const char* s = nullptr;
+    sanitizerGetResultString(r, &s);
+    line("{\"error\":\"" + esc(what) + ": " + esc(s ? s : "?") + "\"}");
+}
+
+// Function and global-variable symbols of a cubin (ELF64).
+void symbols(const char* img, size_t n, std::vector<std::string>& funcs, std::vector<std::string>& globals)
+{
+    if (n < sizeof(Elf64_Ehdr) || memcmp(img, ELFMAG, SELFMAG) != 0 || img[EI_CLASS] != ELFCLASS64)
+        return;
+    auto* eh = (const Elf64_Ehdr*)img;
+    if (eh->e_shoff == 0 || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > n)
+        return;
+    auto* sh = (const Elf64_Shdr*)(img + eh->e_shoff);
+    const char* shstr = eh->e_shstrndx < eh->e_shnum ? img + sh[eh->e_shstrndx].sh_offset : nullptr;
+    for (int i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum)
+            continue;
+        const char* str = img + sh[sh[i].sh_link].sh_offset;
+        auto* sym = (const Elf64_Sym*)(img + sh[i].sh_offset);
+        size_t count = sh[i].sh_size / sizeof(Elf64_Sym);
+        for (size_t k = 0; k < count; k++) {
+            std::string name = str + sym[k].st_name;
+            if (name.empty())
+                continue;
+            int type = ELF64_ST_TYPE(sym[k].st_info);
+            if (sym[k].st_shndx == SHN_UNDEF || sym[k].st_shndx >= eh->e_shnum)
+                continue;
+            if (type == STT_FUNC) {
+                funcs.push_back(name);
+            } else if (type == STT_OBJECT && sym[k].st_shndx < eh->e_shnum && shstr) {
+                std::string sec = shstr + sh[sym[k].st_shndx].sh_name;
+                if (sec.rfind(".nv.global", 0) == 0)
+                    globals.push_back(name);
+            }
+        }
+    }
+}
+
+bool off(const char* what)
+{
+    const char* v = getenv(what);
+    return v && *v == '1';
+}
+
+void module_loaded(Sanitizer_ResourceModuleData* d)
+{
+    Module m;
+    if (off("RACEGATE_GC_TRACE"))
+        line("{\"stage\":\"module loaded\",\"bytes\":" + std::to_string(d->cubinSize) + "}");
+    m.index = g->next_module++;
+    SanitizerResult r = sanitizerAddPatchesFromFile(g->patches.c_str(), d->context);
+    if (r != SANITIZER_SUCCESS) {
+        error("adding the patches from " + g->patches, r);
+        return;
+    }
+    if (g->mode & GC_MODE_DETECT) {
+        struct { Sanitizer_InstructionId id; const char* fn; } p[] = {
+            {SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, "gc_access"},
+            {SANITIZER_INSTRUCTION_BARRIER, "gc_barrier"},
+            {SANITIZER_INSTRUCTION_SYNCWARP, "gc_syncwarp"},
+            {SANITIZER_INSTRUCTION_SHFL, "gc_shfl"},
+        };
+        for (auto& x : p) {
+            r = sanitizerPatchInstructions(x.id, d->module, x.fn);
+            if (r != SANITIZER_SUCCESS)
+                error(std::string("patching for ") + x.fn, r);
+        }
+    }
+    if (g->mode & GC_MODE_JITTER) {
+        r = sanitizerPatchInstructions(SANITIZER_INSTRUCTION_BARRIER_RELEASE, d->module, "gc_barrier_release");
+        if (r != SANITIZER_SUCCESS)
+            error("patching for gc_barrier_release", r);
+    }
+    r = sanitizerPatchModule(d->module);
+    if (r != SANITIZER_SUCCESS)
+        error("patching the module", r);
+
+    if (off("RACEGATE_GC_TRACE"))
+        line("{\"stage\":\"patched\"}");
+    std::vector<std::string> funcs, globals;
+    if (d->pCubin && d->cubinSize && !off("RACEGATE_GC_NO_SYMBOLS"))
+        symbols(d->pCubin, d->cubinSize, funcs, globals);
+    if (off("RACEGATE_GC_TRACE"))
+        line("{\"stage\":\"symbols\",\"functions\":" + std::to_string(funcs.size()) + ",\"globals\":" + std::to_string(globals.size()) + "}");
+    std::string fjson;
+    if (off("RACEGATE_GC_NO_FUNCS"))
+        funcs.clear();
+    for (auto& f : funcs) {
+        Function fn;
+        fn.name = f;
+        if (sanitizerGetFunctionPcAndSize(d->module, f.c_str(), &fn.pc, &fn.size) != SANITIZER_SUCCESS)
+            continue;
+        fjson += std::string(fjson.empty() ? "" : ",") + "{\"name\":\"" + esc(f) + "\",\"pc\":" + std::to_string(fn.pc)
+            + ",\"size\":" + std::to_string(fn.size) + "}";
+        m.functions.push_back(fn);
+    }
+    // Module-scope __device__ variables are memory too: track them like allocations. The driver
+    // is looked up at run time (the program has loaded it; the tool does not link it).
+    std::string gjson;
+    using GetGlobal = CUresult (*)(CUdeviceptr*, size_t*, CUmodule, const char*);
+    static GetGlobal get_global = nullptr;
+    if (!get_global) {
+        void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        if (!cuda)
+            cuda = dlopen("libcuda.so.1", RTLD_NOW);
+        if (cuda)
+            get_global = (GetGlobal)dlsym(cuda, "cuModuleGetGlobal_v2");
+    }
+    if (off("RACEGATE_GC_NO_GLOBALS"))
+        globals.clear();
+    for (auto& v : globals) {
+        CUdeviceptr p = 0;
+        size_t size = 0;
+        if (!get_global || get_global(&p, &size, d->module, v.c_str()) != CUDA_SUCCESS || size == 0)
+            continue;
+        Alloc a;
+        a.size = size;
+        a.name = v;
+        g->allocs[(uint64_t)p] = a;
+        gjson += std::string(gjson.empty() ? "" : ",") + "{\"name\":\"" + esc(v) + "\",\"base\":" + std::to_string((uint64_t)p)
+            + ",\"size\":" + std::to_string(size) + "}";
+    }
+    if (off("RACEGATE_GC_TRACE"))
+        line("{\"stage\":\"functions and globals\"}");
+    std::string cubin = "module-" + std::to_string(m.index) + ".cubin";
+    bool elf = d->pCubin && d->cubinSize >= 4 && memcmp(d->pCubin, ELFMAG, SELFMAG) == 0;
+    if (elf && (g->mode & GC_MODE_DETECT)) {
+        FILE* f = fopen((g->dir + "/" + cubin).c_str(), "wb");
+        if (f) {
+            fwrite(d->pCubin, 1, d->cubinSize, f);
+            fclose(f);
+        }
+    }
+    line("{\"module\":" + std::to_string(m.index) + ",\"cubin\":\"" + (elf ? cubin : "") + "\",\"image_bytes\":"
+         + std::to_string(d->cubinSize) + ",\"functions\":[" + fjson + "],\"globals\":[" + gjson + "]}");
+    g->modules[d->module] = m;
+}
+
+void* scratch(size_t bytes)
+{
+    if (bytes > g->scratch_size) {
+        if (g->scratch)
+            sanitizerFree(nullptr, g->scratch);
+        g->scratch = nullptr;
+        g->scratch_size = 0;
+        if (sanitizerAlloc(nullptr, &g->scratch, bytes) != SANITIZER_SUCCESS)
+            return nullptr;
+        g->scratch_size = bytes;
+    }
+    return g->scratch;
+}
+
+size_t up(size_t n) { return (n + 255) & ~(size_t)255; }
+
+void launch_begin(Sanitizer_LaunchData* d)
+{
+    if (off("RACEGATE_GC_TRACE"))
+        line("{\"stage\":\"launch begin\"}");
+    Pending p;
+    p.kernel = d->functionName ? d->functionName : "?";
+    auto mi = g->modules.find(d->module);
+    p.module = mi == g->modules.end() ? -1 : mi->second.index;
+    p.grid[0] = d->gridDim_x; p.grid[1] = d->gridDim_y; p.grid[2] = d->gridDim_z;
+    p.block[0] = d->blockDim_x; p.block[1] = d->blockDim_y; p.block[2] = d->blockDim_z;
+    p.stream = d->hStream;
+    p.launch = g->launches++;
+    unsigned long long nblocks = (unsigned long long)p.grid[0] * p.grid[1] * p.grid[2];
+    unsigned long long nthreads = nblocks * p.block[0] * p.block[1] * p.block[2];
+
+    std::vector<GcRange> ranges;
+    if (g->mode & GC_MODE_DETECT) {
+        for (auto& [base, a] : g->allocs) {
+            size_t bytes = ((a.size + 3) / 4) * sizeof(GcShadow);
+            if (!a.shadow && !a.over_budget) {
+                if (g->used + bytes <= g->budget && sanitizerAlloc(d->context, (void**)&a.shadow, bytes) == SANITIZER_SUCCESS)
+                    g->used += bytes;
+                else
+                    a.over_budget = true;
+            }
+            if (a.shadow) {
+                sanitizerMemset(a.shadow, 0, bytes, d->hStream);
+                ranges.push_back(GcRange{base, a.size, a.shadow});
+            } else {
+                p.untracked.push_back({base, a.size});
+            }
+        }
+    }
+    size_t o_launch = 0;
+    size_t o_ranges = up(sizeof(GcLaunch));
+    size_t o_epochs = o_ranges + up(ranges.size() * sizeof(GcRange));
+    size_t o_wepochs = o_epochs + up(nthreads * 4);
+    size_t o_lastread = o_wepochs + up(nthreads * 4);
+    size_t o_batomic = o_lastread + up(nthreads * 8);
+    size_t o_findings = o_batomic + up(nblocks * 8);
+    size_t total = o_findings + up(GC_FINDING_SLOTS * sizeof(GcFinding));
+    if (!(g->mode & GC_MODE_DETECT))
+        total = up(sizeof(GcLaunch));
+    char* base = (char*)scratch(total);
+    if (!base) {
+        line("{\"error\":\"no device memory for launch " + std::to_string(p.launch) + " of " + esc(p.kernel) + "\"}");
+        return;
+    }
+    GcLaunch h;
+    memset(&h, 0, sizeof h);
+    h.mode = g->mode;
+    h.jitter_seed = g->seed;
+    h.nthreads = nthreads;
+    h.nblocks = nblocks;
+    if (g->mode & GC_MODE_DETECT) {
+        h.nranges = (unsigned)ranges.size();
+        h.ranges = (GcRange*)(base + o_ranges);
+        h.epochs = (unsigned*)(base + o_epochs);
+        h.wepochs = (unsigned*)(base + o_wepochs);
+        h.last_read = (unsigned long long*)(base + o_lastread);
+        h.block_atomic = (unsigned long long*)(base + o_batomic);
+        h.findings = (GcFinding*)(base + o_findings);
+        sanitizerMemset(base + o_epochs, 0, total - o_epochs, d->hStream);
+        if (!ranges.empty())
+            sanitizerMemcpyHostToDeviceAsync(base + o_ranges, ranges.data(), ranges.size() * sizeof(GcRange), d->hStream);
+    }
+    sanitizerMemcpyHostToDeviceAsync(base + o_launch, &h, sizeof h, d->hStream);
+    p.dlaunch = (GcLaunch*)(base + o_launch);
+    SanitizerResult r = sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, p.dlaunch);
+    if (r != SANITIZER_SUCCESS)
+        error("setting the launch's data", r);
+    g->pending.push_back(p);
+}
+
+const char* kind_name(unsigned k)
+{
+    switch (k) {
+    case GC_KIND_WRITE_WRITE: return "write-write";
+    case GC_KIND_READ_WRITE: return "read-write";
+    case GC_KIND_WRITE_READ: return "write-read";
+    case GC_KIND_LOST_UPDATE: return "lost-update";
+    }
+    return "?";
+}
+
+const char* scope_name(unsigned s)
+{
+    switch (s) {
+    case GC_SCOPE_BLOCKS: return "blocks";
+    case GC_SCOPE_WARPS: return "warps";
+    case GC_SCOPE_LANES: return "lanes";
+    }
+    return "?";
+}
+
+void launch_end()
+{
+    if (off("RACEGATE_GC_TRACE"))
+        line("{\"stage\":\"launch end\"}");
+    for (auto& p : g->pending) {
+        sanitizerStreamSynchronize(p.stream);
+        GcLaunch h;
+        memset(&h, 0, sizeof h);
+        sanitizerMemcpyDeviceToHost(&h, p.dlaunch, sizeof h, p.stream);
+        std::vector<GcFinding> f;
+        if ((g->mode & GC_MODE_DETECT) && h.findings) {
+            f.resize(GC_FINDING_SLOTS);
+            sanitizerMemcpyDeviceToHost(f.data(), h.findings, f.size() * sizeof(GcFinding), p.stream);
+        }
+        std::string s = "{\"launch\":" + std::to_string(p.launch) + ",\"kernel\":\"" + esc(p.kernel)
+            + "\",\"module\":" + std::to_string(p.module) + ",\"grid\":[" + std::to_string(p.grid[0]) + ","
+            + std::to_string(p.grid[1]) + "," + std::to_string(p.grid[2]) + "],\"block\":["
+            + std::to_string(p.block[0]) + "," + std::to_string(p.block[1]) + "," + std::to_string(p.block[2])
+            + "],\"mode\":" + std::to_string(g->mode) + ",\"accesses\":" + std::to_string(h.accesses)
+            + ",\"untracked_accesses\":" + std::to_string(h.untracked) + ",\"dropped\":" + std::to_string(h.dropped)
+            + ",\"untracked_allocations\":[";
+        for (size_t i = 0; i < p.untracked.size(); i++)
+            s += std::string(i ? "," : "") + "{\"base\":" + std::to_string(p.untracked[i].first) + ",\"size\":"
+                + std::to_string(p.untracked[i].second) + "}";
+        s += "],\"findings\":[";
+        bool first = true;
+        for (auto& x : f) {
+            if (x.key == 0)
+                continue;
+            std::string alloc;
+            uint64_t alloc_base = 0;
+            for (auto& [b, a] : g->allocs)
+                if (x.addr >= b && x.addr < b + a.size) {
+                    alloc_base = b;
+                    alloc = a.name;
+                }
+            s += std::string(first ? "" : ",") + "{\"kind\":\"" + kind_name(x.kind) + "\",\"scope\":\""
+                + scope_name(x.scope) + "\",\"pc_now\":" + std::to_string(x.pc_now) + ",\"pc_then\":"
+                + std::to_string(x.pc_then) + ",\"addr\":" + std::to_string(x.addr) + ",\"alloc_base\":"
+                + std::to_string(alloc_base) + ",\"alloc_name\":\"" + esc(alloc) + "\",\"block_now\":"
+                + std::to_string(x.block_now) + ",\"thread_now\":" + std::to_string(x.thread_now)
+                + ",\"block_then\":" + std::to_string(x.block_then) + ",\"thread_then\":"
+                + std::to_string(x.thread_then) + ",\"value_now\":" + std::to_string(x.value_now)
+                + ",\"value_then\":" + std::to_string(x.value_then) + ",\"count\":" + std::to_string(x.count) + "}";
+            first = false;
+        }
+        s += "]}";
+        line(s);
+    }
+    g->pending.clear();
+}
+
+void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata)
+{
+    if (off("RACEGATE_GC_TRACE"))
+        line("{\"stage\":\"callback\",\"domain\":" + std::to_string((int)domain) + ",\"cbid\":" + std::to_string((int)cbid) + "}");
+    if (off("RACEGATE_GC_NOOP"))
+        return;
+    std::lock_guard<std::recursive_mutex> guard(g->lock);
+    if (busy && domain == SANITIZER_CB_DOMAIN_RESOURCE)
+        return;  // the tool's own allocations and patch modules
+    struct Busy { Busy() { busy = true; } ~Busy() { busy = false; } } mark;
+    if (domain == SANITIZER_CB_DOMAIN_RESOURCE) {
+        switch (cbid) {
+        case SANITIZER_CBID_RESOURCE_MODULE_LOADED:
+            module_loaded((Sanitizer_ResourceModuleData*)cbdata);
+            break;
+        case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
+            g->modules.erase(((Sanitizer_ResourceModuleData*)cbdata)->module);
+            break;
+        case SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_ALLOC:
+        case SANITIZER_CBID_RESOURCE_MEMORY_ALLOC_ASYNC: {
+            auto* m = (Sanitizer_ResourceMemoryData*)cbdata;
+            Alloc a;
+            a.size = m->size;
+            g->allocs[m->address] = a;
+            break;
+        }
+        case SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_FREE:
+        case SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC: {
+            auto* m = (Sanitizer_ResourceMemoryData*)cbdata;
+            auto it = g->allocs.find(m->address);
+            if (it != g->allocs.end()) {
+                if (it->second.shadow) {
+                    sanitizerFree(nullptr, it->second.shadow);
+                    g->used -= ((it->second.size + 3) / 4) * sizeof(GcShadow);
+                }
+                g->allocs.erase(it);
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    } else if (domain == SANITIZER_CB_DOMAIN_LAUNCH) {
+        if (cbid == SANITIZER_CBID_LAUNCH_BEGIN)
+            launch_begin((Sanitizer_LaunchData*)cbdata);
+        else if (cbid == SANITIZER_CBID_LAUNCH_END)
+            launch_end();
+    }
+}
+
+// A crash of the tool must leave a trace in the report, not only a dead program.
+void on_crash(int sig)
+{
+    if (g && g->out) {
+        fprintf(g->out, "{\"error\":\"globalcheck crashed with signal %d\",\"backtrace\":\"see stderr\"}\n", sig);
+        fflush(g->out);
+    }
+    void* frames[32];
+    int n = backtrace(frames, 32);
+    backtrace_symbols_fd(frames, n, 2);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection()
+{
+    if (g)
+        return 0;
+    g = new State();
+    const char* dir = getenv("RACEGATE_GC_DIR");
+    const char* patches = getenv("RACEGATE_GC_PATCHES");
+    const char* mode = getenv("RACEGATE_GC_MODE");
+    const char* seed = getenv("RACEGATE_GC_SEED");
+    const char* budget = getenv("RACEGATE_GC_BUDGET_MB");
+    g->dir = dir ? dir : ".";
+    g->patches = patches ? patches : "";
+    if (mode) {
+        std::string m = mode;
+        g->mode = 0;
+        if (m.find("detect") != std::string::npos)
+            g->mode |= GC_MODE_DETECT;
+        if (m.find("jitter") != std::string::npos)
+            g->mode |= GC_MODE_JITTER;
+    }
+    if (seed)
+        g->seed = strtoull(seed, nullptr, 10);
+    if (budget)
+        g->budget = strtoull(budget, nullptr, 10) << 20;
+    g->out = fopen((g->dir + "/report.jsonl").c_str(), "a");
+    line("{\"tool\":\"globalcheck\",\"mode\":" + std::to_string(g->mode) + ",\"budget_bytes\":"
+         + std::to_string(g->budget) + ",\"patches\":\"" + esc(g->patches) + "\"}");
+    if (!off("RACEGATE_GC_NO_CRASH_HANDLER"))
+        signal(SIGSEGV, on_crash);
+    Sanitizer_SubscriberHandle handle;
+    SanitizerResult r = sanitizerSubscribe(&handle, callback, nullptr);
+    if (r != SANITIZER_SUCCESS) {
+        error("subscribing", r);
+        return 1;
+    }
+    if (off("RACEGATE_GC_TRACE"))
+        line("{\"stage\":\"subscribed\"}");
+    sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_RESOURCE);
+    sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_LAUNCH);
+    if (off("RACEGATE_GC_TRACE"))
+        line("{\"stage\":\"enabled\"}");
+    return 0;
+}
