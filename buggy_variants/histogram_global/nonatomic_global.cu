@@ -2,12 +2,13 @@
 //
 // Wrong line: the one marked BUG. Threads across the whole grid increment the same bins
 // without atomics, so increments are lost. racecheck checks shared memory only and reports
-// nothing here: only a result check (stress) catches this lost update.
+// nothing here; the result check (stress) and globalcheck (racegate's global-memory race
+// detector) catch this lost update.
 //
 //@ exercise: histogram
 //@ breaks: kernels/histogram_global.cu
 //@ bug: lost update (non-atomic read-modify-write on global memory)
-//@ expect: stress=flag stress-nojitter=flag racecheck=clean
+//@ expect: stress=flag stress-nojitter=flag racecheck=clean globalcheck=flag
 //@ entry: histogram_global
 
 #define NUM_BINS 256

@@ -28,18 +28,21 @@ pub enum Detector {
     Synccheck,
     Memcheck,
     Initcheck,
+    /// racegate's race detector for global memory.
+    Globalcheck,
     /// A launch that does not finish before its deadline.
     Watchdog,
 }
 
 impl Detector {
-    pub const ALL: [Detector; 7] = [
+    pub const ALL: [Detector; 8] = [
         Detector::Stress,
         Detector::StressNojitter,
         Detector::Racecheck,
         Detector::Synccheck,
         Detector::Memcheck,
         Detector::Initcheck,
+        Detector::Globalcheck,
         Detector::Watchdog,
     ];
 
@@ -51,6 +54,7 @@ impl Detector {
             Detector::Synccheck => "synccheck",
             Detector::Memcheck => "memcheck",
             Detector::Initcheck => "initcheck",
+            Detector::Globalcheck => "globalcheck",
             Detector::Watchdog => "watchdog",
         }
     }

@@ -30,7 +30,7 @@ pub struct SanitizeArgs {
     #[arg(long, default_value_t = 120.0, value_parser = values::seconds)]
     timeout: f64,
     /// Seed for the problem's inputs.
-    #[arg(long, default_value_t = sanitize::runner::SANITIZE_SEED)]
+    #[arg(long, default_value_t = sanitize::SANITIZE_SEED)]
     seed: u64,
     #[command(flatten)]
     out: JsonArg,

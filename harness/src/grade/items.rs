@@ -206,6 +206,7 @@ impl Items<'_> {
             Tool::Synccheck => Item::Synccheck,
             Tool::Memcheck => Item::Memcheck,
             Tool::Initcheck => Item::Initcheck,
+            Tool::Globalcheck => Item::Globalcheck,
         };
         let problem = self.problem(1_000_000, SizeChoice::Sanitize);
         let (args, response) =

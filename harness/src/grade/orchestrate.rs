@@ -64,12 +64,13 @@ impl Grade {
 }
 
 /// The items graded once the submission compiles.
-const AFTER_COMPILE: [Item; 6] = [
+const AFTER_COMPILE: [Item; 7] = [
     Item::Correct,
     Item::Racecheck,
     Item::Synccheck,
     Item::Memcheck,
     Item::Initcheck,
+    Item::Globalcheck,
     Item::Performance,
 ];
 
@@ -168,12 +169,13 @@ fn grade_items(
     // 3. Correctness on random sizes, with jitter.
     items.push(on_gpu.correctness(&ptx_jitter)?);
     // 4. The sanitizers, on the small geometry, side by side.
-    let sanitizer_items = crate::pool::run_all(
-        Tool::ALL.to_vec(),
-        4,
-        |tool| on_gpu.sanitizer(&ptx_plain, tool),
-        |_| {},
-    );
+    // globalcheck is an optional item: it runs only when the rubric gives it points.
+    let tools: Vec<Tool> = Tool::ALL
+        .into_iter()
+        .filter(|t| *t != Tool::Globalcheck || rubric.globalcheck > 0.0)
+        .collect();
+    let sanitizer_items =
+        crate::pool::run_all(tools, 4, |tool| on_gpu.sanitizer(&ptx_plain, tool), |_| {});
     for it in sanitizer_items {
         items.push(it?);
     }

@@ -14,6 +14,7 @@ pub enum Item {
     Synccheck,
     Memcheck,
     Initcheck,
+    Globalcheck,
     Performance,
 }
 
@@ -26,6 +27,7 @@ impl Item {
             Item::Synccheck => "synccheck",
             Item::Memcheck => "memcheck",
             Item::Initcheck => "initcheck",
+            Item::Globalcheck => "globalcheck",
             Item::Performance => "performance",
         }
     }
@@ -43,6 +45,7 @@ impl Item {
             Item::Initcheck => {
                 "No read of uninitialized global memory (compute-sanitizer initcheck)"
             }
+            Item::Globalcheck => "No race on global memory (racegate globalcheck)",
             Item::Performance => "Performance against the course's reference kernel",
         }
     }
@@ -55,6 +58,7 @@ impl Item {
             Item::Synccheck => r.synccheck,
             Item::Memcheck => r.memcheck,
             Item::Initcheck => r.initcheck,
+            Item::Globalcheck => r.globalcheck,
             Item::Performance => r.performance,
         }
     }
@@ -62,13 +66,14 @@ impl Item {
 
 impl Item {
     /// Every item, in the order grades list them.
-    pub const ALL: [Item; 7] = [
+    pub const ALL: [Item; 8] = [
         Item::Compiles,
         Item::Correct,
         Item::Racecheck,
         Item::Synccheck,
         Item::Memcheck,
         Item::Initcheck,
+        Item::Globalcheck,
         Item::Performance,
     ];
 
@@ -173,6 +178,7 @@ mod tests {
             synccheck: 10.0,
             memcheck: 15.0,
             initcheck: 10.0,
+            globalcheck: 0.0,
             performance: 0.0,
             performance_rule: Default::default(),
         }

@@ -287,6 +287,9 @@ pub struct Rubric {
     pub synccheck: f64,
     pub memcheck: f64,
     pub initcheck: f64,
+    /// Optional (0 unless the rubric names it): no race on global memory (globalcheck).
+    #[serde(default)]
+    pub globalcheck: f64,
     #[serde(default)]
     pub performance: f64,
     #[serde(default)]
@@ -328,6 +331,7 @@ impl Rubric {
             ("synccheck", r.synccheck),
             ("memcheck", r.memcheck),
             ("initcheck", r.initcheck),
+            ("globalcheck", r.globalcheck),
             ("performance", r.performance),
         ] {
             if !(v >= 0.0 && v.is_finite()) {
@@ -355,6 +359,7 @@ impl Rubric {
             + self.synccheck
             + self.memcheck
             + self.initcheck
+            + self.globalcheck
             + self.performance
     }
 }

@@ -104,6 +104,7 @@ pub fn grade() -> Grade {
         synccheck: 10.0,
         memcheck: 15.0,
         initcheck: 10.0,
+        globalcheck: 0.0,
         performance: 0.0,
         performance_rule: Default::default(),
     };

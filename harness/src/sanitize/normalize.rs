@@ -191,7 +191,12 @@ pub const STEPS: &[Step] = &[
 
 /// Records to normalized findings.
 pub fn findings(records: &[Record], root: &Path) -> Vec<Finding> {
-    STEPS.iter().fold(raw(records), |f, s| (s.apply)(f, root))
+    normalized(raw(records), root)
+}
+
+/// Raw findings of any tool (globalcheck's too) through every step.
+pub fn normalized(raw: Vec<Finding>, root: &Path) -> Vec<Finding> {
+    STEPS.iter().fold(raw, |f, s| (s.apply)(f, root))
 }
 
 /// Normalized text: one line per finding.

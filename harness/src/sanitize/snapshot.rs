@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::normalize::{self, Finding};
-use super::runner::Tool;
+use super::tool::Tool;
 
 /// The snapshot file name (without `.snap`) of a case and tool.
 pub fn name(case: &str, tool: Tool) -> String {

@@ -1,0 +1,246 @@
+//! Building the tool on first use: the host part (`harness/globalcheck/tool.cpp`) with g++
+//! and the device patches (`patches.cu`) with nvcc, from the system CUDA toolkit (its
+//! `compute-sanitizer/` folder has the Sanitizer API) or from the pinned 13.0 wheels that
+//! `ci/setup` and `racegate setup` install. The results are cached in racegate's private cache
+//! under a hash of the sources and the toolchain, so a rebuilt racegate or another toolkit
+//! builds anew and nothing stale is ever loaded. Both compiles run as children with a deadline.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::watchdog::{self, Deadline, Exit};
+
+/// The sources, compiled into racegate so that an installed binary can build its tool.
+pub const SOURCES: [(&str, &str); 3] = [
+    (
+        "globalcheck.h",
+        include_str!("../../../globalcheck/globalcheck.h"),
+    ),
+    ("tool.cpp", include_str!("../../../globalcheck/tool.cpp")),
+    (
+        "patches.cu",
+        include_str!("../../../globalcheck/patches.cu"),
+    ),
+];
+
+/// Where the compilers and the Sanitizer API were found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toolchain {
+    pub gxx: PathBuf,
+    pub nvcc: PathBuf,
+    /// Holds `sanitizer_patching.h`.
+    pub sanitizer_include: PathBuf,
+    /// Holds `libsanitizer-public.so`.
+    pub sanitizer_lib: PathBuf,
+    /// Holds `cuda.h`.
+    pub cuda_include: PathBuf,
+}
+
+/// The built tool.
+#[derive(Clone, Debug)]
+pub struct Built {
+    /// The host library, for `CUDA_INJECTION64_PATH`.
+    pub tool: PathBuf,
+    /// The patches' fatbin.
+    pub patches: PathBuf,
+}
+
+/// The CUDA folders to look in, in order: `CUDA_HOME`, `CUDA_PATH`, `/usr/local/cuda`, then the
+/// wheels of `racegate setup` (user cache) and of `ci/setup` (`.racegate/nvrtc` in `root` or
+/// above it, or above the racegate binary).
+fn candidates(root: &Path) -> Vec<PathBuf> {
+    let mut c: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .collect();
+    c.push(PathBuf::from("/usr/local/cuda"));
+    if let Some(d) = crate::toolchain::cache_install_dir() {
+        c.push(d.join("nvidia/cu13"));
+    }
+    let exe = std::env::current_exe().ok();
+    for base in root
+        .ancestors()
+        .chain(exe.iter().flat_map(|e| e.ancestors()))
+    {
+        c.push(base.join(".racegate/nvrtc/nvidia/cu13"));
+    }
+    c
+}
+
+/// The first CUDA folder with nvcc, the Sanitizer API headers and library, and `cuda.h`; g++
+/// from `CXX` or `PATH`.
+pub fn find(root: &Path) -> Result<Toolchain, String> {
+    let gxx = std::env::var_os("CXX")
+        .map(PathBuf::from)
+        .or_else(|| which("g++"))
+        .ok_or("g++ not found (set CXX or put g++ on PATH)")?;
+    for d in candidates(root) {
+        let nvcc = d.join("bin/nvcc");
+        let inc = [d.join("compute-sanitizer/include"), d.join("include")]
+            .into_iter()
+            .find(|p| p.join("sanitizer_patching.h").is_file());
+        let lib = [d.join("compute-sanitizer"), d.join("lib"), d.join("lib64")]
+            .into_iter()
+            .find(|p| p.join("libsanitizer-public.so").is_file());
+        let cuda_inc = d.join("include");
+        if let (true, Some(inc), Some(lib), true) =
+            (nvcc.is_file(), inc, lib, cuda_inc.join("cuda.h").is_file())
+        {
+            return Ok(Toolchain {
+                gxx,
+                nvcc,
+                sanitizer_include: inc,
+                sanitizer_lib: lib,
+                cuda_include: cuda_inc,
+            });
+        }
+    }
+    Err("no CUDA toolkit with nvcc and the Sanitizer API (compute-sanitizer/include/sanitizer_patching.h, libsanitizer-public.so) in CUDA_HOME, /usr/local/cuda or the wheels of `racegate setup`".into())
+}
+
+/// nvdisasm, for program counter -> line: beside nvcc, else on `PATH`.
+pub fn nvdisasm(root: &Path) -> Option<PathBuf> {
+    candidates(root)
+        .into_iter()
+        .map(|d| d.join("bin/nvdisasm"))
+        .find(|p| p.is_file())
+        .or_else(|| which("nvdisasm"))
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// FNV-1a, 64 bits: a stable key for the cache folder.
+fn fnv(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for p in parts {
+        for b in p.iter().chain([0u8].iter()) {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    h
+}
+
+/// The two compile commands (program, arguments) for sources in `src`, outputs in `out`.
+pub fn commands(tc: &Toolchain, src: &Path, out: &Path) -> Vec<(PathBuf, Vec<OsString>)> {
+    let os = |s: &str| OsString::from(s);
+    let inc = |p: &Path| OsString::from(format!("-I{}", p.display()));
+    vec![
+        (
+            tc.gxx.clone(),
+            vec![
+                // No optimization: the host part runs only at module loads and launches, and
+                // on the H200 an -O2 build crashed in its first callback (probe 2, run 13).
+                os("-std=c++17"),
+                os("-O0"),
+                os("-g"),
+                os("-shared"),
+                os("-fPIC"),
+                inc(&tc.sanitizer_include),
+                inc(&tc.cuda_include),
+                inc(src),
+                os("-o"),
+                out.join("libracegate-globalcheck.so").into(),
+                src.join("tool.cpp").into(),
+                OsString::from(format!("-L{}", tc.sanitizer_lib.display())),
+                os("-lsanitizer-public"),
+                os("-ldl"),
+                OsString::from(format!("-Wl,-rpath,{}", tc.sanitizer_lib.display())),
+            ],
+        ),
+        (
+            tc.nvcc.clone(),
+            vec![
+                os("--fatbin"),
+                os("--keep-device-functions"),
+                os("-Xptxas"),
+                os("--compile-as-tools-patch"),
+                os("-gencode"),
+                os("arch=compute_90,code=sm_90"),
+                inc(&tc.sanitizer_include),
+                inc(src),
+                os("-o"),
+                out.join("patches.fatbin").into(),
+                src.join("patches.cu").into(),
+            ],
+        ),
+    ]
+}
+
+/// Builds the tool unless the cache has it; `Err` says what is missing or what the compiler
+/// said.
+pub fn ensure(root: &Path) -> Result<Built, String> {
+    let tc = find(root)?;
+    let key = fnv(&[
+        SOURCES[0].1.as_bytes(),
+        SOURCES[1].1.as_bytes(),
+        SOURCES[2].1.as_bytes(),
+        tc.gxx.as_os_str().as_encoded_bytes(),
+        tc.nvcc.as_os_str().as_encoded_bytes(),
+        tc.sanitizer_lib.as_os_str().as_encoded_bytes(),
+    ]);
+    let cache = crate::cache::dir().map_err(|e| e.to_string())?;
+    let dir = cache.join("globalcheck").join(format!("{key:016x}"));
+    let built = Built {
+        tool: dir.join("libracegate-globalcheck.so"),
+        patches: dir.join("patches.fatbin"),
+    };
+    if built.tool.is_file() && built.patches.is_file() {
+        return Ok(built);
+    }
+    let parent = cache.join("globalcheck");
+    std::fs::create_dir_all(&parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
+    let tmp = tempfile::tempdir_in(&parent)
+        .map_err(|e| format!("creating a folder in {}: {e}", parent.display()))?;
+    for (name, text) in SOURCES {
+        std::fs::write(tmp.path().join(name), text).map_err(|e| format!("writing {name}: {e}"))?;
+    }
+    // nvcc from the wheels finds its helpers (cicc, ptxas) through PATH.
+    let path = format!(
+        "{}:{}",
+        tc.nvcc.parent().unwrap_or(Path::new(".")).display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (program, args) in commands(&tc, tmp.path(), tmp.path()) {
+        let mut out = String::new();
+        let done = watchdog::run(
+            &program,
+            &args,
+            &[("PATH".to_string(), path.clone())],
+            Deadline {
+                idle: Duration::from_secs(300),
+                total: Some(Duration::from_secs(300)),
+            },
+            |l| {
+                out.push_str(l);
+                out.push('\n');
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        if done.exit != Exit::Code(0) {
+            return Err(format!(
+                "building globalcheck: {} failed ({:?}): {}{}",
+                program.display(),
+                done.exit,
+                out,
+                done.stderr
+            ));
+        }
+    }
+    // Another racegate may have finished the same build meanwhile: either copy will do.
+    let _ = std::fs::rename(tmp.keep(), &dir);
+    if built.tool.is_file() && built.patches.is_file() {
+        Ok(built)
+    } else {
+        Err(format!(
+            "building globalcheck: {} is incomplete",
+            dir.display()
+        ))
+    }
+}

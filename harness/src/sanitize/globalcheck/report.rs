@@ -1,0 +1,289 @@
+//! The tool's report (`report.jsonl`, one JSON object per line: the tool's settings, each
+//! loaded module with its functions' addresses, each launch with its findings, errors) ->
+//! [`Finding`]s. Program counters become `file:line` through each module's [`LineTable`].
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::lines::LineTable;
+use crate::sanitize::normalize::{self, Finding};
+
+/// A function of a loaded module: where its code starts on the device, and its size.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct Function {
+    pub name: String,
+    pub pc: u64,
+    pub size: u64,
+}
+
+/// A loaded module: its cubin's file name in the run folder (empty when the image was no ELF).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct Module {
+    pub module: u32,
+    pub cubin: String,
+    #[serde(default)]
+    pub functions: Vec<Function>,
+}
+
+/// An allocation the shadow budget did not cover.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct Untracked {
+    pub base: u64,
+    pub size: u64,
+}
+
+/// One distinct conflicting pair as the device saw it.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct RawFinding {
+    pub kind: String,
+    pub scope: String,
+    pub pc_now: u64,
+    pub pc_then: u64,
+    pub addr: u64,
+    #[serde(default)]
+    pub alloc_name: String,
+    pub block_now: u32,
+    pub thread_now: u32,
+    pub block_then: u32,
+    pub thread_then: u32,
+    pub count: u64,
+}
+
+/// One kernel launch.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct Launch {
+    pub launch: u32,
+    pub kernel: String,
+    pub module: i64,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub accesses: u64,
+    pub untracked_accesses: u64,
+    pub dropped: u64,
+    #[serde(default)]
+    pub untracked_allocations: Vec<Untracked>,
+    #[serde(default)]
+    pub findings: Vec<RawFinding>,
+}
+
+/// Everything in one report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// The tool's first line was there (it was loaded and initialized).
+    pub started: bool,
+    pub modules: BTreeMap<u32, Module>,
+    pub launches: Vec<Launch>,
+    pub errors: Vec<String>,
+}
+
+/// Reads `report.jsonl`. A line that is not JSON (a write cut short by a crash) is an error of
+/// the report, never skipped silently.
+pub fn parse(text: &str) -> Report {
+    let mut r = Report::default();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => {
+                r.errors.push(format!("report line {}: {e}", i + 1));
+                continue;
+            }
+        };
+        let has = |k: &str| v.get(k).is_some();
+        let res = if has("launch") {
+            serde_json::from_value::<Launch>(v.clone()).map(|l| r.launches.push(l))
+        } else if has("module") && has("cubin") {
+            serde_json::from_value::<Module>(v.clone()).map(|m| {
+                r.modules.insert(m.module, m);
+            })
+        } else if has("tool") {
+            r.started = true;
+            Ok(())
+        } else if let Some(e) = v.get("error") {
+            r.errors.push(e.as_str().unwrap_or("?").to_string());
+            Ok(())
+        } else {
+            Ok(())
+        };
+        if let Err(e) = res {
+            r.errors.push(format!("report line {}: {e}", i + 1));
+        }
+    }
+    r
+}
+
+impl Report {
+    /// The modules whose code a finding points into (they need a line table).
+    pub fn modules_with_findings(&self) -> Vec<u32> {
+        let mut m: Vec<u32> = self
+            .launches
+            .iter()
+            .filter(|l| !l.findings.is_empty() && l.module >= 0)
+            .map(|l| l.module as u32)
+            .collect();
+        m.sort();
+        m.dedup();
+        m
+    }
+
+    /// Accesses no shadow covered, and the allocations the budget left out, for the log.
+    pub fn untracked(&self) -> (u64, Vec<Untracked>) {
+        let n = self.launches.iter().map(|l| l.untracked_accesses).sum();
+        let mut a: Vec<Untracked> = self
+            .launches
+            .iter()
+            .flat_map(|l| l.untracked_allocations.iter().cloned())
+            .collect();
+        a.sort_by_key(|u| u.base);
+        a.dedup();
+        (n, a)
+    }
+}
+
+/// The level of a scope: lanes of one warp are a warning (lockstep assumptions are their own
+/// class; DECISIONS: they count for an expectation only where declared), the rest errors.
+pub fn level(scope: &str) -> &'static str {
+    if scope == "lanes" {
+        "Warning"
+    } else {
+        "Error"
+    }
+}
+
+fn directions(kind: &str) -> (&'static str, &'static str) {
+    match kind {
+        "write-write" => ("Write", "Write"),
+        "read-write" => ("Read", "Write"),
+        "write-read" => ("Write", "Read"),
+        "lost-update" => ("Access", "Read-modify-write"),
+        _ => ("Access", "Access"),
+    }
+}
+
+fn describe(kind: &str, scope: &str) -> String {
+    let what = match kind {
+        "lost-update" => "Lost update (plain read-modify-write) on global memory",
+        "write-write" => "Write-write race on global memory",
+        "read-write" => "Read-write race on global memory",
+        "write-read" => "Write-read race on global memory",
+        _ => "Race on global memory",
+    };
+    let between = match scope {
+        "blocks" => "between blocks, with no atomic handoff between them",
+        "warps" => "between warps of one block, with no __syncthreads between them",
+        "lanes" => "between lanes of one warp, with no __syncwarp between them",
+        _ => "between threads",
+    };
+    format!("{what} {between}")
+}
+
+/// `pc` -> (function, offset) in `module`.
+fn function_at(m: &Module, pc: u64) -> Option<(&str, u64)> {
+    m.functions
+        .iter()
+        .find(|f| pc >= f.pc && pc < f.pc + f.size.max(1))
+        .map(|f| (f.name.as_str(), pc - f.pc))
+}
+
+/// `file:line` of `pc`: the innermost position inside `root` (code inlined from a toolkit
+/// header is reported at the user's line that called it), else the innermost one.
+fn location(
+    report: &Report,
+    tables: &BTreeMap<u32, LineTable>,
+    module: i64,
+    pc: u64,
+    root: &Path,
+) -> String {
+    let Some(m) = u32::try_from(module)
+        .ok()
+        .and_then(|i| report.modules.get(&i))
+    else {
+        return "<no line info>".into();
+    };
+    let Some((func, off)) = function_at(m, pc) else {
+        return "<no line info>".into();
+    };
+    let Some(pos) = tables.get(&m.module).and_then(|t| t.locate(func, off)) else {
+        return format!("{func}+0x{off:x}");
+    };
+    let root = crate::toolchain::normalize(root);
+    let pick = pos
+        .iter()
+        .find(|(f, _)| crate::toolchain::normalize(Path::new(f)).starts_with(&root))
+        .or(pos.first());
+    match pick {
+        Some((f, l)) => format!("{f}:{l}"),
+        None => format!("{func}+0x{off:x}"),
+    }
+}
+
+/// The report's findings, errors and warnings both, normalized like every tool's.
+pub fn findings(report: &Report, tables: &BTreeMap<u32, LineTable>, root: &Path) -> Vec<Finding> {
+    let mut raw = Vec::new();
+    for l in &report.launches {
+        for f in &l.findings {
+            let (then_dir, now_dir) = directions(&f.kind);
+            raw.push(Finding {
+                kind: "Global".into(),
+                level: level(&f.scope).into(),
+                kernel: l.kernel.clone(),
+                location: location(report, tables, l.module, f.pc_now, root),
+                accesses: format!(
+                    "{then_dir} -> {now_dir} {}",
+                    location(report, tables, l.module, f.pc_then, root)
+                ),
+                what: describe(&f.kind, &f.scope),
+            });
+        }
+    }
+    normalize::normalized(raw, root)
+}
+
+/// One line per launch and finding with what normalization leaves out (blocks, threads,
+/// counts, the memory), for the log people read.
+pub fn log(report: &Report) -> String {
+    let mut s = String::new();
+    for l in &report.launches {
+        s.push_str(&format!(
+            "globalcheck: launch {} {} grid {:?} block {:?}: {} global accesses, {} untracked, {} finding(s){}\n",
+            l.launch,
+            l.kernel,
+            l.grid,
+            l.block,
+            l.accesses,
+            l.untracked_accesses,
+            l.findings.len(),
+            if l.dropped > 0 {
+                format!(", {} more dropped (table full)", l.dropped)
+            } else {
+                String::new()
+            }
+        ));
+        for f in &l.findings {
+            s.push_str(&format!(
+                "  {} ({}) at 0x{:x}{}: block {} thread {} against block {} thread {}, {} time(s)\n",
+                f.kind,
+                f.scope,
+                f.addr,
+                if f.alloc_name.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", f.alloc_name)
+                },
+                f.block_now,
+                f.thread_now,
+                f.block_then,
+                f.thread_then,
+                f.count
+            ));
+        }
+    }
+    for e in &report.errors {
+        s.push_str(&format!("globalcheck error: {e}\n"));
+    }
+    s
+}

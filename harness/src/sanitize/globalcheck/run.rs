@@ -1,0 +1,203 @@
+//! Runs a target under globalcheck: the built tool injected through `CUDA_INJECTION64_PATH`,
+//! under a deadline and a process-group kill like every sanitizer run; then reads its report,
+//! maps program counters to lines and decides. Nothing undecidable is ever clean: no report,
+//! a tool error, a crash or memory the shadow budget left out are `Inconclusive`.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::lines::LineTable;
+use super::{build, report};
+use crate::errors::{Error, Result};
+use crate::sanitize::tool::{Outcome, SanitizeConfig, SanitizerRun};
+use crate::watchdog::{self, Deadline, Exit};
+
+/// The shadow budget unless `RACEGATE_GLOBALCHECK_BUDGET_MB` says otherwise: 4 GiB of shadow,
+/// which covers about 400 MB of tracked data (40 bytes of shadow per 4-byte word).
+pub const DEFAULT_BUDGET_MB: u64 = 4096;
+
+/// Runs `target` (`target[0]` is the program) under globalcheck.
+pub fn run_target(
+    label: &str,
+    target: &[OsString],
+    cfg: &SanitizeConfig,
+    root: &Path,
+) -> Result<SanitizerRun> {
+    let start = std::time::Instant::now();
+    let finish = |outcome: Outcome, exit: String, log: String, command: String| SanitizerRun {
+        case: label.to_string(),
+        tool: cfg.tool,
+        outcome,
+        exit,
+        seconds: start.elapsed().as_secs_f64(),
+        log,
+        command,
+    };
+    let built = match build::ensure(root) {
+        Ok(b) => b,
+        Err(why) => {
+            return Ok(finish(
+                Outcome::Inconclusive(format!("globalcheck could not be built: {why}")),
+                "not run".into(),
+                String::new(),
+                String::new(),
+            ))
+        }
+    };
+    let dir = tempfile::tempdir_in(crate::compile::cache_dir()?)
+        .map_err(|e| Error::io("creating", "a globalcheck run folder", e))?;
+    let budget = std::env::var("RACEGATE_GLOBALCHECK_BUDGET_MB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(DEFAULT_BUDGET_MB);
+    let env: Vec<(String, String)> = vec![
+        (
+            "CUDA_INJECTION64_PATH".into(),
+            built.tool.display().to_string(),
+        ),
+        ("RACEGATE_GC_DIR".into(), dir.path().display().to_string()),
+        (
+            "RACEGATE_GC_PATCHES".into(),
+            built.patches.display().to_string(),
+        ),
+        ("RACEGATE_GC_MODE".into(), "detect".into()),
+        ("RACEGATE_GC_BUDGET_MB".into(), budget.to_string()),
+    ];
+    let command = env
+        .iter()
+        .filter(|(k, _)| k == "CUDA_INJECTION64_PATH" || k == "RACEGATE_GC_MODE")
+        .map(|(k, v)| format!("{k}={v}"))
+        .chain(target.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let Some((program, args)) = target.split_first() else {
+        return Err(Error::Usage("globalcheck: no target to run".into()));
+    };
+    let mut stdout = String::new();
+    let done = watchdog::run(
+        Path::new(program),
+        args,
+        &env,
+        Deadline {
+            idle: cfg.timeout,
+            total: Some(cfg.timeout),
+        },
+        |l| {
+            stdout.push_str(l);
+            stdout.push('\n');
+        },
+    )?;
+    let exit = match &done.exit {
+        Exit::Code(c) => format!("exit {c}"),
+        Exit::Signal(s) => format!("signal {s}"),
+        Exit::TimedOut => format!("killed after {:.0} s", cfg.timeout.as_secs_f64()),
+    };
+    let report_path = dir.path().join("report.jsonl");
+    let text = std::fs::read_to_string(&report_path).unwrap_or_default();
+    let rep = report::parse(&text);
+    let mut tables = BTreeMap::new();
+    let mut line_texts = Vec::new();
+    if let Some(nvdisasm) = build::nvdisasm(root) {
+        for m in rep.modules_with_findings() {
+            let Some(module) = rep.modules.get(&m) else {
+                continue;
+            };
+            if module.cubin.is_empty() {
+                continue;
+            }
+            let out = std::process::Command::new(&nvdisasm)
+                .args(["--print-line-info", "-c"])
+                .arg(dir.path().join(&module.cubin))
+                .output();
+            if let Ok(o) = out {
+                let t = String::from_utf8_lossy(&o.stdout).into_owned();
+                tables.insert(m, LineTable::parse(&t));
+                line_texts.push((m, t));
+            }
+        }
+    }
+    if let Some(keep) = &cfg.keep_xml {
+        // The raw capture: the report as the tool wrote it, and nvdisasm's line tables beside it.
+        let _ = std::fs::write(keep, &text);
+        for (m, t) in &line_texts {
+            let _ = std::fs::write(lines_path(keep, *m), t);
+        }
+    }
+    let mut log = format!("{stdout}{}", done.stderr);
+    log.push_str(&report::log(&rep));
+    let outcome = decide(&done.exit, done.left_behind, &rep, &tables, root, &mut log);
+    Ok(finish(outcome, exit, log, command))
+}
+
+/// Where the line table of module `m` is kept beside a saved report.
+pub fn lines_path(report: &Path, m: u32) -> std::path::PathBuf {
+    let mut s = report.as_os_str().to_owned();
+    s.push(format!(".module-{m}.lines.txt"));
+    s.into()
+}
+
+/// The outcome of a finished run. Public for tests on captured reports.
+pub fn decide(
+    exit: &Exit,
+    left_behind: bool,
+    rep: &report::Report,
+    tables: &BTreeMap<u32, LineTable>,
+    root: &Path,
+    log: &mut String,
+) -> Outcome {
+    if *exit == Exit::TimedOut {
+        return Outcome::Hang {
+            left_behind,
+            said: None,
+        };
+    }
+    if !rep.started {
+        return Outcome::Inconclusive(format!(
+            "globalcheck was not loaded into the target (no report; {})",
+            match exit {
+                Exit::Code(c) => format!("the target exited {c}"),
+                Exit::Signal(s) => format!("the target died of signal {s}"),
+                Exit::TimedOut => unreachable!(),
+            }
+        ));
+    }
+    if let Some(e) = rep.errors.first() {
+        return Outcome::Inconclusive(format!("globalcheck: {e}"));
+    }
+    if let Exit::Signal(s) = exit {
+        return Outcome::Inconclusive(format!("the target died of signal {s} under globalcheck"));
+    }
+    if rep.launches.is_empty() {
+        return Outcome::Inconclusive("globalcheck saw no kernel launch".into());
+    }
+    let all = report::findings(rep, tables, root);
+    let (errors, warnings): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| f.level == "Error");
+    for w in &warnings {
+        log.push_str(&format!(
+            "globalcheck warning (not counted): {}\n",
+            w.line()
+        ));
+    }
+    let (untracked, over_budget) = rep.untracked();
+    if untracked > 0 {
+        log.push_str(&format!(
+            "globalcheck: {untracked} global access(es) outside every tracked allocation\n"
+        ));
+    }
+    if !errors.is_empty() {
+        return Outcome::Findings(errors);
+    }
+    if untracked > 0 && !over_budget.is_empty() {
+        let list: Vec<String> = over_budget
+            .iter()
+            .map(|u| format!("{} bytes at 0x{:x}", u.size, u.base))
+            .collect();
+        return Outcome::Inconclusive(format!(
+            "globalcheck's shadow budget left {} allocation(s) untracked ({}); raise RACEGATE_GLOBALCHECK_BUDGET_MB",
+            list.len(),
+            list.join(", ")
+        ));
+    }
+    Outcome::Clean
+}
