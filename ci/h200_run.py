@@ -199,6 +199,60 @@ def main():
         (out / "bench.txt").write_text(r)
         say(f"bench: {time.time() - t:.0f} s -> bench.txt")
 
+    if "globalcheck" in phases:
+        # Issue 16: globalcheck on every case (3 runs: run 1 is the fixture, the others show
+        # stability), then plain / racecheck / globalcheck timed side by side, one case at a
+        # time; the program example under `gate --`; jitter on an nvcc-built program.
+        t = time.time()
+        gdir = out / "globalcheck"; gdir.mkdir(exist_ok=True)
+        jobs = [(c["name"], run) for c in cases for run in (1, 2, 3)]
+
+        def gc(job):
+            name, run = job
+            stem = f"{name.replace('::', '__')}__globalcheck.{run}"
+            cmd = [rg, "sanitize", name, "--tool", "globalcheck", "--json", "-", "--timeout", "60",
+                   "--save-xml", str(gdir / f"{stem}.jsonl"), "--save-log", str(gdir / f"{stem}.log")]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            (gdir / f"{stem}.json").write_text(p.stdout + (("\nSTDERR:\n" + p.stderr) if p.stderr else ""))
+            return name, run, p.returncode
+        with cf.ThreadPoolExecutor(8) as ex:
+            results = list(ex.map(gc, jobs))
+        say(f"globalcheck: {len(jobs)} runs in {time.time() - t:.0f} s; exit codes: "
+            + ", ".join(f"{n}#{r}={rc}" for n, r, rc in results if r == 1))
+        timing = ["case,plain_s,racecheck_s,globalcheck_s"]
+        wrapper = os.path.abspath("ci/gc_wrapper.py")
+        for c in cases:
+            row = [c["name"]]
+            for mode in ("plain", "racecheck", "globalcheck"):
+                env = dict(os.environ)
+                tool = "globalcheck" if mode == "globalcheck" else "racecheck"
+                if mode == "plain":
+                    env["RACEGATE_COMPUTE_SANITIZER"] = wrapper
+                p = subprocess.run([rg, "sanitize", c["name"], "--tool", tool, "--json", "-", "--timeout", "120"],
+                                   capture_output=True, text=True, timeout=300, env=env)
+                try:
+                    row.append(f'{json.loads(p.stdout)["seconds"]:.3f}')
+                except Exception:
+                    row.append("nan")
+            timing.append(",".join(row))
+        (out / "globalcheck-timing.csv").write_text("\n".join(timing) + "\n")
+        r = sh("nvcc -arch=sm_90 -lineinfo -o /tmp/global_races examples/globalcheck/global_races.cu && "
+               "nvcc -arch=sm_90 -lineinfo -o /tmp/matmul_war examples/globalcheck/matmul_war.cu && /tmp/global_races", timeout=120)
+        kernels = ["counter_plain", "counter_atomic", "warps_no_barrier", "warps_barrier", "histogram_plain",
+                   "histogram_atomic", "neighbour_read", "own_read", "last_block_sum", "handoff_fenced",
+                   "lanes_no_syncwarp", "lanes_syncwarp"]
+        for k in kernels:
+            r += sh(f"{rg} gate --baseline /tmp/nb-{k}.json --tools globalcheck --runs 2 --json {gdir}/program-{k}.json -- /tmp/global_races {k}", timeout=200)
+        r += sh(f"{rg} gate --baseline /tmp/nb-all.json --sarif {out}/globalcheck-program.sarif -- /tmp/global_races", timeout=300)
+        r += sh("for i in $(seq 1 20); do /tmp/matmul_war 256; done | sort | uniq -c", timeout=200)
+        r += sh(f"{rg} gate --baseline /tmp/nb-mm.json --tools racecheck --runs 20 --no-jitter -- /tmp/matmul_war 256", timeout=300)
+        r += sh(f"{rg} gate --baseline /tmp/nb-mm2.json --tools racecheck --runs 20 -- /tmp/matmul_war 256", timeout=300)
+        (out / "globalcheck.txt").write_text(r)
+        with tarfile.open(out / "globalcheck.tar.gz", "w:gz") as tf:
+            tf.add(gdir, arcname="globalcheck")
+        import shutil; shutil.rmtree(gdir)
+        say(f"globalcheck: {time.time() - t:.0f} s -> globalcheck.txt, globalcheck-timing.csv, globalcheck.tar.gz, globalcheck-program.sarif")
+
     if "nextest" in phases:
         t = time.time()
         b = a.bundle

@@ -112,7 +112,7 @@ impl Gate {
         self
     }
 
-    /// The sanitizers to run. Default: all four ([`Tool::ALL`]); an empty list runs stress only.
+    /// The sanitizers to run. Default: all five ([`Tool::ALL`], globalcheck included); an empty list runs stress only.
     pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Gate {
         let mut tools: Vec<Tool> = tools.into_iter().collect();
         tools.sort();
@@ -203,6 +203,7 @@ impl Gate {
             sanitizer_args: self.sanitizer_args.clone(),
             masks: Masks::new(&[], true)?,
             oracles: Default::default(),
+            jitter: true,
         })
     }
 }

@@ -16,11 +16,17 @@ use crate::errors::{Error, Result};
 use crate::toolchain;
 
 /// The wheels `racegate setup` installs: NVRTC, the runtime's headers (`cuda_fp16.h`) and
-/// CCCL (`cuda/std`), pinned to what driver 580 can load (DECISIONS: wheels).
-pub const NVRTC_WHEELS: [&str; 3] = [
+/// CCCL (`cuda/std`), pinned to what driver 580 can load (DECISIONS: wheels); and nvcc with the
+/// Sanitizer API, from which racegate builds its globalcheck tool where no CUDA toolkit is
+/// installed (nvcc's own dependencies are unpinned, so nvvm and crt are pinned here).
+pub const NVRTC_WHEELS: [&str; 7] = [
     "nvidia-cuda-nvrtc==13.0.88",
     "nvidia-cuda-runtime==13.0.96",
     "nvidia-cuda-cccl==13.0.85",
+    "nvidia-cuda-nvcc==13.0.88",
+    "nvidia-nvvm==13.0.88",
+    "nvidia-cuda-crt==13.0.88",
+    "nvidia-cuda-sanitizer-api==13.0.85",
 ];
 
 /// A file written after a complete install: it lists the wheels, so a change of pins

@@ -155,6 +155,7 @@ fn one(
         sanitizer_args: Vec::new(),
         masks: crate::gate::masks::Masks::new(&[], true)?,
         oracles: Default::default(),
+        jitter: true,
     };
     crate::gate::manifest_run::run_one(catalog, case, tool, &cfg, exe)
 }

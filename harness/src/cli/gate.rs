@@ -59,7 +59,8 @@ pub struct GateArgs {
     /// the code also hangs without it (or the tool saw a deadlock).
     #[arg(long, default_value_t = 120.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
-    /// The sanitizers to run, comma-separated (default: all four).
+    /// The detectors to run, comma-separated: racecheck, synccheck, memcheck, initcheck,
+    /// globalcheck (default: all five).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
     tools: Vec<Tool>,
     /// Pass an option to compute-sanitizer, before the target; repeatable (e.g.
@@ -76,6 +77,12 @@ pub struct GateArgs {
     /// Compare program output without the built-in masks.
     #[arg(long)]
     no_builtin_masks: bool,
+    /// Run a program's plain runs without schedule jitter. By default each plain run gets
+    /// globalcheck's injection in jitter mode: a seeded per-warp delay after every barrier, as
+    /// racegate's own kernels get from its prelude (races that need one warp to run ahead
+    /// then show); where the tool cannot be built the runs are plain and a note says why.
+    #[arg(long)]
+    no_jitter: bool,
     /// Boxed: the oracles' flags would make `gate` the one large variant of the commands.
     #[command(flatten)]
     oracle: Box<OracleArgs>,
@@ -185,6 +192,7 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
         sanitizer_args: a.sanitizer_arg.clone(),
         masks,
         oracles: oracles(&a.oracle)?,
+        jitter: !a.no_jitter,
     };
     Ok((cfg, s))
 }

@@ -23,6 +23,9 @@ pub struct GateConfig {
     pub masks: super::masks::Masks,
     /// What else judges a program's runs: regexes, a golden output, a checker (default: none).
     pub oracles: super::oracles::Oracles,
+    /// Schedule jitter in a program's plain runs: globalcheck's injection delays each warp
+    /// after every barrier, seeded per run (default: on where the tool can be built).
+    pub jitter: bool,
 }
 
 /// One thing the gate found.

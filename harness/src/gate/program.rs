@@ -155,7 +155,7 @@ pub fn run_target_with(
         pending.extend(hang);
     }
     let mut plain_part = GateRun::default();
-    let plain = plain_runs(&exe, t, &file, cfg, &mut plain_part)?;
+    let plain = plain_runs(&exe, t, &file, root, cfg, &mut plain_part)?;
     plain_part.events().iter().for_each(&on_done);
     run.absorb(plain_part);
     for h in pending {
@@ -166,6 +166,42 @@ pub fn run_target_with(
     Ok(run)
 }
 
+/// The variables that put a program's runs under globalcheck's jitter, and the folder its
+/// report goes to; `None` (with a note) when jitter is off or the tool cannot be built.
+fn jitter_env(
+    root: &Path,
+    cfg: &GateConfig,
+    run: &mut GateRun,
+    subject: &str,
+) -> Result<Option<(tempfile::TempDir, Vec<(String, String)>)>> {
+    if !cfg.jitter {
+        return Ok(None);
+    }
+    match crate::sanitize::globalcheck::build::ensure(root) {
+        Ok(b) => {
+            let dir = tempfile::tempdir_in(crate::compile::cache_dir()?)
+                .map_err(|e| crate::Error::io("creating", "a jitter folder", e))?;
+            Ok(Some((
+                dir,
+                vec![
+                    ("CUDA_INJECTION64_PATH".into(), b.tool.display().to_string()),
+                    (
+                        "RACEGATE_GC_PATCHES".into(),
+                        b.patches.display().to_string(),
+                    ),
+                    ("RACEGATE_GC_MODE".into(), "jitter".into()),
+                ],
+            )))
+        }
+        Err(why) => {
+            run.notes.push(format!(
+                "{subject}: plain runs without schedule jitter (globalcheck's tool cannot be built: {why})"
+            ));
+            Ok(None)
+        }
+    }
+}
+
 /// The plain runs: exit codes (or the regex oracle), deadlines, leftovers, then the outputs of
 /// the runs that passed, against each other, the golden output and the checker. Says whether
 /// any run hung.
@@ -173,21 +209,35 @@ fn plain_runs(
     exe: &Path,
     t: &Target,
     file: &str,
+    root: &Path,
     cfg: &GateConfig,
     run: &mut GateRun,
 ) -> Result<bool> {
     let subject = t.subject.as_str();
     let timeout = t.timeout.unwrap_or(cfg.battery.stress_timeout);
-    let spawn = watchdog::Spawn {
+    let mut spawn = watchdog::Spawn {
         env: t.env.clone(),
         cwd: t.cwd.clone(),
         ..Default::default()
     };
+    let jitter = jitter_env(root, cfg, run, subject)?;
     let mut outputs: Vec<(u32, Vec<u8>)> = Vec::new();
     // kind -> (detector, runs it happened in, last stderr line)
     let mut failures: BTreeMap<String, (&str, Vec<u32>, String)> = BTreeMap::new();
     let (mut seconds, mut hung) = (0.0, false);
     for i in 1..=cfg.runs {
+        if let Some((dir, env)) = &jitter {
+            spawn.env = t.env.clone();
+            spawn.env.extend(env.iter().cloned());
+            // Each run its own schedule: the seed moves with the run.
+            spawn.env.push((
+                "RACEGATE_GC_SEED".into(),
+                (cfg.battery.seed + u64::from(i)).to_string(),
+            ));
+            spawn
+                .env
+                .push(("RACEGATE_GC_DIR".into(), dir.path().display().to_string()));
+        }
         let mut stdout = Vec::new();
         let f = watchdog::run_spawn_bytes(
             exe,

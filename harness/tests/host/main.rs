@@ -8,6 +8,7 @@
 mod api;
 mod compile_child;
 mod exit_codes;
+mod globalcheck;
 mod header;
 mod inputs;
 mod layout;
