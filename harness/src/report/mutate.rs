@@ -1,0 +1,201 @@
+//! `racegate mutate`: the mutants as a list with their diffs, or, after `--run`, what happened to
+//! each, the score per kernel and per operator, and every survivor with its diff (to fix the gate,
+//! or to mark it equivalent with a reason).
+
+use std::fmt::Write;
+
+use crate::mutate::{MutationReport, OperatorScore, Outcome};
+
+fn rate(s: &OperatorScore) -> String {
+    s.kill_rate
+        .map_or("-".into(), |r| format!("{:.1}%", r * 100.0))
+}
+
+/// A table, left-aligned, two spaces between columns.
+fn table(rows: &[Vec<String>]) -> String {
+    let n = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |c| c.len()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c:<w$}", w = widths[i]))
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    out
+}
+
+fn score_row(name: &str, s: &OperatorScore, wall: Option<f64>) -> Vec<String> {
+    let mut row = vec![
+        name.to_string(),
+        s.mutants.to_string(),
+        s.killed.to_string(),
+        s.timed_out.to_string(),
+        s.survived.to_string(),
+        s.stillborn.to_string(),
+        s.equivalent.to_string(),
+        s.inconclusive.to_string(),
+        rate(s),
+    ];
+    if let Some(w) = wall {
+        row.push(format!("{w:.1}s"));
+    }
+    row
+}
+
+const HEAD: [&str; 9] = [
+    "MUTANTS",
+    "KILLED",
+    "TIMED-OUT",
+    "SURVIVED",
+    "STILLBORN",
+    "EQUIVALENT",
+    "INCONCLUSIVE",
+    "KILL RATE",
+    "WALL",
+];
+
+/// Without `--run`: every mutant, its line and its diff.
+pub fn listing(r: &MutationReport) -> String {
+    let mut out = String::new();
+    for k in &r.kernels {
+        let _ = writeln!(
+            out,
+            "{} ({}): {} mutant(s)",
+            k.kernel,
+            k.cases.join(", "),
+            k.mutants.len()
+        );
+        for m in &k.mutants {
+            let note = match &m.outcome {
+                Outcome::Stillborn { log } => format!("  stillborn: {log}"),
+                Outcome::Equivalent { reason } => format!("  equivalent: {reason}"),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "\n{}  {}:{}{note}",
+                m.mutant.id, m.mutant.file, m.mutant.line
+            );
+            out.push_str(&m.diff);
+        }
+        for w in &k.stale_equivalents {
+            let _ = writeln!(out, "warning: {w}");
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "{} mutant(s) of {} kernel(s), {} stillborn; operators: {}",
+        r.total.mutants,
+        r.kernels.len(),
+        r.total.stillborn,
+        r.operators
+            .iter()
+            .map(|o| o.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out
+}
+
+/// After `--run`: each mutant's outcome, the scores, the survivors with their diffs.
+pub fn summary(r: &MutationReport) -> String {
+    let mut out = String::new();
+    for k in &r.kernels {
+        let _ = writeln!(
+            out,
+            "{} ({}), {:.1}s wall",
+            k.kernel,
+            k.cases.join(", "),
+            k.wall_seconds
+        );
+        if let Some(c) = &k.control {
+            let _ = match c.flagged_by {
+                Some(d) => writeln!(
+                    out,
+                    "  CONTROL FLAGGED by {d}: {} (the unmutated kernel fails the battery; its \
+                     mutants' outcomes mean nothing)",
+                    c.detail
+                ),
+                None => writeln!(out, "  control: {} ({:.1}s)", c.detail, c.seconds),
+            };
+        }
+        for m in &k.mutants {
+            let how = match &m.outcome {
+                Outcome::Killed { by, detail } => format!("killed by {by}: {detail}"),
+                Outcome::TimedOut { by } => format!("timed-out under {by} (a hang: detected)"),
+                Outcome::Stillborn { log } => format!("stillborn: {log}"),
+                Outcome::Equivalent { reason } => format!("equivalent: {reason}"),
+                Outcome::Inconclusive { why } => format!("inconclusive: {why}"),
+                o => o.name().to_string(),
+            };
+            let _ = writeln!(out, "  {:<52} {:>6.1}s  {how}", m.mutant.id, m.seconds);
+        }
+        for w in &k.stale_equivalents {
+            let _ = writeln!(out, "  warning: {w}");
+        }
+    }
+    let mut rows = vec![std::iter::once("KERNEL")
+        .chain(HEAD)
+        .map(String::from)
+        .collect()];
+    rows.extend(
+        r.kernels
+            .iter()
+            .map(|k| score_row(&k.kernel, &k.score, Some(k.wall_seconds))),
+    );
+    let _ = write!(out, "\nper kernel:\n{}", table(&rows));
+    let mut rows = vec![std::iter::once("OPERATOR")
+        .chain(HEAD[..8].iter().copied())
+        .map(String::from)
+        .collect()];
+    rows.extend(
+        r.per_operator
+            .iter()
+            .map(|s| score_row(&s.operator, s, None)),
+    );
+    rows.push(score_row("all", &r.total, None));
+    let _ = write!(out, "\nper operator:\n{}", table(&rows));
+    let survivors: Vec<_> = r.survivors().collect();
+    if !survivors.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{} survivor(s): each is a hole in the gate, or harmless; mark a harmless one in the \
+             kernel's KERNEL.cu.equivalent.toml with its id and the reason:",
+            survivors.len()
+        );
+        for (_, m) in &survivors {
+            let _ = writeln!(
+                out,
+                "\n{}  {}:{}",
+                m.mutant.id, m.mutant.file, m.mutant.line
+            );
+            out.push_str(&m.diff);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nkill rate {} ({} killed, {} timed out, {} survived of {} scored; {} stillborn, {} \
+         equivalent, {} inconclusive), {:.1}s wall",
+        rate(&r.total),
+        r.total.killed,
+        r.total.timed_out,
+        r.total.survived,
+        r.total.killed + r.total.timed_out + r.total.survived,
+        r.total.stillborn,
+        r.total.equivalent,
+        r.total.inconclusive,
+        r.wall_seconds
+    );
+    out
+}
