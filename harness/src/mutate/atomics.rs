@@ -118,10 +118,12 @@ pub fn sites(code: &Code) -> Vec<Site> {
         };
         let rest: Vec<String> = args[1..]
             .iter()
-            .map(|a| match a.len() {
-                1 => code.text(a.start, a.start).to_string(),
-                _ => format!("({})", code.text(a.start, a.end - 1)),
-            })
+            .map(
+                |a| match a.len() == 1 || is_postfix_lvalue(code, a.clone()) {
+                    true => code.text(a.start, a.end - 1).to_string(),
+                    false => format!("({})", code.text(a.start, a.end - 1)),
+                },
+            )
             .collect();
         let Some(stmt) = update(base, &x, &rest) else {
             continue;
