@@ -5,8 +5,8 @@
 //!
 //! ```toml
 //! [[equivalent]]
-//! id = "remove-barrier:reduce_sequential.cu:5c1e09a2"
-//! reason = "the last iteration's barrier: only thread 0 reads s[0] afterwards, and it wrote it"
+//! id = "remove-barrier:my_kernel.cu:0123abcd"
+//! reason = "the barrier after the last shared-memory access: no thread reads what another wrote after it"
 //! ```
 //!
 //! An entry without a reason (or with an empty one), an unknown key or a repeated id is bad input

@@ -1,6 +1,8 @@
 //! Running the battery on mutants: each mutant's source in a temporary file, compiled on the
 //! host first (a mutant NVRTC refuses is stillborn), then the detectors in order, stress with
-//! jitter first, then the sanitizers, stopping at the first detection. The unmutated kernel runs
+//! jitter first, then the sanitizers, stopping at the first detection. A mutant inside a
+//! `__global__` function runs as that entry point only; one in a device helper as every entry of
+//! its file. The unmutated kernel runs
 //! the same battery as a control. Runs go side by side through the worker pool, `jobs` at a time,
 //! the mutants of one kernel next to each other; every detector keeps its deadline
 //! ([`crate::battery`]), and a `budget` stops starting new runs.
@@ -125,56 +127,74 @@ enum Seen {
     Inconclusive(String),
 }
 
-/// The detectors in order on every case of `unit`, `path` the file to build (the original when
-/// `None`), stopping at the first detection.
+/// The cases a mutant in `function` can change: only the case whose entry point that function
+/// is (a `__global__` function calls no other), else every case of the unit (a device helper
+/// may serve them all).
+fn reached<'c>(unit: &Unit<'c>, function: &str) -> Vec<&'c Case> {
+    let base = |e: &str| e.split('<').next().unwrap_or(e).trim().to_string();
+    let own: Vec<&Case> = unit
+        .cases
+        .iter()
+        .copied()
+        .filter(|c| !function.is_empty() && base(&c.entry.name) == function)
+        .collect();
+    match own.is_empty() {
+        true => unit.cases.clone(),
+        false => own,
+    }
+}
+
+/// The detectors in order on `cases` of `unit`, `path` the file to build (the original when
+/// `None`): stress with jitter on every case first (where the oracle allows), then each
+/// sanitizer on every case, stopping at the first detection.
 fn battery(
     catalog: &Catalog,
     unit: &Unit,
+    cases: &[&Case],
     path: Option<&Path>,
     cfg: &MutateConfig,
     exe: &Path,
 ) -> Seen {
     let original = catalog.root.join(&unit.file);
     let dir = original.parent().unwrap_or(Path::new("."));
-    let mut unsure = Vec::new();
-    for case in &unit.cases {
-        let c = match path {
+    let cases: Vec<Case> = cases
+        .iter()
+        .map(|case| match path {
             Some(p) => mutant_case(case, p, dir),
             None => (*case).clone(),
-        };
-        let stressed = c.kernel_spec().is_none_or(|k| k.check != Check::None);
-        if stressed {
-            match stress::run(catalog, &c, &cfg.battery.stress(true), exe, |_| {}) {
-                Ok(r) => match &r.verdict {
-                    Verdict::Pass => {}
-                    Verdict::Fail => {
-                        let d = format!(
-                            "{}/{} trials failed ({})",
-                            r.failures, r.trials_run, case.name
-                        );
-                        return Seen::Detected(Detector::Stress, d, false);
-                    }
-                    Verdict::Hang { deadline_s, .. } => {
-                        let d = format!("no result within {deadline_s} s ({})", case.name);
-                        return Seen::Detected(Detector::Watchdog, d, true);
-                    }
-                    Verdict::Fault { error } => {
-                        let first = error.lines().next().unwrap_or("");
-                        return Seen::Detected(
-                            Detector::Stress,
-                            format!("fault: {first} ({})", case.name),
-                            false,
-                        );
-                    }
-                },
-                Err(e) => unsure.push(format!("stress on {}: {e}", case.name)),
-            }
+        })
+        .collect();
+    let mut unsure = Vec::new();
+    for c in &cases {
+        if c.kernel_spec().is_some_and(|k| k.check == Check::None) {
+            continue;
         }
-        for tool in &cfg.tools {
-            let r = match sanitize::runner::run(catalog, &c, &cfg.battery.sanitize(*tool), exe) {
+        match stress::run(catalog, c, &cfg.battery.stress(true), exe, |_| {}) {
+            Ok(r) => match &r.verdict {
+                Verdict::Pass => {}
+                Verdict::Fail => {
+                    let d = format!("{}/{} trials failed ({})", r.failures, r.trials_run, c.name);
+                    return Seen::Detected(Detector::Stress, d, false);
+                }
+                Verdict::Hang { deadline_s, .. } => {
+                    let d = format!("no result within {deadline_s} s ({})", c.name);
+                    return Seen::Detected(Detector::Watchdog, d, true);
+                }
+                Verdict::Fault { error } => {
+                    let first = error.lines().next().unwrap_or("");
+                    let d = format!("fault: {first} ({})", c.name);
+                    return Seen::Detected(Detector::Stress, d, false);
+                }
+            },
+            Err(e) => unsure.push(format!("stress on {}: {e}", c.name)),
+        }
+    }
+    for tool in &cfg.tools {
+        for c in &cases {
+            let r = match sanitize::runner::run(catalog, c, &cfg.battery.sanitize(*tool), exe) {
                 Ok(r) => r,
                 Err(e) => {
-                    unsure.push(format!("{tool} on {}: {e}", case.name));
+                    unsure.push(format!("{tool} on {}: {e}", c.name));
                     continue;
                 }
             };
@@ -183,17 +203,14 @@ fn battery(
                 sanitize::Outcome::Clean => {}
                 sanitize::Outcome::Findings(f) => {
                     let first = f.first().map(|x| x.line()).unwrap_or_default();
-                    return Seen::Detected(
-                        det,
-                        format!("{} finding(s) ({}): {first}", f.len(), case.name),
-                        false,
-                    );
+                    let d = format!("{} finding(s) ({}): {first}", f.len(), c.name);
+                    return Seen::Detected(det, d, false);
                 }
                 sanitize::Outcome::Hang { .. } => {
-                    return Seen::Detected(det, format!("hang ({})", case.name), true)
+                    return Seen::Detected(det, format!("hang ({})", c.name), true)
                 }
                 sanitize::Outcome::Inconclusive(why) => {
-                    unsure.push(format!("{tool} on {}: {why}", case.name))
+                    unsure.push(format!("{tool} on {}: {why}", c.name))
                 }
             }
         }
@@ -312,7 +329,7 @@ pub fn kernel_result(unit: &Unit, mutants: Vec<MutantResult>) -> KernelResult {
 
 fn control(catalog: &Catalog, unit: &Unit, cfg: &MutateConfig, exe: &Path) -> Control {
     let t0 = Instant::now();
-    let (flagged_by, detail) = match battery(catalog, unit, None, cfg, exe) {
+    let (flagged_by, detail) = match battery(catalog, unit, &unit.cases, None, cfg, exe) {
         Seen::Detected(d, why, _) => (Some(d), why),
         Seen::Clean => (None, "clean".into()),
         Seen::Inconclusive(why) => (None, format!("inconclusive: {why}")),
@@ -351,7 +368,14 @@ fn run_mutant(
             .map_or("mutant.cu".into(), |n| n.to_owned());
         let path = dir.path().join(name);
         std::fs::write(&path, m.apply(&unit.source)).map_err(|e| Error::io("writing", &path, e))?;
-        match battery(catalog, unit, Some(&path), cfg, exe) {
+        match battery(
+            catalog,
+            unit,
+            &reached(unit, &m.function),
+            Some(&path),
+            cfg,
+            exe,
+        ) {
             Seen::Detected(by, _, true) => Outcome::TimedOut { by },
             Seen::Detected(by, detail, false) => Outcome::Killed {
                 by,
