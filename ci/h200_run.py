@@ -179,9 +179,10 @@ def main():
         twins = set(tomllib.loads(open(f"{corpus}/expected.toml").read()))
         names = [k["name"] for k in tomllib.loads(open(f"{corpus}/racegate.toml").read())["kernel"]
                  if k["name"] not in twins]
-        common = f"--run --trials 20 --jobs {a.jobs} --stress-timeout 5 --sanitize-timeout 30 --budget 170"
-        r = sh(f"{rg} mutate {common} --json {out}/mutate-catalog.json", timeout=240)
-        r += sh(f"cd {corpus} && {rg} mutate {common} --json {out}/mutate-corpus.json {' '.join(names)}", timeout=240)
+        o = out.resolve()
+        common = f"--run --trials 20 --jobs {a.jobs} --stress-timeout 5 --sanitize-timeout 30 --budget 110"
+        r = sh(f"{rg} mutate {common} --json {o}/mutate-catalog.json", timeout=260)
+        r += sh(f"cd {corpus} && {rg} mutate {common} --json {o}/mutate-corpus.json {' '.join(names)}", timeout=260)
         both = {}
         for part in ("catalog", "corpus"):
             f = out / f"mutate-{part}.json"

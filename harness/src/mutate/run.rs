@@ -392,3 +392,57 @@ fn run_mutant(
         seconds: t0.elapsed().as_secs_f64(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root() -> std::path::PathBuf {
+        crate::toolchain::find_root(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    fn unit<'c>(catalog: &'c Catalog, file: &str) -> Unit<'c> {
+        Unit {
+            kernel: file.into(),
+            file: file.into(),
+            source: String::new(),
+            cases: catalog.cases.iter().filter(|c| c.path == file).collect(),
+            mutants: Vec::new(),
+            equivalents: Equivalents::default(),
+        }
+    }
+
+    #[test]
+    fn a_mutant_runs_as_the_entries_it_can_reach() {
+        let catalog = Catalog::discover(&root()).unwrap();
+        let u = unit(&catalog, "kernels/transpose.cu");
+        let names = |cs: Vec<&Case>| cs.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(reached(&u, "transpose_padded")), ["transpose_padded"]);
+        let u = unit(&catalog, "kernels/matmul_tiled.cu");
+        assert_eq!(
+            names(reached(&u, "matmul_tiled")),
+            ["matmul_tiled16", "matmul_tiled32"],
+            "a device helper serves every entry"
+        );
+    }
+
+    #[test]
+    fn a_manifest_mutant_keeps_its_includes_and_its_case_name() {
+        let m =
+            crate::manifest::Manifest::load(&root().join("examples/corpus/racegate.toml")).unwrap();
+        let catalog = Catalog::from_manifest(m);
+        let case = catalog.get("prefix_sum_inplace").unwrap();
+        let dir = root().join("examples/corpus/kernels");
+        let c = mutant_case(case, Path::new("/tmp/x/prefix_sum_inplace.cu"), &dir);
+        assert_eq!(
+            (c.name.as_str(), c.path.as_str()),
+            ("prefix_sum_inplace", "/tmp/x/prefix_sum_inplace.cu")
+        );
+        let opts = c.compile_options();
+        assert!(opts.contains(&format!("-I{}", dir.display())), "{opts:?}");
+        assert!(
+            opts.iter().any(|o| o.ends_with("examples/corpus/include")),
+            "{opts:?}"
+        );
+    }
+}
