@@ -181,8 +181,8 @@ def main():
                  if k["name"] not in twins]
         o = out.resolve()
         common = f"--run --trials 20 --jobs {a.jobs} --stress-timeout 5 --sanitize-timeout 30 --budget 110"
-        r = sh(f"{rg} mutate {common} --json {o}/mutate-catalog.json", timeout=260)
-        r += sh(f"cd {corpus} && {rg} mutate {common} --json {o}/mutate-corpus.json {' '.join(names)}", timeout=260)
+        r = sh(f"{rg} mutate {common} --json {o}/mutate-catalog.json --table {o}/mutate-catalog.md", timeout=260)
+        r += sh(f"cd {corpus} && {rg} mutate {common} --json {o}/mutate-corpus.json --table {o}/mutate-corpus.md {' '.join(names)}", timeout=260)
         both = {}
         for part in ("catalog", "corpus"):
             f = out / f"mutate-{part}.json"
@@ -191,7 +191,7 @@ def main():
         (out / "mutate.json").write_text(json.dumps(both, indent=1) + "\n")
         (out / "mutate.txt").write_text(r)
         rates = [f"{p}: {d['total']['kill_rate']}" for p, d in both.items() if d]
-        say(f"mutate: {time.time() - t:.0f} s -> mutate.txt, mutate.json; kill rates " + ", ".join(rates))
+        say(f"mutate: {time.time() - t:.0f} s -> mutate.txt, mutate.json, mutate-catalog.md, mutate-corpus.md; kill rates " + ", ".join(rates))
 
     if "grade" in phases:
         # Every sample submission graded: a batch per exercise (JSON, with the deadlines the

@@ -87,6 +87,9 @@ pub struct MutateArgs {
     /// Seconds after which no new run starts; the mutants left are inconclusive.
     #[arg(long, value_name = "SECONDS", value_parser = values::seconds)]
     budget: Option<f64>,
+    /// With --run: write the scores and every mutant's outcome here as markdown (for docs/).
+    #[arg(long, value_name = "FILE")]
+    table: Option<PathBuf>,
     /// List without compiling each mutant (no stillborn check, no NVRTC needed).
     #[arg(long)]
     no_compile: bool,
@@ -209,6 +212,9 @@ fn run_battery(
     })?;
     progress.finish();
     a.out.text(&report::mutate::summary(&report))?;
+    if let Some(p) = &a.table {
+        settings::write_file(p, &report::mutate::markdown(&report))?;
+    }
     a.out.write(&report)?;
     Ok(report.exit_code())
 }

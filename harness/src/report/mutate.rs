@@ -199,3 +199,72 @@ pub fn summary(r: &MutationReport) -> String {
     );
     out
 }
+
+fn md_row(cells: &[String]) -> String {
+    format!("| {} |\n", cells.join(" | "))
+}
+
+/// After `--run`, for `docs/`: the score per kernel and per operator, every mutant's outcome,
+/// and the survivors' diffs, as markdown.
+pub fn markdown(r: &MutationReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Kill rate **{}**: {} killed, {} timed out, {} survived of {} scored mutants ({} stillborn, \
+         {} equivalent, {} inconclusive); {:.1} s wall.\n",
+        rate(&r.total),
+        r.total.killed,
+        r.total.timed_out,
+        r.total.survived,
+        r.total.killed + r.total.timed_out + r.total.survived,
+        r.total.stillborn,
+        r.total.equivalent,
+        r.total.inconclusive,
+        r.wall_seconds
+    );
+    let head = |first: &str, n: usize| {
+        let cells: Vec<String> = std::iter::once(first)
+            .chain(HEAD[..n].iter().copied())
+            .map(|c| c.to_lowercase())
+            .collect();
+        md_row(&cells) + &md_row(&vec!["---".to_string(); cells.len()])
+    };
+    out.push_str(&head("kernel", 9));
+    for k in &r.kernels {
+        let mut row = score_row(&format!("`{}`", k.kernel), &k.score, Some(k.wall_seconds));
+        if k.control.as_ref().is_some_and(|c| c.flagged_by.is_some()) {
+            row[0].push_str(" (control flagged)");
+        }
+        out.push_str(&md_row(&row));
+    }
+    out.push('\n');
+    out.push_str(&head("operator", 8));
+    for s in &r.per_operator {
+        out.push_str(&md_row(&score_row(&format!("`{}`", s.operator), s, None)));
+    }
+    out.push_str(&md_row(&score_row("**all**", &r.total, None)));
+    out.push_str("\n| mutant | line | outcome | detector | seconds |\n|---|---|---|---|---|\n");
+    for k in &r.kernels {
+        for m in &k.mutants {
+            let by = match &m.outcome {
+                Outcome::Killed { by, .. } | Outcome::TimedOut { by } => by.name(),
+                _ => "-",
+            };
+            out.push_str(&md_row(&[
+                format!("`{}`", m.mutant.id),
+                format!("{}:{}", m.mutant.file, m.mutant.line),
+                m.outcome.name().to_string(),
+                by.to_string(),
+                format!("{:.1}", m.seconds),
+            ]));
+        }
+    }
+    let survivors: Vec<_> = r.survivors().collect();
+    if !survivors.is_empty() {
+        let _ = writeln!(out, "\n### Survivors\n");
+        for (_, m) in survivors {
+            let _ = writeln!(out, "`{}`\n\n```diff\n{}```\n", m.mutant.id, m.diff);
+        }
+    }
+    out
+}

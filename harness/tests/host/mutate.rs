@@ -287,6 +287,14 @@ fn the_report_scores_per_operator_and_shows_survivors() {
         "50.0%"
     ]));
     assert!(rows.contains(&vec!["all", "3", "1", "1", "1", "0", "0", "0", "66.7%"]));
+    let md = racegate::report::mutate::markdown(&r);
+    assert!(md.starts_with("Kill rate **66.7%**"), "{md}");
+    assert!(
+        md.contains("| `remove-barrier` | 2 | 1 | 0 | 1 | 0 | 0 | 0 | 50.0% |"),
+        "{md}"
+    );
+    assert!(md.contains("| killed | stress | 1.5 |"), "{md}");
+    assert!(md.contains("```diff\n--- a/kernels/k.cu"), "{md}");
     let json: serde_json::Value = serde_json::to_value(&r).unwrap();
     let m = &json["kernels"][0]["mutants"][0];
     assert_eq!(m["outcome"], "killed");
