@@ -68,13 +68,11 @@ const HEAD: [&str; 9] = [
 pub fn listing(r: &MutationReport) -> String {
     let mut out = String::new();
     for k in &r.kernels {
-        let _ = writeln!(
-            out,
-            "{} ({}): {} mutant(s)",
-            k.kernel,
-            k.cases.join(", "),
-            k.mutants.len()
-        );
+        let cases = match k.cases.is_empty() {
+            true => "no case: nothing to run it as".to_string(),
+            false => k.cases.join(", "),
+        };
+        let _ = writeln!(out, "{} ({cases}): {} mutant(s)", k.kernel, k.mutants.len());
         for m in &k.mutants {
             let note = match &m.outcome {
                 Outcome::Stillborn { log } => format!("  stillborn: {log}"),

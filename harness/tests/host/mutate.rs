@@ -407,6 +407,19 @@ fn an_equivalent_without_a_reason_is_bad_input() {
     );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("warning: kernels/reduce_sequential.cu.equivalent.toml:2: `remove-barrier:reduce_sequential.cu:0` is no mutant"), "{out}");
+    // A file in no catalog case: listed, but with no oracle to run against (bad input, before
+    // the device is even asked for).
+    std::fs::create_dir(dir.path().join("other")).unwrap();
+    std::fs::write(dir.path().join("other/k.cu"), REDUCE).unwrap();
+    let (code, out, err) = racegate(dir.path(), &["mutate", "other/k.cu", "--no-compile"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("other/k.cu (no case: nothing to run it as): 6 mutant(s)"),
+        "{out}"
+    );
+    let (code, _, err) = racegate(dir.path(), &["mutate", "other/k.cu", "--run"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no oracle"), "{err}");
 }
 
 #[test]
