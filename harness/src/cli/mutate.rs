@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use racegate::catalog::{Case, Catalog};
 use racegate::errors::exit;
+use racegate::manifest::Check;
 use racegate::mutate::{
     self, equivalents_path, Equivalents, MutantResult, MutateConfig, MutateEvent, MutationReport,
     Outcome, Unit,
@@ -104,6 +105,19 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
     let mut units = units(&catalog, &a)?;
     for u in &mut units {
         u.mutants = mutate::mutants(&u.file, &u.source, &operators);
+        // A reference kernel in the kernel's own file is built from the original: its mutants
+        // could change nothing.
+        let refs: Vec<&str> = u
+            .cases
+            .iter()
+            .filter_map(|c| match c.kernel_spec().map(|k| (&k.check, &k.source)) {
+                Some((Check::Reference { path, entry }, source)) if path == source => {
+                    Some(entry.split('<').next().unwrap_or(entry).trim())
+                }
+                _ => None,
+            })
+            .collect();
+        u.mutants.retain(|m| !refs.contains(&m.function.as_str()));
     }
     if a.run {
         if let Some(u) = units.iter().find(|u| u.cases.is_empty()) {

@@ -458,3 +458,37 @@ fn every_mutant_of_every_correct_kernel_compiles_or_is_stillborn() {
     }
     assert!(total > 50, "{total}");
 }
+
+#[test]
+fn a_reference_in_the_kernels_own_file_is_not_mutated() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = "extern \"C\" __global__ void k(float* y, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = 1.0f;\n}\n\nextern \"C\" __global__ void k_ref(float* y, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = 1.0f;\n}\n";
+    std::fs::write(dir.path().join("k.cu"), k).unwrap();
+    std::fs::write(
+        dir.path().join("racegate.toml"),
+        r#"[[kernel]]
+name = "k"
+source = "k.cu"
+entry = "k"
+sizes = { n = [1, 1000] }
+grid = ["ceil_div(n, 128)"]
+block = ["128"]
+oracle = { reference = "k.cu:k_ref" }
+args = [
+  { name = "y", kind = "out", type = "f32", len = "n" },
+  { name = "n", kind = "scalar", type = "i32", value = "n" },
+]
+"#,
+    )
+    .unwrap();
+    let (code, json, err) = racegate(dir.path(), &["mutate", "--no-compile", "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let functions: Vec<&str> = v["kernels"][0]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(functions, ["k"], "{json}");
+}
