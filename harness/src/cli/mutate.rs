@@ -38,7 +38,7 @@ synccheck, memcheck, initcheck; the rest are not run), timed-out (a hang, killed
 detection), survived, stillborn (NVRTC refuses it: not scored), equivalent (marked harmless: not \
 run, not scored), inconclusive (a tool missing or failing, or --budget ran out: not scored). Kill \
 rate = (killed + timed-out) / (mutants - stillborn - equivalent - inconclusive). The unmutated \
-kernel runs the same battery first (the control): it must be clean.\n",
+kernel runs the same battery beside its mutants (the control): it must be clean.\n",
     "Equivalents: KERNEL.cu.equivalent.toml beside the kernel, entries `[[equivalent]]` with `id` \
 and `reason` (required); a stale id is a warning.\n",
     "Examples:\n",
