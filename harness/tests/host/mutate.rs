@@ -1,7 +1,7 @@
 //! `racegate mutate` without a GPU (`mutate::<name>`): each operator on sample sources with the
 //! exact mutated text, comments and strings left alone, ids that survive unrelated edits, the
 //! report rendered from fixed outcomes, the command through the real binary, and every mutant of
-//! every correct catalog kernel built by NVRTC (or reported stillborn).
+//! every correct catalog kernel and of the corpus built by NVRTC, with and without jitter.
 
 use std::path::Path;
 use std::process::Command;
@@ -422,18 +422,18 @@ fn an_equivalent_without_a_reason_is_bad_input() {
     assert!(err.contains("no oracle"), "{err}");
 }
 
-#[test]
-fn every_mutant_of_every_correct_kernel_compiles_or_is_stillborn() {
-    let catalog = Catalog::discover(&root()).unwrap();
+/// Every mutant of every kernel of `catalog` chosen by `keep`, built as the battery builds it
+/// (with and without jitter); returns how many.
+fn build_all(catalog: &Catalog, keep: impl Fn(&racegate::catalog::Case) -> bool) -> usize {
     let mut files: Vec<&str> = Vec::new();
-    for c in catalog.cases.iter().filter(|c| !c.is_variant()) {
+    for c in catalog.cases.iter().filter(|c| keep(c)) {
         if !files.contains(&c.path.as_str()) {
             files.push(&c.path);
         }
     }
     let mut total = 0;
     for f in files {
-        let source = std::fs::read_to_string(root().join(f)).unwrap();
+        let source = std::fs::read_to_string(catalog.root.join(f)).unwrap();
         let unit = Unit {
             kernel: f.to_string(),
             file: f.to_string(),
@@ -446,7 +446,7 @@ fn every_mutant_of_every_correct_kernel_compiles_or_is_stillborn() {
         for m in &unit.mutants {
             total += 1;
             // Today every one builds; a stillborn one would be reported with NVRTC's line.
-            let r = mutate::compiles(&catalog, &unit, m, racegate::compile::DEFAULT_ARCH).unwrap();
+            let r = mutate::compiles(catalog, &unit, m, racegate::compile::DEFAULT_ARCH).unwrap();
             assert_eq!(
                 r,
                 None,
@@ -454,9 +454,47 @@ fn every_mutant_of_every_correct_kernel_compiles_or_is_stillborn() {
                 m.id,
                 m.diff(&unit.source)
             );
+            let mut extra = unit.cases[0].compile_options();
+            extra.push(format!(
+                "-I{}",
+                catalog.root.join(f).parent().unwrap().display()
+            ));
+            let jitter = racegate::compile::BuildOptions {
+                jitter: true,
+                extra,
+                ..Default::default()
+            };
+            let built = racegate::compile::compile_source(
+                &catalog.root,
+                f,
+                &m.apply(&unit.source),
+                &jitter,
+            );
+            assert!(
+                built.is_ok(),
+                "{} does not build with jitter: {:?}",
+                m.id,
+                built.err()
+            );
         }
     }
-    assert!(total > 50, "{total}");
+    total
+}
+
+#[test]
+fn every_mutant_of_every_correct_kernel_compiles_or_is_stillborn() {
+    let catalog = Catalog::discover(&root()).unwrap();
+    let n = build_all(&catalog, |c| !c.is_variant());
+    assert!(n > 50, "{n}");
+}
+
+#[test]
+fn every_mutant_of_the_corpus_compiles() {
+    let m =
+        racegate::manifest::Manifest::load(&root().join("examples/corpus/racegate.toml")).unwrap();
+    let catalog = Catalog::from_manifest(m);
+    let n = build_all(&catalog, |_| true);
+    assert!(n > 50, "{n}");
 }
 
 #[test]
