@@ -164,6 +164,7 @@ pub fn summary(r: &MutationReport) -> String {
     );
     rows.push(score_row("all", &r.total, None));
     let _ = write!(out, "\nper operator:\n{}", table(&rows));
+    let _ = writeln!(out, "\nfirst detection by: {}", by_detector(r));
     let survivors: Vec<_> = r.survivors().collect();
     if !survivors.is_empty() {
         let _ = writeln!(
@@ -196,6 +197,25 @@ pub fn summary(r: &MutationReport) -> String {
         r.wall_seconds
     );
     out
+}
+
+/// How many mutants each detector caught first, in the battery's order: `stress 40, racecheck 5`.
+fn by_detector(r: &MutationReport) -> String {
+    let mut counts: Vec<(crate::catalog::Detector, usize)> = Vec::new();
+    for m in r.kernels.iter().flat_map(|k| k.mutants.iter()) {
+        if let Outcome::Killed { by, .. } | Outcome::TimedOut { by } = &m.outcome {
+            match counts.iter_mut().find(|(d, _)| d == by) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((*by, 1)),
+            }
+        }
+    }
+    counts.sort();
+    let parts: Vec<String> = counts.iter().map(|(d, n)| format!("{d} {n}")).collect();
+    match parts.is_empty() {
+        true => "none".into(),
+        false => parts.join(", "),
+    }
 }
 
 fn md_row(cells: &[String]) -> String {
@@ -241,6 +261,7 @@ pub fn markdown(r: &MutationReport) -> String {
         out.push_str(&md_row(&score_row(&format!("`{}`", s.operator), s, None)));
     }
     out.push_str(&md_row(&score_row("**all**", &r.total, None)));
+    let _ = writeln!(out, "\nFirst detection by: {}.", by_detector(r));
     out.push_str("\n| mutant | line | outcome | detector | seconds |\n|---|---|---|---|---|\n");
     for k in &r.kernels {
         for m in &k.mutants {

@@ -266,6 +266,7 @@ fn the_report_scores_per_operator_and_shows_survivors() {
         "killed by stress: 20/20 trials failed (k)",
         "timed-out under watchdog",
         "1 survivor(s)",
+        "first detection by: stress 1, watchdog 1",
         "-        __syncthreads();  // every thread",
         "kill rate 66.7% (1 killed, 1 timed out, 1 survived of 3 scored",
     ] {
