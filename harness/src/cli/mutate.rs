@@ -311,7 +311,9 @@ fn units<'c>(catalog: &'c Catalog, a: &MutateArgs) -> Result<Vec<Unit<'c>>> {
             }
         }
         let path: PathBuf = catalog.root.join(&file);
-        let source = std::fs::read_to_string(&path).map_err(|e| Error::io("reading", &path, e))?;
+        let bytes = std::fs::read(&path).map_err(|e| Error::io("reading", &path, e))?;
+        let source = String::from_utf8(bytes)
+            .map_err(|_| Error::Usage(format!("{file} is not UTF-8 text: no kernel to mutate")))?;
         let eq_path = equivalents_path(&path);
         let shown = format!("{file}{}", mutate::EQUIVALENTS_SUFFIX);
         out.push(Unit {
