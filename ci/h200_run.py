@@ -7,7 +7,8 @@ Writes under --out: env.txt (date, GPU, driver, toolkit and sanitizer versions),
 (every file compiled, loaded and its kernels found), stress.jsonl and stress.txt (every case with
 and without jitter at two sizes), hang.txt (the deadlock variant under the watchdog, and a
 process listing afterwards), sanitize.tar.gz (raw XML, logs and JSON of every case x tool x 5
-runs), and summary.txt. Nothing is edited afterwards: the files are committed as they came back.
+runs), mutate.json and mutate.txt (phase `mutate`: every correct kernel's mutants under the battery),
+and summary.txt. Nothing is edited afterwards: the files are committed as they came back.
 """
 import tomllib
 import argparse, concurrent.futures as cf, datetime, json, os, pathlib, subprocess, sys, tarfile, time
@@ -167,6 +168,30 @@ def main():
         r += sh(f"python3 ci/check-corpus {out}/corpus.sarif", timeout=60)
         (out / "corpus.txt").write_text(r)
         say(f"corpus: {time.time() - t:.0f} s -> corpus.txt, corpus.sarif, corpus-junit.xml, corpus-summary.md; " + r.strip().splitlines()[-2])
+
+    if "mutate" in phases:
+        # Issue 17: every correct kernel of the catalog and of the user-shaped corpus under
+        # `racegate mutate --run` (stress with jitter, 20 trials, then the sanitizers, each mutant
+        # stopping at its first detection; the mutants of a kernel side by side). Each run stops
+        # starting new mutants after --budget s, so the phase fits in about 8 minutes.
+        t = time.time()
+        corpus = "examples/corpus"
+        twins = set(tomllib.loads(open(f"{corpus}/expected.toml").read()))
+        names = [k["name"] for k in tomllib.loads(open(f"{corpus}/racegate.toml").read())["kernel"]
+                 if k["name"] not in twins]
+        o = out.resolve()
+        common = f"--run --trials 20 --jobs {a.jobs} --stress-timeout 5 --sanitize-timeout 30 --budget 110"
+        r = sh(f"{rg} mutate {common} --json {o}/mutate-catalog.json --table {o}/mutate-catalog.md", timeout=260)
+        r += sh(f"cd {corpus} && {rg} mutate {common} --json {o}/mutate-corpus.json --table {o}/mutate-corpus.md {' '.join(names)}", timeout=260)
+        both = {}
+        for part in ("catalog", "corpus"):
+            f = out / f"mutate-{part}.json"
+            both[part] = json.loads(f.read_text()) if f.exists() else None
+            f.unlink(missing_ok=True)
+        (out / "mutate.json").write_text(json.dumps(both, indent=1) + "\n")
+        (out / "mutate.txt").write_text(r)
+        rates = [f"{p}: {d['total']['kill_rate']}" for p, d in both.items() if d]
+        say(f"mutate: {time.time() - t:.0f} s -> mutate.txt, mutate.json, mutate-catalog.md, mutate-corpus.md; kill rates " + ", ".join(rates))
 
     if "grade" in phases:
         # Every sample submission graded: a batch per exercise (JSON, with the deadlines the

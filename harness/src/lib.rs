@@ -70,6 +70,8 @@ pub mod launch;
 #[doc(hidden)]
 pub mod manifest;
 #[doc(hidden)]
+pub mod mutate;
+#[doc(hidden)]
 pub mod names;
 #[doc(hidden)]
 pub mod oracle;

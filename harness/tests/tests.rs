@@ -16,7 +16,9 @@
 //! * `gpu`: `<case>::<detector>`, the case's declared expectation (flag / clean / may) holds on
 //!   the GPU;
 //! * `manifest_gpu`: `manifest_gpu::<kernel>::<detector>`, every manifest buffer kind and
-//!   comparison mode on the GPU (`tests/fixtures/manifest_gpu/`).
+//!   comparison mode on the GPU (`tests/fixtures/manifest_gpu/`);
+//! * `mutate_gpu`: `mutate::<kernel>`, `racegate mutate --run` kills every mutant of operators
+//!   that must die on that kernel, with a clean control.
 //!
 //! GPU trials (kind `gpu`) are listed as ignored when there is no CUDA device, decided when the
 //! list is made, so `cargo nextest run` reports them as skipped (`<skipped>` in its JUnit) rather
@@ -32,6 +34,7 @@ mod gate;
 mod gpu;
 mod grade;
 mod manifest_gpu;
+mod mutate_gpu;
 mod samples;
 mod sanitizer;
 mod snapshots;
@@ -63,6 +66,7 @@ fn main() {
     trials.extend(sanitizer::trials(&root));
     trials.extend(gpu::trials(&catalog, &device));
     trials.extend(manifest_gpu::trials(&root, &device));
+    trials.extend(mutate_gpu::trials(&root, &device));
     if let Err(why) = &device {
         let gpu = trials.iter().filter(|t| t.kind() == "gpu").count();
         // stderr: stdout of `--list` is parsed by nextest.

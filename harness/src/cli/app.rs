@@ -7,7 +7,9 @@ use racegate::errors::exit;
 use racegate::Result;
 
 use super::settings::Global;
-use super::{bench, check, compile, doctor, gate, grade, internal, list, sanitize, setup, stress};
+use super::{
+    bench, check, compile, doctor, gate, grade, internal, list, mutate, sanitize, setup, stress,
+};
 
 #[derive(Parser)]
 #[command(
@@ -73,6 +75,11 @@ pub enum Command {
     /// a summary (CSV or JSON).
     #[command(after_help = grade::HELP)]
     Grade(grade::GradeArgs),
+    /// Mutation testing: small named changes to a correct kernel (a barrier removed, an atomic
+    /// made plain, a bound off by one, ...), listed with their diffs; with --run, the battery
+    /// (stress with jitter, then the sanitizers) on each, and the kill rate per operator.
+    #[command(after_help = mutate::HELP)]
+    Mutate(mutate::MutateArgs),
     /// Install what racegate needs on a machine without a CUDA toolkit: the pinned NVRTC 13.0
     /// wheels from PyPI into racegate's user cache, where every command finds them.
     #[command(after_help = setup::HELP)]
@@ -97,6 +104,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Bench(a) => bench::run(g, a),
         Command::Gate(a) => gate::run(g, a),
         Command::Grade(a) => grade::run(g, a),
+        Command::Mutate(a) => mutate::run(g, a),
         Command::Setup(a) => setup::run(g, a),
         Command::Doctor(a) => doctor::run(g, a),
         Command::Internal(i) => internal::run(g, i),

@@ -12,6 +12,7 @@ mod gate;
 mod grade;
 mod internal;
 mod list;
+mod mutate;
 mod output;
 mod progress;
 mod sanitize;

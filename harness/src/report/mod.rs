@@ -9,6 +9,7 @@ pub mod grade;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod mutate;
 pub mod sarif;
 pub mod text;
 

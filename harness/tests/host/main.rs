@@ -1,6 +1,7 @@
 //! Plain `#[test]`s for the fixed tables of cases: the `//@` header parser (`header::<name>`),
 //! the racegate.toml manifest parser (`manifest::<name>`), on good and bad input written here,
-//! the exit-code table through the real binary (`exit_codes::<name>`), and the shape of the
+//! the exit-code table through the real binary (`exit_codes::<name>`), `racegate mutate`'s
+//! operators, ids and report (`mutate::<name>`), and the shape of the
 //! source tree (`layout::<name>`: no import circle, no long file).
 //! Everything data-driven (one trial per `.cu`, fixture or sample) or needing a GPU is in the
 //! libtest-mimic target, `tests/tests.rs`.
@@ -13,6 +14,7 @@ mod header;
 mod inputs;
 mod layout;
 mod manifest;
+mod mutate;
 mod setup;
 
 use std::fmt::Debug;

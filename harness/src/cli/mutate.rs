@@ -1,0 +1,329 @@
+//! `racegate mutate`: mutants of a kernel (listed with their diffs), and with `--run` the battery
+//! on each, scored per operator and per kernel.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use racegate::catalog::{Case, Catalog};
+use racegate::errors::exit;
+use racegate::manifest::Check;
+use racegate::mutate::{
+    self, equivalents_path, Equivalents, MutantResult, MutateConfig, MutateEvent, MutationReport,
+    Outcome, Unit,
+};
+use racegate::sanitize::Tool;
+use racegate::{report, toolchain, Error, Result};
+
+use super::output::{outln, JsonArg};
+use super::progress::{Progress, Status};
+use super::sanitize::parse_tool;
+use super::settings::{self, Global, Settings};
+use super::values;
+
+pub const HELP: &str = concat!(
+    "Operators: remove-barrier (a `__syncthreads();` deleted), barrier-into-branch (the barrier \
+taken by every other thread only), atomic-to-plain (`atomicAdd(&x, v)` -> `x += v`, and Sub, And, \
+Or, Xor, Max, Min, Exch, Inc, Dec, CAS), drop-syncwarp (a `__syncwarp(...)` deleted), \
+shuffle-mask-narrow (0xffffffff -> 0x0000ffff in __shfl*_sync, __ballot_sync, ...), \
+bounds-off-by-one (`<` -> `<=`, `>=` -> `>` in if/for/while conditions), drop-shared-init (a plain \
+store into __shared__ memory before the first barrier deleted). Padding removal ([T][T+1] -> [T][T]) \
+is left out until racegate has performance checks: nothing else could notice it. Comments, strings \
+and preprocessor lines are never touched.\n",
+    "Ids: OPERATOR:FILE:HASH, from the operator, the file's name, the function, the normalized text \
+of the site's lines and its occurrence among same-looking sites (no line numbers): an edit elsewhere \
+keeps them.\n",
+    "Outcomes: killed (by the first detector that noticed: stress with jitter, then racecheck, \
+synccheck, memcheck, initcheck; the rest are not run), timed-out (a hang, killed at the deadline: a \
+detection), survived, stillborn (NVRTC refuses it: not scored), equivalent (marked harmless: not \
+run, not scored), inconclusive (a tool missing or failing, or --budget ran out: not scored). Kill \
+rate = (killed + timed-out) / (mutants - stillborn - equivalent - inconclusive). The unmutated \
+kernel runs the same battery beside its mutants (the control): it must be clean.\n",
+    "Equivalents: KERNEL.cu.equivalent.toml beside the kernel, entries `[[equivalent]]` with `id` \
+and `reason` (required); a stale id is a warning.\n",
+    "Examples:\n",
+    "  racegate mutate kernels/reduce_sequential.cu\n",
+    "  racegate mutate kernels/transpose.cu --entry transpose_padded --operators remove-barrier,bounds-off-by-one\n",
+    "  racegate mutate --run --trials 20 --json mutate.json\n",
+    "  racegate mutate --manifest racegate.toml --run block_sum scan_pipeline\n",
+    "Exit codes: 0 every mutant killed (or marked equivalent), or only listed; 1 a survivor not \
+marked equivalent, or a control flagged; 2 bad input (an unknown operator, file or kernel, an \
+equivalent without a reason); 3 inconclusive (NVRTC missing, a tool failing, the budget ran out); \
+4 --run without a CUDA device. When several hold, the first of 2, 4, 3, 1 wins."
+);
+
+#[derive(clap::Args)]
+pub struct MutateArgs {
+    /// KERNEL.cu files (a catalog kernel under kernels/, or a manifest kernel's source), or with
+    /// a manifest its kernels' names (globs work); default: every correct kernel of the catalog,
+    /// or every kernel of the manifest.
+    targets: Vec<String>,
+    /// Only these entry points of the files (repeatable).
+    #[arg(long, value_name = "NAME")]
+    entry: Vec<String>,
+    /// The operators, comma-separated (default: all).
+    #[arg(long, value_name = "OPS", value_delimiter = ',')]
+    operators: Vec<String>,
+    /// Run the battery on every mutant (needs a CUDA device); without it the mutants are listed.
+    #[arg(long)]
+    run: bool,
+    /// Stress trials per mutant and case (stress stops the mutant's battery when it fails).
+    #[arg(long, default_value_t = 20, value_parser = values::at_least_one)]
+    trials: u32,
+    /// Seed of the first stress trial.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Runs at once (each a stress worker or a sanitizer); default: the number of cores.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Deadline of one stress trial, in seconds.
+    #[arg(long, default_value_t = 5.0, value_parser = values::seconds)]
+    stress_timeout: f64,
+    /// Deadline of one sanitizer run, in seconds.
+    #[arg(long, default_value_t = 20.0, value_parser = values::seconds)]
+    sanitize_timeout: f64,
+    /// The sanitizers, comma-separated, in the order they run (default: all four).
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
+    tools: Vec<Tool>,
+    /// Seconds after which no new run starts; the mutants left are inconclusive.
+    #[arg(long, value_name = "SECONDS", value_parser = values::seconds)]
+    budget: Option<f64>,
+    /// With --run: write the scores and every mutant's outcome here as markdown (for docs/).
+    #[arg(long, value_name = "FILE")]
+    table: Option<PathBuf>,
+    /// List without compiling each mutant (no stillborn check, no NVRTC needed).
+    #[arg(long)]
+    no_compile: bool,
+    #[command(flatten)]
+    out: JsonArg,
+}
+
+pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
+    a.out.claim_stdout();
+    let operators = mutate::parse_operators(&a.operators).map_err(Error::Usage)?;
+    let catalog = settings::catalog(global, None)?;
+    let mut units = units(&catalog, &a)?;
+    for u in &mut units {
+        u.mutants = mutate::mutants(&u.file, &u.source, &operators);
+        // A reference kernel in the kernel's own file is built from the original: its mutants
+        // could change nothing.
+        let refs: Vec<&str> = u
+            .cases
+            .iter()
+            .filter_map(|c| match c.kernel_spec().map(|k| (&k.check, &k.source)) {
+                Some((Check::Reference { path, entry }, source)) if path == source => {
+                    Some(entry.split('<').next().unwrap_or(entry).trim())
+                }
+                _ => None,
+            })
+            .collect();
+        u.mutants.retain(|m| !refs.contains(&m.function.as_str()));
+    }
+    if a.run {
+        if let Some(u) = units.iter().find(|u| u.cases.is_empty()) {
+            return Err(Error::Usage(format!(
+                "{} is in no catalog case and no manifest kernel, so it has no oracle to run \
+                 mutants against; describe it in a racegate.toml and pass --manifest",
+                u.file
+            )));
+        }
+        return run_battery(&catalog, &units, operators, &a);
+    }
+    let s = Settings::new(a.jobs)?;
+    let listed = racegate::pool::run_all(
+        units.iter().collect(),
+        s.jobs,
+        |u| -> Result<Vec<MutantResult>> {
+            u.mutants
+                .iter()
+                .map(|m| {
+                    let outcome = match u.equivalents.reason(&m.id) {
+                        Some(r) => Outcome::Equivalent { reason: r.into() },
+                        None if a.no_compile => Outcome::NotRun,
+                        None => match mutate::compiles(&catalog, u, m, &s.arch)? {
+                            Some(log) => Outcome::Stillborn { log },
+                            None => Outcome::NotRun,
+                        },
+                    };
+                    Ok(MutantResult {
+                        diff: m.diff(&u.source),
+                        mutant: m.clone(),
+                        outcome,
+                        seconds: 0.0,
+                    })
+                })
+                .collect()
+        },
+        |_| {},
+    );
+    let mut kernels = Vec::new();
+    for (u, r) in units.iter().zip(listed) {
+        kernels.push(mutate::run::kernel_result(u, r?));
+    }
+    let report = MutationReport::new(false, operators, kernels, 0.0);
+    a.out.text(&report::mutate::listing(&report))?;
+    a.out.write(&report)?;
+    Ok(report.exit_code())
+}
+
+fn run_battery(
+    catalog: &Catalog,
+    units: &[Unit],
+    operators: Vec<mutate::Operator>,
+    a: &MutateArgs,
+) -> Result<u8> {
+    let count: usize = units.iter().map(|u| u.mutants.len()).sum();
+    if let Err(why) = racegate::device::probe() {
+        outln!(
+            "no CUDA device ({why}): {count} mutant(s) of {} kernel(s) listed (`racegate mutate` \
+             without --run shows them), none run",
+            units.len()
+        );
+        return Ok(exit::NO_DEVICE);
+    }
+    let s = Settings::new(a.jobs)?;
+    let cfg = MutateConfig {
+        battery: s.battery(a.trials, a.seed, a.stress_timeout, a.sanitize_timeout),
+        tools: match a.tools.is_empty() {
+            true => Tool::ALL.to_vec(),
+            false => a.tools.clone(),
+        },
+        budget: a.budget.map(Duration::from_secs_f64),
+    };
+    if cfg.battery.sanitizer.is_none() {
+        outln!("compute-sanitizer not found: mutants stress does not kill will be inconclusive");
+    }
+    outln!(
+        "{count} mutant(s) of {} kernel(s), {} runs at a time, {} stress trials each",
+        units.len(),
+        cfg.battery.jobs,
+        a.trials
+    );
+    let progress = Progress::new((count + units.len()) as u64, "mutants", a.out.on_stdout());
+    let report = mutate::run(catalog, units, operators, &cfg, &s.worker, |ev| match ev {
+        MutateEvent::Started { .. } => {}
+        MutateEvent::Control { kernel, control } => {
+            let status = match control.flagged_by {
+                Some(_) => Status::Fail,
+                None => Status::Pass,
+            };
+            progress.item(
+                status,
+                &format!("{kernel}::control"),
+                control.seconds,
+                Some(&control.detail),
+            );
+        }
+        MutateEvent::Mutant { result, .. } => {
+            let status = match &result.outcome {
+                Outcome::Survived => Status::Fail,
+                Outcome::Inconclusive { .. } => Status::Inconclusive,
+                _ => Status::Pass,
+            };
+            let detail = format!("       {}\n{}", result.outcome.name(), result.diff);
+            progress.item(status, &result.mutant.id, result.seconds, Some(&detail));
+        }
+    })?;
+    progress.finish();
+    a.out.text(&report::mutate::summary(&report))?;
+    if let Some(p) = &a.table {
+        settings::write_file(p, &report::mutate::markdown(&report))?;
+    }
+    a.out.write(&report)?;
+    Ok(report.exit_code())
+}
+
+/// A file given on the command line, relative to the catalog's root.
+fn file_target(catalog: &Catalog, t: &str) -> Result<String> {
+    let abs =
+        std::fs::canonicalize(t).map_err(|e| Error::Usage(format!("no kernel file {t}: {e}")))?;
+    let root = std::fs::canonicalize(&catalog.root).unwrap_or_else(|_| catalog.root.clone());
+    toolchain::relative_to(&root, &abs).ok_or_else(|| {
+        Error::Usage(format!(
+            "{t} is outside the project ({}); run racegate from the project or pass --root",
+            root.display()
+        ))
+    })
+}
+
+/// The kernels to mutate, each with its cases, source and equivalents.
+fn units<'c>(catalog: &'c Catalog, a: &MutateArgs) -> Result<Vec<Unit<'c>>> {
+    let files: Vec<&String> = a.targets.iter().filter(|t| t.ends_with(".cu")).collect();
+    let mut groups: BTreeMap<usize, (String, String, Vec<&Case>)> = BTreeMap::new();
+    let mut add = |order: usize, kernel: String, file: String, case: Option<&'c Case>| {
+        let g = groups.entry(order).or_insert((kernel, file, Vec::new()));
+        g.2.extend(case);
+    };
+    let by_kernel = catalog.manifest.is_some();
+    if !files.is_empty() {
+        if files.len() != a.targets.len() {
+            return Err(Error::Usage(
+                "give either KERNEL.cu files or kernel names, not both".into(),
+            ));
+        }
+        for (n, t) in files.iter().enumerate() {
+            let file = file_target(catalog, t)?;
+            let cases: Vec<&Case> = catalog.cases.iter().filter(|c| c.path == file).collect();
+            if cases.is_empty() {
+                add(n * 1000, file.clone(), file.clone(), None);
+            }
+            for (k, c) in cases.into_iter().enumerate() {
+                match by_kernel {
+                    true => add(n * 1000 + k, c.name.clone(), file.clone(), Some(c)),
+                    false => add(n * 1000, file.clone(), file.clone(), Some(c)),
+                }
+            }
+        }
+    } else {
+        let chosen: Vec<&Case> = match (a.targets.is_empty(), by_kernel) {
+            (true, false) => catalog.cases.iter().filter(|c| !c.is_variant()).collect(),
+            _ => catalog.select(&a.targets)?,
+        };
+        let mut files: Vec<&str> = Vec::new();
+        for (k, c) in chosen.into_iter().enumerate() {
+            if by_kernel {
+                add(k, c.name.clone(), c.path.clone(), Some(c));
+            } else {
+                let n = files.iter().position(|f| *f == c.path).unwrap_or_else(|| {
+                    files.push(&c.path);
+                    files.len() - 1
+                });
+                add(n, c.path.clone(), c.path.clone(), Some(c));
+            }
+        }
+    }
+    for e in &a.entry {
+        if !groups
+            .values()
+            .any(|g| g.2.iter().any(|c| c.entry.name == *e))
+        {
+            return Err(Error::Usage(format!(
+                "no entry point `{e}` in the kernels chosen"
+            )));
+        }
+    }
+    let mut out = Vec::new();
+    for (_, (kernel, file, mut cases)) in groups {
+        if !a.entry.is_empty() {
+            cases.retain(|c| a.entry.contains(&c.entry.name));
+            if cases.is_empty() {
+                continue;
+            }
+        }
+        let path: PathBuf = catalog.root.join(&file);
+        let bytes = std::fs::read(&path).map_err(|e| Error::io("reading", &path, e))?;
+        let source = String::from_utf8(bytes)
+            .map_err(|_| Error::Usage(format!("{file} is not UTF-8 text: no kernel to mutate")))?;
+        let eq_path = equivalents_path(&path);
+        let shown = format!("{file}{}", mutate::EQUIVALENTS_SUFFIX);
+        out.push(Unit {
+            kernel,
+            file,
+            source,
+            cases,
+            mutants: Vec::new(),
+            equivalents: Equivalents::load(Path::new(&eq_path), &shown)?,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,30 @@
+//! Mutation testing for concurrency bugs (`racegate mutate`): small, named changes to a correct
+//! kernel's source (a barrier removed, an atomic made plain, a bound off by one, ...) that the
+//! battery of detectors must notice. A mutant no detector notices is a hole in the gate, or a
+//! harmless change a person marks `equivalent` with a reason.
+//!
+//! Stages, one file each: the code tokens an operator may touch (`code.rs`, on `cscan`), the
+//! operators (`operators.rs`, atomics in `atomics.rs`), mutants with stable ids and diffs
+//! (`mutant.rs`), the equivalents file (`equivalent.rs`), the outcomes and the score
+//! (`score.rs`), and running the battery on each mutant (`run.rs`). `report::mutate` renders.
+//!
+//! ```
+//! use racegate::mutate::{mutants, Operator};
+//! let src = "__global__ void k(float* s) {\n    s[0] = 1;\n    __syncthreads();\n}\n";
+//! let m = mutants("k.cu", src, &[Operator::RemoveBarrier]);
+//! assert_eq!(m[0].apply(src), "__global__ void k(float* s) {\n    s[0] = 1;\n}\n");
+//! ```
+
+mod atomics;
+mod code;
+mod equivalent;
+mod mutant;
+mod operators;
+pub mod run;
+mod score;
+
+pub use equivalent::{equivalents_path, Equivalents, EQUIVALENTS_SUFFIX};
+pub use mutant::{mutants, parse_operators, Mutant};
+pub use operators::{Operator, BRANCH};
+pub use run::{compiles, run, MutateConfig, MutateEvent, Unit};
+pub use score::{KernelResult, MutantResult, MutationReport, OperatorScore, Outcome};

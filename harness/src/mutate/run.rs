@@ -1,0 +1,448 @@
+//! Running the battery on mutants: each mutant's source in a temporary file, compiled on the
+//! host first (a mutant NVRTC refuses is stillborn), then the detectors in order, stress with
+//! jitter first, then the sanitizers, stopping at the first detection. A mutant inside a
+//! `__global__` function runs as that entry point only; one in a device helper as every entry of
+//! its file. The unmutated kernel runs
+//! the same battery as a control. Runs go side by side through the worker pool, `jobs` at a time,
+//! the mutants of one kernel next to each other; every detector keeps its deadline
+//! ([`crate::battery`]), and a `budget` stops starting new runs.
+//!
+//! The worker children load the original catalog (or manifest) and find the case by name; only
+//! the PTX they are handed is the mutant's, so a mutant is judged by exactly the oracle, sizes and
+//! geometry of its kernel. A manifest kernel's mutant keeps its includes: the original file's
+//! folder is added as an include folder.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::equivalent::Equivalents;
+use super::mutant::Mutant;
+use super::operators::Operator;
+use super::score::{Control, KernelResult, MutantResult, MutationReport, OperatorScore, Outcome};
+use crate::battery::Battery;
+use crate::catalog::{Case, Catalog, Detector, Origin};
+use crate::compile::{self, BuildOptions};
+use crate::errors::{Error, Result};
+use crate::manifest::Check;
+use crate::sanitize::{self, Tool};
+use crate::stress::{self, Verdict};
+
+/// One kernel to mutate: a file with the cases (entries) it is run as.
+#[derive(Clone, Debug)]
+pub struct Unit<'a> {
+    /// The catalog file, or the manifest kernel's name.
+    pub kernel: String,
+    /// The file, relative to the catalog's root.
+    pub file: String,
+    pub source: String,
+    pub cases: Vec<&'a Case>,
+    pub mutants: Vec<Mutant>,
+    pub equivalents: Equivalents,
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct MutateConfig {
+    pub battery: Battery,
+    /// The sanitizers, in the order they run.
+    pub tools: Vec<Tool>,
+    /// No run starts after this long.
+    pub budget: Option<Duration>,
+}
+
+/// Progress for reporters.
+#[derive(Clone, Debug)]
+pub enum MutateEvent<'a> {
+    Started {
+        runs: usize,
+    },
+    Control {
+        kernel: &'a str,
+        control: &'a Control,
+    },
+    Mutant {
+        kernel: &'a str,
+        result: &'a MutantResult,
+    },
+}
+
+/// The case to run a mutant as: the same case with its file at `path` (absolute), and for a
+/// manifest kernel the original file's folder as an include folder.
+fn mutant_case(case: &Case, path: &Path, original_dir: &Path) -> Case {
+    let mut c = case.clone();
+    c.path = path.display().to_string();
+    if let Origin::Manifest(spec) = &case.origin {
+        let mut k = (**spec).clone();
+        k.include.push(original_dir.to_path_buf());
+        c.origin = Origin::Manifest(Arc::new(k));
+    }
+    c
+}
+
+/// Whether NVRTC builds `mutant` of `unit` (the first case's options, `arch`): `None` if it
+/// does, else the first line of NVRTC's log. A missing NVRTC is an error (exit 3).
+pub fn compiles(
+    catalog: &Catalog,
+    unit: &Unit,
+    mutant: &Mutant,
+    arch: &str,
+) -> Result<Option<String>> {
+    let original = catalog.root.join(&unit.file);
+    let dir = original.parent().unwrap_or(Path::new("."));
+    let mut extra = unit
+        .cases
+        .first()
+        .map(|c| c.compile_options())
+        .unwrap_or_default();
+    extra.push(format!("-I{}", dir.display()));
+    let opts = BuildOptions {
+        arch: arch.to_string(),
+        jitter: false,
+        extra,
+    };
+    match compile::compile_source(
+        &catalog.root,
+        &unit.file,
+        &mutant.apply(&unit.source),
+        &opts,
+    ) {
+        Ok(_) => Ok(None),
+        Err(Error::Compile { log, .. }) => Ok(Some(
+            log.lines()
+                .find(|l| l.contains("error"))
+                .or_else(|| log.lines().next())
+                .unwrap_or("")
+                .trim()
+                .to_string(),
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// What the battery saw on one program (a mutant or the control).
+enum Seen {
+    Detected(Detector, String, bool),
+    Clean,
+    Inconclusive(String),
+}
+
+/// The cases a mutant in `function` can change: only the case whose entry point that function
+/// is (a `__global__` function calls no other), else every case of the unit (a device helper
+/// may serve them all).
+fn reached<'c>(unit: &Unit<'c>, function: &str) -> Vec<&'c Case> {
+    let base = |e: &str| e.split('<').next().unwrap_or(e).trim().to_string();
+    let own: Vec<&Case> = unit
+        .cases
+        .iter()
+        .copied()
+        .filter(|c| !function.is_empty() && base(&c.entry.name) == function)
+        .collect();
+    match own.is_empty() {
+        true => unit.cases.clone(),
+        false => own,
+    }
+}
+
+/// The detectors in order on `cases` of `unit`, `path` the file to build (the original when
+/// `None`): stress with jitter on every case first (where the oracle allows), then each
+/// sanitizer on every case, stopping at the first detection.
+fn battery(
+    catalog: &Catalog,
+    unit: &Unit,
+    cases: &[&Case],
+    path: Option<&Path>,
+    cfg: &MutateConfig,
+    exe: &Path,
+) -> Seen {
+    let original = catalog.root.join(&unit.file);
+    let dir = original.parent().unwrap_or(Path::new("."));
+    let cases: Vec<Case> = cases
+        .iter()
+        .map(|case| match path {
+            Some(p) => mutant_case(case, p, dir),
+            None => (*case).clone(),
+        })
+        .collect();
+    let mut unsure = Vec::new();
+    for c in &cases {
+        if c.kernel_spec().is_some_and(|k| k.check == Check::None) {
+            continue;
+        }
+        match stress::run(catalog, c, &cfg.battery.stress(true), exe, |_| {}) {
+            Ok(r) => match &r.verdict {
+                Verdict::Pass => {}
+                Verdict::Fail => {
+                    let d = format!("{}/{} trials failed ({})", r.failures, r.trials_run, c.name);
+                    return Seen::Detected(Detector::Stress, d, false);
+                }
+                Verdict::Hang { deadline_s, .. } => {
+                    let d = format!("no result within {deadline_s} s ({})", c.name);
+                    return Seen::Detected(Detector::Watchdog, d, true);
+                }
+                Verdict::Fault { error } => {
+                    let first = error.lines().next().unwrap_or("");
+                    let d = format!("fault: {first} ({})", c.name);
+                    return Seen::Detected(Detector::Stress, d, false);
+                }
+            },
+            Err(e) => unsure.push(format!("stress on {}: {e}", c.name)),
+        }
+    }
+    for tool in &cfg.tools {
+        for c in &cases {
+            let r = match sanitize::runner::run(catalog, c, &cfg.battery.sanitize(*tool), exe) {
+                Ok(r) => r,
+                Err(e) => {
+                    unsure.push(format!("{tool} on {}: {e}", c.name));
+                    continue;
+                }
+            };
+            let det = Detector::from(*tool);
+            match &r.outcome {
+                sanitize::Outcome::Clean => {}
+                sanitize::Outcome::Findings(f) => {
+                    let first = f.first().map(|x| x.line()).unwrap_or_default();
+                    let d = format!("{} finding(s) ({}): {first}", f.len(), c.name);
+                    return Seen::Detected(det, d, false);
+                }
+                sanitize::Outcome::Hang { .. } => {
+                    return Seen::Detected(det, format!("hang ({})", c.name), true)
+                }
+                sanitize::Outcome::Inconclusive(why) => {
+                    unsure.push(format!("{tool} on {}: {why}", c.name))
+                }
+            }
+        }
+    }
+    match unsure.is_empty() {
+        true => Seen::Clean,
+        false => Seen::Inconclusive(unsure.join("; ")),
+    }
+}
+
+enum Task<'u> {
+    Control(usize),
+    Mutant(usize, &'u Mutant),
+}
+
+enum Done {
+    Control(usize, Control, Instant, Instant),
+    Mutant(usize, MutantResult, Instant, Instant),
+}
+
+/// Runs every unit's control and mutants; `operators` as asked (the report's order).
+pub fn run(
+    catalog: &Catalog,
+    units: &[Unit],
+    operators: Vec<Operator>,
+    cfg: &MutateConfig,
+    exe: &Path,
+    on_event: impl Fn(MutateEvent) + Sync,
+) -> Result<MutationReport> {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for (u, unit) in units.iter().enumerate() {
+        tasks.push(Task::Control(u));
+        tasks.extend(unit.mutants.iter().map(|m| Task::Mutant(u, m)));
+    }
+    on_event(MutateEvent::Started { runs: tasks.len() });
+    let over_budget = || cfg.budget.is_some_and(|b| start.elapsed() > b);
+    let results = crate::pool::run_all(
+        tasks,
+        cfg.battery.jobs,
+        |task| -> Result<Done> {
+            let t0 = Instant::now();
+            match task {
+                Task::Control(u) => {
+                    let control = match over_budget() {
+                        true => Control {
+                            flagged_by: None,
+                            detail: "not run: the budget ran out".into(),
+                            seconds: 0.0,
+                        },
+                        false => control(catalog, &units[u], cfg, exe),
+                    };
+                    Ok(Done::Control(u, control, t0, Instant::now()))
+                }
+                Task::Mutant(u, m) => {
+                    let r = run_mutant(catalog, &units[u], m, cfg, exe, over_budget())?;
+                    Ok(Done::Mutant(u, r, t0, Instant::now()))
+                }
+            }
+        },
+        |r| match r {
+            Ok(Done::Control(u, c, ..)) => on_event(MutateEvent::Control {
+                kernel: &units[*u].kernel,
+                control: c,
+            }),
+            Ok(Done::Mutant(u, m, ..)) => on_event(MutateEvent::Mutant {
+                kernel: &units[*u].kernel,
+                result: m,
+            }),
+            Err(_) => {}
+        },
+    );
+    let mut kernels: Vec<KernelResult> =
+        units.iter().map(|u| kernel_result(u, Vec::new())).collect();
+    let mut spans: Vec<Option<(Instant, Instant)>> = vec![None; units.len()];
+    for r in results {
+        let (u, a, b) = match r? {
+            Done::Control(u, c, a, b) => {
+                kernels[u].control = Some(c);
+                (u, a, b)
+            }
+            Done::Mutant(u, m, a, b) => {
+                kernels[u].mutants.push(m);
+                (u, a, b)
+            }
+        };
+        let s = spans[u].get_or_insert((a, b));
+        *s = (s.0.min(a), s.1.max(b));
+    }
+    for (k, s) in kernels.iter_mut().zip(spans) {
+        k.score = OperatorScore::of(&k.kernel, k.mutants.iter());
+        k.wall_seconds = s.map_or(0.0, |(a, b)| (b - a).as_secs_f64());
+    }
+    Ok(MutationReport::new(
+        true,
+        operators,
+        kernels,
+        start.elapsed().as_secs_f64(),
+    ))
+}
+
+/// A unit's result with `mutants` (listing: every mutant not run), scored.
+pub fn kernel_result(unit: &Unit, mutants: Vec<MutantResult>) -> KernelResult {
+    let ids = unit.mutants.iter().map(|m| m.id.as_str());
+    KernelResult {
+        kernel: unit.kernel.clone(),
+        file: unit.file.clone(),
+        cases: unit.cases.iter().map(|c| c.name.clone()).collect(),
+        control: None,
+        score: OperatorScore::of(&unit.kernel, mutants.iter()),
+        mutants,
+        wall_seconds: 0.0,
+        stale_equivalents: unit.equivalents.stale(ids),
+    }
+}
+
+fn control(catalog: &Catalog, unit: &Unit, cfg: &MutateConfig, exe: &Path) -> Control {
+    let t0 = Instant::now();
+    let (flagged_by, detail) = match battery(catalog, unit, &unit.cases, None, cfg, exe) {
+        Seen::Detected(d, why, _) => (Some(d), why),
+        Seen::Clean => (None, "clean".into()),
+        Seen::Inconclusive(why) => (None, format!("inconclusive: {why}")),
+    };
+    Control {
+        flagged_by,
+        detail,
+        seconds: t0.elapsed().as_secs_f64(),
+    }
+}
+
+fn run_mutant(
+    catalog: &Catalog,
+    unit: &Unit,
+    m: &Mutant,
+    cfg: &MutateConfig,
+    exe: &Path,
+    over_budget: bool,
+) -> Result<MutantResult> {
+    let t0 = Instant::now();
+    let outcome = if let Some(reason) = unit.equivalents.reason(&m.id) {
+        Outcome::Equivalent {
+            reason: reason.to_string(),
+        }
+    } else if let Some(log) = compiles(catalog, unit, m, &cfg.battery.arch)? {
+        Outcome::Stillborn { log }
+    } else if over_budget {
+        Outcome::Inconclusive {
+            why: "not run: the budget ran out".into(),
+        }
+    } else {
+        let dir =
+            tempfile::tempdir().map_err(|e| Error::io("creating", "a temporary folder", e))?;
+        let name = Path::new(&unit.file)
+            .file_name()
+            .map_or("mutant.cu".into(), |n| n.to_owned());
+        let path = dir.path().join(name);
+        std::fs::write(&path, m.apply(&unit.source)).map_err(|e| Error::io("writing", &path, e))?;
+        match battery(
+            catalog,
+            unit,
+            &reached(unit, &m.function),
+            Some(&path),
+            cfg,
+            exe,
+        ) {
+            Seen::Detected(by, _, true) => Outcome::TimedOut { by },
+            Seen::Detected(by, detail, false) => Outcome::Killed {
+                by,
+                detail: detail.replace(&path.display().to_string(), &unit.file),
+            },
+            Seen::Clean => Outcome::Survived,
+            Seen::Inconclusive(why) => Outcome::Inconclusive { why },
+        }
+    };
+    Ok(MutantResult {
+        diff: m.diff(&unit.source),
+        mutant: m.clone(),
+        outcome,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root() -> std::path::PathBuf {
+        crate::toolchain::find_root(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    fn unit<'c>(catalog: &'c Catalog, file: &str) -> Unit<'c> {
+        Unit {
+            kernel: file.into(),
+            file: file.into(),
+            source: String::new(),
+            cases: catalog.cases.iter().filter(|c| c.path == file).collect(),
+            mutants: Vec::new(),
+            equivalents: Equivalents::default(),
+        }
+    }
+
+    #[test]
+    fn a_mutant_runs_as_the_entries_it_can_reach() {
+        let catalog = Catalog::discover(&root()).unwrap();
+        let u = unit(&catalog, "kernels/transpose.cu");
+        let names = |cs: Vec<&Case>| cs.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(reached(&u, "transpose_padded")), ["transpose_padded"]);
+        let u = unit(&catalog, "kernels/matmul_tiled.cu");
+        assert_eq!(
+            names(reached(&u, "matmul_tiled")),
+            ["matmul_tiled16", "matmul_tiled32"],
+            "a device helper serves every entry"
+        );
+    }
+
+    #[test]
+    fn a_manifest_mutant_keeps_its_includes_and_its_case_name() {
+        let m =
+            crate::manifest::Manifest::load(&root().join("examples/corpus/racegate.toml")).unwrap();
+        let catalog = Catalog::from_manifest(m);
+        let case = catalog.get("prefix_sum_inplace").unwrap();
+        let dir = root().join("examples/corpus/kernels");
+        let c = mutant_case(case, Path::new("/tmp/x/prefix_sum_inplace.cu"), &dir);
+        assert_eq!(
+            (c.name.as_str(), c.path.as_str()),
+            ("prefix_sum_inplace", "/tmp/x/prefix_sum_inplace.cu")
+        );
+        let opts = c.compile_options();
+        assert!(opts.contains(&format!("-I{}", dir.display())), "{opts:?}");
+        assert!(
+            opts.iter().any(|o| o.ends_with("examples/corpus/include")),
+            "{opts:?}"
+        );
+    }
+}
