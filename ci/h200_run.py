@@ -225,36 +225,40 @@ def main():
         say(f"bench: {time.time() - t:.0f} s -> bench.txt")
 
     if "globalcheck" in phases:
-        # Issue 16: globalcheck on every case (3 runs: run 1 is the fixture, the others show
-        # stability), then plain / racecheck / globalcheck timed side by side, one case at a
-        # time; the program example under `gate --`; jitter on an nvcc-built program.
+        # Issue 16: globalcheck on every case, twice (run 1 is the fixture, run 2 shows
+        # stability); plain / racecheck / globalcheck timed side by side, one case at a time
+        # (the hanging variant left out); the program example under `gate --`, one kernel at a
+        # time; jitter on an nvcc-built program.
         t = time.time()
         gdir = out / "globalcheck"; gdir.mkdir(exist_ok=True)
-        jobs = [(c["name"], run) for c in cases for run in (1, 2, 3)]
+        jobs = [(c["name"], run) for c in cases for run in (1, 2)]
 
         def gc(job):
             name, run = job
             stem = f"{name.replace('::', '__')}__globalcheck.{run}"
-            cmd = [rg, "sanitize", name, "--tool", "globalcheck", "--json", "-", "--timeout", "60",
+            cmd = [rg, "sanitize", name, "--tool", "globalcheck", "--json", "-", "--timeout", "30",
                    "--save-xml", str(gdir / f"{stem}.jsonl"), "--save-log", str(gdir / f"{stem}.log")]
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
             (gdir / f"{stem}.json").write_text(p.stdout + (("\nSTDERR:\n" + p.stderr) if p.stderr else ""))
             return name, run, p.returncode
         with cf.ThreadPoolExecutor(8) as ex:
             results = list(ex.map(gc, jobs))
-        say(f"globalcheck: {len(jobs)} runs in {time.time() - t:.0f} s; exit codes: "
-            + ", ".join(f"{n}#{r}={rc}" for n, r, rc in results if r == 1))
+        say(f"globalcheck: {len(jobs)} runs in {time.time() - t:.0f} s; exit codes of run 1: "
+            + ", ".join(f"{n}={rc}" for n, r, rc in results if r == 1))
         timing = ["case,plain_s,racecheck_s,globalcheck_s"]
         wrapper = os.path.abspath("ci/gc_wrapper.py")
+        t1 = time.time()
         for c in cases:
+            if c["name"] == "handoff::barrier_before_flag" or time.time() - t1 > 120:
+                continue
             row = [c["name"]]
             for mode in ("plain", "racecheck", "globalcheck"):
                 env = dict(os.environ)
                 tool = "globalcheck" if mode == "globalcheck" else "racecheck"
                 if mode == "plain":
                     env["RACEGATE_COMPUTE_SANITIZER"] = wrapper
-                p = subprocess.run([rg, "sanitize", c["name"], "--tool", tool, "--json", "-", "--timeout", "120"],
-                                   capture_output=True, text=True, timeout=300, env=env)
+                p = subprocess.run([rg, "sanitize", c["name"], "--tool", tool, "--json", "-", "--timeout", "30"],
+                                   capture_output=True, text=True, timeout=120, env=env)
                 try:
                     row.append(f'{json.loads(p.stdout)["seconds"]:.3f}')
                 except Exception:
@@ -267,16 +271,16 @@ def main():
                    "histogram_atomic", "neighbour_read", "own_read", "last_block_sum", "handoff_fenced",
                    "lanes_no_syncwarp", "lanes_syncwarp"]
         for k in kernels:
-            r += sh(f"{rg} gate --baseline /tmp/nb-{k}.json --tools globalcheck --runs 2 --json {gdir}/program-{k}.json -- /tmp/global_races {k}", timeout=200)
-        r += sh(f"{rg} gate --baseline /tmp/nb-all.json --sarif {out}/globalcheck-program.sarif -- /tmp/global_races", timeout=300)
-        r += sh("for i in $(seq 1 20); do /tmp/matmul_war 256; done | sort | uniq -c", timeout=200)
-        r += sh(f"{rg} gate --baseline /tmp/nb-mm.json --tools racecheck --runs 20 --no-jitter -- /tmp/matmul_war 256", timeout=300)
-        r += sh(f"{rg} gate --baseline /tmp/nb-mm2.json --tools racecheck --runs 20 -- /tmp/matmul_war 256", timeout=300)
+            r += sh(f"{rg} gate --baseline /tmp/nb-{k}.json --tools globalcheck --runs 1 --no-jitter --sanitize-timeout 30 "
+                    f"--json {gdir}/program-{k}.json -- /tmp/global_races {k}", timeout=100)
+        r += sh("for i in $(seq 1 20); do /tmp/matmul_war 256; done | sort | uniq -c", timeout=100)
+        r += sh(f"{rg} gate --baseline /tmp/nb-mm.json --tools globalcheck --runs 10 --no-jitter --sanitize-timeout 30 -- /tmp/matmul_war 256", timeout=150)
+        r += sh(f"{rg} gate --baseline /tmp/nb-mm2.json --tools globalcheck --runs 10 --sanitize-timeout 30 -- /tmp/matmul_war 256", timeout=150)
         (out / "globalcheck.txt").write_text(r)
         with tarfile.open(out / "globalcheck.tar.gz", "w:gz") as tf:
             tf.add(gdir, arcname="globalcheck")
         import shutil; shutil.rmtree(gdir)
-        say(f"globalcheck: {time.time() - t:.0f} s -> globalcheck.txt, globalcheck-timing.csv, globalcheck.tar.gz, globalcheck-program.sarif")
+        say(f"globalcheck: {time.time() - t:.0f} s -> globalcheck.txt, globalcheck-timing.csv, globalcheck.tar.gz")
 
     if "nextest" in phases:
         t = time.time()

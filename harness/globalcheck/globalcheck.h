@@ -84,8 +84,8 @@ struct GcLaunch {
     unsigned int* epochs;          // per thread of the grid: barriers passed
     unsigned int* wepochs;         // per thread of the grid: __syncwarp/shuffles passed
     unsigned long long* last_read; // per thread of the grid: the word its last plain read touched
-    unsigned long long* block_atomic;  // per block: (sequence << 32) | (epoch << 10) | thread of its last atomic
-    unsigned long long atomic_seq;     // grid-wide sequence of atomics
+    unsigned long long* block_release; // per block: 1 << 32 | epoch << 10 | thread, of its last atomic
+    unsigned long long* block_acquire; // per block: the same, of its last atomic or read of an atomic word
     unsigned long long nthreads;
     unsigned long long nblocks;
     unsigned long long jitter_seed;

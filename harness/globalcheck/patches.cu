@@ -13,10 +13,12 @@
 //   - same block: ordered when a __syncthreads lies between them (the block's barrier epoch
 //     differs); lanes of one warp are also ordered by a __syncwarp or a shuffle between them;
 //   - different blocks: ordered only through atomics: the earlier block did an atomic after
-//     its access (in a later barrier epoch), and the later block did an atomic, later in the
-//     grid-wide sequence, before its access (in an earlier barrier epoch, or by the same thread).
-//     This is the last-block-reduction handoff; a fence cannot be seen by the Sanitizer API, so a
-//     handoff without __threadfence is not told apart from one with it (a documented limit).
+//     its access (in a later barrier epoch, or the same thread), and the later block did an
+//     atomic or polled an atomically written word before its access (see gc_handoff). This is
+//     the last-block reduction and the flag handoff; a fence cannot be seen by the Sanitizer
+//     API, so a handoff without __threadfence is not told apart from one with it (a documented
+//     limit), and which atomic pairs with which is not checked (a race between blocks that
+//     both use atomics elsewhere can be missed; none is invented).
 //   Two writes of the same value are not a conflict (benign duplicate stores).
 #include <sanitizer_patching.h>
 #include "globalcheck.h"
@@ -68,24 +70,25 @@ __device__ __forceinline__ unsigned int rec_tid(unsigned long long r) { return (
 __device__ __forceinline__ unsigned int rec_wepoch(unsigned long long r) { return (unsigned int)(r & 0x3fu); }
 __device__ __forceinline__ unsigned int rec_mask(unsigned long long r) { return (unsigned int)((r >> GC_MASK_SHIFT) & 0xfu); }
 
-// Did block `then_block` release (an atomic after the access) before block `now_block` acquired
-// (an atomic before the access)?
+// Were the two accesses of different blocks ordered through atomics? The earlier block
+// released (an atomic after its access: in a later barrier epoch, or by the same thread in the
+// same epoch, assumed to come after), and the later block acquired (an atomic, or a read of a
+// word last written by an atomic, i.e. polling a flag, before its access: in an earlier epoch,
+// or by the same thread). Which atomic pairs with which is not checked: this over-approximates
+// synchronization, so it can miss a race, never invent one.
 __device__ __forceinline__ bool gc_handoff(GcLaunch* L, unsigned long long then, unsigned long long now)
 {
-    unsigned long long a = ((volatile unsigned long long*)L->block_atomic)[rec_block(then)];
-    unsigned long long b = ((volatile unsigned long long*)L->block_atomic)[rec_block(now)];
+    unsigned long long a = ((volatile unsigned long long*)L->block_release)[rec_block(then)];
+    unsigned long long b = ((volatile unsigned long long*)L->block_acquire)[rec_block(now)];
     if (a == 0 || b == 0)
         return false;
-    unsigned int a_seq = (unsigned int)(a >> 32), b_seq = (unsigned int)(b >> 32);
     unsigned int a_epoch = (unsigned int)((a >> 10) & 0xffffu), b_epoch = (unsigned int)((b >> 10) & 0xffffu);
-    unsigned int b_tid = (unsigned int)(b & 0x3ffu);
-    unsigned int a_tid = (unsigned int)(a & 0x3ffu);
-    // Released: the atomic came in a later epoch than the access, or from the same thread in the
-    // same epoch (assumed after the access: over-approximates synchronization, never alarms).
+    unsigned int a_tid = (unsigned int)(a & 0x3ffu), b_tid = (unsigned int)(b & 0x3ffu);
     bool released = (short)(a_epoch - rec_epoch(then)) > 0
         || (a_tid == rec_tid(then) && a_epoch == rec_epoch(then));
-    bool acquired = ((short)(rec_epoch(now) - b_epoch) > 0) || (rec_tid(now) == b_tid);
-    return released && acquired && a_seq < b_seq;
+    bool acquired = (short)(rec_epoch(now) - b_epoch) > 0
+        || (b_tid == rec_tid(now) && b_epoch == rec_epoch(now));
+    return released && acquired;
 }
 
 // The scope of an unordered pair, or 0 when the pair is ordered (or no conflict at all).
@@ -174,9 +177,10 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata
         | ((block & ((1ull << GC_BLOCK_BITS) - 1)) << GC_BLOCK_SHIFT)
         | ((unsigned long long)epoch << GC_EPOCH_SHIFT) | ((unsigned long long)(tid & 0x3ffu) << GC_TID_SHIFT)
         | wepoch;
+    unsigned long long sync_mark = (1ull << 32) | ((unsigned long long)epoch << 10) | (tid & 0x3ffu);
     if (atomic) {
-        unsigned long long seq = atomicAdd(&L->atomic_seq, 1ull) + 1;
-        L->block_atomic[block] = (seq << 32) | ((unsigned long long)epoch << 10) | (tid & 0x3ffu);
+        L->block_release[block] = sync_mark;
+        L->block_acquire[block] = sync_mark;
     }
     unsigned long long off = a - r->base;
     unsigned long long end = off + size;
@@ -220,21 +224,28 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata
                 if (rs != 0)
                     gc_report(L, GC_KIND_READ_WRITE, rs, pc, prpc, addr, rec, pr, value, 0);
             }
-            s->w = rec;
+            // The pc and value first, the record last: a thread that sees the new record
+            // then mostly reads its pc too (the three stores are not one atomic update).
             s->wpc = pc;
             s->wval = value;
+            __threadfence();
+            s->w = rec;
         } else {
             unsigned long long pw = ((volatile unsigned long long*)&s->w)[0];
             unsigned long long pwpc = ((volatile unsigned long long*)&s->wpc)[0];
             unsigned int pval = ((volatile unsigned int*)&s->wval)[0];
-            // A plain read of a word others update atomically is the polling idiom, not a race.
-            if (!(pw & GC_ATOMIC)) {
+            // A plain read of a word others update atomically is the polling idiom, not a race,
+            // and an acquire for the reading block.
+            if (pw & GC_ATOMIC)
+                L->block_acquire[block] = sync_mark;
+            else {
                 unsigned int sc = gc_scope(L, pw, rec);
                 if (sc != 0)
                     gc_report(L, GC_KIND_WRITE_READ, sc, pc, pwpc, addr, rec, pw, 0, pval);
             }
-            s->r = rec;
             s->rpc = pc;
+            __threadfence();
+            s->r = rec;
             L->last_read[g] = addr;
         }
     }

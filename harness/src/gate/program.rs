@@ -166,6 +166,9 @@ pub fn run_target_with(
     Ok(run)
 }
 
+/// The folder a jittered run's report goes to, and the variables that inject the tool.
+type JitterEnv = (tempfile::TempDir, Vec<(String, String)>);
+
 /// The variables that put a program's runs under globalcheck's jitter, and the folder its
 /// report goes to; `None` (with a note) when jitter is off or the tool cannot be built.
 fn jitter_env(
@@ -173,7 +176,7 @@ fn jitter_env(
     cfg: &GateConfig,
     run: &mut GateRun,
     subject: &str,
-) -> Result<Option<(tempfile::TempDir, Vec<(String, String)>)>> {
+) -> Result<Option<JitterEnv>> {
     if !cfg.jitter {
         return Ok(None);
     }
