@@ -180,9 +180,9 @@ def main():
         names = [k["name"] for k in tomllib.loads(open(f"{corpus}/racegate.toml").read())["kernel"]
                  if k["name"] not in twins]
         o = out.resolve()
-        common = f"--run --trials 20 --jobs {a.jobs} --stress-timeout 5 --sanitize-timeout 30 --budget 110"
-        r = sh(f"{rg} mutate {common} --json {o}/mutate-catalog.json --table {o}/mutate-catalog.md", timeout=260)
-        r += sh(f"cd {corpus} && {rg} mutate {common} --json {o}/mutate-corpus.json --table {o}/mutate-corpus.md {' '.join(names)}", timeout=260)
+        common = f"--run --trials 20 --jobs {a.jobs} --stress-timeout 5 --sanitize-timeout 30 --budget 80"
+        r = sh(f"{rg} mutate {common} --json {o}/mutate-catalog.json --table {o}/mutate-catalog.md", timeout=200)
+        r += sh(f"cd {corpus} && {rg} mutate {common} --json {o}/mutate-corpus.json --table {o}/mutate-corpus.md {' '.join(names)}", timeout=200)
         both = {}
         for part in ("catalog", "corpus"):
             f = out / f"mutate-{part}.json"

@@ -1,6 +1,8 @@
 //! `snapshot::<case>::<tool>`: H200 sanitizer XML fixture -> findings -> normalized text -> the
 //! snapshot under `snapshots/`, for every (case, tool), with no GPU. A hang has no XML: its
-//! fixture is a `.hang` file written by the import.
+//! fixture is a `.hang` file written by the import. globalcheck's fixture is the tool's
+//! `report.jsonl` as `racegate sanitize --save-xml` kept it, with nvdisasm's line table of each
+//! module beside it (`<stem>.jsonl.module-K.lines.txt`).
 
 use libtest_mimic::Trial;
 use racegate::catalog::Catalog;
@@ -23,10 +25,14 @@ pub fn trials(catalog: &Catalog) -> Vec<Trial> {
             let hang = dir.join(format!("{stem}.hang"));
             let case_name = case.name.clone();
             let version = version.clone();
+            let fixtures = dir.clone();
             out.push(
                 Trial::test(format!("snapshot::{}::{}", case.name, tool), move || {
                     let body = if hang.is_file() {
                         "hang (compute-sanitizer and its target killed at the deadline)\n".to_string()
+                    } else if tool == Tool::Globalcheck {
+                        let findings = globalcheck_findings(&fixtures, &stem, &root)?;
+                        return check_snapshot(&root, &stem, &snapshot::render(&case_name, tool, &version, &findings));
                     } else {
                         let text = std::fs::read_to_string(&xml).map_err(|e| {
                             format!("no fixture {} ({e}); capture it on a GPU with ci/h200_run.py and ci/import-fixtures", xml.display())
@@ -42,4 +48,37 @@ pub fn trials(catalog: &Catalog) -> Vec<Trial> {
         }
     }
     out
+}
+
+/// globalcheck's report and line tables -> findings (errors and lane warnings alike), as
+/// `racegate sanitize --tool globalcheck` reads them after a run.
+fn globalcheck_findings(
+    dir: &std::path::Path,
+    stem: &str,
+    root: &std::path::Path,
+) -> Result<Vec<racegate::sanitize::normalize::Finding>, libtest_mimic::Failed> {
+    use racegate::sanitize::globalcheck::{lines::LineTable, report, run::lines_path};
+    let path = dir.join(format!("{stem}.jsonl"));
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "no fixture {} ({e}); capture it on a GPU with ci/h200_run.py --phases globalcheck",
+            path.display()
+        )
+    })?;
+    let rep = report::parse(&text);
+    if !rep.started || !rep.errors.is_empty() || rep.launches.is_empty() {
+        return Err(format!(
+            "{}: not a complete globalcheck report: {:?}",
+            path.display(),
+            rep.errors
+        )
+        .into());
+    }
+    let mut tables = std::collections::BTreeMap::new();
+    for m in rep.modules_with_findings() {
+        let p = lines_path(&path, m);
+        let t = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        tables.insert(m, LineTable::parse(&t));
+    }
+    Ok(report::findings(&rep, &tables, root))
 }
