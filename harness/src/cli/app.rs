@@ -65,13 +65,14 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Gate a merge on your own kernels or CUDA program. With a manifest (./racegate.toml or
     /// --manifest FILE): every kernel under stress (its oracle: a reference kernel or
-    /// determinism) and the four sanitizers. With `-- PROGRAM ARGS`: the program under each
-    /// sanitizer and run several times plainly. New findings (not in the baseline) fail.
+    /// determinism), the four sanitizers and globalcheck (races on global memory). With
+    /// `-- PROGRAM ARGS`: the program under each of them and run several times plainly, with
+    /// schedule jitter injected. New findings (not in the baseline) fail.
     #[command(after_help = gate::HELP)]
     Gate(gate::GateArgs),
     /// Grade course exercise submissions: compile (device code only), check the kernel's name
     /// and signature, then score correctness on randomized sizes with jitter and the four
-    /// sanitizers against a rubric. One file prints its grade; several files or a folder give
+    /// sanitizers (and globalcheck, where the rubric gives it points) against a rubric. One file prints its grade; several files or a folder give
     /// a summary (CSV or JSON).
     #[command(after_help = grade::HELP)]
     Grade(grade::GradeArgs),

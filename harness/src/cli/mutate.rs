@@ -82,7 +82,7 @@ pub struct MutateArgs {
     /// Deadline of one sanitizer run, in seconds.
     #[arg(long, default_value_t = 20.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
-    /// The sanitizers, comma-separated, in the order they run (default: all four).
+    /// The sanitizers, comma-separated, in the order they run (default: all five, globalcheck last).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
     tools: Vec<Tool>,
     /// Seconds after which no new run starts; the mutants left are inconclusive.

@@ -17,7 +17,8 @@ use super::values;
 pub struct SanitizeArgs {
     /// The case, as `racegate list` names it.
     case: String,
-    /// racecheck, synccheck, memcheck or initcheck.
+    /// racecheck, synccheck, memcheck, initcheck (compute-sanitizer) or globalcheck (racegate's
+    /// race detector for global memory, built on first use).
     #[arg(long, value_parser = parse_tool)]
     tool: Tool,
     /// Keep compute-sanitizer's raw XML here.
@@ -38,7 +39,9 @@ pub struct SanitizeArgs {
 
 pub fn parse_tool(s: &str) -> std::result::Result<Tool, String> {
     Tool::from_name(s).ok_or_else(|| {
-        format!("unknown tool `{s}`; expected racecheck, synccheck, memcheck or initcheck")
+        format!(
+            "unknown tool `{s}`; expected racecheck, synccheck, memcheck, initcheck or globalcheck"
+        )
     })
 }
 

@@ -15,7 +15,7 @@ pub struct GateConfig {
     pub battery: Battery,
     /// Plain runs of a program (`gate -- PROGRAM`).
     pub runs: u32,
-    /// The sanitizers to run (default: all four).
+    /// The sanitizers to run (default: all five, globalcheck included).
     pub tools: Vec<Tool>,
     /// Extra compute-sanitizer options, passed before the target (`--sanitizer-arg`).
     pub sanitizer_args: Vec<String>,
