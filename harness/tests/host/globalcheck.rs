@@ -39,3 +39,96 @@ fn the_tool_and_its_patches_build_from_the_pinned_wheels() {
     let again = build::ensure(&root).unwrap();
     assert_eq!(again.tool, built.tool, "a second call uses the cache");
 }
+
+/// A fixture's report and line tables, as `racegate sanitize --tool globalcheck` reads them.
+fn decide_fixture(stem: &str, exit: racegate::watchdog::Exit) -> racegate::sanitize::Outcome {
+    use racegate::sanitize::globalcheck::{lines::LineTable, report, run};
+    let root = super::package_dir().parent().unwrap().to_path_buf();
+    let path = super::package_dir().join(format!("tests/fixtures/h200/{stem}.jsonl"));
+    let rep = report::parse(&std::fs::read_to_string(&path).unwrap());
+    let mut tables = std::collections::BTreeMap::new();
+    for m in rep.modules_with_findings() {
+        let t = std::fs::read_to_string(run::lines_path(&path, m)).unwrap();
+        tables.insert(m, LineTable::parse(&t));
+    }
+    let mut log = String::new();
+    run::decide(&exit, false, &rep, &tables, &root, &mut log)
+}
+
+#[test]
+fn h200_reports_decide_clean_and_flagged_at_the_bug_line() {
+    use racegate::sanitize::Outcome;
+    use racegate::watchdog::Exit;
+    assert_eq!(
+        decide_fixture("matmul_naive__globalcheck", Exit::Code(0)),
+        Outcome::Clean
+    );
+    match decide_fixture(
+        "counter_single__nonatomic_counter__globalcheck",
+        Exit::Code(0),
+    ) {
+        Outcome::Findings(f) => {
+            // Errors only: the lane-level warning of the same line is logged, not counted.
+            assert!(f.iter().all(|x| x.level == "Error"), "{f:?}");
+            assert!(f.iter().any(|x| x.location
+                == "buggy_variants/atomic_counter/nonatomic_counter.cu:18"
+                && x.what.starts_with("Lost update")));
+        }
+        other => panic!("{other:?}"),
+    }
+    // A target that died (signal) with a report of nothing found is never clean.
+    assert!(matches!(
+        decide_fixture("matmul_naive__globalcheck", Exit::Signal(11)),
+        Outcome::Inconclusive(_)
+    ));
+}
+
+#[test]
+fn reports_that_say_too_little_are_inconclusive_never_clean() {
+    use racegate::sanitize::globalcheck::report;
+    use racegate::sanitize::Outcome;
+    use racegate::watchdog::Exit;
+    let root = std::path::Path::new("/");
+    let none = std::collections::BTreeMap::new();
+    let decide = |text: &str| {
+        let mut log = String::new();
+        racegate::sanitize::globalcheck::run::decide(
+            &Exit::Code(0),
+            false,
+            &report::parse(text),
+            &none,
+            root,
+            &mut log,
+        )
+    };
+    let header = r#"{"tool":"globalcheck","mode":1,"budget_bytes":4096,"patches":"p"}"#;
+    let launch = |untracked: u64, allocs: &str| {
+        format!(
+            r#"{{"launch":0,"kernel":"k","module":0,"grid":[1,1,1],"block":[32,1,1],"mode":1,"accesses":64,"untracked_accesses":{untracked},"dropped":0,"untracked_allocations":[{allocs}],"findings":[]}}"#
+        )
+    };
+    // Not loaded (no header), an error line, a cut line, no launch at all.
+    for text in [
+        String::new(),
+        format!(
+            "{header}\n{{\"error\":\"adding the patches: bad file\"}}\n{}",
+            launch(0, "")
+        ),
+        format!("{header}\n{{\"launch\":0,\"kern"),
+        header.to_string(),
+    ] {
+        assert!(matches!(decide(&text), Outcome::Inconclusive(_)), "{text}");
+    }
+    // Memory past the budget that the launch touched: inconclusive, naming the allocation.
+    match decide(&format!(
+        "{header}\n{}",
+        launch(5, r#"{"base":4096,"size":1048576}"#)
+    )) {
+        Outcome::Inconclusive(m) => assert!(m.contains("1048576 bytes at 0x1000"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        decide(&format!("{header}\n{}", launch(0, ""))),
+        Outcome::Clean
+    );
+}
