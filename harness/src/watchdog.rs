@@ -93,6 +93,32 @@ pub fn run(
     })
 }
 
+/// Runs `program args` with `env` added under one deadline for the whole run (no output for
+/// `timeout` or `timeout` in all), and returns its standard output, line by line, beside the
+/// outcome: the shape of every tool run (a sanitizer, globalcheck's target, a compiler).
+pub fn run_collecting(
+    program: &Path,
+    args: &[OsString],
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Result<(Finished, String)> {
+    let mut stdout = String::new();
+    let done = run(
+        program,
+        args,
+        env,
+        Deadline {
+            idle: timeout,
+            total: Some(timeout),
+        },
+        |l| {
+            stdout.push_str(l);
+            stdout.push('\n');
+        },
+    )?;
+    Ok((done, stdout))
+}
+
 /// Runs `program args` as `spawn` says (environment, working folder), calling `on_line` for
 /// every stdout line as it comes (lossily decoded).
 pub fn run_with(

@@ -12,7 +12,7 @@ use super::xml;
 use crate::catalog::{Case, Catalog};
 use crate::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};
-use crate::watchdog::{self, Deadline, Exit};
+use crate::watchdog::{self, Exit};
 
 /// The exit code racegate asks compute-sanitizer to use when it found errors.
 pub const FINDINGS_EXIT: i32 = 86;
@@ -117,20 +117,7 @@ pub fn run_target(
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
-    let mut stdout = String::new();
-    let finished = watchdog::run(
-        &sanitizer,
-        &args,
-        &[],
-        Deadline {
-            idle: cfg.timeout,
-            total: Some(cfg.timeout),
-        },
-        |l| {
-            stdout.push_str(l);
-            stdout.push('\n');
-        },
-    )?;
+    let (finished, stdout) = watchdog::run_collecting(&sanitizer, &args, &[], cfg.timeout)?;
     let log = format!("{stdout}{}", finished.stderr);
     let exit = match &finished.exit {
         Exit::Code(c) => format!("exit {c}"),

@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::watchdog::{self, Deadline, Exit};
+use crate::watchdog::{self, Exit};
 
 /// The sources, compiled into racegate so that an installed binary can build its tool.
 pub const SOURCES: [(&str, &str); 3] = [
@@ -177,13 +177,13 @@ pub fn commands(tc: &Toolchain, src: &Path, out: &Path) -> Vec<(PathBuf, Vec<OsS
 /// said.
 pub fn ensure(root: &Path) -> Result<Built, String> {
     let tc = find(root)?;
+    // The sources, the toolchain and the exact commands (their flags included).
+    let how = format!("{:?}", commands(&tc, Path::new("SRC"), Path::new("OUT")));
     let key = fnv(&[
         SOURCES[0].1.as_bytes(),
         SOURCES[1].1.as_bytes(),
         SOURCES[2].1.as_bytes(),
-        tc.gxx.as_os_str().as_encoded_bytes(),
-        tc.nvcc.as_os_str().as_encoded_bytes(),
-        tc.sanitizer_lib.as_os_str().as_encoded_bytes(),
+        how.as_bytes(),
     ]);
     let cache = crate::cache::dir().map_err(|e| e.to_string())?;
     let dir = cache.join("globalcheck").join(format!("{key:016x}"));
@@ -208,19 +208,11 @@ pub fn ensure(root: &Path) -> Result<Built, String> {
         std::env::var("PATH").unwrap_or_default()
     );
     for (program, args) in commands(&tc, tmp.path(), tmp.path()) {
-        let mut out = String::new();
-        let done = watchdog::run(
+        let (done, out) = watchdog::run_collecting(
             &program,
             &args,
             &[("PATH".to_string(), path.clone())],
-            Deadline {
-                idle: Duration::from_secs(300),
-                total: Some(Duration::from_secs(300)),
-            },
-            |l| {
-                out.push_str(l);
-                out.push('\n');
-            },
+            Duration::from_secs(300),
         )
         .map_err(|e| e.to_string())?;
         if done.exit != Exit::Code(0) {

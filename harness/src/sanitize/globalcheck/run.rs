@@ -11,7 +11,7 @@ use super::lines::LineTable;
 use super::{build, report};
 use crate::errors::{Error, Result};
 use crate::sanitize::tool::{Outcome, SanitizeConfig, SanitizerRun};
-use crate::watchdog::{self, Deadline, Exit};
+use crate::watchdog::{self, Exit};
 
 /// The shadow budget unless `RACEGATE_GLOBALCHECK_BUDGET_MB` says otherwise: 4 GiB of shadow,
 /// which covers about 400 MB of tracked data (40 bytes of shadow per 4-byte word).
@@ -74,20 +74,7 @@ pub fn run_target(
     let Some((program, args)) = target.split_first() else {
         return Err(Error::Usage("globalcheck: no target to run".into()));
     };
-    let mut stdout = String::new();
-    let done = watchdog::run(
-        Path::new(program),
-        args,
-        &env,
-        Deadline {
-            idle: cfg.timeout,
-            total: Some(cfg.timeout),
-        },
-        |l| {
-            stdout.push_str(l);
-            stdout.push('\n');
-        },
-    )?;
+    let (done, stdout) = watchdog::run_collecting(Path::new(program), args, &env, cfg.timeout)?;
     let exit = match &done.exit {
         Exit::Code(c) => format!("exit {c}"),
         Exit::Signal(s) => format!("signal {s}"),
