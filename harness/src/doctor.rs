@@ -1,5 +1,5 @@
 //! What racegate stands on, found or missing, each with its fix: the CUDA driver and GPU,
-//! NVRTC, compute-sanitizer and Nsight Compute (`ncu`). `racegate doctor` renders it; the exit
+//! NVRTC, compute-sanitizer, what globalcheck's tool is built from, and Nsight Compute (`ncu`). `racegate doctor` renders it; the exit
 //! code follows the one table (4 without a device, 3 when a tool is missing, else 0).
 //!
 //! ```no_run
@@ -19,7 +19,7 @@ use crate::{device, toolchain};
 /// One thing racegate uses.
 #[derive(Clone, Debug, Serialize)]
 pub struct Item {
-    /// `driver`, `gpu`, `nvrtc`, `compute-sanitizer` or `ncu`.
+    /// `driver`, `gpu`, `nvrtc`, `compute-sanitizer`, `globalcheck` or `ncu`.
     pub name: &'static str,
     /// What was found (a version, a name, a path); `None` when missing.
     pub found: Option<String>,
@@ -82,6 +82,20 @@ pub fn examine(root: &Path) -> Vec<Item> {
         ),
     };
     items.push(item("compute-sanitizer", sanitizer, false, false));
+    // globalcheck's tool is built on first use from these (nothing is built here).
+    let globalcheck = crate::sanitize::globalcheck::build::find(root)
+        .map(|tc| {
+            format!(
+                "can be built: {} and {}, Sanitizer API in {}",
+                tc.gxx.display(),
+                tc.nvcc.display(),
+                tc.sanitizer_lib.display()
+            )
+        })
+        .map_err(|why| {
+            format!("{why}; install the CUDA toolkit and g++, or run `racegate setup` (pinned nvcc and Sanitizer API wheels)")
+        });
+    items.push(item("globalcheck", globalcheck, false, false));
     let ncu = match find_on_path("ncu") {
         Some(p) => Ok(version_of(&p)),
         None => Err(
