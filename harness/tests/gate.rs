@@ -19,6 +19,10 @@ pub fn trials(root: &Path) -> Vec<Trial> {
         t("program_findings_and_the_baseline_flow", baseline_flow),
         t("a_program_found_through_path_starts", path_program),
         t(
+            "plain_runs_get_the_jitter_injection_unless_no_jitter",
+            jitter_injection,
+        ),
+        t(
             "timings_are_masked_and_a_real_difference_fails_with_a_diff",
             masks_and_diff,
         ),
@@ -224,6 +228,43 @@ fn baseline_flow(_: &Path) -> Result<(), Failed> {
     if f["baseline_state"] != "accepted" || f["fingerprint"].as_str().is_none_or(|s| s.len() != 16)
     {
         return Err(g3.fail("the JSON finding"));
+    }
+    Ok(())
+}
+
+/// The plain runs of a program get globalcheck's tool in jitter mode (built from the pinned
+/// wheels of `ci/setup` here), with a seed per run; `--no-jitter` runs them without it.
+fn jitter_injection(_: &Path) -> Result<(), Failed> {
+    let dir = temp_dir("racegate-gate-")?;
+    let fake = clean_sanitizer(dir.path())?;
+    write_script(
+        dir.path(),
+        "shows_env",
+        "#!/bin/sh\necho \"mode=$RACEGATE_GC_MODE tool=${CUDA_INJECTION64_PATH:+set} seeded=${RACEGATE_GC_SEED:+yes}\"\n",
+    )?;
+    let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let want = [
+        "--runs",
+        "2",
+        "--pass-regex",
+        "mode=jitter tool=set seeded=yes",
+    ];
+    let g = gate(
+        dir.path(),
+        &[&want[..], &["--", "./shows_env"]].concat(),
+        &env,
+    );
+    if g.code != expected(0) || g.new_count() != 0 {
+        return Err(g.fail("the plain runs must see the jitter injection (did ci/setup run?)"));
+    }
+    let g = gate(
+        dir.path(),
+        &[&want[..], &["--no-jitter", "--", "./shows_env"]].concat(),
+        &env,
+    );
+    if g.code != expected(1) || g.new_count() != 1 || g.findings("regex").is_empty() {
+        return Err(g.fail("--no-jitter runs without the injection"));
     }
     Ok(())
 }
