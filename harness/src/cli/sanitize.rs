@@ -21,7 +21,8 @@ pub struct SanitizeArgs {
     /// race detector for global memory, built on first use).
     #[arg(long, value_parser = parse_tool)]
     tool: Tool,
-    /// Keep compute-sanitizer's raw XML here.
+    /// Keep compute-sanitizer's raw XML here (for globalcheck: its JSON-lines report, with
+    /// nvdisasm's line table of each module beside it as FILE.module-K.lines.txt).
     #[arg(long, value_name = "FILE")]
     save_xml: Option<PathBuf>,
     /// Keep compute-sanitizer's text output (and the target's) here.
