@@ -94,4 +94,6 @@ struct GcLaunch {
     unsigned long long untracked;  // accesses outside every tracked range
     unsigned long long dropped;    // findings lost because the table was full
     unsigned long long barriers;   // barrier callbacks
+    unsigned long long named_barriers;  // barriers with an id other than 0 (bar.sync N, cuda::barrier-like)
+    unsigned long long epoch_overflow;  // threads past 2^15 barriers: epoch comparisons would wrap
 };

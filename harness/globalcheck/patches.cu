@@ -262,7 +262,14 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_barrier(void* userdat
         return SANITIZER_PATCH_SUCCESS;
     if (L->mode & GC_MODE_DETECT) {
         unsigned long long g = gc_gtid(gc_block(), gc_tid());
-        L->epochs[g] += 1;
+        // Epochs are compared in 16 bits (15 for order): past that a comparison could be wrong,
+        // so the launch says so and racegate judges it inconclusive.
+        if (++L->epochs[g] == 0x8000u)
+            atomicAdd(&L->epoch_overflow, 1ull);
+        // A named or partial barrier (bar.sync N, M) orders only some warps; epochs count it
+        // as if it ordered the whole block, so the launch says so.
+        if (barIndex != 0)
+            atomicAdd(&L->named_barriers, 1ull);
     }
     return SANITIZER_PATCH_SUCCESS;
 }

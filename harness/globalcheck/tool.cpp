@@ -26,8 +26,6 @@
 #include <vector>
 #include <elf.h>
 #include <dlfcn.h>
-#include <execinfo.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include "globalcheck.h"
@@ -74,6 +72,8 @@ struct State {
     FILE* out = nullptr;
     std::map<CUmodule, Module> modules;
     int next_module = 0;
+    CUcontext context = nullptr;  // the one context the tool serves (several: inconclusive)
+    bool refused = false;         // an unsupported situation was reported: judge nothing more
     std::map<uint64_t, Alloc> allocs;  // by base address
     // Scratch buffers, grown as launches need (launches are serialized: each launch's end
     // synchronizes its stream before the program continues).
@@ -197,13 +197,11 @@ void module_loaded(Sanitizer_ResourceModuleData* d)
     if (off("RACEGATE_GC_TRACE"))
         line("{\"stage\":\"patched\"}");
     std::vector<std::string> funcs, globals;
-    if (d->pCubin && d->cubinSize && !off("RACEGATE_GC_NO_SYMBOLS"))
+    if (d->pCubin && d->cubinSize)
         symbols(d->pCubin, d->cubinSize, funcs, globals);
     if (off("RACEGATE_GC_TRACE"))
         line("{\"stage\":\"symbols\",\"functions\":" + std::to_string(funcs.size()) + ",\"globals\":" + std::to_string(globals.size()) + "}");
     std::string fjson;
-    if (off("RACEGATE_GC_NO_FUNCS"))
-        funcs.clear();
     for (auto& f : funcs) {
         Function fn;
         fn.name = f;
@@ -225,8 +223,6 @@ void module_loaded(Sanitizer_ResourceModuleData* d)
         if (cuda)
             get_global = (GetGlobal)dlsym(cuda, "cuModuleGetGlobal_v2");
     }
-    if (off("RACEGATE_GC_NO_GLOBALS"))
-        globals.clear();
     for (auto& v : globals) {
         CUdeviceptr p = 0;
         size_t size = 0;
@@ -275,6 +271,27 @@ void launch_begin(Sanitizer_LaunchData* d)
 {
     if (off("RACEGATE_GC_TRACE"))
         line("{\"stage\":\"launch begin\"}");
+    if (g->refused)
+        return;
+    if ((g->mode & GC_MODE_DETECT) && g->context && g->context != d->context) {
+        line("{\"error\":\"kernels launched in more than one CUDA context (several devices, or a context made after a reset): globalcheck serves one\"}");
+        g->refused = true;
+        return;
+    }
+    g->context = d->context;
+    if ((g->mode & GC_MODE_DETECT) && !g->pending.empty()) {
+        // Another host thread launched between this one's launch and its end: the scratch
+        // and the pending list assume one launch at a time.
+        line("{\"error\":\"overlapping kernel launches from several host threads: globalcheck judges one at a time\"}");
+        g->refused = true;
+        return;
+    }
+    if ((unsigned long long)d->gridDim_x * d->gridDim_y * d->gridDim_z > (1ull << GC_BLOCK_BITS)) {
+        line("{\"error\":\"a grid of more than 2^26 blocks (" + std::string(d->functionName ? esc(d->functionName) : "?")
+             + "): block ids would alias\"}");
+        g->refused = true;
+        return;
+    }
     Pending p;
     p.kernel = d->functionName ? d->functionName : "?";
     auto mi = g->modules.find(d->module);
@@ -344,7 +361,10 @@ void launch_begin(Sanitizer_LaunchData* d)
     SanitizerResult r = sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, p.dlaunch);
     if (r != SANITIZER_SUCCESS)
         error("setting the launch's data", r);
-    g->pending.push_back(p);
+    // Jitter alone reads nothing back: the launch stays asynchronous (a program whose kernels
+    // wait on each other or on the host must not be serialized into a hang).
+    if (g->mode & GC_MODE_DETECT)
+        g->pending.push_back(p);
 }
 
 const char* kind_name(unsigned k)
@@ -373,14 +393,25 @@ void launch_end()
     if (off("RACEGATE_GC_TRACE"))
         line("{\"stage\":\"launch end\"}");
     for (auto& p : g->pending) {
-        sanitizerStreamSynchronize(p.stream);
+        SanitizerResult r = sanitizerStreamSynchronize(p.stream);
         GcLaunch h;
         memset(&h, 0, sizeof h);
-        sanitizerMemcpyDeviceToHost(&h, p.dlaunch, sizeof h, p.stream);
+        if (r == SANITIZER_SUCCESS)
+            r = sanitizerMemcpyDeviceToHost(&h, p.dlaunch, sizeof h, p.stream);
         std::vector<GcFinding> f;
-        if ((g->mode & GC_MODE_DETECT) && h.findings) {
+        if (r == SANITIZER_SUCCESS && h.findings) {
             f.resize(GC_FINDING_SLOTS);
-            sanitizerMemcpyDeviceToHost(f.data(), h.findings, f.size() * sizeof(GcFinding), p.stream);
+            r = sanitizerMemcpyDeviceToHost(f.data(), h.findings, f.size() * sizeof(GcFinding), p.stream);
+        }
+        unsigned long long want = (unsigned long long)p.grid[0] * p.grid[1] * p.grid[2] * p.block[0] * p.block[1] * p.block[2];
+        if (r != SANITIZER_SUCCESS || h.nthreads != want) {
+            // A fault in the kernel (or the tool) leaves the context unusable: nothing read back
+            // can be trusted, and "nothing found" must not be concluded from it.
+            if (r != SANITIZER_SUCCESS)
+                error("reading back launch " + std::to_string(p.launch) + " of " + p.kernel, r);
+            else
+                line("{\"error\":\"launch " + std::to_string(p.launch) + " of " + esc(p.kernel) + ": its state did not come back\"}");
+            continue;
         }
         std::string s = "{\"launch\":" + std::to_string(p.launch) + ",\"kernel\":\"" + esc(p.kernel)
             + "\",\"module\":" + std::to_string(p.module) + ",\"grid\":[" + std::to_string(p.grid[0]) + ","
@@ -388,6 +419,7 @@ void launch_end()
             + std::to_string(p.block[0]) + "," + std::to_string(p.block[1]) + "," + std::to_string(p.block[2])
             + "],\"mode\":" + std::to_string(g->mode) + ",\"accesses\":" + std::to_string(h.accesses)
             + ",\"untracked_accesses\":" + std::to_string(h.untracked) + ",\"dropped\":" + std::to_string(h.dropped)
+            + ",\"named_barriers\":" + std::to_string(h.named_barriers) + ",\"epoch_overflow\":" + std::to_string(h.epoch_overflow)
             + ",\"untracked_allocations\":[";
         for (size_t i = 0; i < p.untracked.size(); i++)
             s += std::string(i ? "," : "") + "{\"base\":" + std::to_string(p.untracked[i].first) + ",\"size\":"
@@ -424,8 +456,6 @@ void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
 {
     if (off("RACEGATE_GC_TRACE"))
         line("{\"stage\":\"callback\",\"domain\":" + std::to_string((int)domain) + ",\"cbid\":" + std::to_string((int)cbid) + "}");
-    if (off("RACEGATE_GC_NOOP"))
-        return;
     std::lock_guard<std::recursive_mutex> guard(g->lock);
     if (busy && domain == SANITIZER_CB_DOMAIN_RESOURCE)
         return;  // the tool's own allocations and patch modules
@@ -437,6 +467,16 @@ void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
             break;
         case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
             g->modules.erase(((Sanitizer_ResourceModuleData*)cbdata)->module);
+            break;
+        case SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+            // cudaDeviceReset and the like: the shadows and the scratch die with the context.
+            for (auto& [base, a] : g->allocs)
+                a.shadow = nullptr;
+            g->allocs.clear();
+            g->used = 0;
+            g->scratch = nullptr;
+            g->scratch_size = 0;
+            g->context = nullptr;
             break;
         case SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_ALLOC:
         case SANITIZER_CBID_RESOURCE_MEMORY_ALLOC_ASYNC: {
@@ -470,20 +510,6 @@ void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
     }
 }
 
-// A crash of the tool must leave a trace in the report, not only a dead program.
-void on_crash(int sig)
-{
-    if (g && g->out) {
-        fprintf(g->out, "{\"error\":\"globalcheck crashed with signal %d\",\"backtrace\":\"see stderr\"}\n", sig);
-        fflush(g->out);
-    }
-    void* frames[32];
-    int n = backtrace(frames, 32);
-    backtrace_symbols_fd(frames, n, 2);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection()
@@ -491,6 +517,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
     if (g)
         return 0;
     g = new State();
+    // Module ids carry the pid: processes that share a report folder never mix their modules.
+    g->next_module = (int)((getpid() & 0x7fff) << 16);
     const char* dir = getenv("RACEGATE_GC_DIR");
     const char* patches = getenv("RACEGATE_GC_PATCHES");
     const char* mode = getenv("RACEGATE_GC_MODE");
@@ -513,8 +541,6 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
     g->out = fopen((g->dir + "/report.jsonl").c_str(), "a");
     line("{\"tool\":\"globalcheck\",\"mode\":" + std::to_string(g->mode) + ",\"budget_bytes\":"
          + std::to_string(g->budget) + ",\"patches\":\"" + esc(g->patches) + "\"}");
-    if (!off("RACEGATE_GC_NO_CRASH_HANDLER"))
-        signal(SIGSEGV, on_crash);
     Sanitizer_SubscriberHandle handle;
     SanitizerResult r = sanitizerSubscribe(&handle, callback, nullptr);
     if (r != SANITIZER_SUCCESS) {

@@ -14,6 +14,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::errors::exit;
+use crate::sanitize::globalcheck::build;
 use crate::{device, toolchain};
 
 /// One thing racegate uses.
@@ -82,8 +83,8 @@ pub fn examine(root: &Path) -> Vec<Item> {
         ),
     };
     items.push(item("compute-sanitizer", sanitizer, false, false));
-    // globalcheck's tool is built on first use from these (nothing is built here).
-    let globalcheck = crate::sanitize::globalcheck::build::find(root)
+    // What globalcheck's tool would be built from (nothing is built here).
+    let globalcheck = build::find(root)
         .map(|tc| {
             format!(
                 "can be built: {} and {}, Sanitizer API in {}",

@@ -131,4 +131,43 @@ fn reports_that_say_too_little_are_inconclusive_never_clean() {
         decide(&format!("{header}\n{}", launch(0, ""))),
         Outcome::Clean
     );
+    // Accesses to memory the tool does not know, a full finding table, epochs past their
+    // range, and warp findings under named barriers: each says why, none is clean.
+    let with = |field: &str, value: &str| {
+        launch(0, "").replacen(
+            "\"findings\":[]",
+            &format!("\"{field}\":{value},\"findings\":[]"),
+            1,
+        )
+    };
+    let warp_finding = r#""findings":[{"kind":"write-read","scope":"warps","pc_now":1,"pc_then":2,"addr":0,"block_now":0,"thread_now":40,"block_then":0,"thread_then":1,"count":1}]"#;
+    let cases = [
+        (launch(3, ""), "outside every allocation"),
+        (
+            launch(0, "").replace("\"dropped\":0", "\"dropped\":2"),
+            "2 finding(s) dropped",
+        ),
+        (with("epoch_overflow", "1"), "2^15 barriers"),
+        (
+            with("named_barriers", "4").replace("\"findings\":[]", warp_finding),
+            "named or partial barriers",
+        ),
+    ];
+    for (line, why) in cases {
+        match decide(&format!("{header}\n{line}")) {
+            Outcome::Inconclusive(m) => assert!(m.contains(why), "{m}"),
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+    // A target that failed with nothing found: nothing can be concluded from its launches.
+    let mut log = String::new();
+    let failed = racegate::sanitize::globalcheck::run::decide(
+        &Exit::Code(1),
+        false,
+        &report::parse(&format!("{header}\n{}", launch(0, ""))),
+        &none,
+        root,
+        &mut log,
+    );
+    assert!(matches!(failed, Outcome::Inconclusive(m) if m.contains("exited 1")));
 }

@@ -173,17 +173,47 @@ pub fn commands(tc: &Toolchain, src: &Path, out: &Path) -> Vec<(PathBuf, Vec<OsS
     ]
 }
 
+/// What identifies the toolchain beyond its paths: the compilers' version lines and the size
+/// and modification time of the Sanitizer API's library and patching header.
+fn toolchain_identity(tc: &Toolchain) -> String {
+    let version = |p: &Path| {
+        watchdog::run_collecting(
+            p,
+            &[OsString::from("--version")],
+            &[],
+            Duration::from_secs(30),
+        )
+        .map(|(_, out)| out)
+        .unwrap_or_default()
+    };
+    let stamp = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
+            .unwrap_or_default()
+    };
+    format!(
+        "{}\n{}\n{}\n{}",
+        version(&tc.gxx),
+        version(&tc.nvcc),
+        stamp(&tc.sanitizer_lib.join("libsanitizer-public.so")),
+        stamp(&tc.sanitizer_include.join("sanitizer_patching.h"))
+    )
+}
+
 /// Builds the tool unless the cache has it; `Err` says what is missing or what the compiler
 /// said.
 pub fn ensure(root: &Path) -> Result<Built, String> {
     let tc = find(root)?;
-    // The sources, the toolchain and the exact commands (their flags included).
+    // The sources, the exact commands (their flags included) and what the toolchain is, not
+    // only where: an upgraded toolkit in the same folder builds anew.
     let how = format!("{:?}", commands(&tc, Path::new("SRC"), Path::new("OUT")));
+    let what = toolchain_identity(&tc);
     let key = fnv(&[
         SOURCES[0].1.as_bytes(),
         SOURCES[1].1.as_bytes(),
         SOURCES[2].1.as_bytes(),
         how.as_bytes(),
+        what.as_bytes(),
     ]);
     let cache = crate::cache::dir().map_err(|e| e.to_string())?;
     let dir = cache.join("globalcheck").join(format!("{key:016x}"));
@@ -225,8 +255,12 @@ pub fn ensure(root: &Path) -> Result<Built, String> {
             ));
         }
     }
-    // Another racegate may have finished the same build meanwhile: either copy will do.
-    let _ = std::fs::rename(tmp.keep(), &dir);
+    // Another racegate may have finished the same build meanwhile: either copy will do, and
+    // ours is then removed rather than left behind.
+    let tmp = tmp.keep();
+    if std::fs::rename(&tmp, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
     if built.tool.is_file() && built.patches.is_file() {
         Ok(built)
     } else {

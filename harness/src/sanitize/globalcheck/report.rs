@@ -62,6 +62,12 @@ pub struct Launch {
     pub accesses: u64,
     pub untracked_accesses: u64,
     pub dropped: u64,
+    /// Barriers with an id other than 0 (named or partial): epochs then overstate ordering.
+    #[serde(default)]
+    pub named_barriers: u64,
+    /// Threads that passed 2^15 barriers: epoch comparisons could wrap.
+    #[serde(default)]
+    pub epoch_overflow: u64,
     #[serde(default)]
     pub untracked_allocations: Vec<Untracked>,
     #[serde(default)]

@@ -90,17 +90,23 @@ pub fn run_target(
             let Some(module) = rep.modules.get(&m) else {
                 continue;
             };
-            if module.cubin.is_empty() {
+            // The name comes from a file the target could write: only the tool's own pattern.
+            if !is_cubin_name(&module.cubin) {
                 continue;
             }
-            let out = std::process::Command::new(&nvdisasm)
-                .args(["--print-line-info", "-c"])
-                .arg(dir.path().join(&module.cubin))
-                .output();
-            if let Ok(o) = out {
-                let t = String::from_utf8_lossy(&o.stdout).into_owned();
-                tables.insert(m, LineTable::parse(&t));
-                line_texts.push((m, t));
+            let args = [
+                OsString::from("--print-line-info"),
+                OsString::from("-c"),
+                dir.path().join(&module.cubin).into(),
+            ];
+            if let Ok((f, t)) =
+                watchdog::run_collecting(&nvdisasm, &args, &[], std::time::Duration::from_secs(60))
+            {
+                // A table from a failed nvdisasm would map pcs to wrong lines: none is better.
+                if f.exit == Exit::Code(0) {
+                    tables.insert(m, LineTable::parse(&t));
+                    line_texts.push((m, t));
+                }
             }
         }
     }
@@ -115,6 +121,13 @@ pub fn run_target(
     log.push_str(&report::log(&rep));
     let outcome = decide(&done.exit, done.left_behind, &rep, &tables, root, &mut log);
     Ok(finish(outcome, exit, log, command))
+}
+
+/// `module-N.cubin`, the only cubin names the tool writes.
+fn is_cubin_name(name: &str) -> bool {
+    name.strip_prefix("module-")
+        .and_then(|r| r.strip_suffix(".cubin"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Where the line table of module `m` is kept beside a saved report.
@@ -158,6 +171,22 @@ pub fn decide(
     if rep.launches.is_empty() {
         return Outcome::Inconclusive("globalcheck saw no kernel launch".into());
     }
+    if let Some(l) = rep.launches.iter().find(|l| l.epoch_overflow > 0) {
+        return Outcome::Inconclusive(format!(
+            "launch {} of {}: threads passed 2^15 barriers, past what globalcheck's epochs can order",
+            l.launch, l.kernel
+        ));
+    }
+    if let Some(l) = rep
+        .launches
+        .iter()
+        .find(|l| l.named_barriers > 0 && l.findings.iter().any(|f| f.scope != "blocks"))
+    {
+        return Outcome::Inconclusive(format!(
+            "launch {} of {} uses named or partial barriers (bar.sync with an id): globalcheck counts them as block-wide, so its findings between warps cannot be trusted",
+            l.launch, l.kernel
+        ));
+    }
     let all = report::findings(rep, tables, root);
     let (errors, warnings): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| f.level == "Error");
     for w in &warnings {
@@ -174,6 +203,25 @@ pub fn decide(
     }
     if !errors.is_empty() {
         return Outcome::Findings(errors);
+    }
+    // Nothing found is "clean" only when everything was seen.
+    if let Exit::Code(c) = exit {
+        if *c != 0 {
+            return Outcome::Inconclusive(format!(
+                "the target exited {c} without a globalcheck finding (a failed launch leaves nothing to judge)"
+            ));
+        }
+    }
+    let dropped: u64 = rep.launches.iter().map(|l| l.dropped).sum();
+    if dropped > 0 {
+        return Outcome::Inconclusive(format!(
+            "globalcheck's finding table overflowed: {dropped} finding(s) dropped"
+        ));
+    }
+    if untracked > 0 && over_budget.is_empty() {
+        return Outcome::Inconclusive(format!(
+            "{untracked} global access(es) outside every allocation globalcheck knows (host-mapped, managed or imported memory is not tracked)"
+        ));
     }
     if untracked > 0 && !over_budget.is_empty() {
         let list: Vec<String> = over_budget
