@@ -341,6 +341,14 @@ fn plain_runs(
     }
     judge::golden(&outputs, subject, file, cfg, run)?;
     judge::checker(&outputs, subject, file, t.cwd.as_deref(), cfg, run);
+    // A failure of the injection itself must not pass for the program's: the runs' verdicts
+    // then cannot be trusted.
+    if let Some((dir, _)) = &jitter {
+        let text = std::fs::read_to_string(dir.path().join("report.jsonl")).unwrap_or_default();
+        if let Some(e) = crate::sanitize::globalcheck::report::parse(&text).errors.first() {
+            run.mark_inconclusive(subject, "jitter", format!("the jitter injection failed: {e}"));
+        }
+    }
     Ok(hung)
 }
 
