@@ -84,8 +84,9 @@ struct GcLaunch {
     unsigned int* epochs;          // per thread of the grid: barriers passed
     unsigned int* wepochs;         // per thread of the grid: __syncwarp/shuffles passed
     unsigned long long* last_read; // per thread of the grid: the word its last plain read touched
-    unsigned long long* block_release; // per block: 1 << 32 | epoch << 10 | thread, of its last atomic
-    unsigned long long* block_acquire; // per block: the same, of its last atomic or read of an atomic word
+    unsigned int* block_release;   // per block: 1 + the latest barrier epoch in which it did an atomic (0: none)
+    unsigned int* block_acquire;   // per block: 0x10000 - the earliest epoch of an atomic or a read of an atomic word (0: none)
+    unsigned int* thread_sync;     // per thread: 1 + the epoch of its last atomic or read of an atomic word (0: none)
     unsigned long long nthreads;
     unsigned long long nblocks;
     unsigned long long jitter_seed;

@@ -71,24 +71,33 @@ __device__ __forceinline__ unsigned int rec_wepoch(unsigned long long r) { retur
 __device__ __forceinline__ unsigned int rec_mask(unsigned long long r) { return (unsigned int)((r >> GC_MASK_SHIFT) & 0xfu); }
 
 // Were the two accesses of different blocks ordered through atomics? The earlier block
-// released (an atomic after its access: in a later barrier epoch, or by the same thread in the
-// same epoch, assumed to come after), and the later block acquired (an atomic, or a read of a
-// word last written by an atomic, i.e. polling a flag, before its access: in an earlier epoch,
-// or by the same thread). Which atomic pairs with which is not checked: this over-approximates
-// synchronization, so it can miss a race, never invent one.
+// released (an atomic after its access: in a later barrier epoch by any of its threads, or by
+// the same thread in the same epoch, assumed to come after), and the later block acquired (an
+// atomic, or a read of a word last written by an atomic, i.e. polling a flag, before its access:
+// in an earlier epoch by any of its threads, or by the same thread). Which atomic pairs with
+// which is not checked: this over-approximates synchronization, so it can miss a race, never
+// invent one. Epochs are compared in 16 bits; past 2^15 barriers the launch is inconclusive.
 __device__ __forceinline__ bool gc_handoff(GcLaunch* L, unsigned long long then, unsigned long long now)
 {
-    unsigned long long a = ((volatile unsigned long long*)L->block_release)[rec_block(then)];
-    unsigned long long b = ((volatile unsigned long long*)L->block_acquire)[rec_block(now)];
-    if (a == 0 || b == 0)
-        return false;
-    unsigned int a_epoch = (unsigned int)((a >> 10) & 0xffffu), b_epoch = (unsigned int)((b >> 10) & 0xffffu);
-    unsigned int a_tid = (unsigned int)(a & 0x3ffu), b_tid = (unsigned int)(b & 0x3ffu);
-    bool released = (short)(a_epoch - rec_epoch(then)) > 0
-        || (a_tid == rec_tid(then) && a_epoch == rec_epoch(then));
-    bool acquired = (short)(rec_epoch(now) - b_epoch) > 0
-        || (b_tid == rec_tid(now) && b_epoch == rec_epoch(now));
+    unsigned int per_block = blockDim.x * blockDim.y * blockDim.z;
+    unsigned int e_then = rec_epoch(then), e_now = rec_epoch(now);
+    unsigned int rel = ((volatile unsigned int*)L->block_release)[rec_block(then)];
+    unsigned int t_then = ((volatile unsigned int*)L->thread_sync)[(unsigned long long)rec_block(then) * per_block + rec_tid(then)];
+    bool released = (rel != 0 && rel - 1 > e_then) || t_then == e_then + 1;
+    unsigned int acq = ((volatile unsigned int*)L->block_acquire)[rec_block(now)];
+    unsigned int t_now = ((volatile unsigned int*)L->thread_sync)[(unsigned long long)rec_block(now) * per_block + rec_tid(now)];
+    bool acquired = (acq != 0 && 0x10000u - acq < e_now) || t_now == e_now + 1;
     return released && acquired;
+}
+
+// This thread synchronized through an atomic (or by reading an atomic word) in `epoch`.
+__device__ __forceinline__ void gc_sync_mark(GcLaunch* L, unsigned long long block, unsigned long long g,
+                                             unsigned int epoch, bool releases)
+{
+    L->thread_sync[g] = epoch + 1;
+    if (releases)
+        atomicMax(&L->block_release[block], epoch + 1);
+    atomicMax(&L->block_acquire[block], 0x10000u - epoch);
 }
 
 // The scope of an unordered pair, or 0 when the pair is ordered (or no conflict at all).
@@ -157,11 +166,6 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata
         return SANITIZER_PATCH_SUCCESS;
     atomicAdd(&L->accesses, 1ull);
     unsigned long long a = (unsigned long long)ptr;
-    GcRange* r = gc_find(L, a);
-    if (r == nullptr || r->shadow == nullptr) {
-        atomicAdd(&L->untracked, 1ull);
-        return SANITIZER_PATCH_SUCCESS;
-    }
     // A plain read may come with pData (a mask of bytes used) or without it; a plain write always
     // has it (the new value); an atomic never has it. So: WRITE set and no data = an atomic.
     bool atomic = pData == nullptr && (flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE);
@@ -173,15 +177,18 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata
     unsigned long long g = gc_gtid(block, tid);
     unsigned int epoch = L->epochs[g] & 0xffffu;
     unsigned int wepoch = L->wepochs[g] & 0x3fu;
+    // An atomic synchronizes wherever it lands, tracked memory or not.
+    if (atomic)
+        gc_sync_mark(L, block, g, epoch, true);
+    GcRange* r = gc_find(L, a);
+    if (r == nullptr || r->shadow == nullptr) {
+        atomicAdd(&L->untracked, 1ull);
+        return SANITIZER_PATCH_SUCCESS;
+    }
     unsigned long long base_rec = GC_VALID | (atomic ? GC_ATOMIC : 0ull)
         | ((block & ((1ull << GC_BLOCK_BITS) - 1)) << GC_BLOCK_SHIFT)
         | ((unsigned long long)epoch << GC_EPOCH_SHIFT) | ((unsigned long long)(tid & 0x3ffu) << GC_TID_SHIFT)
         | wepoch;
-    unsigned long long sync_mark = (1ull << 32) | ((unsigned long long)epoch << 10) | (tid & 0x3ffu);
-    if (atomic) {
-        L->block_release[block] = sync_mark;
-        L->block_acquire[block] = sync_mark;
-    }
     unsigned long long off = a - r->base;
     unsigned long long end = off + size;
     if (end > r->size)
@@ -237,7 +244,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata
             // A plain read of a word others update atomically is the polling idiom, not a race,
             // and an acquire for the reading block.
             if (pw & GC_ATOMIC)
-                L->block_acquire[block] = sync_mark;
+                gc_sync_mark(L, block, g, epoch, false);
             else {
                 unsigned int sc = gc_scope(L, pw, rec);
                 if (sc != 0)

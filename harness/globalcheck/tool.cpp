@@ -327,8 +327,9 @@ void launch_begin(Sanitizer_LaunchData* d)
     size_t o_wepochs = o_epochs + up(nthreads * 4);
     size_t o_lastread = o_wepochs + up(nthreads * 4);
     size_t o_release = o_lastread + up(nthreads * 8);
-    size_t o_acquire = o_release + up(nblocks * 8);
-    size_t o_findings = o_acquire + up(nblocks * 8);
+    size_t o_acquire = o_release + up(nblocks * 4);
+    size_t o_thread_sync = o_acquire + up(nblocks * 4);
+    size_t o_findings = o_thread_sync + up(nthreads * 4);
     size_t total = o_findings + up(GC_FINDING_SLOTS * sizeof(GcFinding));
     if (!(g->mode & GC_MODE_DETECT))
         total = up(sizeof(GcLaunch));
@@ -349,8 +350,9 @@ void launch_begin(Sanitizer_LaunchData* d)
         h.epochs = (unsigned*)(base + o_epochs);
         h.wepochs = (unsigned*)(base + o_wepochs);
         h.last_read = (unsigned long long*)(base + o_lastread);
-        h.block_release = (unsigned long long*)(base + o_release);
-        h.block_acquire = (unsigned long long*)(base + o_acquire);
+        h.block_release = (unsigned*)(base + o_release);
+        h.block_acquire = (unsigned*)(base + o_acquire);
+        h.thread_sync = (unsigned*)(base + o_thread_sync);
         h.findings = (GcFinding*)(base + o_findings);
         sanitizerMemset(base + o_epochs, 0, total - o_epochs, d->hStream);
         if (!ranges.empty())
