@@ -345,8 +345,15 @@ fn plain_runs(
     // then cannot be trusted.
     if let Some((dir, _)) = &jitter {
         let text = std::fs::read_to_string(dir.path().join("report.jsonl")).unwrap_or_default();
-        if let Some(e) = crate::sanitize::globalcheck::report::parse(&text).errors.first() {
-            run.mark_inconclusive(subject, "jitter", format!("the jitter injection failed: {e}"));
+        if let Some(e) = crate::sanitize::globalcheck::report::parse(&text)
+            .errors
+            .first()
+        {
+            run.mark_inconclusive(
+                subject,
+                "jitter",
+                format!("the jitter injection failed: {e}"),
+            );
         }
     }
     Ok(hung)

@@ -227,11 +227,34 @@ fn location(
     }
 }
 
-/// The report's findings, errors and warnings both, normalized like every tool's.
+/// Whether `pc` is a strong (volatile or relaxed-atomic) access, by the module's line table.
+fn strong(report: &Report, tables: &BTreeMap<u32, LineTable>, module: i64, pc: u64) -> bool {
+    let Some(m) = u32::try_from(module)
+        .ok()
+        .and_then(|i| report.modules.get(&i))
+    else {
+        return false;
+    };
+    let Some((func, off)) = function_at(m, pc) else {
+        return false;
+    };
+    tables
+        .get(&m.module)
+        .is_some_and(|t| t.is_strong(func, off))
+}
+
+/// The report's findings, errors and warnings both, normalized like every tool's. A pair of
+/// two strong accesses (both `volatile` or relaxed atomics at device or system scope, which the
+/// device side cannot tell from plain ones) is no data race and is left out.
 pub fn findings(report: &Report, tables: &BTreeMap<u32, LineTable>, root: &Path) -> Vec<Finding> {
     let mut raw = Vec::new();
     for l in &report.launches {
         for f in &l.findings {
+            if strong(report, tables, l.module, f.pc_now)
+                && strong(report, tables, l.module, f.pc_then)
+            {
+                continue;
+            }
             let (then_dir, now_dir) = directions(&f.kind);
             raw.push(Finding {
                 kind: "Global".into(),
