@@ -28,6 +28,17 @@ pub enum Exit {
     TimedOut,
 }
 
+impl Exit {
+    /// `exit 3`, `signal 11`, `killed after 30 s` (with the deadline it was given).
+    pub fn describe(&self, deadline: Duration) -> String {
+        match self {
+            Exit::Code(c) => format!("exit {c}"),
+            Exit::Signal(s) => format!("signal {s}"),
+            Exit::TimedOut => format!("killed after {:.0} s", deadline.as_secs_f64()),
+        }
+    }
+}
+
 /// The outcome of a supervised child.
 #[derive(Clone, Debug)]
 pub struct Finished {

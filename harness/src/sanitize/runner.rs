@@ -119,11 +119,7 @@ pub fn run_target(
         .join(" ");
     let (finished, stdout) = watchdog::run_collecting(&sanitizer, &args, &[], cfg.timeout)?;
     let log = format!("{stdout}{}", finished.stderr);
-    let exit = match &finished.exit {
-        Exit::Code(c) => format!("exit {c}"),
-        Exit::Signal(s) => format!("signal {s}"),
-        Exit::TimedOut => format!("killed after {:.0} s", cfg.timeout.as_secs_f64()),
-    };
+    let exit = finished.exit.describe(cfg.timeout);
     let outcome = decide(&finished.exit, finished.left_behind, &xml_path, &log, root);
     Ok(SanitizerRun {
         case: label.to_string(),

@@ -195,6 +195,15 @@ fn function_at(m: &Module, pc: u64) -> Option<(&str, u64)> {
         .map(|f| (f.name.as_str(), pc - f.pc))
 }
 
+/// The module, function and offset of `pc` in a launch of `module`.
+fn function_of<'a>(report: &'a Report, module: i64, pc: u64) -> Option<(&'a Module, &'a str, u64)> {
+    let m = u32::try_from(module)
+        .ok()
+        .and_then(|i| report.modules.get(&i))?;
+    let (func, off) = function_at(m, pc)?;
+    Some((m, func, off))
+}
+
 /// `file:line` of `pc`: the innermost position inside `root` (code inlined from a toolkit
 /// header is reported at the user's line that called it), else the innermost one.
 fn location(
@@ -204,13 +213,7 @@ fn location(
     pc: u64,
     root: &Path,
 ) -> String {
-    let Some(m) = u32::try_from(module)
-        .ok()
-        .and_then(|i| report.modules.get(&i))
-    else {
-        return "<no line info>".into();
-    };
-    let Some((func, off)) = function_at(m, pc) else {
+    let Some((m, func, off)) = function_of(report, module, pc) else {
         return "<no line info>".into();
     };
     let Some(pos) = tables.get(&m.module).and_then(|t| t.locate(func, off)) else {
@@ -229,18 +232,11 @@ fn location(
 
 /// Whether `pc` is a strong (volatile or relaxed-atomic) access, by the module's line table.
 fn strong(report: &Report, tables: &BTreeMap<u32, LineTable>, module: i64, pc: u64) -> bool {
-    let Some(m) = u32::try_from(module)
-        .ok()
-        .and_then(|i| report.modules.get(&i))
-    else {
-        return false;
-    };
-    let Some((func, off)) = function_at(m, pc) else {
-        return false;
-    };
-    tables
-        .get(&m.module)
-        .is_some_and(|t| t.is_strong(func, off))
+    function_of(report, module, pc).is_some_and(|(m, func, off)| {
+        tables
+            .get(&m.module)
+            .is_some_and(|t| t.is_strong(func, off))
+    })
 }
 
 /// The report's findings, errors and warnings both, normalized like every tool's. A pair of

@@ -75,11 +75,7 @@ pub fn run_target(
         return Err(Error::Usage("globalcheck: no target to run".into()));
     };
     let (done, stdout) = watchdog::run_collecting(Path::new(program), args, &env, cfg.timeout)?;
-    let exit = match &done.exit {
-        Exit::Code(c) => format!("exit {c}"),
-        Exit::Signal(s) => format!("signal {s}"),
-        Exit::TimedOut => format!("killed after {:.0} s", cfg.timeout.as_secs_f64()),
-    };
+    let exit = done.exit.describe(cfg.timeout);
     let report_path = dir.path().join("report.jsonl");
     let text = std::fs::read_to_string(&report_path).unwrap_or_default();
     let rep = report::parse(&text);
