@@ -196,7 +196,7 @@ fn function_at(m: &Module, pc: u64) -> Option<(&str, u64)> {
 }
 
 /// The module, function and offset of `pc` in a launch of `module`.
-fn function_of<'a>(report: &'a Report, module: i64, pc: u64) -> Option<(&'a Module, &'a str, u64)> {
+fn function_of(report: &Report, module: i64, pc: u64) -> Option<(&Module, &str, u64)> {
     let m = u32::try_from(module)
         .ok()
         .and_then(|i| report.modules.get(&i))?;
