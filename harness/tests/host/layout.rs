@@ -136,7 +136,9 @@ fn expand(tree: &str, out: &mut Vec<Vec<String>>) {
                 .filter(|s| !s.is_empty())
                 .map(String::from)
                 .collect();
-            let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+            // A closing brace before the opening one (a comment that merely says "use"): to the end.
+            let close = tree.rfind('}').filter(|&e| e > open).unwrap_or(tree.len());
+            let inner = &tree[open + 1..close];
             let mut depth = 0;
             let mut start = 0;
             let mut parts = Vec::new();
