@@ -201,8 +201,24 @@ fn toolchain_identity(tc: &Toolchain) -> String {
 }
 
 /// Builds the tool unless the cache has it; `Err` says what is missing or what the compiler
-/// said.
+/// said. Worked out once per process and root: a matrix or a mutation run asks for every run,
+/// from many threads at once, and neither the toolchain's version probes nor a first build
+/// need to happen more than once.
 pub fn ensure(root: &Path) -> Result<Built, String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static DONE: OnceLock<Mutex<HashMap<PathBuf, Result<Built, String>>>> = OnceLock::new();
+    let mut done = DONE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    done.entry(root.to_path_buf())
+        .or_insert_with(|| build(root))
+        .clone()
+}
+
+/// [`ensure`]'s work: find, key, and build unless the cache has it.
+fn build(root: &Path) -> Result<Built, String> {
     let tc = find(root)?;
     // The sources, the exact commands (their flags included) and what the toolchain is, not
     // only where: an upgraded toolkit in the same folder builds anew.

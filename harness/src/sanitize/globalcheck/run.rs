@@ -47,10 +47,19 @@ pub fn run_target(
     };
     let dir = tempfile::tempdir_in(crate::compile::cache_dir()?)
         .map_err(|e| Error::io("creating", "a globalcheck run folder", e))?;
-    let budget = std::env::var("RACEGATE_GLOBALCHECK_BUDGET_MB")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(DEFAULT_BUDGET_MB);
+    let budget = match std::env::var("RACEGATE_GLOBALCHECK_BUDGET_MB") {
+        Err(_) => DEFAULT_BUDGET_MB,
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&mb| mb > 0)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                "RACEGATE_GLOBALCHECK_BUDGET_MB must be a whole number of MiB above 0, got `{v}`"
+            ))
+            })?,
+    };
     let env: Vec<(String, String)> = vec![
         (
             "CUDA_INJECTION64_PATH".into(),
