@@ -27,6 +27,18 @@ def sh(cmd, timeout=120):
         return f"$ {cmd}\n[timed out after {timeout} s]\n"
 
 
+def sanitize_once(rg, folder, name, tool, run, timeout=300):
+    """One `racegate sanitize` run kept whole: the tool's raw output (XML, or globalcheck's JSON-lines
+    report), the log, and racegate's JSON. Returns (name, tool, run, exit code)."""
+    stem = f"{name.replace('::', '__')}__{tool}.{run}"
+    raw = folder / f"{stem}.{'jsonl' if tool == 'globalcheck' else 'xml'}"
+    cmd = [rg, "sanitize", name, "--tool", tool, "--json", "-", "--timeout", "30",
+           "--save-xml", str(raw), "--save-log", str(folder / f"{stem}.log")]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    (folder / f"{stem}.json").write_text(p.stdout + (("\nSTDERR:\n" + p.stderr) if p.stderr else ""))
+    return name, tool, run, p.returncode
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--racegate", required=True)
@@ -76,13 +88,7 @@ def main():
         jobs = [(c["name"], tool, run) for c in cases for tool in TOOLS for run in range(1, a.runs + 1)]
 
         def sanitize(job):
-            name, tool, run = job
-            stem = f"{name.replace('::', '__')}__{tool}.{run}"
-            cmd = [rg, "sanitize", name, "--tool", tool, "--json", "-", "--timeout", "30",
-                   "--save-xml", str(sdir / f"{stem}.xml"), "--save-log", str(sdir / f"{stem}.log")]
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-            (sdir / f"{stem}.json").write_text(p.stdout + (("\nSTDERR:\n" + p.stderr) if p.stderr else ""))
-            return name, tool, run, p.returncode
+            return sanitize_once(rg, sdir, *job)
 
         t = time.time()
         with cf.ThreadPoolExecutor(a.jobs) as ex:
@@ -235,12 +241,8 @@ def main():
 
         def gc(job):
             name, run = job
-            stem = f"{name.replace('::', '__')}__globalcheck.{run}"
-            cmd = [rg, "sanitize", name, "--tool", "globalcheck", "--json", "-", "--timeout", "30",
-                   "--save-xml", str(gdir / f"{stem}.jsonl"), "--save-log", str(gdir / f"{stem}.log")]
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-            (gdir / f"{stem}.json").write_text(p.stdout + (("\nSTDERR:\n" + p.stderr) if p.stderr else ""))
-            return name, run, p.returncode
+            name, _, run, rc = sanitize_once(rg, gdir, name, "globalcheck", run, timeout=120)
+            return name, run, rc
         with cf.ThreadPoolExecutor(8) as ex:
             results = list(ex.map(gc, jobs))
         say(f"globalcheck: {len(jobs)} runs in {time.time() - t:.0f} s; exit codes of run 1: "
