@@ -112,12 +112,30 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
             .iter()
             .filter_map(|c| match c.kernel_spec().map(|k| (&k.check, &k.source)) {
                 Some((Check::Reference { path, entry }, source)) if path == source => {
-                    Some(entry.split('<').next().unwrap_or(entry).trim())
+                    Some(mutate::entry_function(entry))
                 }
                 _ => None,
             })
             .collect();
         u.mutants.retain(|m| !refs.contains(&m.function.as_str()));
+        // The entry point of a case of the same file that this unit does not run (another
+        // manifest kernel, or one --entry left out) belongs to that case: a mutant there could
+        // change nothing here, and would only come out "survived".
+        let own: Vec<&str> = u
+            .cases
+            .iter()
+            .map(|c| mutate::entry_function(&c.entry.name))
+            .collect();
+        let others: Vec<&str> = catalog
+            .cases
+            .iter()
+            .filter(|c| c.path == u.file && !u.cases.iter().any(|x| x.name == c.name))
+            .map(|c| mutate::entry_function(&c.entry.name))
+            .collect();
+        u.mutants.retain(|m| {
+            let f = m.function.as_str();
+            own.contains(&f) || !others.contains(&f)
+        });
     }
     if a.run {
         if let Some(u) = units.iter().find(|u| u.cases.is_empty()) {

@@ -33,14 +33,36 @@ pub struct Code<'a> {
     pub funcs: Vec<Func>,
 }
 
+/// Whether a head before `{` is an initializer (`int a[] = {`), not a function: an `=` outside
+/// every parenthesis. One inside them is a default argument (`f(int n = 4) {`).
+fn initializer(head: &[Token]) -> bool {
+    let mut depth = 0i32;
+    for t in head {
+        if t.is_punct("(") {
+            depth += 1;
+        } else if t.is_punct(")") {
+            depth -= 1;
+        } else if depth == 0 && t.is_punct("=") {
+            return true;
+        }
+    }
+    false
+}
+
 /// Words that can stand between a function's `)` and `{`, or before its name, and are not it.
-const NOT_A_NAME: [&str; 6] = [
+const NOT_A_NAME: [&str; 12] = [
     "__launch_bounds__",
     "__attribute__",
     "__declspec",
     "alignas",
     "decltype",
     "__align__",
+    "if",
+    "for",
+    "while",
+    "switch",
+    "return",
+    "sizeof",
 ];
 
 impl<'a> Code<'a> {
@@ -232,7 +254,7 @@ impl<'a> Code<'a> {
                     ["namespace", "struct", "class", "union", "enum"]
                         .iter()
                         .any(|w| o.is_ident(w))
-                }) || head.iter().any(|h| h.is_punct("="))
+                }) || initializer(head)
                     || (head.len() == 2 && head[0].is_ident("extern"));
                 let name = (!is_block).then(|| function_name(head)).flatten();
                 match name {
@@ -305,6 +327,16 @@ mod tests {
         let c = Code::new(src);
         let names: Vec<&str> = c.funcs.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["f", "k"]);
+    }
+
+    #[test]
+    fn a_default_argument_is_no_initializer() {
+        let c = Code::new(
+            "__device__ int helper(int n = 4) { if (n > 0) { __syncthreads(); } return n; }\n\
+             int table[2] = {1, 2};\n",
+        );
+        let names: Vec<&str> = c.funcs.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["helper"]);
     }
 
     #[test]

@@ -127,16 +127,20 @@ enum Seen {
     Inconclusive(String),
 }
 
+/// The function an entry point names: `reduce<256>` is `reduce`.
+pub fn entry_function(entry: &str) -> &str {
+    entry.split('<').next().unwrap_or(entry).trim()
+}
+
 /// The cases a mutant in `function` can change: only the case whose entry point that function
 /// is (a `__global__` function calls no other), else every case of the unit (a device helper
 /// may serve them all).
 fn reached<'c>(unit: &Unit<'c>, function: &str) -> Vec<&'c Case> {
-    let base = |e: &str| e.split('<').next().unwrap_or(e).trim().to_string();
     let own: Vec<&Case> = unit
         .cases
         .iter()
         .copied()
-        .filter(|c| !function.is_empty() && base(&c.entry.name) == function)
+        .filter(|c| !function.is_empty() && entry_function(&c.entry.name) == function)
         .collect();
     match own.is_empty() {
         true => unit.cases.clone(),

@@ -531,3 +531,34 @@ args = [
         .collect();
     assert_eq!(functions, ["k"], "{json}");
 }
+
+#[test]
+fn mutants_of_an_entry_point_this_run_leaves_out_are_not_its_own() {
+    // `--entry transpose_padded`: the file's other two kernels are other cases' entry points; a
+    // mutant inside them could change nothing `transpose_padded` runs, and would only survive.
+    let (code, json, err) = racegate(
+        &root(),
+        &[
+            "mutate",
+            "kernels/transpose.cu",
+            "--entry",
+            "transpose_padded",
+            "--no-compile",
+            "--json",
+            "-",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let functions: Vec<&str> = v["kernels"][0]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["function"].as_str().unwrap())
+        .collect();
+    assert!(!functions.is_empty());
+    assert!(
+        functions.iter().all(|f| *f == "transpose_padded"),
+        "{functions:?}"
+    );
+}
