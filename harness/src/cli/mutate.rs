@@ -221,9 +221,10 @@ fn run_battery(
     let report = mutate::run(catalog, units, operators, &cfg, &s.worker, |ev| match ev {
         MutateEvent::Started { .. } => {}
         MutateEvent::Control { kernel, control } => {
-            let status = match control.flagged_by {
-                Some(_) => Status::Fail,
-                None => Status::Pass,
+            let status = match (control.flagged_by, control.inconclusive) {
+                (Some(_), _) => Status::Fail,
+                (None, true) => Status::Inconclusive,
+                (None, false) => Status::Pass,
             };
             progress.item(
                 status,

@@ -27,4 +27,4 @@ pub use equivalent::{equivalents_path, Equivalents, EQUIVALENTS_SUFFIX};
 pub use mutant::{mutants, parse_operators, Mutant};
 pub use operators::{Operator, BRANCH};
 pub use run::{compiles, entry_function, run, MutateConfig, MutateEvent, Unit};
-pub use score::{KernelResult, MutantResult, MutationReport, OperatorScore, Outcome};
+pub use score::{Control, KernelResult, MutantResult, MutationReport, OperatorScore, Outcome};

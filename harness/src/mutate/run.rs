@@ -262,6 +262,7 @@ pub fn run(
                     let control = match over_budget() {
                         true => Control {
                             flagged_by: None,
+                            inconclusive: true,
                             detail: "not run: the budget ran out".into(),
                             seconds: 0.0,
                         },
@@ -333,13 +334,15 @@ pub fn kernel_result(unit: &Unit, mutants: Vec<MutantResult>) -> KernelResult {
 
 fn control(catalog: &Catalog, unit: &Unit, cfg: &MutateConfig, exe: &Path) -> Control {
     let t0 = Instant::now();
-    let (flagged_by, detail) = match battery(catalog, unit, &unit.cases, None, cfg, exe) {
-        Seen::Detected(d, why, _) => (Some(d), why),
-        Seen::Clean => (None, "clean".into()),
-        Seen::Inconclusive(why) => (None, format!("inconclusive: {why}")),
-    };
+    let (flagged_by, inconclusive, detail) =
+        match battery(catalog, unit, &unit.cases, None, cfg, exe) {
+            Seen::Detected(d, why, _) => (Some(d), false, why),
+            Seen::Clean => (None, false, "clean".into()),
+            Seen::Inconclusive(why) => (None, true, format!("inconclusive: {why}")),
+        };
     Control {
         flagged_by,
+        inconclusive,
         detail,
         seconds: t0.elapsed().as_secs_f64(),
     }

@@ -112,8 +112,11 @@ impl OperatorScore {
 /// means anything.
 #[derive(Clone, Debug, Serialize)]
 pub struct Control {
-    /// `None`: clean under every detector.
+    /// `None`: clean under every detector (or not judged: see `inconclusive`).
     pub flagged_by: Option<Detector>,
+    /// The unmutated kernel could not be judged (a detector inconclusive, the budget ran out):
+    /// its mutants' kills then prove nothing about the gate.
+    pub inconclusive: bool,
     pub detail: String,
     pub seconds: f64,
 }
@@ -185,14 +188,19 @@ impl MutationReport {
     }
 
     /// The exit code by the one table: 1 when a survivor is not marked equivalent or a control
-    /// was flagged, 3 when some mutant was inconclusive (and nothing was found), else 0.
+    /// was flagged, 3 when some mutant or control was inconclusive (and nothing was found),
+    /// else 0.
     pub fn exit_code(&self) -> u8 {
         use crate::errors::exit;
         if !self.ran {
             return exit::OK;
         }
         let found = self.survivors().next().is_some() || self.flagged_controls().next().is_some();
-        let inconclusive = self.total.inconclusive > 0;
+        let inconclusive = self.total.inconclusive > 0
+            || self
+                .kernels
+                .iter()
+                .any(|k| k.control.as_ref().is_some_and(|c| c.inconclusive));
         exit::worst([
             if found { exit::FOUND } else { exit::OK },
             if inconclusive {

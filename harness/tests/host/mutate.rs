@@ -562,3 +562,26 @@ fn mutants_of_an_entry_point_this_run_leaves_out_are_not_its_own() {
         "{functions:?}"
     );
 }
+
+#[test]
+fn an_inconclusive_control_makes_the_run_inconclusive() {
+    // Nothing killed, nothing survived: if the unmutated kernel could not be judged (it does
+    // not compile, a detector failed, the budget ran out), the run is exit 3, never exit 0.
+    let kernel = KernelResult {
+        kernel: "kernels/k.cu".into(),
+        file: "kernels/k.cu".into(),
+        cases: vec!["k".into()],
+        control: Some(racegate::mutate::Control {
+            flagged_by: None,
+            inconclusive: true,
+            detail: "inconclusive: NVRTC failed".into(),
+            seconds: 0.1,
+        }),
+        score: OperatorScore::of("kernels/k.cu", [].iter()),
+        mutants: Vec::new(),
+        wall_seconds: 0.1,
+        stale_equivalents: Vec::new(),
+    };
+    let r = MutationReport::new(true, vec![Operator::RemoveBarrier], vec![kernel], 0.1);
+    assert_eq!(r.exit_code(), 3);
+}
