@@ -357,7 +357,28 @@ fn run_mutant(
     over_budget: bool,
 ) -> Result<MutantResult> {
     let t0 = Instant::now();
-    let outcome = if let Some(reason) = unit.equivalents.reason(&m.id) {
+    // One mutant's trouble (a folder, a write, NVRTC) is that mutant's inconclusive outcome;
+    // it does not throw away every other mutant's finished run.
+    let outcome = judge(catalog, unit, m, cfg, exe, over_budget)
+        .unwrap_or_else(|e| Outcome::Inconclusive { why: e.to_string() });
+    Ok(MutantResult {
+        diff: m.diff(&unit.source),
+        mutant: m.clone(),
+        outcome,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// The outcome of one mutant: equivalent, stillborn, out of budget, or what the battery saw.
+fn judge(
+    catalog: &Catalog,
+    unit: &Unit,
+    m: &Mutant,
+    cfg: &MutateConfig,
+    exe: &Path,
+    over_budget: bool,
+) -> Result<Outcome> {
+    Ok(if let Some(reason) = unit.equivalents.reason(&m.id) {
         Outcome::Equivalent {
             reason: reason.to_string(),
         }
@@ -391,12 +412,6 @@ fn run_mutant(
             Seen::Clean => Outcome::Survived,
             Seen::Inconclusive(why) => Outcome::Inconclusive { why },
         }
-    };
-    Ok(MutantResult {
-        diff: m.diff(&unit.source),
-        mutant: m.clone(),
-        outcome,
-        seconds: t0.elapsed().as_secs_f64(),
     })
 }
 
