@@ -34,7 +34,7 @@ and preprocessor lines are never touched.\n",
 of the site's lines and its occurrence among same-looking sites (no line numbers): an edit elsewhere \
 keeps them.\n",
     "Outcomes: killed (by the first detector that noticed: stress with jitter, then racecheck, \
-synccheck, memcheck, initcheck; the rest are not run), timed-out (a hang, killed at the deadline: a \
+synccheck, memcheck, initcheck, globalcheck; the rest are not run), timed-out (a hang, killed at the deadline: a \
 detection), survived, stillborn (NVRTC refuses it: not scored), equivalent (marked harmless: not \
 run, not scored), inconclusive (a tool missing or failing, or --budget ran out: not scored). Kill \
 rate = (killed + timed-out) / (mutants - stillborn - equivalent - inconclusive). The unmutated \

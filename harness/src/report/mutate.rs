@@ -219,6 +219,9 @@ fn by_detector(r: &MutationReport) -> String {
 }
 
 fn md_row(cells: &[String]) -> String {
+    // A `|` inside a cell (a detail, a diff line) would split it: shown as `/`, as the other
+    // markdown tables do.
+    let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "/")).collect();
     format!("| {} |\n", cells.join(" | "))
 }
 
