@@ -483,7 +483,7 @@ fn build_all(catalog: &Catalog, keep: impl Fn(&racegate::catalog::Case) -> bool)
 }
 
 #[test]
-fn every_mutant_of_every_correct_kernel_compiles_or_is_stillborn() {
+fn every_mutant_of_every_correct_kernel_compiles() {
     let catalog = Catalog::discover(&root()).unwrap();
     let n = build_all(&catalog, |c| !c.is_variant());
     assert!(n > 50, "{n}");
