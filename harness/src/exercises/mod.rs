@@ -10,6 +10,7 @@ mod histogram;
 mod matmul;
 mod problem;
 mod reduce;
+mod stencil;
 mod registry;
 mod transpose;
 

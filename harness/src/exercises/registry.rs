@@ -9,10 +9,13 @@ use super::histogram::Histogram;
 use super::matmul::Matmul;
 use super::problem::Exercise;
 use super::reduce::Reduce;
+use super::stencil::Stencil;
 use super::transpose::Transpose;
 
 /// In the order error messages list them (`names`).
-static FAMILIES: &[&dyn Exercise] = &[&Matmul, &Transpose, &Reduce, &Histogram, &Counter, &Handoff];
+static FAMILIES: &[&dyn Exercise] = &[
+    &Matmul, &Transpose, &Reduce, &Histogram, &Counter, &Handoff, &Stencil,
+];
 
 /// The family of this name.
 pub fn by_name(name: &str) -> Option<&'static dyn Exercise> {
