@@ -2,8 +2,8 @@
 //
 // One `GcLaunch` lives in device memory per kernel launch; the patches receive it as their
 // `userdata`. Every 4-byte word of a tracked allocation has one `GcShadow` entry: the last
-// write and the last read of the word, each packed in 64 bits (see the GC_* fields below),
-// with the program counters of those accesses and the value the write stored.
+// write and the last read of the word, each a record packed in 64 bits (see the GC_* fields
+// below) beside the access's program counter (low 32 bits) and the value a write stored.
 #pragma once
 #include <stdint.h>
 
@@ -23,13 +23,19 @@
 #define GC_EPOCH_SHIFT 16
 #define GC_TID_SHIFT 6
 
+// One access as the shadow keeps it: the packed record and, in `info`, the low 32 bits of the
+// access's program counter (bits 32..63) and, for a write, the low 32 bits of the value it stored
+// (bits 0..31). The pair is exchanged as one 128-bit atomic (sm_90), so a thread that takes the
+// previous access out of the shadow gets its record, pc and value together, never a mix of two.
+struct alignas(16) GcSlot {
+    unsigned long long rec;
+    unsigned long long info;
+};
+
+// The shadow of one 4-byte word: its last write and its last read (32 bytes).
 struct GcShadow {
-    unsigned long long w;    // last write record
-    unsigned long long r;    // last read record
-    unsigned long long wpc;  // pc of that write
-    unsigned long long rpc;  // pc of that read
-    unsigned int wval;       // low 32 bits of the value that write stored
-    unsigned int pad;
+    GcSlot w;
+    GcSlot r;
 };
 
 // One tracked allocation: [base, base + size) and its shadow (size / 4 rounded up entries).

@@ -156,6 +156,23 @@ __device__ void gc_report(GcLaunch* L, unsigned int kind, unsigned int scope, un
     atomicAdd(&L->dropped, 1ull);
 }
 
+// The shadow slot as one atomic 128-bit read (a compare-and-swap that writes back what it found).
+__device__ __forceinline__ GcSlot gc_load(GcSlot* p)
+{
+    GcSlot zero;
+    zero.rec = 0;
+    zero.info = 0;
+    return atomicCAS(p, zero, zero);
+}
+
+// The full pc of a recorded access from the low 32 bits kept in its slot: code of one process
+// lies in one 4 GiB window in practice, so the high half is the current access's. A pc that
+// still falls outside every function's range is reported without a line, never misplaced.
+__device__ __forceinline__ unsigned long long gc_pc(unsigned long long now, unsigned long long info)
+{
+    return (now & 0xffffffff00000000ull) | (info >> 32);
+}
+
 extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata, uint64_t pc, void* ptr,
                                                                   uint32_t size, uint32_t flags, const void* pData)
 {
@@ -208,12 +225,23 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata
         unsigned long long rec = base_rec | ((unsigned long long)mask << GC_MASK_SHIFT);
         GcShadow* s = &r->shadow[w];
         unsigned long long addr = r->base + w * 4;
+        // Publish this access first, then look at the other kind's last access, with a fence
+        // between (fence.sc): of a write and a read that run at the same moment in two threads,
+        // at least one sees the other. Looking first and publishing after, as a plain
+        // check-then-set does, lets both pass unseen, which is how a race between two warps
+        // that run side by side escaped. A write takes the previous write out of the shadow in
+        // the same atomic exchange that puts itself in, so of two writes exactly the later one
+        // sees the earlier, with that access's own pc and value.
         if (write) {
-            unsigned long long pw = ((volatile unsigned long long*)&s->w)[0];
-            unsigned long long pwpc = ((volatile unsigned long long*)&s->wpc)[0];
-            unsigned int pval = ((volatile unsigned int*)&s->wval)[0];
-            unsigned long long pr = ((volatile unsigned long long*)&s->r)[0];
-            unsigned long long prpc = ((volatile unsigned long long*)&s->rpc)[0];
+            GcSlot mine;
+            mine.rec = rec;
+            mine.info = (pc << 32) | value;
+            GcSlot prev_w = atomicExch(&s->w, mine);
+            __threadfence();
+            GcSlot prev_r = gc_load(&s->r);
+            unsigned long long pw = prev_w.rec, pr = prev_r.rec;
+            unsigned long long pwpc = gc_pc(pc, prev_w.info), prpc = gc_pc(pc, prev_r.info);
+            unsigned int pval = (unsigned int)prev_w.info;
             unsigned int sc = gc_scope(L, pw, rec);
             bool same_value = !atomic && !(pw & GC_ATOMIC) && pval == value && rec_mask(pw) == mask;
             unsigned int rs = (pr & GC_ATOMIC) || atomic ? 0 : gc_scope(L, pr, rec);
@@ -231,16 +259,14 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata
                 if (rs != 0)
                     gc_report(L, GC_KIND_READ_WRITE, rs, pc, prpc, addr, rec, pr, value, 0);
             }
-            // The pc and value first, the record last: a thread that sees the new record
-            // then mostly reads its pc too (the three stores are not one atomic update).
-            s->wpc = pc;
-            s->wval = value;
-            __threadfence();
-            s->w = rec;
         } else {
-            unsigned long long pw = ((volatile unsigned long long*)&s->w)[0];
-            unsigned long long pwpc = ((volatile unsigned long long*)&s->wpc)[0];
-            unsigned int pval = ((volatile unsigned int*)&s->wval)[0];
+            GcSlot mine;
+            mine.rec = rec;
+            mine.info = pc << 32;
+            atomicExch(&s->r, mine);
+            __threadfence();
+            GcSlot cur_w = gc_load(&s->w);
+            unsigned long long pw = cur_w.rec;
             // A plain read of a word others update atomically is the polling idiom, not a race,
             // and an acquire for the reading block.
             if (pw & GC_ATOMIC)
@@ -248,11 +274,9 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata
             else {
                 unsigned int sc = gc_scope(L, pw, rec);
                 if (sc != 0)
-                    gc_report(L, GC_KIND_WRITE_READ, sc, pc, pwpc, addr, rec, pw, 0, pval);
+                    gc_report(L, GC_KIND_WRITE_READ, sc, pc, gc_pc(pc, cur_w.info), addr, rec, pw, 0,
+                              (unsigned int)cur_w.info);
             }
-            s->rpc = pc;
-            __threadfence();
-            s->r = rec;
             L->last_read[g] = addr;
         }
     }

@@ -10,8 +10,8 @@ mod histogram;
 mod matmul;
 mod problem;
 mod reduce;
-mod stencil;
 mod registry;
+mod stencil;
 mod transpose;
 
 pub use problem::{

@@ -14,7 +14,7 @@ use crate::sanitize::tool::{Outcome, SanitizeConfig, SanitizerRun};
 use crate::watchdog::{self, Exit};
 
 /// The shadow budget unless `RACEGATE_GLOBALCHECK_BUDGET_MB` says otherwise: 4 GiB of shadow,
-/// which covers about 400 MB of tracked data (40 bytes of shadow per 4-byte word).
+/// which covers 512 MiB of tracked data (32 bytes of shadow per 4-byte word).
 pub const DEFAULT_BUDGET_MB: u64 = 4096;
 
 /// Runs `target` (`target[0]` is the program) under globalcheck.
