@@ -50,8 +50,9 @@ pub enum Command {
     /// checked against an exact oracle. Each trial runs in a worker process with a deadline.
     #[command(after_help = exit::HELP)]
     Stress(stress::StressArgs),
-    /// Run one compute-sanitizer tool on a case, on the family's small sanitizer geometry
-    /// (every loop and branch runs), and print the normalized findings.
+    /// Run one sanitizer tool (compute-sanitizer's four, or globalcheck) on a case, on the
+    /// family's small sanitizer geometry (every loop and branch runs), or on an existing program
+    /// given after `--`, and print the normalized findings.
     #[command(after_help = exit::HELP)]
     Sanitize(sanitize::SanitizeArgs),
     /// Run the detection matrix: every case under stress (with and without jitter), the

@@ -1,6 +1,9 @@
 //! `racegate sanitize CASE --tool TOOL`: one compute-sanitizer tool on one case, on the family's
-//! small sanitizer geometry, with the normalized findings.
+//! small sanitizer geometry, with the normalized findings; `racegate sanitize --tool TOOL --
+//! PROGRAM ARGS` runs an existing program under it instead (its raw report kept with
+//! `--save-xml`, which `gate --` does not keep).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -16,7 +19,8 @@ use super::values;
 #[derive(clap::Args)]
 pub struct SanitizeArgs {
     /// The case, as `racegate list` names it.
-    case: String,
+    #[arg(required_unless_present = "program", conflicts_with = "program")]
+    case: Option<String>,
     /// racecheck, synccheck, memcheck, initcheck (compute-sanitizer) or globalcheck (racegate's
     /// race detector for global memory, built on first use).
     #[arg(long, value_parser = parse_tool)]
@@ -36,6 +40,24 @@ pub struct SanitizeArgs {
     seed: u64,
     #[command(flatten)]
     out: JsonArg,
+    /// A program to run under the tool instead of a case, after `--` (found through PATH like a
+    /// shell would; build it with -lineinfo so findings name lines). Finding paths are relative to
+    /// --root, else to the git top or the current folder. `--seed` does not apply.
+    #[arg(last = true, value_name = "PROGRAM")]
+    program: Vec<OsString>,
+}
+
+fn config(a: &SanitizeArgs, s: &Settings) -> SanitizeConfig {
+    SanitizeConfig {
+        keep_xml: a.save_xml.clone(),
+        seed: a.seed,
+        ..SanitizeConfig::new(
+            a.tool,
+            s.sanitizer.clone(),
+            Duration::from_secs_f64(a.timeout),
+            &s.arch,
+        )
+    }
 }
 
 pub fn parse_tool(s: &str) -> std::result::Result<Tool, String> {
@@ -48,22 +70,33 @@ pub fn parse_tool(s: &str) -> std::result::Result<Tool, String> {
 
 pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
     a.out.claim_stdout();
-    let catalog = settings::catalog(global, None)?;
-    let case = catalog.get(&a.case)?;
-    settings::validate(&catalog, true)?;
-    settings::require_device()?;
-    let s = Settings::new(None)?;
-    let cfg = SanitizeConfig {
-        keep_xml: a.save_xml,
-        seed: a.seed,
-        ..SanitizeConfig::new(
-            a.tool,
-            s.sanitizer.clone(),
-            Duration::from_secs_f64(a.timeout),
-            &s.arch,
-        )
+    let r = if a.program.is_empty() {
+        let catalog = settings::catalog(global, None)?;
+        let case = catalog.get(a.case.as_deref().unwrap_or_default())?;
+        settings::validate(&catalog, true)?;
+        settings::require_device()?;
+        let s = Settings::new(None)?;
+        let cfg = config(&a, &s);
+        sanitize::runner::run(&catalog, case, &cfg, &s.worker)?
+    } else {
+        let exe = racegate::gate::program::resolve(&a.program[0])?;
+        let exe = std::path::absolute(&exe).unwrap_or(exe);
+        settings::require_device()?;
+        let s = Settings::new(None)?;
+        let cfg = config(&a, &s);
+        let cwd = settings::current_dir()?;
+        let root = global
+            .root
+            .clone()
+            .unwrap_or_else(|| racegate::toolchain::report_root(&cwd));
+        let label = exe
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "program".into());
+        let mut target: Vec<OsString> = vec![exe.into_os_string()];
+        target.extend(a.program[1..].iter().cloned());
+        sanitize::runner::run_target(&label, &target, &cfg, &root)?
     };
-    let r = sanitize::runner::run(&catalog, case, &cfg, &s.worker)?;
     if let Some(p) = &a.save_log {
         settings::write_file(p, &format!("$ {}\n{}", r.command, r.log))?;
     }

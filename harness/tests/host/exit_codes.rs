@@ -84,6 +84,33 @@ fn code_2_unknown_case_bad_flag_malformed_toml() {
         &[],
     );
     assert_eq!(code, 2, "{out}");
+    // A program that does not exist, or a case and a program at once, is bad input.
+    let (code, out) = racegate(
+        &root(),
+        &[
+            "sanitize",
+            "--tool",
+            "globalcheck",
+            "--",
+            "no_such_program_here",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no_such_program_here"), "{out}");
+    let (code, out) = racegate(
+        &root(),
+        &[
+            "sanitize",
+            "counter_single",
+            "--tool",
+            "racecheck",
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{out}");
     let p = project(GOOD, "[[kernel]\n");
     let (code, out) = racegate(p.path(), &["list", "--manifest", "racegate.toml"], &[]);
     assert_eq!(code, 2, "{out}");
@@ -198,6 +225,10 @@ fn code_4_every_command_that_needs_a_device() {
         ),
         ("gate", vec!["--manifest", &manifest, "gate"]),
         ("gate -- PROGRAM", vec!["gate", "--runs", "1", "--", "true"]),
+        (
+            "sanitize -- PROGRAM",
+            vec!["sanitize", "--tool", "globalcheck", "--", "true"],
+        ),
         (
             "grade",
             vec!["grade", "--exercise", "reduce", "--trials", "1", submission],

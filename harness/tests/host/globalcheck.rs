@@ -171,3 +171,31 @@ fn reports_that_say_too_little_are_inconclusive_never_clean() {
     );
     assert!(matches!(failed, Outcome::Inconclusive(m) if m.contains("exited 1")));
 }
+
+#[test]
+fn h200_reports_of_the_limits_program_are_inconclusive_where_globalcheck_cannot_judge() {
+    // `examples/globalcheck/limits.cu` under `racegate sanitize --tool globalcheck -- ./limits
+    // MODE` on the H200 (run 18): each report as the tool wrote it.
+    use racegate::sanitize::Outcome;
+    use racegate::watchdog::Exit;
+    assert_eq!(
+        decide_fixture("programs/limits_named_ok", Exit::Code(0)),
+        Outcome::Clean,
+        "a named barrier still orders the threads that pass it"
+    );
+    for (mode, why) in [
+        ("named_partial", "named or partial barriers"),
+        ("many_barriers", "2^15 barriers"),
+        ("huge_grid", "more than 2^26 blocks"),
+        ("volatile_handoff", "volatile or relaxed/acquire-release"),
+        (
+            "budget64",
+            "shadow budget left 1 allocation(s) untracked (67108864 bytes",
+        ),
+    ] {
+        match decide_fixture(&format!("programs/limits_{mode}"), Exit::Code(0)) {
+            Outcome::Inconclusive(m) => assert!(m.contains(why), "{mode}: {m}"),
+            other => panic!("{mode}: {other:?}"),
+        }
+    }
+}

@@ -17,6 +17,11 @@ pub struct LineTable {
     /// accesses and `cuda::atomic_ref` relaxed loads and stores compile to them. Two strong
     /// accesses do not make a data race (the PTX memory model calls them morally strong).
     pub strong: BTreeMap<String, std::collections::BTreeSet<u64>>,
+    /// Functions with a strong load or store (`LD`/`LDG`/`ST`/`STG` with `.STRONG.GPU/.SYS`,
+    /// atomics left out): a volatile flag, a relaxed or acquire/release `cuda::atomic_ref`
+    /// load or store. The device side sees those as plain accesses, so a handoff through them
+    /// is invisible to it.
+    pub strong_load_store: std::collections::BTreeSet<String>,
 }
 
 impl LineTable {
@@ -48,6 +53,9 @@ impl LineTable {
                     }
                     if l.contains(".STRONG.GPU") || l.contains(".STRONG.SYS") {
                         t.strong.entry(f.clone()).or_default().insert(off);
+                        if is_load_or_store(l) {
+                            t.strong_load_store.insert(f.clone());
+                        }
                     }
                 }
             }
@@ -100,6 +108,18 @@ fn parse_position(s: &str) -> Position {
 }
 
 /// `/*0040*/ ...` -> 0x40.
+/// Whether the instruction on line `l` (`/*0090*/ [@P0] MNEMONIC.MODIFIERS ...;`) is a global or
+/// generic load or store, not an atomic or a reduction.
+fn is_load_or_store(l: &str) -> bool {
+    let after = l.find("*/").map_or(l, |i| &l[i + 2..]);
+    let op = after
+        .split_whitespace()
+        .find(|t| !t.starts_with('@'))
+        .unwrap_or("");
+    let name = op.split('.').next().unwrap_or("");
+    matches!(name, "LD" | "LDG" | "ST" | "STG")
+}
+
 fn instruction_offset(l: &str) -> Option<u64> {
     let inner = l.strip_prefix("/*")?;
     let end = inner.find("*/")?;
@@ -152,6 +172,20 @@ mod tests {
             .filter(|o| t.is_strong(f, *o))
             .collect();
         assert_eq!(strong, vec![0x80, 0x90, 0xf0, 0x100]);
+        assert!(t.strong_load_store.contains(f));
+    }
+
+    #[test]
+    fn an_atomic_alone_is_no_strong_load_or_store() {
+        let t = LineTable::parse(
+            ".text._Z1kPi:\n        /*0070*/                   REDG.E.ADD.STRONG.GPU desc[UR4][R2.64], R5 ;\n        /*0080*/              @P0   ATOMG.E.EXCH.STRONG.GPU PT, R7, desc[UR4][R2.64], R5 ;\n        /*0090*/              @!P1  LDG.E R13, desc[UR4][R4.64] ;\n",
+        );
+        assert!(t.is_strong("_Z1kPi", 0x70));
+        assert!(t.strong_load_store.is_empty());
+        let v = LineTable::parse(
+            ".text._Z1vPi:\n        /*0090*/              @!P1  LDG.E.STRONG.SYS R13, desc[UR4][R4.64] ;\n",
+        );
+        assert!(v.strong_load_store.contains("_Z1vPi"));
     }
 
     #[test]

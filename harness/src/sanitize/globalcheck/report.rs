@@ -239,6 +239,29 @@ fn strong(report: &Report, tables: &BTreeMap<u32, LineTable>, module: i64, pc: u
     })
 }
 
+/// The first launch with a finding between warps or blocks (other than a pair of two strong
+/// accesses) in a kernel that also makes strong loads or stores: a volatile flag or a
+/// relaxed/acquire-release `cuda::atomic_ref`, which the device side cannot take as a handoff.
+/// Such a finding may be the data that handoff orders (H200 run 18: a fenced volatile flag
+/// handoff between blocks was reported), so it cannot be trusted either way.
+pub fn strong_handoff_launch<'a>(
+    report: &'a Report,
+    tables: &BTreeMap<u32, LineTable>,
+) -> Option<&'a Launch> {
+    report.launches.iter().find(|l| {
+        l.findings.iter().any(|f| {
+            f.scope != "lanes"
+                && !(strong(report, tables, l.module, f.pc_now)
+                    && strong(report, tables, l.module, f.pc_then))
+                && function_of(report, l.module, f.pc_now).is_some_and(|(m, func, _)| {
+                    tables
+                        .get(&m.module)
+                        .is_some_and(|t| t.strong_load_store.contains(func))
+                })
+        })
+    })
+}
+
 /// The report's findings, errors and warnings both, normalized like every tool's. A pair of
 /// two strong accesses (both `volatile` or relaxed atomics at device or system scope, which the
 /// device side cannot tell from plain ones) is no data race and is left out.

@@ -192,6 +192,12 @@ pub fn decide(
             l.launch, l.kernel
         ));
     }
+    if let Some(l) = report::strong_handoff_launch(rep, tables) {
+        return Outcome::Inconclusive(format!(
+            "launch {} of {} has volatile or relaxed/acquire-release atomic loads and stores (.STRONG in its SASS), which globalcheck cannot take as a handoff: its findings between warps or blocks cannot be trusted",
+            l.launch, l.kernel
+        ));
+    }
     let all = report::findings(rep, tables, root);
     let (errors, warnings): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| f.level == "Error");
     for w in &warnings {
