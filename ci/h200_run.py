@@ -15,7 +15,7 @@ import argparse, concurrent.futures as cf, datetime, json, os, pathlib, subproce
 
 # One fixed size per family for the second stress setting: large enough that a race which needs
 # many warps in flight has them (the H200 showed the WAR matmul bug only from N=384 without jitter).
-FIXED = {"matmul": 512, "transpose": 2048, "reduce": 65536, "histogram": 65536, "counter": 65536, "handoff": 4096, "stencil": 65536}
+FIXED = {"matmul": 512, "transpose": 2048, "reduce": 65536, "histogram": 65536, "counter": 65536, "handoff": 4096, "stencil": 65536, "lastblock": 65536}
 TOOLS = ["racecheck", "synccheck", "memcheck", "initcheck"]
 
 

@@ -7,6 +7,7 @@
 mod counter;
 mod handoff;
 mod histogram;
+mod lastblock;
 mod matmul;
 mod problem;
 mod reduce;

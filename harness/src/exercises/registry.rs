@@ -6,6 +6,7 @@
 use super::counter::Counter;
 use super::handoff::Handoff;
 use super::histogram::Histogram;
+use super::lastblock::LastBlock;
 use super::matmul::Matmul;
 use super::problem::Exercise;
 use super::reduce::Reduce;
@@ -14,7 +15,7 @@ use super::transpose::Transpose;
 
 /// In the order error messages list them (`names`).
 static FAMILIES: &[&dyn Exercise] = &[
-    &Matmul, &Transpose, &Reduce, &Histogram, &Counter, &Handoff, &Stencil,
+    &Matmul, &Transpose, &Reduce, &Histogram, &Counter, &Handoff, &Stencil, &LastBlock,
 ];
 
 /// The family of this name.
