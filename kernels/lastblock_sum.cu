@@ -4,8 +4,9 @@
 // up to 1024), grid (ceil(n / B)); the host clears *done once. Each block sums its B elements,
 // thread 0 stores the block's sum in partial[blockIdx.x], makes it visible to every block with
 // __threadfence(), and takes a ticket with atomicAdd(done, 1). The block that draws the last
-// ticket knows every partial is stored and visible: it sums them, writes *out, and puts the
-// counter back to 0 so the next launch can use it. The fence is the lesson: without it the
+// ticket knows every partial is stored and visible (its own fence after the ticket orders its
+// block's reads after it, through the barrier): it sums them, writes *out, and puts the counter
+// back to 0 so the next launch can use it. The fence is the lesson: without it the
 // ticket may become visible before the partial (buggy_variants/lastblock_sum/no_fence.cu).
 //
 //@ exercise: lastblock
@@ -46,6 +47,7 @@ extern "C" __global__ void sum_lastblock(const unsigned* in, unsigned* partial, 
         partial[blockIdx.x] = s;
         __threadfence();  // the partial is visible to every block before the ticket is
         unsigned ticket = atomicAdd(done, 1u);
+        __threadfence();  // the acquire side: what the ticket's holders stored before it is seen
         is_last = ticket == gridDim.x - 1;
     }
     __syncthreads();  // is_last is read by the whole block; warp_sums is reused below

@@ -8,8 +8,9 @@
 //   named_ok           warps 0 and 1 hand data over through a named barrier (bar.sync 1, 64): correct,
 //                      and clean (a named barrier still orders the threads that pass it).
 //   named_partial      the same, but warp 2, which is not part of the named barrier, also reads the
-//                      data: a race between warps that globalcheck cannot judge (it counts named
-//                      barriers as block-wide), so inconclusive, never clean.
+//                      data: a race between warps. globalcheck sees it, but it counts named barriers
+//                      as block-wide, so it cannot trust any finding between warps of a launch that
+//                      uses them: inconclusive, never clean.
 //   many_barriers      40000 __syncthreads in a loop: past the 2^15 barriers its epochs can order, so
 //                      inconclusive.
 //   huge_grid          2^26 + 1 blocks: past the grid its packed records can name, so inconclusive.
@@ -19,7 +20,7 @@
 //                      between another's begin and end is refused as inconclusive; H200 run 18 did
 //                      not produce one).
 //   volatile_handoff   block 0 writes data, __threadfence, raises a volatile flag; block 1 polls the
-//                      flag and reads the data: correct. A volatile poll is no acquire to the device
+//                      flag, fences, and reads the data: correct. A volatile poll is no acquire to the device
 //                      side, which reported the data as a race (H200 run 18); a finding in a kernel
 //                      with volatile or relaxed/acquire-release loads and stores is now inconclusive.
 //
@@ -85,9 +86,11 @@ __global__ void volatile_handoff(int* data, int* flag, int* out)
         if (t == 0)
             *(volatile int*)flag = 1;
     } else {
-        if (t == 0)
+        if (t == 0) {
             while (*(volatile int*)flag == 0) {
             }
+            __threadfence();  // the acquire side: block 0's data is seen after the flag
+        }
         __syncthreads();
         out[t] = data[t];
     }

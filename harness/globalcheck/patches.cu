@@ -226,7 +226,8 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata
         GcShadow* s = &r->shadow[w];
         unsigned long long addr = r->base + w * 4;
         // Publish this access first, then look at the other kind's last access, with a fence
-        // between (fence.sc): of a write and a read that run at the same moment in two threads,
+        // between (__threadfence() is membar.gl, which PTX defines as fence.sc.gpu on sm_70 and
+        // later: the sequentially consistent fence this needs): of a write and a read that run at the same moment in two threads,
         // at least one sees the other. Looking first and publishing after, as a plain
         // check-then-set does, lets both pass unseen, which is how a race between two warps
         // that run side by side escaped. A write takes the previous write out of the shadow in

@@ -312,6 +312,15 @@ void launch_begin(Sanitizer_LaunchData* d)
                     g->used += bytes;
                 else
                     a.over_budget = true;
+                // The patches exchange 16-byte slots with 128-bit atomics, which need 16-byte
+                // alignment (sanitizerAlloc is documented as cudaMalloc's equal: 256 bytes).
+                if (a.shadow && (reinterpret_cast<uintptr_t>(a.shadow) % alignof(GcSlot)) != 0) {
+                    line("{\"error\":\"a shadow allocation is not 16-byte aligned: the tool cannot use it\"}");
+                    sanitizerFree(d->context, a.shadow);
+                    g->used -= bytes;
+                    a.shadow = nullptr;
+                    a.over_budget = true;
+                }
             }
             if (a.shadow) {
                 sanitizerMemset(a.shadow, 0, bytes, d->hStream);

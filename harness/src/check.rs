@@ -273,11 +273,17 @@ fn cell(
 ) -> Cell {
     let expect = case.expectation(det);
     let judgement = match (&observed, expect) {
-        // `may` records whatever the detector saw, an inconclusive run included: a variant whose
-        // bug is an out-of-bounds access leaves globalcheck unable to decide on every run it
-        // sees no race in, and that is the variant's nature, not a failure of the matrix.
-        (_, Expect::May) => Judgement::Ok,
+        // `may` records what the detector saw, and that includes a judged limit of globalcheck:
+        // a variant whose bug is an out-of-bounds access leaves it unable to decide on every run
+        // it sees no race in, which is the variant's nature. A tool that failed (not built, not
+        // loaded, no sanitizer) stays inconclusive, `may` or not.
+        (Observed::Inconclusive(why), Expect::May)
+            if crate::sanitize::globalcheck::run::is_limit(why) =>
+        {
+            Judgement::Ok
+        }
         (Observed::Inconclusive(_), _) => Judgement::Inconclusive,
+        (_, Expect::May) => Judgement::Ok,
         (Observed::Flagged(_), Expect::Flag) | (Observed::Clean(_), Expect::Clean) => Judgement::Ok,
         (Observed::Clean(_), Expect::Flag) => Judgement::Missed,
         (Observed::Flagged(_), Expect::Clean) => Judgement::Unexpected,
@@ -375,20 +381,20 @@ mod tests {
             ),
             Judgement::Inconclusive
         );
-        // A clean expectation left undecided stays inconclusive; a `may` one is recorded.
-        assert_eq!(
-            j(
-                Detector::Memcheck,
-                Observed::Inconclusive("no sanitizer".into())
-            ),
-            Judgement::Inconclusive
+        // A `may` expectation records a judged limit of globalcheck; a failed tool stays
+        // inconclusive, `may` or not.
+        let c = case(&[(Detector::Globalcheck, Expect::May)]);
+        let j = |o| cell(&c, Detector::Globalcheck, o, 0.0, None, no_evidence()).judgement;
+        let limit = format!(
+            "{}392 global access(es) outside every allocation it knows",
+            crate::sanitize::globalcheck::run::CANNOT_JUDGE
         );
+        assert_eq!(j(Observed::Inconclusive(limit)), Judgement::Ok);
         assert_eq!(
-            j(
-                Detector::Stress,
-                Observed::Inconclusive("392 untracked".into())
-            ),
-            Judgement::Ok
+            j(Observed::Inconclusive(
+                "globalcheck was not loaded into the target".into()
+            )),
+            Judgement::Inconclusive
         );
     }
 

@@ -162,6 +162,23 @@ pub fn end_job(pgid: i32, token: &str, main: i32, patience: Duration) -> Ended {
     ended
 }
 
+/// After the child itself was reaped: reaps the job's processes that became racegate's
+/// zombies only then (a grandchild whose parent, the child, died first is reparented to
+/// racegate, the subreaper, when the child is reaped). Left alone they outlive racegate as
+/// zombies of init, and an init that does not reap (a container's shell) keeps them.
+pub fn reap_job(pgid: i32, token: &str, within: Duration) {
+    let me = std::process::id() as i32;
+    let until = Instant::now() + within;
+    loop {
+        let m = members(pgid, token, 0);
+        reap_adopted(&m, 0);
+        if !m.iter().any(|p| p.ppid == me) || Instant::now() >= until {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn wait_gone(pgid: i32, token: &str, main: i32, within: Duration) -> bool {
     let until = Instant::now() + within;
     loop {

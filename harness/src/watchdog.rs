@@ -313,6 +313,9 @@ fn run_spawn(
             std::thread::sleep(Duration::from_millis(10));
         }
     }
+    if status.is_some() {
+        processes::reap_job(pid, &token, Duration::from_millis(500));
+    }
     // Lines printed before the end, up to a short bound.
     let until = Instant::now() + Duration::from_millis(200);
     while let Ok(line) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
@@ -372,6 +375,26 @@ mod tests {
         assert_eq!(lines, vec!["started"]);
         assert!(!f.left_behind, "processes of the group survived the kill");
         assert!(f.elapsed < Duration::from_secs(5), "{:?}", f.elapsed);
+    }
+
+    #[test]
+    fn a_grandchild_that_dies_with_its_parent_is_reaped_not_left_a_zombie() {
+        // Killed at the deadline together with the shell that waits on it, the `sleep` is a
+        // zombie child of the shell, then of racegate (the subreaper) once the shell is reaped:
+        // racegate must reap it, or it outlives racegate as a zombie of init.
+        let (f, lines) = sh("sleep 1000 & echo $!; wait", 300);
+        assert_eq!(f.exit, Exit::TimedOut);
+        let pid: u32 = lines[0].trim().parse().unwrap();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let me = std::process::id().to_string();
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, r)| r.split_whitespace().collect())
+            .unwrap_or_default();
+        assert!(
+            !(fields.first() == Some(&"Z") && fields.get(1) == Some(&me.as_str())),
+            "pid {pid} is still racegate's zombie: {stat}"
+        );
     }
 
     #[test]

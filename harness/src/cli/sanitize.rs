@@ -17,6 +17,9 @@ use super::settings::{self, Settings};
 use super::values;
 
 #[derive(clap::Args)]
+#[command(
+    override_usage = "racegate sanitize [OPTIONS] --tool <TOOL> <CASE>\n       racegate sanitize [OPTIONS] --tool <TOOL> -- <PROGRAM>..."
+)]
 pub struct SanitizeArgs {
     /// The case, as `racegate list` names it.
     #[arg(required_unless_present = "program", conflicts_with = "program")]
@@ -35,14 +38,14 @@ pub struct SanitizeArgs {
     /// Deadline in seconds; past it the sanitizer and its target are killed (Hang).
     #[arg(long, default_value_t = 120.0, value_parser = values::seconds)]
     timeout: f64,
-    /// Seed for the problem's inputs.
-    #[arg(long, default_value_t = sanitize::SANITIZE_SEED)]
+    /// Seed for the problem's inputs (a case's; a program makes its own).
+    #[arg(long, default_value_t = sanitize::SANITIZE_SEED, conflicts_with = "program")]
     seed: u64,
     #[command(flatten)]
     out: JsonArg,
     /// A program to run under the tool instead of a case, after `--` (found through PATH like a
     /// shell would; build it with -lineinfo so findings name lines). Finding paths are relative to
-    /// --root, else to the git top or the current folder. `--seed` does not apply.
+    /// --root, else to the git top or the current folder.
     #[arg(last = true, value_name = "PROGRAM")]
     program: Vec<OsString>,
 }

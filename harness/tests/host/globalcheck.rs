@@ -199,3 +199,102 @@ fn h200_reports_of_the_limits_program_are_inconclusive_where_globalcheck_cannot_
         }
     }
 }
+
+#[test]
+fn findings_set_aside_in_one_launch_do_not_hide_a_race_in_another() {
+    // Two kernels of one module: `vol` polls a volatile flag (a strong load in its SASS), `plain`
+    // does not. Both launches report a race between blocks. `vol`'s is set aside (the tool cannot
+    // see a volatile handoff), `plain`'s still counts; alone, `vol`'s makes the run inconclusive.
+    use racegate::sanitize::globalcheck::{lines::LineTable, report, run};
+    use racegate::sanitize::Outcome;
+    use racegate::watchdog::Exit;
+    let header = r#"{"tool":"globalcheck","mode":1,"budget_bytes":4096,"patches":"p"}"#;
+    let module = r#"{"module":7,"cubin":"module-7.cubin","image_bytes":1,"functions":[{"name":"vol","pc":4096,"size":256},{"name":"plain","pc":8192,"size":256}],"globals":[]}"#;
+    let launch = |n: u32, kernel: &str, pc: u64| {
+        format!(
+            r#"{{"launch":{n},"kernel":"{kernel}","module":7,"grid":[2,1,1],"block":[32,1,1],"mode":1,"accesses":9,"untracked_accesses":0,"dropped":0,"named_barriers":0,"epoch_overflow":0,"untracked_allocations":[],"findings":[{{"kind":"write-read","scope":"blocks","pc_now":{},"pc_then":{},"addr":1,"alloc_base":1,"alloc_name":"","block_now":1,"thread_now":0,"block_then":0,"thread_then":0,"value_now":0,"value_then":1,"count":1}}]}}"#,
+            pc + 0x10,
+            pc + 0x20
+        )
+    };
+    let sass = ".text.vol:\n\t//## File \"/r/k.cu\", line 5\n        /*0010*/                   LDG.E R3, desc[UR4][R2.64] ;\n        /*0020*/                   STG.E desc[UR4][R2.64], R3 ;\n        /*0030*/                   LDG.E.STRONG.SYS R5, desc[UR4][R6.64] ;\n.text.plain:\n\t//## File \"/r/k.cu\", line 9\n        /*0010*/                   LDG.E R3, desc[UR4][R2.64] ;\n        /*0020*/                   STG.E desc[UR4][R2.64], R3 ;\n";
+    let tables = std::collections::BTreeMap::from([(7u32, LineTable::parse(sass))]);
+    let root = std::path::Path::new("/r");
+    let decide = |text: &str, tables: &std::collections::BTreeMap<u32, LineTable>| {
+        let mut log = String::new();
+        let o = run::decide(
+            &Exit::Code(0),
+            false,
+            &report::parse(text),
+            tables,
+            root,
+            &mut log,
+        );
+        (o, log)
+    };
+    let both = format!(
+        "{header}\n{module}\n{}\n{}",
+        launch(0, "vol", 4096),
+        launch(1, "plain", 8192)
+    );
+    match decide(&both, &tables) {
+        (Outcome::Findings(f), log) => {
+            assert_eq!(f.len(), 1, "{f:?}");
+            assert_eq!(f[0].kernel, "plain");
+            assert!(log.contains("launch 0 of vol set aside"), "{log}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let alone = format!("{header}\n{module}\n{}", launch(0, "vol", 4096));
+    match decide(&alone, &tables) {
+        (Outcome::Inconclusive(m), _) => {
+            assert!(run::is_limit(&m) && m.contains("volatile"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without line tables nothing can be located or told apart: inconclusive, never clean.
+    let none = std::collections::BTreeMap::new();
+    match decide(&both, &none) {
+        (Outcome::Inconclusive(m), _) => assert!(m.contains("no line table"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_earlier_access_across_a_4_gib_boundary_keeps_its_line() {
+    // The device keeps the low 32 bits of the earlier access's pc and takes the high half from
+    // the later one; code that straddles a 4 GiB boundary gets the neighbouring window back.
+    use racegate::sanitize::globalcheck::{lines::LineTable, report, run};
+    use racegate::sanitize::Outcome;
+    use racegate::watchdog::Exit;
+    let base: u64 = 0xFFFF_FF00;
+    let now = 0x1_0000_0010u64; // offset 0x110 of `far`
+    let then_on_device = (now & !0xFFFF_FFFF) | ((base + 0x20) & 0xFFFF_FFFF);
+    let text = format!(
+        "{}\n{}\n{}",
+        r#"{"tool":"globalcheck","mode":1,"budget_bytes":4096,"patches":"p"}"#,
+        format_args!(
+            r#"{{"module":3,"cubin":"module-3.cubin","image_bytes":1,"functions":[{{"name":"far","pc":{base},"size":512}}],"globals":[]}}"#
+        ),
+        format_args!(
+            r#"{{"launch":0,"kernel":"far","module":3,"grid":[2,1,1],"block":[32,1,1],"mode":1,"accesses":9,"untracked_accesses":0,"dropped":0,"named_barriers":0,"epoch_overflow":0,"untracked_allocations":[],"findings":[{{"kind":"write-write","scope":"blocks","pc_now":{now},"pc_then":{then_on_device},"addr":1,"alloc_base":1,"alloc_name":"","block_now":1,"thread_now":0,"block_then":0,"thread_then":0,"value_now":2,"value_then":1,"count":1}}]}}"#
+        )
+    );
+    let sass = ".text.far:\n\t//## File \"/r/k.cu\", line 4\n        /*0020*/                   STG.E desc[UR4][R2.64], R3 ;\n\t//## File \"/r/k.cu\", line 8\n        /*0110*/                   STG.E desc[UR4][R2.64], R5 ;\n";
+    let tables = std::collections::BTreeMap::from([(3u32, LineTable::parse(sass))]);
+    let mut log = String::new();
+    match run::decide(
+        &Exit::Code(0),
+        false,
+        &report::parse(&text),
+        &tables,
+        std::path::Path::new("/r"),
+        &mut log,
+    ) {
+        Outcome::Findings(f) => {
+            assert_eq!(f[0].location, "k.cu:8");
+            assert_eq!(f[0].accesses, "Write -> Write k.cu:4");
+        }
+        other => panic!("{other:?}"),
+    }
+}

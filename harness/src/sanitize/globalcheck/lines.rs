@@ -17,7 +17,7 @@ pub struct LineTable {
     /// accesses and `cuda::atomic_ref` relaxed loads and stores compile to them. Two strong
     /// accesses do not make a data race (the PTX memory model calls them morally strong).
     pub strong: BTreeMap<String, std::collections::BTreeSet<u64>>,
-    /// Functions with a strong load or store (`LD`/`LDG`/`ST`/`STG` with `.STRONG.GPU/.SYS`,
+    /// Functions with a strong load or store (`LD`/`LDG`/`ST`/`STG` with `.STRONG` at any scope,
     /// atomics left out): a volatile flag, a relaxed or acquire/release `cuda::atomic_ref`
     /// load or store. The device side sees those as plain accesses, so a handoff through them
     /// is invisible to it.
@@ -53,9 +53,11 @@ impl LineTable {
                     }
                     if l.contains(".STRONG.GPU") || l.contains(".STRONG.SYS") {
                         t.strong.entry(f.clone()).or_default().insert(off);
-                        if is_load_or_store(l) {
-                            t.strong_load_store.insert(f.clone());
-                        }
+                    }
+                    // Any scope here, block scope (`.STRONG.SM`) included: a handoff between
+                    // warps through a block-scope atomic_ref is just as invisible.
+                    if l.contains(".STRONG.") && is_load_or_store(l) {
+                        t.strong_load_store.insert(f.clone());
                     }
                 }
             }
@@ -107,7 +109,6 @@ fn parse_position(s: &str) -> Position {
     out
 }
 
-/// `/*0040*/ ...` -> 0x40.
 /// Whether the instruction on line `l` (`/*0090*/ [@P0] MNEMONIC.MODIFIERS ...;`) is a global or
 /// generic load or store, not an atomic or a reduction.
 fn is_load_or_store(l: &str) -> bool {
@@ -120,6 +121,7 @@ fn is_load_or_store(l: &str) -> bool {
     matches!(name, "LD" | "LDG" | "ST" | "STG")
 }
 
+/// `/*0040*/ ...` -> 0x40.
 fn instruction_offset(l: &str) -> Option<u64> {
     let inner = l.strip_prefix("/*")?;
     let end = inner.find("*/")?;
@@ -186,6 +188,14 @@ mod tests {
             ".text._Z1vPi:\n        /*0090*/              @!P1  LDG.E.STRONG.SYS R13, desc[UR4][R4.64] ;\n",
         );
         assert!(v.strong_load_store.contains("_Z1vPi"));
+        let sm = LineTable::parse(
+            ".text._Z1wPi:\n        /*0090*/                   ST.E.STRONG.SM desc[UR4][R4.64], R3 ;\n",
+        );
+        assert!(sm.strong_load_store.contains("_Z1wPi"));
+        assert!(
+            !sm.is_strong("_Z1wPi", 0x90),
+            "block scope is no pair-filter strong access"
+        );
     }
 
     #[test]

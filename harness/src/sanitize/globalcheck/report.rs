@@ -239,38 +239,92 @@ fn strong(report: &Report, tables: &BTreeMap<u32, LineTable>, module: i64, pc: u
     })
 }
 
-/// The first launch with a finding between warps or blocks (other than a pair of two strong
-/// accesses) in a kernel that also makes strong loads or stores: a volatile flag or a
-/// relaxed/acquire-release `cuda::atomic_ref`, which the device side cannot take as a handoff.
-/// Such a finding may be the data that handoff orders (H200 run 18: a fenced volatile flag
-/// handoff between blocks was reported), so it cannot be trusted either way.
-pub fn strong_handoff_launch<'a>(
-    report: &'a Report,
+/// Why a finding cannot be trusted either way: the tool could not see what orders its accesses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Distrust {
+    /// The launch used named or partial barriers (`bar.sync N`), which epochs count as
+    /// block-wide: a finding between warps of one block may be ordered by one of them.
+    NamedBarriers,
+    /// The kernel (or a device function of its module) makes strong loads or stores: a volatile
+    /// flag or a relaxed/acquire-release `cuda::atomic_ref`, which the device side cannot take as
+    /// a handoff. A finding between warps or blocks may be the data such a handoff orders (H200
+    /// run 18: a fenced volatile flag handoff between blocks was reported).
+    StrongAccesses,
+    /// No line table for the module (nvdisasm missing or failed): the finding has no line, and
+    /// strong accesses cannot be told apart.
+    NoLineTable,
+}
+
+/// Whether `f`, a finding of launch `l`, cannot be trusted, and why. Lane-level findings are
+/// warnings that count for nothing, and a pair of two strong accesses is left out anyway.
+pub fn distrust(
+    report: &Report,
     tables: &BTreeMap<u32, LineTable>,
-) -> Option<&'a Launch> {
-    report.launches.iter().find(|l| {
-        l.findings.iter().any(|f| {
-            f.scope != "lanes"
-                && !(strong(report, tables, l.module, f.pc_now)
-                    && strong(report, tables, l.module, f.pc_then))
-                && function_of(report, l.module, f.pc_now).is_some_and(|(m, func, _)| {
-                    tables
-                        .get(&m.module)
-                        .is_some_and(|t| t.strong_load_store.contains(func))
-                })
-        })
-    })
+    l: &Launch,
+    f: &RawFinding,
+) -> Option<Distrust> {
+    if f.scope == "lanes" {
+        return None;
+    }
+    if l.named_barriers > 0 && f.scope != "blocks" {
+        return Some(Distrust::NamedBarriers);
+    }
+    let Some(m) = u32::try_from(l.module)
+        .ok()
+        .and_then(|i| report.modules.get(&i))
+    else {
+        return Some(Distrust::NoLineTable);
+    };
+    let Some(t) = tables.get(&m.module) else {
+        return Some(Distrust::NoLineTable);
+    };
+    let then = pc_then(report, l.module, f.pc_now, f.pc_then);
+    if strong(report, tables, l.module, f.pc_now) && strong(report, tables, l.module, then) {
+        return None;
+    }
+    // The launched kernel, and any function of the module that is no kernel (a device function
+    // the kernel may call, which -G or noinline keeps apart); other kernels are not its code.
+    let kernels: std::collections::BTreeSet<&str> =
+        m.functions.iter().map(|f| f.name.as_str()).collect();
+    let strong_code = t
+        .strong_load_store
+        .iter()
+        .any(|func| *func == l.kernel || !kernels.contains(func.as_str()));
+    strong_code.then_some(Distrust::StrongAccesses)
+}
+
+/// The earlier access's full pc. The device keeps its low 32 bits and takes the high half from
+/// the later access; where that lands in no function, the code crossed a 4 GiB boundary, and
+/// the neighbouring window is tried.
+fn pc_then(report: &Report, module: i64, pc_now: u64, pc: u64) -> u64 {
+    if function_of(report, module, pc).is_some() || pc_now >> 32 != pc >> 32 {
+        return pc;
+    }
+    [pc.wrapping_add(1 << 32), pc.wrapping_sub(1 << 32)]
+        .into_iter()
+        .find(|p| function_of(report, module, *p).is_some())
+        .unwrap_or(pc)
 }
 
 /// The report's findings, errors and warnings both, normalized like every tool's. A pair of
 /// two strong accesses (both `volatile` or relaxed atomics at device or system scope, which the
 /// device side cannot tell from plain ones) is no data race and is left out.
 pub fn findings(report: &Report, tables: &BTreeMap<u32, LineTable>, root: &Path) -> Vec<Finding> {
+    findings_where(report, tables, root, |_, _| true)
+}
+
+/// [`findings`], of the raw findings `keep` accepts.
+pub fn findings_where(
+    report: &Report,
+    tables: &BTreeMap<u32, LineTable>,
+    root: &Path,
+    keep: impl Fn(&Launch, &RawFinding) -> bool,
+) -> Vec<Finding> {
     let mut raw = Vec::new();
     for l in &report.launches {
-        for f in &l.findings {
-            if strong(report, tables, l.module, f.pc_now)
-                && strong(report, tables, l.module, f.pc_then)
+        for f in l.findings.iter().filter(|f| keep(l, f)) {
+            let then = pc_then(report, l.module, f.pc_now, f.pc_then);
+            if strong(report, tables, l.module, f.pc_now) && strong(report, tables, l.module, then)
             {
                 continue;
             }
@@ -282,7 +336,7 @@ pub fn findings(report: &Report, tables: &BTreeMap<u32, LineTable>, root: &Path)
                 location: location(report, tables, l.module, f.pc_now, root),
                 accesses: format!(
                     "{then_dir} -> {now_dir} {}",
-                    location(report, tables, l.module, f.pc_then, root)
+                    location(report, tables, l.module, then, root)
                 ),
                 what: describe(&f.kind, &f.scope),
             });

@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::lines::LineTable;
+use super::report::Distrust;
 use super::{build, report};
 use crate::errors::{Error, Result};
 use crate::sanitize::tool::{Outcome, SanitizeConfig, SanitizerRun};
@@ -142,6 +143,23 @@ pub fn lines_path(report: &Path, m: u32) -> std::path::PathBuf {
     s.into()
 }
 
+/// How every inconclusive outcome that is a limit of the method, not a failure, begins (an
+/// expectation of `may` records these; a tool that failed stays inconclusive everywhere).
+pub const CANNOT_JUDGE: &str = "globalcheck cannot judge this run: ";
+
+/// Whether an inconclusive outcome's text is one of globalcheck's judged limits.
+pub fn is_limit(why: &str) -> bool {
+    why.starts_with(CANNOT_JUDGE)
+}
+
+fn distrust_why(d: Distrust) -> &'static str {
+    match d {
+        Distrust::NamedBarriers => "uses named or partial barriers (bar.sync with an id), which it counts as block-wide, so its findings between warps cannot be trusted",
+        Distrust::StrongAccesses => "has volatile or relaxed/acquire-release atomic loads and stores (.STRONG in its SASS), which it cannot take as a handoff, so its findings between warps or blocks cannot be trusted",
+        Distrust::NoLineTable => "has no line table (nvdisasm missing or failed), so its findings have no line and volatile accesses cannot be told apart",
+    }
+}
+
 /// The outcome of a finished run. Public for tests on captured reports.
 pub fn decide(
     exit: &Exit,
@@ -178,32 +196,39 @@ pub fn decide(
     }
     if let Some(l) = rep.launches.iter().find(|l| l.epoch_overflow > 0) {
         return Outcome::Inconclusive(format!(
-            "launch {} of {}: threads passed 2^15 barriers, past what globalcheck's epochs can order",
+            "{CANNOT_JUDGE}launch {} of {}: threads passed 2^15 barriers, past what its epochs can order",
             l.launch, l.kernel
         ));
     }
-    if let Some(l) = rep
-        .launches
-        .iter()
-        .find(|l| l.named_barriers > 0 && l.findings.iter().any(|f| f.scope != "blocks"))
-    {
-        return Outcome::Inconclusive(format!(
-            "launch {} of {} uses named or partial barriers (bar.sync with an id): globalcheck counts them as block-wide, so its findings between warps cannot be trusted",
-            l.launch, l.kernel
-        ));
+    // Findings the tool could not judge are set aside, launch by launch: a race it can judge
+    // elsewhere in the run still counts, and only a run with nothing else found is inconclusive.
+    let mut distrusted: Vec<(Distrust, u32, String)> = Vec::new();
+    for l in &rep.launches {
+        for f in &l.findings {
+            if let Some(d) = report::distrust(rep, tables, l, f) {
+                if !distrusted
+                    .iter()
+                    .any(|(d2, n, _)| *d2 == d && *n == l.launch)
+                {
+                    distrusted.push((d, l.launch, l.kernel.clone()));
+                }
+            }
+        }
     }
-    if let Some(l) = report::strong_handoff_launch(rep, tables) {
-        return Outcome::Inconclusive(format!(
-            "launch {} of {} has volatile or relaxed/acquire-release atomic loads and stores (.STRONG in its SASS), which globalcheck cannot take as a handoff: its findings between warps or blocks cannot be trusted",
-            l.launch, l.kernel
-        ));
-    }
-    let all = report::findings(rep, tables, root);
+    let all = report::findings_where(rep, tables, root, |l, f| {
+        report::distrust(rep, tables, l, f).is_none()
+    });
     let (errors, warnings): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| f.level == "Error");
     for w in &warnings {
         log.push_str(&format!(
             "globalcheck warning (not counted): {}\n",
             w.line()
+        ));
+    }
+    for (d, launch, kernel) in &distrusted {
+        log.push_str(&format!(
+            "globalcheck: findings of launch {launch} of {kernel} set aside: {}\n",
+            distrust_why(*d)
         ));
     }
     let (untracked, over_budget) = rep.untracked();
@@ -229,9 +254,15 @@ pub fn decide(
             "globalcheck's finding table overflowed: {dropped} finding(s) dropped"
         ));
     }
+    if let Some((d, launch, kernel)) = distrusted.first() {
+        return Outcome::Inconclusive(format!(
+            "{CANNOT_JUDGE}launch {launch} of {kernel} {}",
+            distrust_why(*d)
+        ));
+    }
     if untracked > 0 && over_budget.is_empty() {
         return Outcome::Inconclusive(format!(
-            "{untracked} global access(es) outside every allocation globalcheck knows (host-mapped, managed or imported memory is not tracked)"
+            "{CANNOT_JUDGE}{untracked} global access(es) outside every allocation it knows (host-mapped, managed or imported memory is not tracked)"
         ));
     }
     if untracked > 0 && !over_budget.is_empty() {
@@ -240,7 +271,7 @@ pub fn decide(
             .map(|u| format!("{} bytes at 0x{:x}", u.size, u.base))
             .collect();
         return Outcome::Inconclusive(format!(
-            "globalcheck's shadow budget left {} allocation(s) untracked ({}); raise RACEGATE_GLOBALCHECK_BUDGET_MB",
+            "{CANNOT_JUDGE}its shadow budget left {} allocation(s) untracked ({}); raise RACEGATE_GLOBALCHECK_BUDGET_MB",
             list.len(),
             list.join(", ")
         ));
