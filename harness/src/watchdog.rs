@@ -107,13 +107,31 @@ pub fn run(
 /// Runs `program args` with `env` added under one deadline for the whole run (no output for
 /// `timeout` or `timeout` in all), and returns its standard output, line by line, beside the
 /// outcome: the shape of every tool run (a sanitizer, globalcheck's target, a compiler).
+///
+/// At most [`COLLECT_LIMIT`] bytes of output are kept (the first ones), so a program that floods
+/// its output cannot exhaust racegate's memory; a last line says how much was dropped.
 pub fn run_collecting(
     program: &Path,
     args: &[OsString],
     env: &[(String, String)],
     timeout: Duration,
 ) -> Result<(Finished, String)> {
+    collect_at_most(program, args, env, timeout, COLLECT_LIMIT)
+}
+
+/// How much of a program's standard output [`run_collecting`] keeps: enough for nvdisasm's line
+/// tables of a large module, bounded for a program that prints without end.
+pub const COLLECT_LIMIT: usize = 64 << 20;
+
+fn collect_at_most(
+    program: &Path,
+    args: &[OsString],
+    env: &[(String, String)],
+    timeout: Duration,
+    limit: usize,
+) -> Result<(Finished, String)> {
     let mut stdout = String::new();
+    let mut dropped = 0usize;
     let done = run(
         program,
         args,
@@ -123,10 +141,19 @@ pub fn run_collecting(
             total: Some(timeout),
         },
         |l| {
-            stdout.push_str(l);
-            stdout.push('\n');
+            if stdout.len() + l.len() < limit {
+                stdout.push_str(l);
+                stdout.push('\n');
+            } else {
+                dropped += l.len() + 1;
+            }
         },
     )?;
+    if dropped > 0 {
+        stdout.push_str(&format!(
+            "[racegate: {dropped} more bytes of output not kept]\n"
+        ));
+    }
     Ok((done, stdout))
 }
 
@@ -395,6 +422,22 @@ mod tests {
             !(fields.first() == Some(&"Z") && fields.get(1) == Some(&me.as_str())),
             "pid {pid} is still racegate's zombie: {stat}"
         );
+    }
+
+    #[test]
+    fn collected_output_is_bounded() {
+        let (f, out) = collect_at_most(
+            Path::new("/bin/sh"),
+            &["-c".into(), "seq 1 100000".into()],
+            &[],
+            Duration::from_secs(30),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(f.exit, Exit::Code(0));
+        assert!(out.len() < 1100, "{}", out.len());
+        assert!(out.starts_with("1\n2\n3\n"), "the first lines are kept");
+        assert!(out.ends_with("more bytes of output not kept]\n"), "{out}");
     }
 
     #[test]

@@ -87,7 +87,19 @@ pub fn run_target(
     let (done, stdout) = watchdog::run_collecting(Path::new(program), args, &env, cfg.timeout)?;
     let exit = done.exit.describe(cfg.timeout);
     let report_path = dir.path().join("report.jsonl");
-    let text = std::fs::read_to_string(&report_path).unwrap_or_default();
+    // The target can write into the tool's folder too: the report is read up to a bound.
+    let (text, oversized) = read_bounded(&report_path, REPORT_LIMIT);
+    if oversized {
+        return Ok(finish(
+            Outcome::Inconclusive(format!(
+                "globalcheck's report is over {} MiB (not read: the target may have written it)",
+                REPORT_LIMIT >> 20
+            )),
+            exit,
+            format!("{stdout}{}", done.stderr),
+            command,
+        ));
+    }
     let rep = report::parse(&text);
     let mut tables = BTreeMap::new();
     let mut line_texts = Vec::new();
@@ -127,6 +139,24 @@ pub fn run_target(
     log.push_str(&report::log(&rep));
     let outcome = decide(&done.exit, done.left_behind, &rep, &tables, root, &mut log);
     Ok(finish(outcome, exit, log, command))
+}
+
+/// The most of globalcheck's report racegate reads (a real one is kilobytes: a line per module
+/// and launch, findings deduplicated into a fixed table).
+const REPORT_LIMIT: u64 = 64 << 20;
+
+/// The file's text, at most `limit` bytes, and whether there was more (a missing file reads as
+/// empty: the tool was not loaded).
+fn read_bounded(path: &Path, limit: u64) -> (String, bool) {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(path) else {
+        return (String::new(), false);
+    };
+    let mut bytes = Vec::new();
+    let _ = f.take(limit + 1).read_to_end(&mut bytes);
+    let over = bytes.len() as u64 > limit;
+    bytes.truncate(limit as usize);
+    (String::from_utf8_lossy(&bytes).into_owned(), over)
 }
 
 /// `module-N.cubin`, the only cubin names the tool writes.
@@ -277,4 +307,24 @@ pub fn decide(
         ));
     }
     Outcome::Clean
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_is_read_up_to_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("report.jsonl");
+        assert_eq!(
+            read_bounded(&p, 10),
+            (String::new(), false),
+            "missing: empty"
+        );
+        std::fs::write(&p, "0123456789").unwrap();
+        assert_eq!(read_bounded(&p, 10), ("0123456789".into(), false));
+        std::fs::write(&p, "0123456789A").unwrap();
+        assert_eq!(read_bounded(&p, 10), ("0123456789".into(), true));
+    }
 }
