@@ -154,6 +154,7 @@ impl Gate {
     /// [`GateRun::inconclusive`], never counted as clean.
     pub fn run(&self) -> Result<GateRun> {
         let worker = self.worker_exe()?;
+        crate::compile_child::compile_in_children(worker.clone());
         signature::validate(&self.catalog, true)?;
         device::require()?;
         gate::run_manifest(&self.catalog, &self.config()?, &worker, |_| {})
@@ -219,6 +220,10 @@ pub fn run_worker_if_requested() {
     SERVES_WORKERS.store(true, Ordering::Relaxed);
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     if !internal::is_worker(&args) {
+        // This program serves the compile child too: NVRTC leaves its process from now on.
+        if let Ok(exe) = battery::current_worker() {
+            crate::compile_child::compile_in_children(exe);
+        }
         return;
     }
     let code = match internal::WorkerCli::try_parse_from(args) {

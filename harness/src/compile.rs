@@ -3,8 +3,10 @@
 //! The program is named by its repo-relative path, so sanitizer findings read
 //! `kernels/matmul_tiled.cu:42`. Every build force-includes `harness/cuda/racegate_prelude.cuh`
 //! (the shared-memory poisoner, and the schedule jitter when asked for), served to NVRTC from
-//! memory. Untrusted sources (graded submissions) are compiled through
-//! `compile_child.rs` instead, in a child process with limits.
+//! memory. NVRTC runs in a child process with a deadline and limits (`compile_child.rs`):
+//! graded submissions always, with file access refused; a team's own code (the catalog,
+//! manifests, mutants) once the program has said it serves the child (`compile_in_children`,
+//! which the `racegate` binary does first thing), else in this process. The PTX is the same.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -65,13 +67,46 @@ thread_local! {
     static COMPILES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// Compiles `source`, naming the program `name`.
+/// A compile run elsewhere: `(root, name, source, options)` to PTX whose line information names
+/// the file under `root`. `compile_in_children` (compile_child.rs) sets it once, in a program
+/// that serves racegate's hidden compile subcommand; unset, compiles run in this process.
+pub type Remote = Box<dyn Fn(&Path, &str, &str, &BuildOptions) -> Result<Built> + Send + Sync>;
+
+static REMOTE: std::sync::OnceLock<Remote> = std::sync::OnceLock::new();
+
+/// Sends every later compile of this process to `remote` (the first call wins).
+pub fn set_remote(remote: Remote) {
+    let _ = REMOTE.set(remote);
+}
+
+/// Compiles `source`, naming the program `name`: in a child once
+/// `compile_in_children` (compile_child.rs) was called, else here.
 pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions) -> Result<Built> {
+    match REMOTE.get() {
+        Some(remote) => {
+            toolchain::nvrtc(root)?;
+            remote(root, name, source, opts)
+        }
+        None => compile_here(root, name, source, opts),
+    }
+}
+
+/// [`compile_source`] in this process, whatever [`set_remote`] said.
+pub fn compile_here(root: &Path, name: &str, source: &str, opts: &BuildOptions) -> Result<Built> {
     toolchain::nvrtc(root)?;
-    let mut built = compile_in_memory(name, source, opts, &[])?;
-    // NVRTC records a relative program name under the process's working directory; line
-    // information must name the file under the root instead, wherever racegate was started.
-    if let Ok(cwd) = std::env::current_dir() {
+    let built = compile_in_memory(name, source, opts, &[])?;
+    Ok(named_under_root(
+        built,
+        std::env::current_dir().ok(),
+        root,
+        name,
+    ))
+}
+
+/// NVRTC records a relative program name under the working directory `cwd` of the process that
+/// ran it; line information must name the file under `root` instead, wherever that was.
+pub fn named_under_root(mut built: Built, cwd: Option<PathBuf>, root: &Path, name: &str) -> Built {
+    if let Some(cwd) = cwd {
         let (from, to) = (cwd.join(name), root.join(name));
         if from != to {
             built.ptx = built.ptx.replace(
@@ -80,7 +115,23 @@ pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions
             );
         }
     }
-    Ok(built)
+    built
+}
+
+/// The options NVRTC gets for `opts` (name expressions left out: they travel apart).
+pub fn nvrtc_options(opts: &BuildOptions) -> Vec<String> {
+    let mut options = vec![
+        "-lineinfo".to_string(),
+        format!("-arch={}", opts.arch),
+        "-std=c++17".to_string(),
+        format!("--pre-include={PRELUDE_NAME}"),
+    ];
+    if opts.jitter {
+        options.push("-DRACEGATE_JITTER".to_string());
+    }
+    options.extend(opts.extra.iter().cloned());
+    options.retain(|o| !o.starts_with(NAME_OPTION));
+    options
 }
 
 /// The name the prelude is served under, in memory: no file of it exists anywhere, so nobody
@@ -98,26 +149,14 @@ pub fn compile_in_memory(
     headers: &[(String, String)],
 ) -> Result<Built> {
     COMPILES.with(|c| c.set(c.get() + 1));
-    let mut options = vec![
-        "-lineinfo".to_string(),
-        format!("-arch={}", opts.arch),
-        "-std=c++17".to_string(),
-        format!("--pre-include={PRELUDE_NAME}"),
-    ];
-    if opts.jitter {
-        options.push("-DRACEGATE_JITTER".to_string());
-    }
-    options.extend(opts.extra.iter().cloned());
     // Name expressions travel as options of racegate's own (so every compile path passes them
     // with the rest); NVRTC gets them through nvrtcAddNameExpression instead.
-    let (names, nvrtc_options): (Vec<String>, Vec<String>) = options
+    let names: Vec<String> = opts
+        .extra
         .iter()
-        .cloned()
-        .partition(|o| o.starts_with(NAME_OPTION));
-    let names: Vec<String> = names
-        .iter()
-        .map(|o| o[NAME_OPTION.len()..].to_string())
+        .filter_map(|o| o.strip_prefix(NAME_OPTION).map(str::to_string))
         .collect();
+    let nvrtc_options = nvrtc_options(opts);
     let fail = |log: String| Error::Compile {
         path: name.to_string(),
         options: nvrtc_options.join(" "),

@@ -17,9 +17,11 @@
 //! A limit that is hit is the source's failure ([`Outcome::Limit`]), with a message that says
 //! which; an error (`Err`) is the machine's (no NVRTC, the child could not start).
 //!
-//! Graded submissions use [`Request::new`]. For a team's own code (the gate), set
-//! `refuse_file_access` to false and give its include folders as `-I` options in
-//! `options.extra`: the child's working folder holds only the source, so nothing else is found.
+//! Graded submissions use [`Request::new`]. A team's own code (the gate, the catalog, mutants)
+//! uses [`Request::trusted`]: file access allowed, include folders as `-I` options in
+//! `options.extra`, and the child working in the project root so that the file keeps its name;
+//! [`crate::compile`] sends every compile there once the program has said it can serve the
+//! child ([`compile_in_children`]).
 //!
 //! ```no_run
 //! use racegate::compile_child::{compile, Limits, Outcome, Request};
@@ -90,6 +92,12 @@ pub struct Request {
     pub refuse_file_access: bool,
     /// The headers the source itself may include (by these exact names).
     pub allowed_includes: Vec<String>,
+    /// For a team's own code (the gate, the catalog, mutants): the project root. The child
+    /// then works in it and NVRTC gets the program under its real relative name, so quoted
+    /// includes resolve next to the file and line information names it, exactly as a compile
+    /// in racegate's own process from the root would. Never set for submissions.
+    #[serde(skip)]
+    pub trusted_root: Option<std::path::PathBuf>,
 }
 
 impl Request {
@@ -102,6 +110,21 @@ impl Request {
             headers: Vec::new(),
             refuse_file_access: true,
             allowed_includes: Vec::new(),
+            trusted_root: None,
+        }
+    }
+
+    /// A request for a team's own code at `name` under `root` (see [`Request::trusted_root`]):
+    /// file access allowed, the program under its own name, the child working in `root`.
+    pub fn trusted(root: &Path, name: &str, source: &str, options: BuildOptions) -> Request {
+        Request {
+            name: name.to_string(),
+            source: source.to_string(),
+            options,
+            headers: Vec::new(),
+            refuse_file_access: false,
+            allowed_includes: Vec::new(),
+            trusted_root: Some(root.to_path_buf()),
         }
     }
 }
@@ -172,6 +195,17 @@ impl std::fmt::Display for Outcome {
 /// Most lines and bytes of a compiler log a student is shown.
 pub const LOG_LINES: usize = 60;
 pub const LOG_BYTES: usize = 8 * 1024;
+/// Most of a compiler log a team is shown about its own code (a template error runs long).
+const TEAM_LOG_LINES: usize = 2000;
+const TEAM_LOG_BYTES: usize = 256 * 1024;
+
+/// The log bound for a request: a submission's, or a team's.
+fn log_bound(trusted: bool) -> (usize, usize) {
+    match trusted {
+        true => (TEAM_LOG_LINES, TEAM_LOG_BYTES),
+        false => (LOG_LINES, LOG_BYTES),
+    }
+}
 /// The most PTX read back (and the largest file the child may write).
 const MAX_REPLY: u64 = 256 * 1024 * 1024;
 
@@ -231,7 +265,11 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
     std::fs::write(&source, &req.source).map_err(|e| Error::io("writing", &source, e))?;
     let request = work.path().join("request.json");
     let json = serde_json::to_vec(&Request {
-        name: name.clone(),
+        // A team's file keeps its own name (NVRTC reads the text from the copy, not the file).
+        name: match req.trusted_root {
+            Some(_) => req.name.clone(),
+            None => name.clone(),
+        },
         ..req.clone()
     })
     .expect("a request serializes");
@@ -268,7 +306,7 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
     let spawn = Spawn {
         env,
         clear_env: true,
-        cwd: Some(src_dir),
+        cwd: Some(req.trusted_root.clone().unwrap_or(src_dir)),
         ..Spawn::default()
     };
     let deadline = Deadline {
@@ -295,7 +333,10 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
         Some(Reply::Failed { log }) if log.contains("error: out of memory") => {
             Outcome::Limit(LimitHit::Memory(limits.memory_mib))
         }
-        Some(Reply::Failed { log }) => Outcome::Failed(bound(&log, LOG_LINES, LOG_BYTES)),
+        Some(Reply::Failed { log }) => {
+            let (lines, bytes) = log_bound(req.trusted_root.is_some());
+            Outcome::Failed(bound(&log, lines, bytes))
+        }
         Some(Reply::NvrtcMissing { searched }) => return Err(Error::NvrtcMissing { searched }),
         None if stderr.contains("has overflowed its stack") => {
             Outcome::Limit(LimitHit::Stack(limits.stack()))
@@ -325,6 +366,51 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
             }
         },
     })
+}
+
+/// What a compile of a team's own code may use in its child: far more than a submission gets
+/// (template-heavy kernels take minutes and gigabytes), but an end.
+pub const TEAM_LIMITS: Limits = Limits {
+    deadline: Duration::from_secs(600),
+    memory_mib: 32 * 1024,
+    stack_mib: 1024,
+};
+
+/// From now on every compile of this process ([`compile::compile_source`]) runs NVRTC in a
+/// child `exe __compile` with [`TEAM_LIMITS`]: a compiler that hangs, crashes or eats the
+/// machine costs that compile, not the run. `exe` must serve racegate's hidden subcommands (the
+/// `racegate` binary, or a program that called `api::run_worker_if_requested`).
+pub fn compile_in_children(exe: std::path::PathBuf) {
+    compile::set_remote(Box::new(move |root, name, source, opts| {
+        compile_team(&exe, root, name, source, opts)
+    }));
+}
+
+/// A team's file `name` under `root` compiled by a child `exe __compile` working in `root`: the
+/// same PTX as a compile in racegate's own process started there ([`compile::compile_here`]).
+pub fn compile_team(
+    exe: &Path,
+    root: &Path,
+    name: &str,
+    source: &str,
+    opts: &BuildOptions,
+) -> Result<Built> {
+    let req = Request::trusted(root, name, source, opts.clone());
+    let failed = |log: String| Error::Compile {
+        path: name.to_string(),
+        options: compile::nvrtc_options(opts).join(" "),
+        log,
+    };
+    match compile(exe, root, &req, &TEAM_LIMITS)? {
+        Outcome::Built(b) => Ok(compile::named_under_root(
+            b,
+            std::fs::canonicalize(root).ok(),
+            root,
+            name,
+        )),
+        Outcome::Failed(log) => Err(failed(log)),
+        other => Err(failed(other.to_string())),
+    }
 }
 
 /// The first way `source` asks for a file other than a `#include` of one of the `allowed`
@@ -377,6 +463,7 @@ pub fn child(
     let req: Request = serde_json::from_slice(&bytes)
         .map_err(|e| Error::Usage(format!("{}: {e}", request.display())))?;
     let text = std::fs::read_to_string(source).map_err(|e| Error::io("reading", source, e))?;
+    let refuse = req.refuse_file_access;
     let answer = match forbidden_access(&text, &req.allowed_includes) {
         Some(a) if req.refuse_file_access => Reply::Refused {
             line: a.line,
@@ -394,13 +481,15 @@ pub fn child(
                     .stack_size(usize::try_from(stack_mib << 20).unwrap_or(usize::MAX))
                     .spawn(run)
                     .map_err(|e| Error::Child(format!("could not start NVRTC's thread: {e}")))?;
+                // A request that may read files is a team's own code (the submission's refuses).
+                let (lines, bytes) = log_bound(!refuse);
                 match nvrtc.join() {
                     Ok(Ok(b)) => Reply::Built {
                         ptx: b.ptx,
                         options: b.options,
                     },
                     Ok(Err(Error::Compile { log, .. })) => Reply::Failed {
-                        log: bound(&log, LOG_LINES, LOG_BYTES),
+                        log: bound(&log, lines, bytes),
                     },
                     Ok(Err(e)) => Reply::Failed { log: e.to_string() },
                     Err(_) => return Err(Error::Child("NVRTC's thread panicked".into())),

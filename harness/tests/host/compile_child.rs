@@ -207,3 +207,90 @@ fn an_allowed_header_is_served_from_memory_and_no_other() {
     let out = compile(&super::racegate_exe(), &root(), &req, &Limits::default()).unwrap();
     assert!(matches!(out, Outcome::Refused(_)), "{out}");
 }
+
+#[test]
+fn team_code_compiles_in_the_child_to_the_same_ptx_as_in_this_process() {
+    // Every file of the catalog and of the user-shaped corpus (include folders, quoted includes
+    // next to the file, C++ name expressions), with jitter: the child working in the root gives
+    // byte-identical PTX, line information included.
+    use racegate::catalog::Catalog;
+    use racegate::compile::{compile_here, BuildOptions};
+    use racegate::compile_child::compile_team;
+    let root = root();
+    let exe = super::racegate_exe();
+    let corpus = racegate::manifest::Manifest::load(&root.join("examples/corpus/racegate.toml"))
+        .expect("the corpus manifest loads");
+    let catalogs = [
+        Catalog::discover(&root).expect("the catalog loads"),
+        Catalog::from_manifest(corpus),
+    ];
+    let mut compared = 0;
+    for cat in &catalogs {
+        for file in cat.files() {
+            let opts = BuildOptions {
+                arch: "compute_90".into(),
+                jitter: true,
+                extra: cat
+                    .cases
+                    .iter()
+                    .find(|c| c.path == file)
+                    .map(|c| c.compile_options())
+                    .unwrap_or_default(),
+            };
+            let source = std::fs::read_to_string(cat.root.join(file)).unwrap();
+            let here = compile_here(&cat.root, file, &source, &opts)
+                .unwrap_or_else(|e| panic!("{file} in process: {e}"));
+            let child = compile_team(&exe, &cat.root, file, &source, &opts)
+                .unwrap_or_else(|e| panic!("{file} in the child: {e}"));
+            // The prelude is served from memory and named under the working folder: this
+            // process's (the test's) here, the root in the child. Nothing else may differ.
+            let prelude = |ptx: &str| {
+                ptx.lines()
+                    .map(|l| match l.find("racegate_prelude.cuh") {
+                        Some(_) if l.trim_start().starts_with(".file") => {
+                            l.split('"').next().unwrap_or("").to_string() + "PRELUDE"
+                        }
+                        _ => l.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let (here, child) = (prelude(&here.ptx), prelude(&child.ptx));
+            if here != child {
+                let diff: Vec<String> = here
+                    .lines()
+                    .zip(child.lines())
+                    .filter(|(a, b)| a != b)
+                    .take(3)
+                    .map(|(a, b)| format!("here:  {a}\nchild: {b}"))
+                    .collect();
+                panic!("{file}: the PTX differs\n{}", diff.join("\n"));
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 60, "only {compared} files");
+}
+
+#[test]
+fn a_team_compile_error_names_the_file_by_its_own_path_and_keeps_a_long_log() {
+    use racegate::compile::BuildOptions;
+    let root = root();
+    let bad: String = (0..100)
+        .map(|i| format!("__device__ int f{i}() {{ return undeclared_{i}; }}\n"))
+        .collect();
+    match racegate::compile_child::compile_team(
+        &super::racegate_exe(),
+        &root,
+        "kernels/not_there.cu",
+        &bad,
+        &BuildOptions::default(),
+    ) {
+        Err(racegate::Error::Compile { log, .. }) => {
+            assert!(log.contains("kernels/not_there.cu(1): error"), "{log}");
+            // A submission's log stops at 60 lines; a team's own keeps its 100 errors.
+            assert!(log.contains("undeclared_99"), "{log}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
