@@ -19,7 +19,8 @@
 //!
 //! Graded submissions use [`Request::new`]. A team's own code (the gate, the catalog, mutants)
 //! uses [`Request::trusted`]: file access allowed, include folders as `-I` options in
-//! `options.extra`, and the child working in the project root so that the file keeps its name;
+//! `options.extra`, and the child working in racegate's own folder so that names keep their
+//! meaning;
 //! [`crate::compile`] sends every compile there once the program has said it can serve the
 //! child ([`compile_in_children`]).
 //!
@@ -92,12 +93,12 @@ pub struct Request {
     pub refuse_file_access: bool,
     /// The headers the source itself may include (by these exact names).
     pub allowed_includes: Vec<String>,
-    /// For a team's own code (the gate, the catalog, mutants): the project root. The child
-    /// then works in it and NVRTC gets the program under its real relative name, so quoted
-    /// includes resolve next to the file and line information names it, exactly as a compile
-    /// in racegate's own process from the root would. Never set for submissions.
+    /// For a team's own code (the gate, the catalog, mutants): the folder the child works in,
+    /// racegate's own working folder. NVRTC then gets the program under its own name, and
+    /// relative names (the file's, quoted includes, `-I` options) mean what they meant in
+    /// racegate's own process: the PTX is the same. Never set for submissions.
     #[serde(skip)]
-    pub trusted_root: Option<std::path::PathBuf>,
+    pub trusted_cwd: Option<std::path::PathBuf>,
 }
 
 impl Request {
@@ -110,13 +111,13 @@ impl Request {
             headers: Vec::new(),
             refuse_file_access: true,
             allowed_includes: Vec::new(),
-            trusted_root: None,
+            trusted_cwd: None,
         }
     }
 
-    /// A request for a team's own code at `name` under `root` (see [`Request::trusted_root`]):
-    /// file access allowed, the program under its own name, the child working in `root`.
-    pub fn trusted(root: &Path, name: &str, source: &str, options: BuildOptions) -> Request {
+    /// A request for a team's own code named `name` (see [`Request::trusted_cwd`]): file access
+    /// allowed, the program under its own name, the child working in `cwd`.
+    pub fn trusted(cwd: &Path, name: &str, source: &str, options: BuildOptions) -> Request {
         Request {
             name: name.to_string(),
             source: source.to_string(),
@@ -124,7 +125,7 @@ impl Request {
             headers: Vec::new(),
             refuse_file_access: false,
             allowed_includes: Vec::new(),
-            trusted_root: Some(root.to_path_buf()),
+            trusted_cwd: Some(cwd.to_path_buf()),
         }
     }
 }
@@ -266,7 +267,7 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
     let request = work.path().join("request.json");
     let json = serde_json::to_vec(&Request {
         // A team's file keeps its own name (NVRTC reads the text from the copy, not the file).
-        name: match req.trusted_root {
+        name: match req.trusted_cwd {
             Some(_) => req.name.clone(),
             None => name.clone(),
         },
@@ -306,7 +307,7 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
     let spawn = Spawn {
         env,
         clear_env: true,
-        cwd: Some(req.trusted_root.clone().unwrap_or(src_dir)),
+        cwd: Some(req.trusted_cwd.clone().unwrap_or(src_dir)),
         ..Spawn::default()
     };
     let deadline = Deadline {
@@ -334,7 +335,7 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
             Outcome::Limit(LimitHit::Memory(limits.memory_mib))
         }
         Some(Reply::Failed { log }) => {
-            let (lines, bytes) = log_bound(req.trusted_root.is_some());
+            let (lines, bytes) = log_bound(req.trusted_cwd.is_some());
             Outcome::Failed(bound(&log, lines, bytes))
         }
         Some(Reply::NvrtcMissing { searched }) => return Err(Error::NvrtcMissing { searched }),
@@ -386,8 +387,8 @@ pub fn compile_in_children(exe: std::path::PathBuf) {
     }));
 }
 
-/// A team's file `name` under `root` compiled by a child `exe __compile` working in `root`: the
-/// same PTX as a compile in racegate's own process started there ([`compile::compile_here`]).
+/// A team's file `name` under `root` compiled by a child `exe __compile` working in racegate's
+/// own folder: the same PTX as [`compile::compile_here`] in this process.
 pub fn compile_team(
     exe: &Path,
     root: &Path,
@@ -395,19 +396,15 @@ pub fn compile_team(
     source: &str,
     opts: &BuildOptions,
 ) -> Result<Built> {
-    let req = Request::trusted(root, name, source, opts.clone());
+    let cwd = std::env::current_dir().map_err(|e| Error::io("reading", ".", e))?;
+    let req = Request::trusted(&cwd, name, source, opts.clone());
     let failed = |log: String| Error::Compile {
         path: name.to_string(),
         options: compile::nvrtc_options(opts).join(" "),
         log,
     };
     match compile(exe, root, &req, &TEAM_LIMITS)? {
-        Outcome::Built(b) => Ok(compile::named_under_root(
-            b,
-            std::fs::canonicalize(root).ok(),
-            root,
-            name,
-        )),
+        Outcome::Built(b) => Ok(compile::named_under_root(b, Some(cwd), root, name)),
         Outcome::Failed(log) => Err(failed(log)),
         other => Err(failed(other.to_string())),
     }

@@ -66,7 +66,7 @@ pub(super) fn compiles(
             headers: headers.clone(),
             refuse_file_access: true,
             allowed_includes: spec.headers.clone(),
-            trusted_root: None,
+            trusted_cwd: None,
         };
         compile_child::compile(exe, root, &req, &cfg.compile)
     };

@@ -210,8 +210,8 @@ fn an_allowed_header_is_served_from_memory_and_no_other() {
 
 #[test]
 fn team_code_compiles_in_the_child_to_the_same_ptx_as_in_this_process() {
-    // Every file of the catalog and of the user-shaped corpus (include folders, quoted includes
-    // next to the file, C++ name expressions), with jitter: the child working in the root gives
+    // Every file of the catalog and of the user-shaped corpus (include folders, quoted includes,
+    // C++ name expressions), with jitter: the child, working in this process's folder, gives
     // byte-identical PTX, line information included.
     use racegate::catalog::Catalog;
     use racegate::compile::{compile_here, BuildOptions};
@@ -242,20 +242,7 @@ fn team_code_compiles_in_the_child_to_the_same_ptx_as_in_this_process() {
                 .unwrap_or_else(|e| panic!("{file} in process: {e}"));
             let child = compile_team(&exe, &cat.root, file, &source, &opts)
                 .unwrap_or_else(|e| panic!("{file} in the child: {e}"));
-            // The prelude is served from memory and named under the working folder: this
-            // process's (the test's) here, the root in the child. Nothing else may differ.
-            let prelude = |ptx: &str| {
-                ptx.lines()
-                    .map(|l| match l.find("racegate_prelude.cuh") {
-                        Some(_) if l.trim_start().starts_with(".file") => {
-                            l.split('"').next().unwrap_or("").to_string() + "PRELUDE"
-                        }
-                        _ => l.to_string(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            };
-            let (here, child) = (prelude(&here.ptx), prelude(&child.ptx));
+            let (here, child) = (here.ptx, child.ptx);
             if here != child {
                 let diff: Vec<String> = here
                     .lines()
