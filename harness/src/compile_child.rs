@@ -207,6 +207,8 @@ fn log_bound(trusted: bool) -> (usize, usize) {
         false => (LOG_LINES, LOG_BYTES),
     }
 }
+/// The variable that tells the child its parent's pid (it dies with that parent).
+const PARENT_ENV: &str = "RACEGATE_COMPILE_PARENT";
 /// The most PTX read back (and the largest file the child may write).
 const MAX_REPLY: u64 = 256 * 1024 * 1024;
 
@@ -290,19 +292,25 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
         source.into(),
     ];
     let mut env = vec![
+        (PARENT_ENV.to_string(), std::process::id().to_string()),
         ("PATH".to_string(), "/usr/bin:/bin".to_string()),
         ("LC_ALL".to_string(), "C".to_string()),
         ("HOME".to_string(), work.path().display().to_string()),
         ("TMPDIR".to_string(), work.path().display().to_string()),
     ];
+    let library_path = std::env::var("LD_LIBRARY_PATH")
+        .ok()
+        .map(|v| ("LD_LIBRARY_PATH".to_string(), v));
     match &nvrtc.lib {
-        Some(lib) => env.push(("RACEGATE_NVRTC_LIB".into(), lib.display().to_string())),
+        Some(lib) => {
+            env.push(("RACEGATE_NVRTC_LIB".into(), lib.display().to_string()));
+            // A team's test binary serving the child may need its own shared libraries.
+            if req.trusted_cwd.is_some() {
+                env.extend(library_path);
+            }
+        }
         // Found on the system's library path: the child looks where we looked.
-        None => env.extend(
-            std::env::var("LD_LIBRARY_PATH")
-                .ok()
-                .map(|v| ("LD_LIBRARY_PATH".to_string(), v)),
-        ),
+        None => env.extend(library_path),
     }
     let spawn = Spawn {
         env,
@@ -406,7 +414,9 @@ pub fn compile_team(
     match compile(exe, root, &req, &TEAM_LIMITS)? {
         Outcome::Built(b) => Ok(compile::named_under_root(b, Some(cwd), root, name)),
         Outcome::Failed(log) => Err(failed(log)),
-        other => Err(failed(other.to_string())),
+        // A team's code that NVRTC could not finish is no verdict on the code: inconclusive
+        // (exit 3), naming the limit or the crash, not "does not compile".
+        other => Err(Error::Child(format!("compiling {name}: {other}"))),
     }
 }
 
@@ -422,10 +432,41 @@ pub fn forbidden_access(source: &str, allowed: &[String]) -> Option<FileAccess> 
 /// Sets this process's limits: address space, no core file, files it writes at most
 /// [`MAX_REPLY`] bytes.
 fn limit_self(memory_mib: u64) -> Result<()> {
+    // Dies with racegate: a compile whose parent was killed (Ctrl-C, a CI timeout) must not run
+    // on unwatched. The parent waits for the child on the thread that started it, so that
+    // thread outlives the child.
+    // SAFETY: prctl and getppid with integer arguments only change or read this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
+    // Racegate may already be gone (killed between the fork and the prctl).
+    if let Some(parent) = std::env::var(PARENT_ENV)
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok())
+    {
+        // SAFETY: getppid only reads this process's parent id.
+        if unsafe { libc::getppid() } != parent {
+            return Err(Error::Child(
+                "racegate, the compile's parent, is gone".into(),
+            ));
+        }
+    }
     let set = |what, resource, value: u64| {
+        // Never above the hard limit already in force (a shell's `ulimit -v`): lowering is
+        // always allowed, raising is not.
+        let mut now = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one valid struct.
+        let hard = match unsafe { libc::getrlimit(resource, &mut now) } {
+            0 => now.rlim_max,
+            _ => libc::RLIM_INFINITY,
+        };
+        let value = (value as libc::rlim_t).min(hard);
         let lim = libc::rlimit {
-            rlim_cur: value as libc::rlim_t,
-            rlim_max: value as libc::rlim_t,
+            rlim_cur: value,
+            rlim_max: value,
         };
         // SAFETY: setrlimit reads one valid struct.
         if unsafe { libc::setrlimit(resource, &lim) } != 0 {

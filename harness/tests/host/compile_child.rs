@@ -176,6 +176,8 @@ printf '{\"Failed\":{\"log\":\"%s|%s\"}}' \"$(env | grep -v '^PWD=\\|^SHLVL=\\|^
                 "TMPDIR",
                 "RACEGATE_NVRTC_LIB",
                 "LD_LIBRARY_PATH",
+                // The parent's pid: the child dies with it; nothing secret.
+                "RACEGATE_COMPILE_PARENT",
                 // The watchdog's job token (a pid and a counter): how it finds and kills
                 // everything the child starts; nothing secret.
                 "RACEGATE_JOB"
@@ -280,4 +282,87 @@ fn a_team_compile_error_names_the_file_by_its_own_path_and_keeps_a_long_log() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_lower_hard_memory_limit_than_the_childs_own_is_kept_not_an_error() {
+    // A shell's `ulimit -v` below the team limit (32 GiB): the child lowers its limit to what
+    // it may, and the compile goes on (it used to fail raising the hard limit, exit 3).
+    let exe = super::racegate_exe();
+    let out = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 20000000 && exec '{}' compile counter_single",
+            exe.display()
+        ))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("ok   compile kernels/atomic_counter.cu"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_compile_child_dies_with_racegate() {
+    // racegate killed mid-compile (Ctrl-C reaches only the foreground group; a CI timeout kills
+    // the job): the child in its own process group must not run on unwatched.
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = macro_bomb();
+    std::fs::write(dir.path().join("bomb.cu"), &bomb).unwrap();
+    std::fs::write(
+        dir.path().join("racegate.toml"),
+        r#"[[kernel]]
+name = "k"
+source = "bomb.cu"
+entry = "k"
+sizes = { n = [1, 1000] }
+grid = ["1"]
+block = ["1"]
+oracle = "none"
+args = [{ name = "out", kind = "out", type = "f32", len = "1" }]
+"#,
+    )
+    .unwrap();
+    let mut rg = std::process::Command::new(super::racegate_exe())
+        .args(["compile", "--manifest", "racegate.toml"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let compile_children = |parent: u32| -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                let want = format!("RACEGATE_COMPILE_PARENT={parent}");
+                env.split(|b| *b == 0).any(|kv| kv == want.as_bytes())
+            })
+            .collect()
+    };
+    let start = Instant::now();
+    while compile_children(rg.id()).is_empty() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !compile_children(rg.id()).is_empty(),
+        "no compile child started"
+    );
+    rg.kill().unwrap();
+    rg.wait().unwrap();
+    let gone = Instant::now();
+    while !compile_children(rg.id()).is_empty() && gone.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        compile_children(rg.id()).is_empty(),
+        "the compile child outlived racegate"
+    );
 }
