@@ -224,24 +224,18 @@ impl Items<'_> {
         if let Some(fault) = worker::load_fault(&response) {
             return Ok(score::item(rubric, item, 0.0, format!("{tool}: {fault}")));
         }
-        Ok(match r.outcome {
-            Outcome::Clean => score::item(rubric, item, 1.0, format!("{tool}: no finding")),
-            Outcome::Findings(f) => {
-                let mut d = format!("{tool} reported {} finding(s):", f.len());
-                for x in f.iter().take(5) {
-                    let line = x.line();
-                    d.push_str(&format!("\n  {}", student_paths(&line, name)));
-                    if line.contains("Host API uninitialized memory access") {
-                        d.push_str(" (the grader copied back an output your kernel never wrote)");
-                    }
-                }
-                score::item(rubric, item, 0.0, d)
+        // A kernel that faulted leaves globalcheck nothing to read back: the correctness and
+        // memcheck items judge the fault, and this one is left out rather than the grade lost.
+        if tool == Tool::Globalcheck && matches!(r.outcome, Outcome::Inconclusive(_)) {
+            if let Some(fault) = worker::run_fault(&response) {
+                return Ok(score::inconclusive(
+                    rubric,
+                    item,
+                    format!("{tool}: the kernel faulted under it ({fault}); the other items judge the fault"),
+                ));
             }
-            Outcome::Hang { .. } => score::item(rubric, item, 0.0, format!("{tool}: the kernel never finished under the sanitizer (deadlock or infinite loop); killed after {:.0} s", cfg.sanitize_timeout.as_secs_f64())),
-            Outcome::Inconclusive(why) => {
-                return Err(Error::Child(format!("compute-sanitizer {tool} could not decide: {why}")))
-            }
-        })
+        }
+        judge_sanitizer(rubric, item, tool, r.outcome, cfg.sanitize_timeout, name)
     }
 
     /// Performance against the course's reference kernel, on the largest size (`ptx` is the
@@ -333,6 +327,43 @@ fn student_paths(line: &str, name: &str) -> String {
         .join(" ")
 }
 
+/// A sanitizer item's score from its run. Nothing found is full marks, a finding or a hang
+/// none; globalcheck's judged limits (a kernel with volatile flags, out-of-bounds accesses it
+/// cannot track...) leave the item out of both score and maximum, and any other undecided run
+/// is the grader's failure (not graded).
+fn judge_sanitizer(
+    rubric: &Rubric,
+    item: Item,
+    tool: Tool,
+    outcome: Outcome,
+    timeout: std::time::Duration,
+    name: &str,
+) -> Result<ItemResult> {
+    Ok(match outcome {
+        Outcome::Clean => score::item(rubric, item, 1.0, format!("{tool}: no finding")),
+        Outcome::Findings(f) => {
+            let mut d = format!("{tool} reported {} finding(s):", f.len());
+            for x in f.iter().take(5) {
+                let line = x.line();
+                d.push_str(&format!("\n  {}", student_paths(&line, name)));
+                if line.contains("Host API uninitialized memory access") {
+                    d.push_str(" (the grader copied back an output your kernel never wrote)");
+                }
+            }
+            score::item(rubric, item, 0.0, d)
+        }
+        Outcome::Hang { .. } => score::item(rubric, item, 0.0, format!("{tool}: the kernel never finished under the sanitizer (deadlock or infinite loop); killed after {:.0} s", timeout.as_secs_f64())),
+        Outcome::Inconclusive(why)
+            if tool == Tool::Globalcheck && sanitize::globalcheck::run::is_limit(&why) =>
+        {
+            score::inconclusive(rubric, item, why)
+        }
+        Outcome::Inconclusive(why) => {
+            return Err(Error::Child(format!("compute-sanitizer {tool} could not decide: {why}")))
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -345,6 +376,51 @@ mod tests {
             student_paths("Analysis Error reduce at /srv/grader/alice.cu:12 [Write -> Read /srv/grader/alice.cu:13]: Race", "alice.cu"),
             "Analysis Error reduce at alice.cu:12 [Write -> Read alice.cu:13]: Race"
         );
+    }
+
+    #[test]
+    fn a_judged_limit_of_globalcheck_leaves_its_item_out_a_failed_tool_is_not_graded() {
+        let rubric = Rubric {
+            compiles: 10.0,
+            correct: 40.0,
+            racecheck: 15.0,
+            synccheck: 10.0,
+            memcheck: 10.0,
+            initcheck: 5.0,
+            globalcheck: 10.0,
+            performance: 0.0,
+            performance_rule: Default::default(),
+        };
+        let t = Duration::from_secs(5);
+        let limit = format!(
+            "{}launch 0 of k has volatile or relaxed/acquire-release atomic loads and stores",
+            sanitize::globalcheck::run::CANNOT_JUDGE
+        );
+        let r = judge_sanitizer(
+            &rubric,
+            Item::Globalcheck,
+            Tool::Globalcheck,
+            Outcome::Inconclusive(limit),
+            t,
+            "alice.cu",
+        )
+        .unwrap();
+        assert_eq!(r.status, score::Status::Inconclusive);
+        assert_eq!((r.score, r.max_score), (0.0, 0.0));
+        for (tool, item) in [
+            (Tool::Globalcheck, Item::Globalcheck),
+            (Tool::Racecheck, Item::Racecheck),
+        ] {
+            assert!(judge_sanitizer(
+                &rubric,
+                item,
+                tool,
+                Outcome::Inconclusive("globalcheck was not loaded into the target".into()),
+                t,
+                "alice.cu",
+            )
+            .is_err());
+        }
     }
 
     #[test]

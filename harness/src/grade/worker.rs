@@ -96,6 +96,18 @@ pub(super) fn load_fault(response: &Path) -> Option<String> {
         })
 }
 
+/// The fault a response file holds for a kernel that ran and faulted (an illegal address, say),
+/// if it holds one; a module that did not load is [`load_fault`]'s.
+pub(super) fn run_fault(response: &Path) -> Option<String> {
+    let bytes = std::fs::read(response).ok()?;
+    wire::decode_response(&bytes)
+        .into_iter()
+        .find_map(|r| match r {
+            Record::Fault(f) if !f.starts_with(LOAD_FAULT) => Some(f),
+            _ => None,
+        })
+}
+
 /// What became of one problem, as the parent sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum WorkerResult {
@@ -372,9 +384,11 @@ mod tests {
         let p = dir.path().join("r.resp");
         std::fs::write(&p, wire::encode_record(&Record::Fault("error 719".into()))).unwrap();
         assert_eq!(load_fault(&p), None);
+        assert_eq!(run_fault(&p), Some("error 719".into()));
         let f = format!("{LOAD_FAULT}too much shared data");
         std::fs::write(&p, wire::encode_record(&Record::Fault(f.clone()))).unwrap();
         assert_eq!(load_fault(&p), Some(f));
+        assert_eq!(run_fault(&p), None);
     }
 
     #[test]
