@@ -83,10 +83,7 @@ pub fn set_remote(remote: Remote) {
 /// `compile_in_children` (compile_child.rs) was called, else here.
 pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions) -> Result<Built> {
     match REMOTE.get() {
-        Some(remote) => {
-            toolchain::nvrtc(root)?;
-            remote(root, name, source, opts)
-        }
+        Some(remote) => remote(root, name, source, opts),
         None => compile_here(root, name, source, opts),
     }
 }

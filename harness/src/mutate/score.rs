@@ -102,9 +102,14 @@ impl OperatorScore {
                 Outcome::Stillborn { .. } | Outcome::Equivalent { .. }
             );
         }
-        let scored = s.killed + s.timed_out + s.survived;
+        let scored = s.scored();
         s.kill_rate = (ran && scored > 0).then(|| (s.killed + s.timed_out) as f64 / scored as f64);
         s
+    }
+
+    /// The mutants the kill rate counts: killed, timed out or survived.
+    pub fn scored(&self) -> usize {
+        self.killed + self.timed_out + self.survived
     }
 }
 

@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::normalize;
-use super::tool::{Outcome, SanitizeConfig, SanitizerRun, Tool};
+use super::tool::{read_capture, Capture, Outcome, SanitizeConfig, SanitizerRun, Tool};
 use super::xml;
 use crate::catalog::{Case, Catalog};
 use crate::compile::{self, BuildOptions};
@@ -144,6 +144,9 @@ fn inconclusive(label: &str, cfg: &SanitizeConfig, why: String) -> SanitizerRun 
     }
 }
 
+/// The most XML read back (a run with many findings still writes far less).
+const XML_LIMIT: u64 = 256 << 20;
+
 /// Turns an exit and an XML file into an outcome. Public for tests with fake sanitizers.
 pub fn decide(exit: &Exit, left_behind: bool, xml_path: &Path, log: &str, root: &Path) -> Outcome {
     if *exit == Exit::TimedOut {
@@ -174,13 +177,20 @@ pub fn decide(exit: &Exit, left_behind: bool, xml_path: &Path, log: &str, root: 
             tail(log)
         ));
     }
-    let text = match std::fs::read_to_string(xml_path) {
-        Ok(t) => t,
-        Err(_) => {
+    // The target could write where the sanitizer writes: read only a regular file, bounded.
+    let text = match read_capture(xml_path, XML_LIMIT) {
+        Capture::Text(t) => t,
+        Capture::Missing => {
             return Outcome::Inconclusive(format!(
                 "no XML was written (exit {code}): {}",
                 tail(log)
             ));
+        }
+        Capture::TooLarge(l) => {
+            return Outcome::Inconclusive(format!("the XML is over {} MiB: not read", l >> 20))
+        }
+        Capture::NotAFile => {
+            return Outcome::Inconclusive("the XML is not a regular file: not read".into())
         }
     };
     let records = match xml::parse(&text) {

@@ -150,3 +150,73 @@ pub struct SanitizerRun {
     pub log: String,
     pub command: String,
 }
+
+/// A file a tool run leaves behind (compute-sanitizer's XML, globalcheck's report), read as the
+/// target may have left it: the target can write where the tool writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Capture {
+    /// No such file.
+    Missing,
+    /// Its text, bytes that are not UTF-8 replaced.
+    Text(String),
+    /// Over the limit given: not read.
+    TooLarge(u64),
+    /// Not a regular file (a FIFO, which would block the read, a link, a device): not read.
+    NotAFile,
+}
+
+/// Reads `path` if it is a regular file of at most `limit` bytes, without following a link and
+/// without blocking on a FIFO.
+pub fn read_capture(path: &std::path::Path, limit: u64) -> Capture {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path);
+    let file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Capture::Missing,
+        Err(_) => return Capture::NotAFile,
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Capture::NotAFile;
+    }
+    let mut bytes = Vec::new();
+    if file.take(limit + 1).read_to_end(&mut bytes).is_err() {
+        return Capture::NotAFile;
+    }
+    if bytes.len() as u64 > limit {
+        return Capture::TooLarge(limit);
+    }
+    Capture::Text(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capture_is_read_only_as_a_regular_file_within_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("report.jsonl");
+        assert_eq!(read_capture(&p, 10), Capture::Missing);
+        std::fs::write(&p, b"0123456789").unwrap();
+        assert_eq!(read_capture(&p, 10), Capture::Text("0123456789".into()));
+        std::fs::write(&p, b"0123456789A").unwrap();
+        assert_eq!(read_capture(&p, 10), Capture::TooLarge(10));
+        std::fs::write(&p, b"a\xffb").unwrap();
+        assert_eq!(read_capture(&p, 10), Capture::Text("a\u{fffd}b".into()));
+        // A link (to a file that would read forever) and a FIFO nobody writes: refused at once.
+        let link = dir.path().join("link.xml");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        assert_eq!(read_capture(&link, 10), Capture::NotAFile);
+        let fifo = dir.path().join("fifo.xml");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads one NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let start = std::time::Instant::now();
+        assert_eq!(read_capture(&fifo, 10), Capture::NotAFile);
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    }
+}

@@ -11,7 +11,7 @@ use super::lines::LineTable;
 use super::report::Distrust;
 use super::{build, report};
 use crate::errors::{Error, Result};
-use crate::sanitize::tool::{Outcome, SanitizeConfig, SanitizerRun};
+use crate::sanitize::tool::{read_capture, Capture, Outcome, SanitizeConfig, SanitizerRun};
 use crate::watchdog::{self, Exit};
 
 /// The shadow budget unless `RACEGATE_GLOBALCHECK_BUDGET_MB` says otherwise: 4 GiB of shadow,
@@ -87,19 +87,27 @@ pub fn run_target(
     let (done, stdout) = watchdog::run_collecting(Path::new(program), args, &env, cfg.timeout)?;
     let exit = done.exit.describe(cfg.timeout);
     let report_path = dir.path().join("report.jsonl");
-    // The target can write into the tool's folder too: the report is read up to a bound.
-    let (text, oversized) = read_bounded(&report_path, REPORT_LIMIT);
-    if oversized {
-        return Ok(finish(
-            Outcome::Inconclusive(format!(
-                "globalcheck's report is over {} MiB (not read: the target may have written it)",
-                REPORT_LIMIT >> 20
-            )),
-            exit,
-            format!("{stdout}{}", done.stderr),
-            command,
-        ));
-    }
+    // The target can write into the tool's folder too: the report is read only as a regular
+    // file, up to a bound.
+    let text = match read_capture(&report_path, REPORT_LIMIT) {
+        Capture::Text(t) => t,
+        // No report: the tool was not loaded (decide says so).
+        Capture::Missing => String::new(),
+        other => {
+            return Ok(finish(
+                Outcome::Inconclusive(format!(
+                    "globalcheck's report was not read ({}): the target may have written it",
+                    match other {
+                        Capture::TooLarge(l) => format!("over {} MiB", l >> 20),
+                        _ => "not a regular file".into(),
+                    }
+                )),
+                exit,
+                format!("{stdout}{}", done.stderr),
+                command,
+            ))
+        }
+    };
     let rep = report::parse(&text);
     let mut tables = BTreeMap::new();
     let mut line_texts = Vec::new();
@@ -108,14 +116,18 @@ pub fn run_target(
             let Some(module) = rep.modules.get(&m) else {
                 continue;
             };
-            // The name comes from a file the target could write: only the tool's own pattern.
-            if !is_cubin_name(&module.cubin) {
+            // The name comes from a file the target could write: only the tool's own pattern,
+            // and only a regular file (a FIFO would hold nvdisasm until its deadline).
+            let cubin = dir.path().join(&module.cubin);
+            if !is_cubin_name(&module.cubin)
+                || !std::fs::symlink_metadata(&cubin).is_ok_and(|m| m.is_file())
+            {
                 continue;
             }
             let args = [
                 OsString::from("--print-line-info"),
                 OsString::from("-c"),
-                dir.path().join(&module.cubin).into(),
+                cubin.into(),
             ];
             if let Ok((f, t)) =
                 watchdog::run_collecting(&nvdisasm, &args, &[], std::time::Duration::from_secs(60))
@@ -144,20 +156,6 @@ pub fn run_target(
 /// The most of globalcheck's report racegate reads (a real one is kilobytes: a line per module
 /// and launch, findings deduplicated into a fixed table).
 const REPORT_LIMIT: u64 = 64 << 20;
-
-/// The file's text, at most `limit` bytes, and whether there was more (a missing file reads as
-/// empty: the tool was not loaded).
-fn read_bounded(path: &Path, limit: u64) -> (String, bool) {
-    use std::io::Read;
-    let Ok(f) = std::fs::File::open(path) else {
-        return (String::new(), false);
-    };
-    let mut bytes = Vec::new();
-    let _ = f.take(limit + 1).read_to_end(&mut bytes);
-    let over = bytes.len() as u64 > limit;
-    bytes.truncate(limit as usize);
-    (String::from_utf8_lossy(&bytes).into_owned(), over)
-}
 
 /// `module-N.cubin`, the only cubin names the tool writes.
 fn is_cubin_name(name: &str) -> bool {
@@ -307,24 +305,4 @@ pub fn decide(
         ));
     }
     Outcome::Clean
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_report_is_read_up_to_its_bound() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("report.jsonl");
-        assert_eq!(
-            read_bounded(&p, 10),
-            (String::new(), false),
-            "missing: empty"
-        );
-        std::fs::write(&p, "0123456789").unwrap();
-        assert_eq!(read_bounded(&p, 10), ("0123456789".into(), false));
-        std::fs::write(&p, "0123456789A").unwrap();
-        assert_eq!(read_bounded(&p, 10), ("0123456789".into(), true));
-    }
 }
