@@ -224,14 +224,17 @@ impl Items<'_> {
         if let Some(fault) = worker::load_fault(&response) {
             return Ok(score::item(rubric, item, 0.0, format!("{tool}: {fault}")));
         }
-        // A kernel that faulted leaves globalcheck nothing to read back: the correctness and
-        // memcheck items judge the fault, and this one is left out rather than the grade lost.
+        // A kernel that faulted leaves globalcheck nothing to read back, and it cannot be shown
+        // free of races: no points, as for a hang (memcheck names the faulting line).
         if tool == Tool::Globalcheck && matches!(r.outcome, Outcome::Inconclusive(_)) {
             if let Some(fault) = worker::run_fault(&response) {
-                return Ok(score::inconclusive(
+                return Ok(score::item(
                     rubric,
                     item,
-                    format!("{tool}: the kernel faulted under it ({fault}); the other items judge the fault"),
+                    0.0,
+                    format!(
+                        "{tool}: the kernel faulted under it ({fault}); memcheck names the line"
+                    ),
                 ));
             }
         }
@@ -328,9 +331,9 @@ fn student_paths(line: &str, name: &str) -> String {
 }
 
 /// A sanitizer item's score from its run. Nothing found is full marks, a finding or a hang
-/// none; globalcheck's judged limits (a kernel with volatile flags, out-of-bounds accesses it
-/// cannot track...) leave the item out of both score and maximum, and any other undecided run
-/// is the grader's failure (not graded).
+/// none, and an undecided run is the grader's failure (not graded: a person looks). That
+/// includes globalcheck's judged limits: leaving the item out instead would let a submission
+/// dodge it by adding one volatile access.
 fn judge_sanitizer(
     rubric: &Rubric,
     item: Item,
@@ -353,11 +356,6 @@ fn judge_sanitizer(
             score::item(rubric, item, 0.0, d)
         }
         Outcome::Hang { .. } => score::item(rubric, item, 0.0, format!("{tool}: the kernel never finished under the sanitizer (deadlock or infinite loop); killed after {:.0} s", timeout.as_secs_f64())),
-        Outcome::Inconclusive(why)
-            if tool == Tool::Globalcheck && sanitize::globalcheck::run::is_limit(&why) =>
-        {
-            score::inconclusive(rubric, item, why)
-        }
         Outcome::Inconclusive(why) => {
             return Err(Error::Child(format!("compute-sanitizer {tool} could not decide: {why}")))
         }
@@ -379,7 +377,9 @@ mod tests {
     }
 
     #[test]
-    fn a_judged_limit_of_globalcheck_leaves_its_item_out_a_failed_tool_is_not_graded() {
+    fn an_undecided_sanitizer_run_is_not_graded_even_a_judged_limit() {
+        // A submission must not dodge the globalcheck item by adding a volatile access: a judged
+        // limit is a person's call (not graded), like any undecided run.
         let rubric = Rubric {
             compiles: 10.0,
             correct: 40.0,
@@ -396,28 +396,22 @@ mod tests {
             "{}launch 0 of k has volatile or relaxed/acquire-release atomic loads and stores",
             sanitize::globalcheck::run::CANNOT_JUDGE
         );
-        let r = judge_sanitizer(
-            &rubric,
-            Item::Globalcheck,
-            Tool::Globalcheck,
-            Outcome::Inconclusive(limit),
-            t,
-            "alice.cu",
-        )
-        .unwrap();
-        assert_eq!(r.status, score::Status::Inconclusive);
-        assert_eq!((r.score, r.max_score), (0.0, 0.0));
-        for (tool, item) in [
-            (Tool::Globalcheck, Item::Globalcheck),
-            (Tool::Racecheck, Item::Racecheck),
+        for (tool, item, why) in [
+            (Tool::Globalcheck, Item::Globalcheck, limit),
+            (
+                Tool::Globalcheck,
+                Item::Globalcheck,
+                "globalcheck was not loaded into the target".to_string(),
+            ),
+            (Tool::Racecheck, Item::Racecheck, "no sanitizer".to_string()),
         ] {
             assert!(judge_sanitizer(
                 &rubric,
                 item,
                 tool,
-                Outcome::Inconclusive("globalcheck was not loaded into the target".into()),
+                Outcome::Inconclusive(why),
                 t,
-                "alice.cu",
+                "alice.cu"
             )
             .is_err());
         }
