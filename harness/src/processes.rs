@@ -191,3 +191,49 @@ fn wait_gone(pgid: i32, token: &str, main: i32, within: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `pid`'s state letter and parent, while its /proc entry exists.
+    fn state(pid: i32) -> Option<(String, i32)> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        Some((rest.first()?.to_string(), rest.get(1)?.parse().ok()?))
+    }
+
+    #[test]
+    fn a_descendant_adopted_after_its_parent_was_reaped_is_reaped_by_reap_job() {
+        // The job's shell exits at once and is reaped; its background `sleep` is then adopted
+        // by this process (a subreaper) and dies a moment later: a zombie nobody waits for,
+        // unless reap_job does.
+        use std::os::unix::process::CommandExt;
+        adopt_orphans();
+        let token = new_token();
+        let mut sh = std::process::Command::new("/bin/sh")
+            .args(["-c", "sleep 0.3 & echo $!"])
+            .env(JOB_ENV, &token)
+            .process_group(0)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pgid = sh.id() as i32;
+        let mut out = String::new();
+        std::io::Read::read_to_string(sh.stdout.as_mut().unwrap(), &mut out).unwrap();
+        sh.wait().unwrap();
+        let sleep: i32 = out.trim().parse().unwrap();
+        let me = std::process::id() as i32;
+        let until = Instant::now() + Duration::from_secs(5);
+        while state(sleep).is_some_and(|(s, _)| s != "Z") && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            state(sleep),
+            Some(("Z".to_string(), me)),
+            "the sleep is this process's zombie"
+        );
+        reap_job(pgid, &token, Duration::from_millis(500));
+        assert_eq!(state(sleep), None, "reaped");
+    }
+}

@@ -406,9 +406,10 @@ mod tests {
 
     #[test]
     fn a_grandchild_that_dies_with_its_parent_is_reaped_not_left_a_zombie() {
-        // Killed at the deadline together with the shell that waits on it, the `sleep` is a
-        // zombie child of the shell, then of racegate (the subreaper) once the shell is reaped:
-        // racegate must reap it, or it outlives racegate as a zombie of init.
+        // Killed at the deadline together with the shell that waits on it, the `sleep` becomes
+        // racegate's child (the subreaper) when the shell exits: racegate must reap it, or it
+        // outlives racegate as a zombie of init. (A descendant adopted only after the child was
+        // reaped is `processes::reap_job`'s, tested there.)
         let (f, lines) = sh("sleep 1000 & echo $!; wait", 300);
         assert_eq!(f.exit, Exit::TimedOut);
         let pid: u32 = lines[0].trim().parse().unwrap();
