@@ -30,17 +30,17 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::battery::{self, Battery};
-use crate::catalog::Catalog;
 use crate::gate::masks::Masks;
 use crate::gate::{self, Baseline, GateConfig};
-use crate::manifest::Manifest;
-use crate::{device, internal, signature, Error, Result};
+use crate::judge::battery::{self, Battery};
+use crate::source::catalog::Catalog;
+use crate::source::manifest::Manifest;
+use crate::{cli::workers, run::device, Error, Result};
 
 pub use crate::gate::{
     Accepted, Checked, Detection, Diff, GateFinding, GateRun, Identity, Inconclusive,
 };
-pub use crate::sanitize::Tool;
+pub use crate::judge::sanitize::Tool;
 
 /// A gate on the kernels of one `racegate.toml`, with its options.
 #[derive(Clone, Debug)]
@@ -154,8 +154,8 @@ impl Gate {
     /// [`GateRun::inconclusive`], never counted as clean.
     pub fn run(&self) -> Result<GateRun> {
         let worker = self.worker_exe()?;
-        crate::compile_child::compile_in_children(worker.clone());
-        signature::validate(&self.catalog, true)?;
+        crate::build::compile_child::compile_in_children(worker.clone());
+        device::check_signatures(&self.catalog, true)?;
         device::require()?;
         gate::run_manifest(&self.catalog, &self.config()?, &worker, |_| {})
     }
@@ -219,15 +219,15 @@ static SERVES_WORKERS: AtomicBool = AtomicBool::new(false);
 pub fn run_worker_if_requested() {
     SERVES_WORKERS.store(true, Ordering::Relaxed);
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    if !internal::is_worker(&args) {
+    if !workers::is_worker(&args) {
         // This program serves the compile child too: NVRTC leaves its process from now on.
         if let Ok(exe) = battery::current_worker() {
-            crate::compile_child::compile_in_children(exe);
+            crate::build::compile_child::compile_in_children(exe);
         }
         return;
     }
-    let code = match internal::WorkerCli::try_parse_from(args) {
-        Ok(w) => match internal::run(&w.catalog, w.internal) {
+    let code = match workers::WorkerCli::try_parse_from(args) {
+        Ok(w) => match workers::run(&w.catalog, w.internal) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("error: {e}");

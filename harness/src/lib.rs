@@ -18,91 +18,52 @@
 //! # Ok::<(), racegate::Error>(())
 //! ```
 //!
-//! The other modules are the binary's and the tests' plumbing: public so that they can reach
-//! them, hidden from these docs, and not stable. Data flows one way through them, one file per
-//! stage: source -> compile -> launch -> oracle -> verdict -> report (`catalog`, `compile`,
-//! `launch`, `oracle`, `trial`, `stress`, `report`), and sanitizer run -> XML -> findings ->
-//! normalized text -> snapshot (`sanitize`). Anything that may hang or fault runs in a child
-//! process under the `watchdog`.
+//! The `racegate` binary is a thin shell over [`cli::main`]. Everything else is private to the
+//! crate, one folder per stage, lowest layer first (a layer imports only the ones above it in
+//! this list; `tests/host/layout.rs` holds the order):
+//!
+//! | folder | stage |
+//! |---|---|
+//! | `errors.rs` | the error type and the exit-code table |
+//! | `proc/` | child processes, deadlines, process groups, pools |
+//! | `source/` | the catalog, manifests, exercises, the token scanner: where cases come from |
+//! | `build/` | NVRTC and the compile child, the toolchain, PTX, signatures, the tool build |
+//! | `run/` | the device: launches, oracles, trials, stress, benchmarks |
+//! | `judge/` | the detectors: sanitizer runs, XML -> findings -> snapshots, the battery, the matrix |
+//! | `gate/`, `grade/`, `mutate/` | the products built on them |
+//! | `report/` | every output format |
+//! | `cli/` | the command line and the hidden worker subcommands |
+//!
+//! Data flows one way: source -> compile -> launch -> oracle -> verdict -> report, and sanitizer
+//! run -> XML -> findings -> normalized text -> snapshot. Anything that may hang or fault runs in
+//! a child process (`proc/`).
+//!
+//! The crate's own tests reach the private stages through the `internals` feature, which its
+//! dev-dependency on itself turns on for `cargo test` only; it is not an API.
 
 #![deny(missing_docs)]
 
 pub mod api;
-#[doc(hidden)]
-pub mod battery;
-#[doc(hidden)]
-pub mod bench;
-#[doc(hidden)]
-pub mod cache;
-#[doc(hidden)]
-pub mod case;
-#[doc(hidden)]
-pub mod catalog;
-#[doc(hidden)]
-pub mod check;
-#[doc(hidden)]
-pub mod compile;
-#[doc(hidden)]
-pub mod compile_child;
-#[doc(hidden)]
-pub mod cscan;
-#[doc(hidden)]
-pub mod device;
-#[doc(hidden)]
-pub mod doctor;
-#[doc(hidden)]
-pub mod entry;
+pub mod cli;
 pub mod errors;
-#[doc(hidden)]
-pub mod exercises;
-#[doc(hidden)]
-pub mod expr;
-#[doc(hidden)]
-pub mod gate;
-#[doc(hidden)]
-pub mod grade;
-#[doc(hidden)]
-pub mod headers;
-#[doc(hidden)]
-pub mod internal;
-#[doc(hidden)]
-pub mod launch;
-#[doc(hidden)]
-pub mod manifest;
-#[doc(hidden)]
-pub mod mutate;
-#[doc(hidden)]
-pub mod names;
-#[doc(hidden)]
-pub mod oracle;
-#[doc(hidden)]
-pub mod pool;
-#[doc(hidden)]
-pub mod processes;
-#[doc(hidden)]
-pub mod ptx;
-#[doc(hidden)]
-pub mod report;
-#[doc(hidden)]
-pub mod sanitize;
-#[doc(hidden)]
-pub mod setup;
-#[doc(hidden)]
-pub mod signature;
-#[doc(hidden)]
-pub mod stress;
-#[doc(hidden)]
-pub mod subcommands;
 #[cfg(feature = "testing")]
 pub mod testing;
-#[doc(hidden)]
-pub mod toolchain;
-#[doc(hidden)]
-pub mod trial;
-#[doc(hidden)]
-pub mod values;
-#[doc(hidden)]
-pub mod watchdog;
+
+// The stages, lowest layer first. Public only under the test-only `internals` feature.
+macro_rules! stages {
+    ($($(#[$doc:meta])* $m:ident),* $(,)?) => {
+        $(
+            $(#[$doc])*
+            #[cfg(feature = "internals")]
+            #[allow(missing_docs)]
+            pub mod $m;
+            $(#[$doc])*
+            #[cfg(not(feature = "internals"))]
+            pub(crate) mod $m;
+        )*
+    };
+}
+stages!(proc, source, build, run, judge, gate, grade, mutate, report);
 
 pub use api::Gate;
 pub use errors::{Error, Result};

@@ -22,12 +22,12 @@ use std::time::Duration;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
-use crate::battery::Battery;
-use crate::catalog::{Case, Catalog};
 use crate::gate::{GateConfig, GateRun};
-use crate::manifest::{Check, Manifest};
-use crate::sanitize::Tool;
-use crate::{device, Result};
+use crate::judge::battery::Battery;
+use crate::judge::sanitize::Tool;
+use crate::source::catalog::{Case, Catalog};
+use crate::source::manifest::{Check, Manifest};
+use crate::{run::device, Result};
 
 /// What every trial runs with. Defaults: those of `racegate gate` (100 stress trials, a
 /// 10 s stress deadline, a 120 s sanitizer deadline, one process per trial).

@@ -3,8 +3,8 @@
 //! trials instead of skipping them.
 
 use libtest_mimic::{Completion, Failed, Trial};
-use racegate::catalog::Catalog;
-use racegate::compile::{self, BuildOptions};
+use racegate::build::compile::{self, BuildOptions};
+use racegate::source::catalog::Catalog;
 
 use crate::util::in_ci;
 
@@ -20,7 +20,7 @@ pub fn trials(catalog: &Catalog) -> Vec<Trial> {
             );
             out.push(
                 Trial::ignorable_test(name, move || {
-                    if let Err(e) = racegate::toolchain::nvrtc(&root) {
+                    if let Err(e) = racegate::build::toolchain::nvrtc(&root) {
                         if in_ci() {
                             return Err(Failed::from(format!("CI=true but {e}")));
                         }

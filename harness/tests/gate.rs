@@ -72,7 +72,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
 }
 
 fn has_device() -> bool {
-    racegate::device::probe().is_ok()
+    racegate::run::device::probe().is_ok()
 }
 
 /// The exit code a gate gives when it would give `want` with a device.

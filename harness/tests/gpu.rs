@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use libtest_mimic::{Completion, Trial};
-use racegate::battery::Battery;
-use racegate::catalog::{Catalog, Detector};
-use racegate::check::{self, Judgement};
+use racegate::judge::battery::Battery;
+use racegate::judge::check::{self, Judgement};
+use racegate::source::catalog::{Catalog, Detector};
 
 use crate::util::{gpu_slots, racegate_exe, Device};
 
@@ -33,11 +33,11 @@ pub fn trials(catalog: &Catalog, device: &Device) -> Vec<Trial> {
                         trials: 50,
                         seed: 1,
                         stress_timeout: Duration::from_secs(5),
-                        per_set: racegate::stress::DEFAULT_PER_SET,
+                        per_set: racegate::run::stress::DEFAULT_PER_SET,
                         sanitize_timeout: Duration::from_secs(30),
                         jobs: 1,
                         arch: dev.arch(),
-                        sanitizer: racegate::toolchain::compute_sanitizer(),
+                        sanitizer: racegate::build::toolchain::compute_sanitizer(),
                     };
                     let cell = check::run_one(&catalog, &case, det, &cfg, &racegate_exe())
                         .map_err(|e| e.to_string())?;

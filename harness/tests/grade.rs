@@ -256,7 +256,7 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
             "grade::host::a_cache_folder_of_another_user_is_refused",
             move || {
                 // Real uids need root to give a folder away; elsewhere the unit tests of
-                // `racegate::cache` refuse it through a fake owner check.
+                // `racegate::build::cache` refuse it through a fake owner check.
                 // SAFETY: getuid cannot fail.
                 if unsafe { libc::getuid() } != 0 {
                     return Ok(());

@@ -14,7 +14,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
         Trial::ignorable_test(
             "sanitize::a_sanitizer_that_exits_255_is_inconclusive",
             move || {
-                if racegate::toolchain::nvrtc(&r).is_err() && !in_ci() {
+                if racegate::build::toolchain::nvrtc(&r).is_err() && !in_ci() {
                     return Ok(Completion::ignored_with(
                         "NVRTC not installed (run racegate setup)",
                     ));
@@ -31,7 +31,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
                     &[("RACEGATE_COMPUTE_SANITIZER", fake.to_str().unwrap())],
                 );
                 // Without a device the command stops at "no CUDA device" (4 comes before 3).
-                let device = racegate::device::probe().is_ok();
+                let device = racegate::run::device::probe().is_ok();
                 if !device && code == 4 && stderr.contains("no CUDA device") {
                     return Ok(Completion::Completed);
                 }
@@ -61,7 +61,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
                     ("CUDA_HOME", "/nonexistent"),
                 ],
             );
-            let device = racegate::device::probe().is_ok();
+            let device = racegate::run::device::probe().is_ok();
             if !device && code == 4 && stderr.contains("no CUDA device") {
                 return Ok(());
             }

@@ -5,8 +5,8 @@
 //! module beside it (`<stem>.jsonl.module-K.lines.txt`).
 
 use libtest_mimic::Trial;
-use racegate::catalog::Catalog;
-use racegate::sanitize::{snapshot, Tool};
+use racegate::judge::sanitize::{snapshot, Tool};
+use racegate::source::catalog::Catalog;
 
 use crate::util::{check_snapshot, fixture_dir};
 
@@ -37,8 +37,8 @@ pub fn trials(catalog: &Catalog) -> Vec<Trial> {
                         let text = std::fs::read_to_string(&xml).map_err(|e| {
                             format!("no fixture {} ({e}); capture it on a GPU with ci/h200_run.py and ci/import-fixtures", xml.display())
                         })?;
-                        let records = racegate::sanitize::xml::parse(&text).map_err(|e| format!("{}: {e}", xml.display()))?;
-                        let findings = racegate::sanitize::normalize::findings(&records, &root);
+                        let records = racegate::judge::sanitize::xml::parse(&text).map_err(|e| format!("{}: {e}", xml.display()))?;
+                        let findings = racegate::judge::sanitize::normalize::findings(&records, &root);
                         return check_snapshot(&root, &stem, &snapshot::render(&case_name, tool, &version, &findings));
                     };
                     check_snapshot(&root, &stem, &format!("case: {case_name}\ntool: {tool}\nsanitizer: {version}\n---\n{body}"))
@@ -56,8 +56,8 @@ fn globalcheck_findings(
     dir: &std::path::Path,
     stem: &str,
     root: &std::path::Path,
-) -> Result<Vec<racegate::sanitize::normalize::Finding>, libtest_mimic::Failed> {
-    use racegate::sanitize::globalcheck::{lines::LineTable, report, run::lines_path};
+) -> Result<Vec<racegate::judge::sanitize::normalize::Finding>, libtest_mimic::Failed> {
+    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run::lines_path};
     let path = dir.join(format!("{stem}.jsonl"));
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!(

@@ -42,7 +42,7 @@ mod templates;
 mod util;
 
 use libtest_mimic::Arguments;
-use racegate::catalog::Catalog;
+use racegate::source::catalog::Catalog;
 
 fn main() {
     let args = Arguments::from_args();
@@ -54,7 +54,7 @@ fn main() {
             std::process::exit(101);
         }
     };
-    let device = racegate::device::probe();
+    let device = racegate::run::device::probe();
     let mut trials: Vec<libtest_mimic::Trial> = Vec::new();
     trials.extend(compile::trials(&catalog));
     trials.extend(cli::trials(&root));

@@ -6,10 +6,10 @@ use std::process::Command;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use libtest_mimic::Failed;
-use racegate::sanitize::snapshot;
+use racegate::judge::sanitize::snapshot;
 
-/// What `racegate::device::probe` found: the device, or why there is none.
-pub type Device = Result<racegate::device::DeviceInfo, String>;
+/// What `racegate::run::device::probe` found: the device, or why there is none.
+pub type Device = Result<racegate::run::device::DeviceInfo, String>;
 
 /// The repository root (the parent of `harness/`).
 pub fn root() -> PathBuf {

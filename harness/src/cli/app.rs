@@ -1,10 +1,10 @@
 //! The top-level parser and the dispatch: global options, one variant per command, and the
-//! hidden worker subcommands (named by `racegate::subcommands`, shared with the parents that
+//! hidden worker subcommands (named by `crate::proc::subcommands`, shared with the parents that
 //! spawn them).
 
+use crate::errors::exit;
+use crate::Result;
 use clap::{Parser, Subcommand};
-use racegate::errors::exit;
-use racegate::Result;
 
 use super::settings::Global;
 use super::{
@@ -94,8 +94,27 @@ pub enum Command {
     Internal(internal::Internal),
 }
 
-/// Runs the parsed command; the `u8` is the exit code by the one table (`racegate::errors`).
-pub fn run(cli: Cli) -> Result<u8> {
+/// Runs the parsed command; the `u8` is the exit code by the one table (`crate::errors`).
+/// The `racegate` binary's whole body: parse the command line, run the command, and return its
+/// exit code by the one table in [`crate::errors::exit`] (README, "Exit codes"). An error is
+/// printed to stderr first.
+pub fn main() -> std::process::ExitCode {
+    let args = Cli::parse();
+    // Every compile runs NVRTC in a child of this binary (`racegate __compile`), with a deadline
+    // and limits: a compiler that hangs or crashes costs that compile, not the run.
+    if let Ok(exe) = crate::judge::battery::current_worker() {
+        crate::build::compile_child::compile_in_children(exe);
+    }
+    match run(args) {
+        Ok(code) => std::process::ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+pub(crate) fn run(cli: Cli) -> Result<u8> {
     let g = &cli.global;
     match cli.command {
         Command::List(a) => list::run(g, a),

@@ -1,9 +1,9 @@
 //! `racegate bench`: the full stress path against a bare cudarc launch loop, side by side in one
 //! run, per kernel; prints ratios, never a pass/fail on time.
 
-use racegate::errors::exit;
-use racegate::launch::Gpu;
-use racegate::{bench, report, Result};
+use crate::errors::exit;
+use crate::run::launch::Gpu;
+use crate::{report, run::bench, Result};
 
 use super::output::JsonArg;
 use super::settings::Global;

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use racegate::check::{self, CheckEvent, Judgement};
-use racegate::errors::exit;
-use racegate::{report, Result};
+use crate::errors::exit;
+use crate::judge::check::{self, CheckEvent, Judgement};
+use crate::{report, Result};
 
 use super::compile::compile_all;
 use super::output::{out, outln, JsonArg};
@@ -50,7 +50,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     let selected = catalog.select(&a.cases)?;
     let s = Settings::new(a.jobs)?;
     let cfg = s.battery(a.trials, a.seed, a.stress_timeout, a.sanitize_timeout);
-    let dev = racegate::device::probe();
+    let dev = crate::run::device::probe();
     let compiled = match compile_all(&catalog, &a.cases, false, None) {
         // Without a device the answer is 4 whatever else is missing (the one table).
         Err(e) if dev.is_err() => {
@@ -73,7 +73,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
                 let cells: Vec<(String, String)> = selected
                     .iter()
                     .flat_map(|c| {
-                        racegate::catalog::Detector::ALL
+                        crate::source::catalog::Detector::ALL
                             .iter()
                             .map(|d| (c.name.clone(), d.name().to_string()))
                     })
@@ -96,10 +96,9 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     );
     // One line per cell (case x detector): a task (stress, or one sanitizer) decides one or
     // more cells, and the count on each line is of cells, as the final table shows them.
-    let cells = selected.len() * racegate::catalog::Detector::ALL.len();
+    let cells = selected.len() * crate::source::catalog::Detector::ALL.len();
     let progress = Progress::new(cells as u64, "cells", a.out.on_stdout());
     let m = check::run(&catalog, &selected, &cfg, &s.worker, |ev| match ev {
-        CheckEvent::Started { .. } => {}
         CheckEvent::Done(cells) => {
             for c in cells {
                 let status = match c.judgement {

@@ -1,10 +1,10 @@
 //! `racegate compile`: every selected file through NVRTC, and with `--load` onto the device.
 //! `check` runs the same compile pass first ([`compile_all`]).
 
-use racegate::catalog::Catalog;
-use racegate::errors::exit;
-use racegate::launch::Gpu;
-use racegate::{compile, device, toolchain, Error, Result};
+use crate::errors::exit;
+use crate::run::launch::Gpu;
+use crate::source::catalog::Catalog;
+use crate::{build::compile, build::toolchain, run::device, Error, Result};
 
 use super::output::outln;
 use super::settings;

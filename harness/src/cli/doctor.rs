@@ -1,7 +1,7 @@
 //! `racegate doctor`: what racegate found on this machine (driver, GPU, NVRTC,
 //! compute-sanitizer, ncu, with versions) and, for whatever is missing, the fix.
 
-use racegate::{doctor, Result};
+use crate::{run::doctor, Result};
 
 use super::output::JsonArg;
 use super::settings::{self, Global};

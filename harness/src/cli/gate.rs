@@ -4,12 +4,12 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use racegate::catalog::Catalog;
-use racegate::errors::exit;
-use racegate::gate::masks::Masks;
-use racegate::gate::{self, Baseline, GateConfig, GateRun};
-use racegate::sanitize::Tool;
-use racegate::{report, toolchain, Error, Result};
+use crate::errors::exit;
+use crate::gate::masks::Masks;
+use crate::gate::{self, Baseline, GateConfig, GateRun};
+use crate::judge::sanitize::Tool;
+use crate::source::catalog::Catalog;
+use crate::{build::toolchain, report, Error, Result};
 
 use super::output::JsonArg;
 use super::progress::{Progress, Status};
@@ -236,7 +236,7 @@ impl Place {
 }
 
 fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
-    let catalog = settings::catalog(global, Some(Path::new(racegate::manifest::FILE)))?;
+    let catalog = settings::catalog(global, Some(Path::new(crate::source::manifest::FILE)))?;
     settings::validate(&catalog, true)?;
     let (cfg, s) = config(a)?;
     settings::require_device()?;
@@ -261,7 +261,7 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
         .iter()
         .filter(|c| {
             c.kernel_spec()
-                .is_some_and(|k| k.check != racegate::manifest::Check::None)
+                .is_some_and(|k| k.check != crate::source::manifest::Check::None)
         })
         .count();
     let progress = Progress::new(
@@ -318,7 +318,7 @@ fn program_place(global: &Global, a: &GateArgs, cwd: &Path) -> Place {
             .clone()
             .unwrap_or_else(|| cwd.join(gate::PROGRAM_BASELINE)),
         stale_subjects: false,
-        no_device: racegate::device::probe().err(),
+        no_device: crate::run::device::probe().err(),
     }
 }
 

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use racegate::compile_child::Limits;
-use racegate::errors::exit;
-use racegate::grade::score::Item;
-use racegate::grade::{self as grading, spec};
-use racegate::{report, Error, Result};
+use crate::build::compile_child::Limits;
+use crate::errors::exit;
+use crate::grade::score::Item;
+use crate::grade::{self as grading, spec};
+use crate::{report, Error, Result};
 
 use super::output::{self, note};
 use super::progress::{Progress, Status};
@@ -98,7 +98,7 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
         .filter(|s| !s.is_empty());
     std::env::remove_var("RACEGATE_GRADE_SECRET");
     let secret = match secret {
-        Some(s) => racegate::compile::fingerprint(&s),
+        Some(s) => crate::build::compile::fingerprint(&s),
         None => settings::random_seed(),
     };
     let root = settings::root(global)?;
@@ -144,8 +144,8 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
     }
     // The private cache holds the GPU lock and the workers' files: refuse one that is not
     // ours before any submission is graded.
-    racegate::cache::dir()?;
-    let device = racegate::device::probe();
+    crate::build::cache::dir()?;
+    let device = crate::run::device::probe();
     let s = Settings::new(Some(a.jobs))?;
     let cfg = grading::GradeConfig {
         trials: a.trials,
@@ -275,7 +275,7 @@ fn grade_batch(
     };
     write(&report::grade::csv_header(&columns));
     let progress = Progress::new(files.len() as u64, "submissions", csv && output.is_none());
-    let grades = racegate::pool::run_all(files, jobs, grade, |g| {
+    let grades = crate::proc::pool::run_all(files, jobs, grade, |g| {
         write(&report::grade::csv_row(g, &columns));
         // PASS at full points, FAIL below, INCONCLUSIVE when not graded (never a score).
         let (status, detail) = match &g.not_graded {

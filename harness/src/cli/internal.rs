@@ -1,16 +1,16 @@
-//! The hidden worker subcommands, declared and run by the library (`racegate::internal`, shared
+//! The hidden worker subcommands, declared and run by the library (`crate::cli::workers`, shared
 //! with users' test binaries); here only the catalog options are handed over from the global ones.
 
-use racegate::Result;
+use crate::Result;
 
-pub use racegate::internal::Internal;
+pub use crate::cli::workers::Internal;
 
 use super::settings::Global;
 
 pub fn run(global: &Global, i: Internal) -> Result<u8> {
-    let c = racegate::internal::CatalogArgs {
+    let c = crate::cli::workers::CatalogArgs {
         root: global.root.clone(),
         manifest: global.manifest.clone(),
     };
-    racegate::internal::run(&c, i)
+    crate::cli::workers::run(&c, i)
 }

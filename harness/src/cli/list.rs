@@ -1,7 +1,7 @@
 //! `racegate list`: the catalog (or a manifest's kernels), as a table or JSON.
 
-use racegate::errors::exit;
-use racegate::{report, Result};
+use crate::errors::exit;
+use crate::{report, Result};
 
 use super::output::JsonArg;
 use super::settings;

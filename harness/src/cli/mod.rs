@@ -1,9 +1,12 @@
+//! The `racegate` command line and the hidden worker subcommands, one file per command.
+//! The top layer below `api`/`testing`: may import every stage and product.
+//!
 //! The `racegate` command line, one file per command. [`app`] holds the top-level parser and
 //! the dispatch; each command file holds its `#[derive(Args)]` struct and its `run()`;
 //! [`settings`] works out the values several commands derive (jobs, worker, arch, sanitizer);
 //! [`values`] parses and checks flag values; [`output`] writes to stdout without panicking.
 
-pub mod app;
+mod app;
 mod bench;
 mod check;
 mod compile;
@@ -21,4 +24,6 @@ mod setup;
 mod stress;
 mod values;
 
-pub use app::{run, Cli};
+pub(crate) mod workers;
+
+pub use app::main;

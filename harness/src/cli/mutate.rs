@@ -5,15 +5,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use racegate::catalog::{Case, Catalog};
-use racegate::errors::exit;
-use racegate::manifest::Check;
-use racegate::mutate::{
+use crate::errors::exit;
+use crate::judge::sanitize::Tool;
+use crate::mutate::{
     self, equivalents_path, Equivalents, MutantResult, MutateConfig, MutateEvent, MutationReport,
     Outcome, Unit,
 };
-use racegate::sanitize::Tool;
-use racegate::{report, toolchain, Error, Result};
+use crate::source::catalog::{Case, Catalog};
+use crate::source::manifest::Check;
+use crate::{build::toolchain, report, Error, Result};
 
 use super::output::{outln, JsonArg};
 use super::progress::{Progress, Status};
@@ -148,7 +148,7 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
         return run_battery(&catalog, &units, operators, &a);
     }
     let s = Settings::new(a.jobs)?;
-    let listed = racegate::pool::run_all(
+    let listed = crate::proc::pool::run_all(
         units.iter().collect(),
         s.jobs,
         |u| -> Result<Vec<MutantResult>> {
@@ -191,7 +191,7 @@ fn run_battery(
     a: &MutateArgs,
 ) -> Result<u8> {
     let count: usize = units.iter().map(|u| u.mutants.len()).sum();
-    if let Err(why) = racegate::device::probe() {
+    if let Err(why) = crate::run::device::probe() {
         outln!(
             "no CUDA device ({why}): {count} mutant(s) of {} kernel(s) listed (`racegate mutate` \
              without --run shows them), none run",
@@ -219,7 +219,6 @@ fn run_battery(
     );
     let progress = Progress::new((count + units.len()) as u64, "mutants", a.out.on_stdout());
     let report = mutate::run(catalog, units, operators, &cfg, &s.worker, |ev| match ev {
-        MutateEvent::Started { .. } => {}
         MutateEvent::Control { kernel, control } => {
             let status = match (control.flagged_by, control.inconclusive) {
                 (Some(_), _) => Status::Fail,

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use racegate::{Error, Result};
+use crate::{Error, Result};
 
 use super::settings;
 

@@ -7,9 +7,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use racegate::errors::exit;
-use racegate::sanitize::{self, Outcome, SanitizeConfig, Tool};
-use racegate::{report, Result};
+use crate::errors::exit;
+use crate::judge::sanitize::{self, Outcome, SanitizeConfig, Tool};
+use crate::{report, Result};
 
 use super::output::JsonArg;
 use super::settings::Global;
@@ -82,7 +82,7 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
         let cfg = config(&a, &s);
         sanitize::runner::run(&catalog, case, &cfg, &s.worker)?
     } else {
-        let exe = racegate::gate::program::resolve(&a.program[0])?;
+        let exe = crate::gate::program::resolve(&a.program[0])?;
         let exe = std::path::absolute(&exe).unwrap_or(exe);
         settings::require_device()?;
         let s = Settings::new(None)?;
@@ -91,7 +91,7 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
         let root = global
             .root
             .clone()
-            .unwrap_or_else(|| racegate::toolchain::report_root(&cwd));
+            .unwrap_or_else(|| crate::build::toolchain::report_root(&cwd));
         let label = exe
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

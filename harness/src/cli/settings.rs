@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use std::time::Duration;
 
-use racegate::battery::Battery;
-use racegate::catalog::Catalog;
-use racegate::{device, toolchain, Error, Result};
+use crate::judge::battery::Battery;
+use crate::source::catalog::Catalog;
+use crate::{build::toolchain, run::device, Error, Result};
 
 /// Options every command takes.
 #[derive(clap::Args)]
@@ -40,8 +40,8 @@ impl Settings {
     /// `jobs`: the flag's value; default: the number of cores.
     pub fn new(jobs: Option<usize>) -> Result<Settings> {
         Ok(Settings {
-            jobs: jobs.unwrap_or_else(racegate::battery::default_jobs),
-            worker: racegate::battery::current_worker()?,
+            jobs: jobs.unwrap_or_else(crate::judge::battery::default_jobs),
+            worker: crate::judge::battery::current_worker()?,
             arch: device::arch_or_default(),
             sanitizer: toolchain::compute_sanitizer(),
         })
@@ -100,7 +100,7 @@ pub fn current_dir() -> Result<PathBuf> {
 /// command's own default, or `./racegate.toml` when the current folder has one and `--root`
 /// does not point elsewhere), else the built-in catalog under the root.
 pub fn catalog(global: &Global, manifest: Option<&Path>) -> Result<Catalog> {
-    let local = Path::new(racegate::manifest::FILE);
+    let local = Path::new(crate::source::manifest::FILE);
     // A worker child gets --root or --manifest from its parent, so this never changes which
     // catalog a child loads.
     let found = (global.root.is_none() && local.is_file()).then_some(local);
@@ -113,9 +113,9 @@ pub fn catalog(global: &Global, manifest: Option<&Path>) -> Result<Catalog> {
                 )));
             }
             let m = std::fs::canonicalize(m).unwrap_or_else(|_| m.to_path_buf());
-            Ok(Catalog::from_manifest(racegate::manifest::Manifest::load(
-                &m,
-            )?))
+            Ok(Catalog::from_manifest(
+                crate::source::manifest::Manifest::load(&m)?,
+            ))
         }
         None => Catalog::discover(&root(global)?),
     }
@@ -125,7 +125,7 @@ pub fn catalog(global: &Global, manifest: Option<&Path>) -> Result<Catalog> {
 /// bad input, exit 2) before anything runs; a no-op for the built-in catalog. Without NVRTC
 /// the check cannot run: a command that needs a device says so first (4 comes before 3).
 pub fn validate(catalog: &Catalog, needs_device: bool) -> Result<()> {
-    racegate::signature::validate(catalog, needs_device)
+    crate::run::device::check_signatures(catalog, needs_device)
 }
 
 /// Fails with "no CUDA device" (exit 4) when there is none.

@@ -1,8 +1,8 @@
 //! `racegate setup`: installs the pinned NVRTC 13.0 wheels into racegate's user cache, where
 //! every racegate command then finds them, from any folder (no `LD_LIBRARY_PATH`).
 
-use racegate::errors::exit;
-use racegate::{setup, Result};
+use crate::errors::exit;
+use crate::{build::setup, Result};
 
 use super::output;
 use super::settings::Global;
@@ -33,7 +33,7 @@ pub fn run(_global: &Global, a: SetupArgs) -> Result<u8> {
         .or_else(|| std::env::var("PYTHON").ok().filter(|p| !p.is_empty()))
         .unwrap_or_else(|| "python3".to_string());
     let installed =
-        racegate::toolchain::cache_install_dir().is_some_and(|d| setup::is_installed(&d));
+        crate::build::toolchain::cache_install_dir().is_some_and(|d| setup::is_installed(&d));
     if a.force || !installed {
         output::note(&format!(
             "racegate setup: installing {} (pip, with {python})",

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use racegate::errors::exit;
-use racegate::exercises::SizeChoice;
-use racegate::stress::{self, StressConfig, StressEvent};
-use racegate::trial::TrialResult;
-use racegate::{report, Error, Result};
+use crate::errors::exit;
+use crate::run::stress::{self, StressConfig, StressEvent};
+use crate::run::trial::TrialResult;
+use crate::source::exercises::SizeChoice;
+use crate::{report, Error, Result};
 
 use super::output::JsonArg;
 use super::progress::{Progress, Status};

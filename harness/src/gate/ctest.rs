@@ -20,7 +20,7 @@ use serde::Deserialize;
 use super::finding::{GateConfig, GateRun};
 use super::program::{self, Target};
 use crate::errors::{Error, Result};
-use crate::watchdog::{self, Deadline, Exit};
+use crate::proc::watchdog::{self, Deadline, Exit};
 
 /// One test as CTest declares it.
 #[derive(Clone, Debug, PartialEq)]

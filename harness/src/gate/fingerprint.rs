@@ -62,11 +62,11 @@ impl Identity {
 /// otherwise join (`a - -b`). Reformatting a line does not change it; changing its code does.
 ///
 /// This is the one place source text is normalized for fingerprints, through the one C/C++
-/// token scanner ([`crate::cscan`]).
+/// token scanner ([`crate::source::cscan`]).
 pub fn normalized_line(text: &str) -> String {
     // The shared token scanner: comments out, tokens joined by one space, digraphs spelled
     // as what they stand for.
-    crate::cscan::normalized_lines(text)
+    crate::source::cscan::normalized_lines(text)
         .into_iter()
         .map(|(_, t)| t)
         .collect::<Vec<_>>()

@@ -7,11 +7,11 @@ use std::path::Path;
 use super::finding::{Detection, GateConfig, GateEvent, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
 use super::sanitizers::{self, PendingHang};
-use crate::catalog::{Case, Catalog};
+use crate::source::catalog::{Case, Catalog};
 use crate::errors::Result;
-use crate::manifest::Check;
-use crate::sanitize::{self, Tool};
-use crate::stress::{self, Verdict};
+use crate::source::manifest::Check;
+use crate::judge::sanitize::{self, Tool};
+use crate::run::stress::{self, Verdict};
 
 /// The line where `entry` is defined in `file` (for stress findings, which have no line).
 fn entry_line(root: &Path, file: &str, entry: &str) -> Option<u32> {
@@ -52,7 +52,7 @@ pub fn run_manifest(
             jobs.push(Job::Stress(c));
         }
     }
-    let results = crate::pool::run_all(
+    let results = crate::proc::pool::run_all(
         jobs,
         cfg.battery.jobs,
         |job| -> Result<(GateRun, Option<PendingHang>)> {
@@ -111,6 +111,7 @@ pub fn run_manifest(
     Ok(run)
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// One detector on one manifest kernel: stress with its oracle (`tool` `None`) or one
 /// sanitizer; a sanitizer's hang is judged without plain runs. For callers that make one test
 /// per (kernel, detector) (`testing.rs`).

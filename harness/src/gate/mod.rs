@@ -1,3 +1,6 @@
+//! The merge gate for a team's own kernels and programs, with its baseline.
+//! Product layer: may import the stages (`proc/` .. `judge/`), not `grade/`, `mutate/`, `report/`, `cli/`.
+//!
 //! The merge gate for users' own code: manifest kernels (stress with their oracle, and the
 //! sanitizers) or an existing CUDA program (`gate -- PROGRAM ARGS`: the sanitizers and repeated
 //! plain runs). Findings are matched with a baseline of accepted ones by fingerprint (no line

@@ -17,7 +17,7 @@ use std::time::Duration;
 use regex::bytes::Regex;
 
 use crate::errors::{Error, Result};
-use crate::watchdog::{self, Deadline, Exit, Spawn};
+use crate::proc::watchdog::{self, Deadline, Exit, Spawn};
 
 /// The oracles of a program beyond exit code, hang and variance. Default: none.
 #[derive(Clone, Debug, Default)]

@@ -14,8 +14,8 @@ use super::masks;
 use super::oracles::RegexVerdict;
 use super::sanitizers::{self, PendingHang};
 use crate::errors::{Error, Result};
-use crate::sanitize;
-use crate::watchdog::{self, Deadline, Exit};
+use crate::judge::sanitize;
+use crate::proc::watchdog::{self, Deadline, Exit};
 
 /// Where `name` runs from: a name with a `/` as it is (relative to the current folder), a bare
 /// name through `PATH` (an executable file), as a shell finds it.
@@ -49,7 +49,7 @@ pub fn resolve(name: &OsStr) -> Result<PathBuf> {
 /// The program as reports name it: relative to `root` when inside it, else absolute.
 fn shown(root: &Path, exe: &Path) -> String {
     let abs = std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
-    crate::toolchain::relative_to(root, &abs).unwrap_or_else(|| abs.display().to_string())
+    crate::build::toolchain::relative_to(root, &abs).unwrap_or_else(|| abs.display().to_string())
 }
 
 /// One program to gate: its name in reports, its command, and where and how it runs.
@@ -130,7 +130,7 @@ pub fn run_target_with(
         subjects: vec![subject.clone()],
         ..Default::default()
     };
-    let sanitizer_runs = crate::pool::run_all(
+    let sanitizer_runs = crate::proc::pool::run_all(
         cfg.tools.clone(),
         cfg.battery.jobs,
         |tool| -> Result<(GateRun, Option<PendingHang>)> {
@@ -180,9 +180,9 @@ fn jitter_env(
     if !cfg.jitter {
         return Ok(None);
     }
-    match crate::sanitize::globalcheck::build::ensure(root) {
+    match crate::build::globalcheck::ensure(root) {
         Ok(b) => {
-            let dir = tempfile::tempdir_in(crate::compile::cache_dir()?)
+            let dir = tempfile::tempdir_in(crate::build::compile::cache_dir()?)
                 .map_err(|e| crate::Error::io("creating", "a jitter folder", e))?;
             Ok(Some((
                 dir,
@@ -345,7 +345,7 @@ fn plain_runs(
     // then cannot be trusted.
     if let Some((dir, _)) = &jitter {
         let text = std::fs::read_to_string(dir.path().join("report.jsonl")).unwrap_or_default();
-        if let Some(e) = crate::sanitize::globalcheck::report::parse(&text)
+        if let Some(e) = crate::judge::sanitize::globalcheck::report::parse(&text)
             .errors
             .first()
         {

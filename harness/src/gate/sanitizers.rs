@@ -5,12 +5,12 @@
 
 use super::finding::{GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
-use crate::sanitize::normalize::Finding;
-use crate::sanitize::{Outcome, SanitizerRun};
+use crate::judge::sanitize::normalize::Finding;
+use crate::judge::sanitize::{Outcome, SanitizerRun};
 
 /// The detector name of a sanitizer run.
 pub fn detector(r: &SanitizerRun) -> String {
-    crate::catalog::Detector::from(r.tool).name().to_string()
+    crate::source::catalog::Detector::from(r.tool).name().to_string()
 }
 
 /// A gate finding from one normalized sanitizer finding of `subject`; `fallback_file` is used
@@ -140,7 +140,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
-    use crate::sanitize::{normalize, xml};
+    use crate::judge::sanitize::{normalize, xml};
 
     fn repo() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::compile_child::Limits;
+use crate::build::compile_child::Limits;
 
 /// How to grade.
 #[derive(Clone, Debug)]

@@ -19,13 +19,13 @@ use super::signature;
 use super::spec::{Rubric, Spec};
 use super::submission;
 use super::worker::{self, run_worker, Scratch, WorkerResult};
-use crate::compile::{self, BuildOptions, Built};
-use crate::compile_child::{self, Outcome as Compiled, Request};
+use crate::build::compile::{self, BuildOptions, Built};
+use crate::build::compile_child::{self, Outcome as Compiled, Request};
 use crate::errors::{Error, Result};
-use crate::exercises::{self, Problem, SizeChoice};
-use crate::sanitize::{self, Outcome, SanitizeConfig, Tool};
-use crate::watchdog::{self, Deadline};
-use crate::{headers, toolchain};
+use crate::source::exercises::{self, Problem, SizeChoice};
+use crate::judge::sanitize::{self, Outcome, SanitizeConfig, Tool};
+use crate::proc::watchdog::{self, Deadline};
+use crate::{build::headers, build::toolchain};
 
 /// The compile item: the file, then NVRTC in a child ([`compile_child`]), once plainly and
 /// once with schedule jitter, and the kernel's name and signature in what it built
@@ -141,7 +141,7 @@ impl Items<'_> {
         let mut lines = Vec::new();
         for (t, (p, r)) in problems.iter().zip(&results).enumerate() {
             match r {
-                WorkerResult::Ran(actual) => match crate::oracle::check(&p.buffers, actual) {
+                WorkerResult::Ran(actual) => match crate::run::oracle::check(&p.buffers, actual) {
                     None => passed += 1,
                     Some(w) => {
                         let what = if w.input_modified {

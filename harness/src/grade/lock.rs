@@ -4,7 +4,7 @@
 //! next to a printf flood, and timing out in a batch), and one student's deadlines must not pay
 //! for another's kernel.
 //!
-//! An advisory lock on a file in racegate's private cache folder ([`crate::cache`]): the kernel
+//! An advisory lock on a file in racegate's private cache folder ([`crate::build::cache`]): the kernel
 //! releases it when the holder drops it or its process dies, so a crashed grader cannot wedge
 //! the next one. The holder writes its pid into the file; a grader that has to wait says which
 //! process it waits for, and gives up at a deadline (the submission is then not graded).
@@ -13,7 +13,7 @@ use std::io::{Read, Seek, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::compile;
+use crate::build::compile;
 use crate::errors::{Error, Result};
 
 /// Held while a submission runs on the GPU; released on drop.

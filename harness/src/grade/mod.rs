@@ -1,3 +1,6 @@
+//! Grading course exercises: specs, rubrics, the submission's confined run, scores.
+//! Product layer: may import the stages (`proc/` .. `judge/`) and `gate/`, not `report/` or `cli/`.
+//!
 //! Grading course exercises: exercise specs and rubrics ([`spec`]), checks on the submitted file
 //! ([`submission`]), one submission's graded run ([`grade()`], [`GradeConfig`], [`Grade`]), the
 //! child process it runs the submission in ([`worker()`]) and scoring ([`score`]). The output
@@ -7,19 +10,19 @@
 //! items, `items.rs` grades each one, `signature.rs` checks the kernels against the exercise,
 //! `worker.rs` holds the child worker and the parent's retry loop around it, `wire.rs` the
 //! private file format between the two, and `lock.rs` the GPU lock. Submissions compile in a
-//! child ([`crate::compile_child`]) with file access refused.
+//! child ([`crate::build::compile_child`]) with file access refused.
 
-mod config;
-mod items;
-mod lock;
-mod orchestrate;
+pub mod config;
+pub mod items;
+pub mod lock;
+pub mod orchestrate;
 pub mod score;
 pub mod signature;
 pub mod spec;
 pub mod submission;
-mod wire;
-mod worker;
+pub mod wire;
+pub mod worker;
 
 pub use config::GradeConfig;
-pub use orchestrate::{grade, Grade, NotGraded};
+pub use orchestrate::{grade, Grade};
 pub use worker::worker;

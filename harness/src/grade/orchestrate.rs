@@ -22,9 +22,9 @@ use super::lock::GpuLock;
 use super::score::{self, Item, ItemResult};
 use super::spec::{Rubric, Spec};
 use super::worker::Scratch;
-use crate::compile_child;
+use crate::build::compile_child;
 use crate::errors::{exit, Error, Result};
-use crate::sanitize::Tool;
+use crate::judge::sanitize::Tool;
 
 /// The grade of one submission.
 #[derive(Clone, Debug, Serialize)]
@@ -175,7 +175,7 @@ fn grade_items(
         .filter(|t| *t != Tool::Globalcheck || rubric.globalcheck > 0.0)
         .collect();
     let sanitizer_items =
-        crate::pool::run_all(tools, 4, |tool| on_gpu.sanitizer(&ptx_plain, tool), |_| {});
+        crate::proc::pool::run_all(tools, 4, |tool| on_gpu.sanitizer(&ptx_plain, tool), |_| {});
     for it in sanitizer_items {
         items.push(it?);
     }

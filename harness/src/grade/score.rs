@@ -95,8 +95,6 @@ pub enum Status {
     Failed,
     /// Not graded because an earlier item failed or no device was there: 0 points.
     NotRun,
-    /// The tool could not decide: the item is left out of the total (neither points nor max).
-    Inconclusive,
 }
 
 /// One item of a grade.
@@ -147,18 +145,6 @@ pub fn not_run(r: &Rubric, items: &[Item], why: &str) -> Vec<ItemResult> {
         .collect()
 }
 
-/// An item the tool could not decide: left out of both score and max.
-pub fn inconclusive(r: &Rubric, it: Item, detail: String) -> ItemResult {
-    let _ = r;
-    ItemResult {
-        item: it,
-        status: Status::Inconclusive,
-        score: 0.0,
-        max_score: 0.0,
-        detail,
-    }
-}
-
 /// (score, max) of a list of items, rounded to hundredths.
 pub fn total(items: &[ItemResult]) -> (f64, f64) {
     let s: f64 = items.iter().map(|i| i.score).sum();
@@ -200,12 +186,11 @@ mod tests {
     }
 
     #[test]
-    fn totals_add_up_and_inconclusive_items_drop_out() {
+    fn totals_add_up() {
         let r = rubric();
         let items = vec![
             item(&r, Item::Compiles, 1.0, String::new()),
             item(&r, Item::Correct, 0.5, String::new()),
-            inconclusive(&r, Item::Racecheck, "no sanitizer".into()),
         ];
         assert_eq!(total(&items), (30.0, 50.0));
         assert_eq!(r.max(), 100.0);

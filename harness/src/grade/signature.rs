@@ -1,11 +1,11 @@
 //! Does the compiled submission define the kernels the exercise requires, with their exact
 //! parameters? Two readings, each for what only it can see:
 //!
-//! * the **compiled code** ([`crate::ptx`]): the kernel exists under its exact, unmangled name
+//! * the **compiled code** ([`crate::build::ptx`]): the kernel exists under its exact, unmangled name
 //!   (`extern "C"`), with the parameter count, widths and float-ness the exercise needs. Macros,
 //!   attributes (`__launch_bounds__`), `#if`, comments and strings are all resolved by the
 //!   compiler, so nothing written around the kernel can fake or hide it;
-//! * the **declaration**, on the token stream ([`crate::cscan`]): PTX knows neither `const`,
+//! * the **declaration**, on the token stream ([`crate::source::cscan`]): PTX knows neither `const`,
 //!   what a pointer points to, nor signedness, so every `__global__` declaration of the name is
 //!   read and its parameter types compared with the exercise's, qualifiers in any order
 //!   (`float const*` is `const float*`), `__restrict__` and parameter names ignored.
@@ -14,8 +14,8 @@
 
 use super::spec::Spec;
 use super::submission::Rejection;
-use crate::cscan::{self, Kind, Token};
-use crate::ptx;
+use crate::source::cscan::{self, Kind, Token};
+use crate::build::ptx;
 
 /// A parameter type, as far as it matters to the grader.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::exercises::{Arg, Bits, Buffer, Dim3, Elem, Init, LaunchStep, Problem};
+use crate::source::exercises::{Arg, Bits, Buffer, Dim3, Elem, Init, LaunchStep, Problem};
 
 /// The request file.
 #[derive(Debug, Serialize, Deserialize)]
@@ -238,10 +238,10 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::exercises::{self, SizeChoice};
+    use crate::source::exercises::{self, SizeChoice};
 
     fn matmul_problem() -> Problem {
-        let entry = crate::catalog::Entry {
+        let entry = crate::source::catalog::Entry {
             name: "k".into(),
             params: [("tile".to_string(), 16)].into(),
         };

@@ -18,11 +18,11 @@ use std::path::{Path, PathBuf};
 
 use super::config::GradeConfig;
 use super::wire::{self, Bytes, Record};
-use crate::compile;
+use crate::build::compile;
 use crate::errors::{Error, Result};
-use crate::exercises::Problem;
-use crate::launch::{Gpu, RunOptions};
-use crate::watchdog::{self, Deadline, Exit, Spawn};
+use crate::source::exercises::Problem;
+use crate::run::launch::{Gpu, RunOptions};
+use crate::proc::watchdog::{self, Deadline, Exit, Spawn};
 
 /// A private scratch folder for one grade's PTX, request and response files, inside racegate's
 /// cache folder (so `RACEGATE_CACHE` moves it too).
@@ -67,7 +67,7 @@ impl Scratch {
         let response = self.path().join(format!("{tag}.resp"));
         let _ = std::fs::remove_file(&response);
         let mut args: Vec<OsString> = vec![
-            crate::subcommands::GRADE_WORKER.into(),
+            crate::proc::subcommands::GRADE_WORKER.into(),
             "--ptx".into(),
             ptx.into(),
             "--request".into(),
@@ -312,7 +312,7 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::exercises::{self, SizeChoice};
+    use crate::source::exercises::{self, SizeChoice};
 
     #[test]
     fn a_truncated_response_marks_the_rest_not_run() {
@@ -342,7 +342,7 @@ mod tests {
     }
 
     fn three_problems() -> Vec<Problem> {
-        let entry = crate::catalog::Entry {
+        let entry = crate::source::catalog::Entry {
             name: "reduce".into(),
             params: [("block".to_string(), 256)].into(),
         };

@@ -2,7 +2,7 @@
 //! rewritten as the plain read-modify-write it stands for.
 
 use super::code::{Code, Site};
-use crate::cscan::Kind;
+use crate::source::cscan::Kind;
 
 /// The atomics rewritten, by their name without a `_block`/`_system` scope suffix.
 const ATOMICS: [&str; 11] = [

@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use crate::cscan::{tokens, Kind, Token};
+use crate::source::cscan::{tokens, Kind, Token};
 
 /// One change: `span` of the original text becomes `replacement`. `tokens` are the code tokens
 /// the change is about (their lines are the context a mutant's id is made from).

@@ -1,3 +1,6 @@
+//! Mutation testing: small named changes to a correct kernel that the detectors must notice.
+//! Product layer: may import the stages (`proc/` .. `judge/`) and `gate/`, not `report/` or `cli/`.
+//!
 //! Mutation testing for concurrency bugs (`racegate mutate`): small, named changes to a correct
 //! kernel's source (a barrier removed, an atomic made plain, a bound off by one, ...) that the
 //! battery of detectors must notice. A mutant no detector notices is a hole in the gate, or a
@@ -15,16 +18,16 @@
 //! assert_eq!(m[0].apply(src), "__global__ void k(float* s) {\n    s[0] = 1;\n}\n");
 //! ```
 
-mod atomics;
-mod code;
-mod equivalent;
-mod mutant;
-mod operators;
+pub mod atomics;
+pub mod code;
+pub mod equivalent;
+pub mod mutant;
+pub mod operators;
 pub mod run;
-mod score;
+pub mod score;
 
 pub use equivalent::{equivalents_path, Equivalents, EQUIVALENTS_SUFFIX};
-pub use mutant::{mutants, parse_operators, Mutant};
-pub use operators::{Operator, BRANCH};
+pub use mutant::{mutants, parse_operators};
+pub use operators::Operator;
 pub use run::{compiles, entry_function, run, MutateConfig, MutateEvent, Unit};
-pub use score::{Control, KernelResult, MutantResult, MutationReport, OperatorScore, Outcome};
+pub use score::{MutantResult, MutationReport, OperatorScore, Outcome};

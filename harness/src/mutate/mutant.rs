@@ -84,7 +84,7 @@ pub fn mutants(file: &str, src: &str, ops: &[Operator]) -> Vec<Mutant> {
             let n = seen.entry((function.clone(), context.clone())).or_default();
             let key = format!("{op}\n{name}\n{function}\n{context}\n{n}");
             *n += 1;
-            let hash = crate::compile::fingerprint(&key) as u32;
+            let hash = crate::build::compile::fingerprint(&key) as u32;
             out.push(Mutant {
                 id: format!("{op}:{name}:{hash:08x}"),
                 operator: op,

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::atomics;
 use super::code::{Code, Site};
-use crate::cscan::Kind;
+use crate::source::cscan::Kind;
 
 /// One mutation operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

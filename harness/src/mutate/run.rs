@@ -5,7 +5,7 @@
 //! its file. The unmutated kernel runs
 //! the same battery as a control. Runs go side by side through the worker pool, `jobs` at a time,
 //! the mutants of one kernel next to each other; every detector keeps its deadline
-//! ([`crate::battery`]), and a `budget` stops starting new runs.
+//! ([`crate::judge::battery`]), and a `budget` stops starting new runs.
 //!
 //! The worker children load the original catalog (or manifest) and find the case by name; only
 //! the PTX they are handed is the mutant's, so a mutant is judged by exactly the oracle, sizes and
@@ -20,13 +20,13 @@ use super::equivalent::Equivalents;
 use super::mutant::Mutant;
 use super::operators::Operator;
 use super::score::{Control, KernelResult, MutantResult, MutationReport, OperatorScore, Outcome};
-use crate::battery::Battery;
-use crate::catalog::{Case, Catalog, Detector, Origin};
-use crate::compile::{self, BuildOptions};
+use crate::judge::battery::Battery;
+use crate::source::catalog::{Case, Catalog, Detector, Origin};
+use crate::build::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};
-use crate::manifest::Check;
-use crate::sanitize::{self, Tool};
-use crate::stress::{self, Verdict};
+use crate::source::manifest::Check;
+use crate::judge::sanitize::{self, Tool};
+use crate::run::stress::{self, Verdict};
 
 /// One kernel to mutate: a file with the cases (entries) it is run as.
 #[derive(Clone, Debug)]
@@ -54,15 +54,11 @@ pub struct MutateConfig {
 /// Progress for reporters.
 #[derive(Clone, Debug)]
 pub enum MutateEvent<'a> {
-    Started {
-        runs: usize,
-    },
     Control {
         kernel: &'a str,
         control: &'a Control,
     },
     Mutant {
-        kernel: &'a str,
         result: &'a MutantResult,
     },
 }
@@ -250,9 +246,8 @@ pub fn run(
         tasks.push(Task::Control(u));
         tasks.extend(unit.mutants.iter().map(|m| Task::Mutant(u, m)));
     }
-    on_event(MutateEvent::Started { runs: tasks.len() });
     let over_budget = || cfg.budget.is_some_and(|b| start.elapsed() > b);
-    let results = crate::pool::run_all(
+    let results = crate::proc::pool::run_all(
         tasks,
         cfg.battery.jobs,
         |task| -> Result<Done> {
@@ -281,8 +276,7 @@ pub fn run(
                 kernel: &units[*u].kernel,
                 control: c,
             }),
-            Ok(Done::Mutant(u, m, ..)) => on_event(MutateEvent::Mutant {
-                kernel: &units[*u].kernel,
+            Ok(Done::Mutant(_, m, ..)) => on_event(MutateEvent::Mutant {
                 result: m,
             }),
             Err(_) => {}
@@ -420,7 +414,7 @@ mod tests {
     use super::*;
 
     fn root() -> std::path::PathBuf {
-        crate::toolchain::find_root(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap()
+        crate::build::toolchain::find_root(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap()
     }
 
     fn unit<'c>(catalog: &'c Catalog, file: &str) -> Unit<'c> {
@@ -451,7 +445,7 @@ mod tests {
     #[test]
     fn a_manifest_mutant_keeps_its_includes_and_its_case_name() {
         let m =
-            crate::manifest::Manifest::load(&root().join("examples/corpus/racegate.toml")).unwrap();
+            crate::source::manifest::Manifest::load(&root().join("examples/corpus/racegate.toml")).unwrap();
         let catalog = Catalog::from_manifest(m);
         let case = catalog.get("prefix_sum_inplace").unwrap();
         let dir = root().join("examples/corpus/kernels");

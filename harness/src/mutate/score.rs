@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::mutant::Mutant;
 use super::operators::Operator;
-use crate::catalog::Detector;
+use crate::source::catalog::Detector;
 
 /// What happened to one mutant.
 #[derive(Clone, Debug, PartialEq, Serialize)]

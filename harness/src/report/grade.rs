@@ -33,7 +33,6 @@ pub fn human(g: &Grade) -> String {
             Status::Partial => "PART",
             Status::Failed => "FAIL",
             Status::NotRun => "----",
-            Status::Inconclusive => "????",
         };
         // A grade not given shows what ran, but no points.
         let pts = match g.not_graded {
@@ -196,7 +195,7 @@ mod tests {
 
     fn not_graded() -> Grade {
         let mut g = grade();
-        g.not_graded = Some(crate::grade::NotGraded {
+        g.not_graded = Some(crate::grade::orchestrate::NotGraded {
             reason: "no CUDA device".into(),
             exit_code: 4,
         });

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::check::{Judgement, Matrix, Observed};
+use crate::judge::check::{Judgement, Matrix, Observed};
 use crate::gate::{Diff, GateFinding, GateRun};
 use crate::grade::score::Status;
 use crate::grade::Grade;
@@ -275,7 +275,7 @@ pub fn grade(g: &Grade) -> String {
             let first_line = it.detail.lines().next().unwrap_or("");
             let outcome = match it.status {
                 Status::Passed => Outcome::Passed,
-                Status::NotRun | Status::Inconclusive => Outcome::Skipped {
+                Status::NotRun => Outcome::Skipped {
                     message: first_line.to_string(),
                 },
                 Status::Partial | Status::Failed => Outcome::Failed {

@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
-use crate::bench::BenchRow;
-use crate::catalog::{Catalog, Detector, Expect};
-use crate::check::{Cell, Judgement, Matrix, Observed};
+use crate::run::bench::BenchRow;
+use crate::source::catalog::{Catalog, Detector, Expect};
+use crate::judge::check::{Cell, Judgement, Matrix, Observed};
 use crate::gate::finding::summary;
 use crate::gate::{Diff, GateRun};
 

@@ -1,5 +1,8 @@
-//! Report stage: every output racegate writes, one file per format. The engines ([`crate::check`],
-//! [`crate::gate`], [`crate::grade`], [`crate::stress`], [`crate::sanitize`], [`crate::bench`])
+//! Every output format racegate writes, rendered from the products' typed results.
+//! Above the products: may import every stage and product, not `cli/`.
+//!
+//! Report stage: every output racegate writes, one file per format. The engines ([`crate::judge::check`],
+//! [`crate::gate`], [`crate::grade`], [`crate::run::stress`], [`crate::judge::sanitize`], [`crate::run::bench`])
 //! return typed results; the functions here turn them into text and return it, and the CLI
 //! decides where it goes. JSON of a result is serde's, except where a platform fixes the format.
 
@@ -14,7 +17,7 @@ pub mod sarif;
 pub mod text;
 
 #[cfg(test)]
-mod fixtures;
+pub mod fixtures;
 
 // The paths these had when the report stage was one file, so their callers did not change.
 pub use text::{catalog_table, sanitizer, stress};

@@ -201,7 +201,7 @@ pub fn summary(r: &MutationReport) -> String {
 
 /// How many mutants each detector caught first, in the battery's order: `stress 40, racecheck 5`.
 fn by_detector(r: &MutationReport) -> String {
-    let mut counts: Vec<(crate::catalog::Detector, usize)> = Vec::new();
+    let mut counts: Vec<(crate::source::catalog::Detector, usize)> = Vec::new();
     for m in r.kernels.iter().flat_map(|k| k.mutants.iter()) {
         if let Outcome::Killed { by, .. } | Outcome::TimedOut { by } = &m.outcome {
             match counts.iter_mut().find(|(d, _)| d == by) {

@@ -2,8 +2,8 @@
 //! lines of `check` and `gate`. Every function returns the text; the CLI decides where it goes.
 //!
 //! ```no_run
-//! let root = racegate::toolchain::find_root(std::path::Path::new(".")).unwrap();
-//! let catalog = racegate::catalog::Catalog::discover(&root)?;
+//! let root = racegate::build::toolchain::find_root(std::path::Path::new(".")).unwrap();
+//! let catalog = racegate::source::catalog::Catalog::discover(&root)?;
 //! print!("{}", racegate::report::text::catalog_table(&catalog));
 //! # Ok::<(), racegate::Error>(())
 //! ```
@@ -11,13 +11,13 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::catalog::{Catalog, Detector, Expect};
-use crate::check::{Evidence, Judgement, Matrix};
+use crate::source::catalog::{Catalog, Detector, Expect};
+use crate::judge::check::{Evidence, Judgement, Matrix};
 use crate::gate::finding::summary;
 use crate::gate::{Baseline, Diff, GateRun};
-use crate::sanitize::{Outcome, SanitizerRun};
-use crate::stress::{StressReport, Verdict};
-use crate::trial::TrialResult;
+use crate::judge::sanitize::{Outcome, SanitizerRun};
+use crate::run::stress::{StressReport, Verdict};
+use crate::run::trial::TrialResult;
 
 /// `racegate list`: one row per case.
 pub fn catalog_table(catalog: &Catalog) -> String {
@@ -111,7 +111,7 @@ pub fn stress(r: &StressReport) -> String {
     if let Some(ub) = r.upper_bound_95 {
         let _ = write!(out, " (95% upper bound on the rate: {:.2}%)", 100.0 * ub);
     } else if r.failures > 0 {
-        let (lo, hi) = crate::stress::wilson_95(r.failures, r.trials_run);
+        let (lo, hi) = crate::run::stress::wilson_95(r.failures, r.trials_run);
         let _ = write!(out, " (95% CI {:.1}%-{:.1}%)", 100.0 * lo, 100.0 * hi);
     }
     let _ = writeln!(out, ", {:.1} s", r.seconds);

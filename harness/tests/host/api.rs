@@ -30,7 +30,7 @@ fn a_missing_manifest_is_bad_input() {
 
 #[test]
 fn run_without_a_device_is_exit_4() {
-    if racegate::device::probe().is_ok() {
+    if racegate::run::device::probe().is_ok() {
         // With a device the gate runs for real; the GPU suite covers that.
         return;
     }

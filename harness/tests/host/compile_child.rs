@@ -1,10 +1,10 @@
-//! The compile child (`racegate::compile_child`) through the real binary: it builds, refuses
+//! The compile child (`racegate::build::compile_child`) through the real binary: it builds, refuses
 //! file access, keeps NVRTC's log, and stops at each of its limits with the message that names
 //! it, in a clean environment and an empty folder.
 
 use std::time::{Duration, Instant};
 
-use racegate::compile_child::{compile, LimitHit, Limits, Outcome, Request};
+use racegate::build::compile_child::{compile, LimitHit, Limits, Outcome, Request};
 
 fn root() -> std::path::PathBuf {
     super::package_dir().parent().unwrap().to_path_buf()
@@ -192,12 +192,12 @@ printf '{\"Failed\":{\"log\":\"%s|%s\"}}' \"$(env | grep -v '^PWD=\\|^SHLVL=\\|^
 
 #[test]
 fn an_allowed_header_is_served_from_memory_and_no_other() {
-    let dirs = racegate::toolchain::cuda_include_dirs(&root());
+    let dirs = racegate::build::toolchain::cuda_include_dirs(&root());
     if !dirs.iter().any(|d| d.join("cuda_fp16.h").is_file()) {
         eprintln!("no cuda_fp16.h in {dirs:?}: install the toolkit headers with `racegate setup`");
         return;
     }
-    let served = racegate::headers::serve(&["cuda_fp16.h".to_string()], &dirs).unwrap();
+    let served = racegate::build::headers::serve(&["cuda_fp16.h".to_string()], &dirs).unwrap();
     let src = "#include <cuda_fp16.h>\nextern \"C\" __global__ void k(__half* o) { o[0] = __float2half(1.0f); }\n";
     let mut req = Request::new("h.cu", src);
     req.headers = served.clone();
@@ -215,13 +215,14 @@ fn team_code_compiles_in_the_child_to_the_same_ptx_as_in_this_process() {
     // Every file of the catalog and of the user-shaped corpus (include folders, quoted includes,
     // C++ name expressions), with jitter: the child, working in this process's folder, gives
     // byte-identical PTX, line information included.
-    use racegate::catalog::Catalog;
-    use racegate::compile::{compile_here, BuildOptions};
-    use racegate::compile_child::compile_team;
+    use racegate::build::compile::{compile_here, BuildOptions};
+    use racegate::build::compile_child::compile_team;
+    use racegate::source::catalog::Catalog;
     let root = root();
     let exe = super::racegate_exe();
-    let corpus = racegate::manifest::Manifest::load(&root.join("examples/corpus/racegate.toml"))
-        .expect("the corpus manifest loads");
+    let corpus =
+        racegate::source::manifest::Manifest::load(&root.join("examples/corpus/racegate.toml"))
+            .expect("the corpus manifest loads");
     let catalogs = [
         Catalog::discover(&root).expect("the catalog loads"),
         Catalog::from_manifest(corpus),
@@ -263,12 +264,12 @@ fn team_code_compiles_in_the_child_to_the_same_ptx_as_in_this_process() {
 
 #[test]
 fn a_team_compile_error_names_the_file_by_its_own_path_and_keeps_a_long_log() {
-    use racegate::compile::BuildOptions;
+    use racegate::build::compile::BuildOptions;
     let root = root();
     let bad: String = (0..100)
         .map(|i| format!("__device__ int f{i}() {{ return undeclared_{i}; }}\n"))
         .collect();
-    match racegate::compile_child::compile_team(
+    match racegate::build::compile_child::compile_team(
         &super::racegate_exe(),
         &root,
         "kernels/not_there.cu",

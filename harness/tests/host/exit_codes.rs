@@ -25,7 +25,7 @@ fn root() -> std::path::PathBuf {
 }
 
 fn has_device() -> bool {
-    racegate::device::probe().is_ok()
+    racegate::run::device::probe().is_ok()
 }
 
 /// A manifest project in a scratch folder: one kernel, `source` its text.

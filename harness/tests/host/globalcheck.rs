@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use racegate::sanitize::globalcheck::build;
+use racegate::build::globalcheck as build;
 
 #[test]
 fn the_tool_and_its_patches_build_from_the_pinned_wheels() {
@@ -41,8 +41,11 @@ fn the_tool_and_its_patches_build_from_the_pinned_wheels() {
 }
 
 /// A fixture's report and line tables, as `racegate sanitize --tool globalcheck` reads them.
-fn decide_fixture(stem: &str, exit: racegate::watchdog::Exit) -> racegate::sanitize::Outcome {
-    use racegate::sanitize::globalcheck::{lines::LineTable, report, run};
+fn decide_fixture(
+    stem: &str,
+    exit: racegate::proc::watchdog::Exit,
+) -> racegate::judge::sanitize::Outcome {
+    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run};
     let root = super::package_dir().parent().unwrap().to_path_buf();
     let path = super::package_dir().join(format!("tests/fixtures/h200/{stem}.jsonl"));
     let rep = report::parse(&std::fs::read_to_string(&path).unwrap());
@@ -57,8 +60,8 @@ fn decide_fixture(stem: &str, exit: racegate::watchdog::Exit) -> racegate::sanit
 
 #[test]
 fn h200_reports_decide_clean_and_flagged_at_the_bug_line() {
-    use racegate::sanitize::Outcome;
-    use racegate::watchdog::Exit;
+    use racegate::judge::sanitize::Outcome;
+    use racegate::proc::watchdog::Exit;
     assert_eq!(
         decide_fixture("matmul_naive__globalcheck", Exit::Code(0)),
         Outcome::Clean
@@ -85,14 +88,14 @@ fn h200_reports_decide_clean_and_flagged_at_the_bug_line() {
 
 #[test]
 fn reports_that_say_too_little_are_inconclusive_never_clean() {
-    use racegate::sanitize::globalcheck::report;
-    use racegate::sanitize::Outcome;
-    use racegate::watchdog::Exit;
+    use racegate::judge::sanitize::globalcheck::report;
+    use racegate::judge::sanitize::Outcome;
+    use racegate::proc::watchdog::Exit;
     let root = std::path::Path::new("/");
     let none = std::collections::BTreeMap::new();
     let decide = |text: &str| {
         let mut log = String::new();
-        racegate::sanitize::globalcheck::run::decide(
+        racegate::judge::sanitize::globalcheck::run::decide(
             &Exit::Code(0),
             false,
             &report::parse(text),
@@ -161,7 +164,7 @@ fn reports_that_say_too_little_are_inconclusive_never_clean() {
     }
     // A target that failed with nothing found: nothing can be concluded from its launches.
     let mut log = String::new();
-    let failed = racegate::sanitize::globalcheck::run::decide(
+    let failed = racegate::judge::sanitize::globalcheck::run::decide(
         &Exit::Code(1),
         false,
         &report::parse(&format!("{header}\n{}", launch(0, ""))),
@@ -176,8 +179,8 @@ fn reports_that_say_too_little_are_inconclusive_never_clean() {
 fn h200_reports_of_the_limits_program_are_inconclusive_where_globalcheck_cannot_judge() {
     // `examples/globalcheck/limits.cu` under `racegate sanitize --tool globalcheck -- ./limits
     // MODE` on the H200 (run 18): each report as the tool wrote it.
-    use racegate::sanitize::Outcome;
-    use racegate::watchdog::Exit;
+    use racegate::judge::sanitize::Outcome;
+    use racegate::proc::watchdog::Exit;
     assert_eq!(
         decide_fixture("programs/limits_named_ok", Exit::Code(0)),
         Outcome::Clean,
@@ -205,9 +208,9 @@ fn findings_set_aside_in_one_launch_do_not_hide_a_race_in_another() {
     // Two kernels of one module: `vol` polls a volatile flag (a strong load in its SASS), `plain`
     // does not. Both launches report a race between blocks. `vol`'s is set aside (the tool cannot
     // see a volatile handoff), `plain`'s still counts; alone, `vol`'s makes the run inconclusive.
-    use racegate::sanitize::globalcheck::{lines::LineTable, report, run};
-    use racegate::sanitize::Outcome;
-    use racegate::watchdog::Exit;
+    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run};
+    use racegate::judge::sanitize::Outcome;
+    use racegate::proc::watchdog::Exit;
     let header = r#"{"tool":"globalcheck","mode":1,"budget_bytes":4096,"patches":"p"}"#;
     let module = r#"{"module":7,"cubin":"module-7.cubin","image_bytes":1,"functions":[{"name":"vol","pc":4096,"size":256},{"name":"plain","pc":8192,"size":256}],"globals":[]}"#;
     let launch = |n: u32, kernel: &str, pc: u64| {
@@ -264,9 +267,9 @@ fn findings_set_aside_in_one_launch_do_not_hide_a_race_in_another() {
 fn an_earlier_access_across_a_4_gib_boundary_keeps_its_line() {
     // The device keeps the low 32 bits of the earlier access's pc and takes the high half from
     // the later one; code that straddles a 4 GiB boundary gets the neighbouring window back.
-    use racegate::sanitize::globalcheck::{lines::LineTable, report, run};
-    use racegate::sanitize::Outcome;
-    use racegate::watchdog::Exit;
+    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run};
+    use racegate::judge::sanitize::Outcome;
+    use racegate::proc::watchdog::Exit;
     let base: u64 = 0xFFFF_FF00;
     let now = 0x1_0000_0010u64; // offset 0x110 of `far`
     let then_on_device = (now & !0xFFFF_FFFF) | ((base + 0x20) & 0xFFFF_FFFF);

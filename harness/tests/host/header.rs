@@ -1,6 +1,6 @@
 //! `header::<name>`: the `//@` parser on good and bad headers.
 
-use racegate::catalog::parse_file;
+use racegate::source::catalog::parse_file;
 
 use crate::{assert_parses, assert_rejects};
 

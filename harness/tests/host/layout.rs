@@ -39,7 +39,6 @@ fn modules(src: &Path) -> Vec<Module> {
             if is_mod_rs || path == ["lib"] || path == ["main"] {
                 path.pop();
             }
-            // The binary's modules live beside the library's; `cli` is the binary's.
             out.push(Module {
                 path,
                 is_mod_rs,
@@ -181,7 +180,6 @@ fn expand(tree: &str, out: &mut Vec<Vec<String>>) {
 fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mods = modules(src);
     let known: BTreeSet<Vec<String>> = mods.iter().map(|m| m.path.clone()).collect();
-    let in_bin = |p: &[String]| p.first().is_some_and(|f| f == "cli") || p.is_empty();
     // Names each mod.rs re-exports: (module, name) -> the child that defines it.
     let mut reexports: BTreeMap<(Vec<String>, String), Vec<String>> = BTreeMap::new();
     for m in mods.iter().filter(|m| m.is_mod_rs) {
@@ -217,12 +215,7 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         for p in paths(&m.text) {
             // Anchor the path to an absolute module path.
             let mut abs: Vec<String> = match p[0].as_str() {
-                "crate" => {
-                    if in_bin(&m.path) && !m.path.is_empty() {
-                        continue;
-                    }
-                    p[1..].to_vec()
-                }
+                "crate" => p[1..].to_vec(),
                 "racegate" => p[1..].to_vec(),
                 "super" => {
                     let mut base = m.path.clone();
@@ -318,6 +311,131 @@ fn no_import_circle() {
         found.is_empty(),
         "files that import each other, directly or around a circle: {found:?}\n\
          move what both need into a file of its own (see entry.rs, case.rs, grade/config.rs)"
+    );
+}
+
+/// The layers of `harness/src`, lowest first (the crate docs in `lib.rs` draw the same table). A
+/// module may import modules of its own layer and of the layers below, never one above: the
+/// pipeline reads bottom-up. `""` is `lib.rs`.
+const LAYERS: &[&[&str]] = &[
+    &["errors"],
+    &["proc", "source"],
+    &["build"],
+    &["run"],
+    &["judge"],
+    &["gate", "grade", "mutate"],
+    &["report"],
+    &["cli"],
+    &["api", "testing", ""],
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    let head = module.split("::").next().unwrap_or("");
+    LAYERS.iter().position(|l| l.contains(&head))
+}
+
+/// Imports that run from a lower layer to a higher one, as `from -> to`.
+fn upward(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, tos) in g {
+        for to in tos {
+            if let (Some(a), Some(b)) = (layer_of(from), layer_of(to)) {
+                if b > a {
+                    out.push(format!("{from} -> {to}"));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_module_has_a_layer_and_imports_point_down() {
+    let g = graph(&src());
+    let unplaced: Vec<&String> = g.keys().filter(|m| layer_of(m).is_none()).collect();
+    assert!(
+        unplaced.is_empty(),
+        "modules in no layer of LAYERS (add their folder to it): {unplaced:?}"
+    );
+    let up = upward(&g);
+    assert!(
+        up.is_empty(),
+        "imports from a lower layer to a higher one (LAYERS, lowest first): {up:?}\n\
+         move what the lower module needs down, or the code that needs both up"
+    );
+}
+
+#[test]
+fn the_checker_sees_an_upward_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir(src.join("build")).unwrap();
+    std::fs::create_dir(src.join("run")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod build;\npub mod run;\n").unwrap();
+    std::fs::write(src.join("build/mod.rs"), "pub mod compile;\n").unwrap();
+    std::fs::write(src.join("run/mod.rs"), "pub mod launch;\n").unwrap();
+    std::fs::write(
+        src.join("run/launch.rs"),
+        "use crate::build::compile::Ptx;\n",
+    )
+    .unwrap();
+    // Planted: the compile stage reaching up into the device stage.
+    std::fs::write(
+        src.join("build/compile.rs"),
+        "pub struct Ptx;\nfn f() { crate::run::launch::go() }\n",
+    )
+    .unwrap();
+    let g = graph(src);
+    assert_eq!(
+        upward(&g),
+        vec!["build::compile -> run::launch".to_string()],
+        "{g:?}"
+    );
+    std::fs::write(src.join("build/compile.rs"), "pub struct Ptx;\n").unwrap();
+    assert!(upward(&graph(src)).is_empty());
+}
+
+#[test]
+fn the_source_root_lists_stages_and_each_folder_says_what_it_holds() {
+    let mut entries: Vec<String> = std::fs::read_dir(src())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    entries.sort();
+    assert!(
+        entries.len() <= 15,
+        "harness/src should read as the pipeline, at most 15 entries: {entries:?}"
+    );
+    for e in &entries {
+        let name = e.trim_end_matches(".rs");
+        assert!(
+            layer_of(name).is_some() || name == "lib" || name == "main",
+            "{e} in harness/src is neither a stage, a product nor a crate-level file (LAYERS)"
+        );
+    }
+    // Every folder's mod.rs opens with what it holds and, on its second line, what it may import.
+    let mut stack = vec![src()];
+    let mut bad = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                let m = std::fs::read_to_string(p.join("mod.rs")).unwrap_or_default();
+                let lines: Vec<&str> = m.lines().take(2).collect();
+                let ok = lines.len() == 2
+                    && lines.iter().all(|l| l.starts_with("//!") && l.len() > 10)
+                    && lines[1].contains("import");
+                if !ok {
+                    bad.push(p.display().to_string());
+                }
+                stack.push(p);
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "folders whose mod.rs does not open with two lines (what it holds; what it may import): {bad:?}"
     );
 }
 

@@ -10,7 +10,7 @@ mod keys;
 mod launches;
 mod signature;
 
-use racegate::manifest::{KernelSpec, Manifest};
+use racegate::source::manifest::{KernelSpec, Manifest};
 
 use crate::{assert_parses, assert_rejects};
 
@@ -70,10 +70,10 @@ fn rejects_at(text: &str, at: &str, want: &str) {
 }
 
 /// A problem drawn from `k` at random sizes.
-fn draw(k: &KernelSpec, seed: u64) -> racegate::exercises::Problem {
+fn draw(k: &KernelSpec, seed: u64) -> racegate::source::exercises::Problem {
     use rand::SeedableRng;
     k.draw(
-        racegate::exercises::SizeChoice::Random { lo: 1, hi: 1 },
+        racegate::source::exercises::SizeChoice::Random { lo: 1, hi: 1 },
         &mut rand::rngs::ChaCha8Rng::seed_from_u64(seed),
     )
 }

@@ -6,11 +6,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use racegate::catalog::{Catalog, Detector};
 use racegate::mutate::{
-    self, mutants, Equivalents, KernelResult, MutantResult, MutationReport, Operator,
+    self, mutants, score::KernelResult, Equivalents, MutantResult, MutationReport, Operator,
     OperatorScore, Outcome, Unit,
 };
+use racegate::source::catalog::{Catalog, Detector};
 
 fn root() -> std::path::PathBuf {
     super::package_dir().parent().unwrap().to_path_buf()
@@ -69,10 +69,13 @@ fn barrier_into_branch_puts_it_under_a_thread_dependent_condition() {
         got[0],
         REDUCE.replace(
             "    __syncthreads();\n    for",
-            &format!("    {}__syncthreads();\n    for", mutate::BRANCH)
+            &format!("    {}__syncthreads();\n    for", mutate::operators::BRANCH)
         )
     );
-    assert!(mutate::BRANCH.contains("threadIdx.y") && mutate::BRANCH.contains("% 2 == 0"));
+    assert!(
+        mutate::operators::BRANCH.contains("threadIdx.y")
+            && mutate::operators::BRANCH.contains("% 2 == 0")
+    );
 }
 
 #[test]
@@ -425,7 +428,7 @@ fn an_equivalent_without_a_reason_is_bad_input() {
 
 /// Every mutant of every kernel of `catalog` chosen by `keep`, built as the battery builds it
 /// (with and without jitter); returns how many.
-fn build_all(catalog: &Catalog, keep: impl Fn(&racegate::catalog::Case) -> bool) -> usize {
+fn build_all(catalog: &Catalog, keep: impl Fn(&racegate::source::catalog::Case) -> bool) -> usize {
     let mut files: Vec<&str> = Vec::new();
     for c in catalog.cases.iter().filter(|c| keep(c)) {
         if !files.contains(&c.path.as_str()) {
@@ -447,7 +450,8 @@ fn build_all(catalog: &Catalog, keep: impl Fn(&racegate::catalog::Case) -> bool)
         for m in &unit.mutants {
             total += 1;
             // Today every one builds; a stillborn one would be reported with NVRTC's line.
-            let r = mutate::compiles(catalog, &unit, m, racegate::compile::DEFAULT_ARCH).unwrap();
+            let r = mutate::compiles(catalog, &unit, m, racegate::build::compile::DEFAULT_ARCH)
+                .unwrap();
             assert_eq!(
                 r,
                 None,
@@ -460,12 +464,12 @@ fn build_all(catalog: &Catalog, keep: impl Fn(&racegate::catalog::Case) -> bool)
                 "-I{}",
                 catalog.root.join(f).parent().unwrap().display()
             ));
-            let jitter = racegate::compile::BuildOptions {
+            let jitter = racegate::build::compile::BuildOptions {
                 jitter: true,
                 extra,
                 ..Default::default()
             };
-            let built = racegate::compile::compile_source(
+            let built = racegate::build::compile::compile_source(
                 &catalog.root,
                 f,
                 &m.apply(&unit.source),
@@ -492,7 +496,8 @@ fn every_mutant_of_every_correct_kernel_compiles() {
 #[test]
 fn every_mutant_of_the_corpus_compiles() {
     let m =
-        racegate::manifest::Manifest::load(&root().join("examples/corpus/racegate.toml")).unwrap();
+        racegate::source::manifest::Manifest::load(&root().join("examples/corpus/racegate.toml"))
+            .unwrap();
     let catalog = Catalog::from_manifest(m);
     let n = build_all(&catalog, |_| true);
     assert!(n > 50, "{n}");
@@ -571,7 +576,7 @@ fn an_inconclusive_control_makes_the_run_inconclusive() {
         kernel: "kernels/k.cu".into(),
         file: "kernels/k.cu".into(),
         cases: vec!["k".into()],
-        control: Some(racegate::mutate::Control {
+        control: Some(racegate::mutate::score::Control {
             flagged_by: None,
             inconclusive: true,
             detail: "inconclusive: NVRTC failed".into(),

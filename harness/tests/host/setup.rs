@@ -89,7 +89,7 @@ fn doctor_names_what_is_missing_and_the_fix() {
     for name in ["driver", "gpu", "nvrtc", "compute-sanitizer", "ncu"] {
         assert!(text.contains(name), "{name} not named:\n{text}");
     }
-    if racegate::device::probe().is_err() {
+    if racegate::run::device::probe().is_err() {
         assert_eq!(code, 4, "{text}");
         assert!(text.contains("MISSING  gpu"), "{text}");
     } else {

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use racegate::exercises::{Arg, Bits, Init, LaunchStep, Problem, SizeChoice};
-use racegate::manifest::{self, ArgSpec, Check, KernelSpec, LaunchSpec, Manifest};
+use racegate::source::exercises::{Arg, Bits, Init, LaunchStep, Problem, SizeChoice};
+use racegate::source::manifest::{ArgSpec, Check, KernelSpec, LaunchSpec, Manifest};
 use rand::rngs::ChaCha8Rng;
 use rand::SeedableRng;
 
@@ -64,7 +64,7 @@ fn check_problem(k: &KernelSpec, p: &Problem) {
             unreachable!()
         };
         assert_eq!(&*b.name, name.as_str());
-        let n = manifest::eval(len, &p.sizes).unwrap() as usize;
+        let n = racegate::source::expr::eval(len, &p.sizes).unwrap() as usize;
         assert_eq!(
             b.len_bytes(),
             n * elem.size(),

@@ -2,12 +2,13 @@
 //! `compare`, `unwritten`, the kernel-level `tolerance`) and `include`, on a good kernel: what
 //! each parses to, what a drawn problem then holds, and the mistakes each can be written with.
 
-use racegate::exercises::{Arg, Bits, Elem, Init, Problem, Tolerance};
-use racegate::manifest::{ArgSpec, Gen};
+use racegate::source::exercises::{Arg, Bits, Elem, Init, Problem, Tolerance};
+use racegate::source::manifest::gen::Gen;
+use racegate::source::manifest::ArgSpec;
 
 use super::{draw, kernel, rejects_at, set, with_args, GOOD_KERNEL};
 
-fn buffer<'p>(p: &'p Problem, name: &str) -> &'p racegate::exercises::Buffer {
+fn buffer<'p>(p: &'p Problem, name: &str) -> &'p racegate::source::exercises::Buffer {
     p.buffers
         .iter()
         .find(|b| &*b.name == name)
@@ -161,7 +162,7 @@ trait InitBytes {
     fn init_bytes(&self) -> Vec<u8>;
 }
 
-impl InitBytes for racegate::exercises::Buffer {
+impl InitBytes for racegate::source::exercises::Buffer {
     fn init_bytes(&self) -> Vec<u8> {
         match &self.init {
             Init::Data(d) => d.clone(),

@@ -2,8 +2,8 @@
 //! expressions, `[[kernel.launch]]` tables) and how its reference is (`oracle` with a launch of
 //! its own or in place of the entry), and the mistakes each can be written with.
 
-use racegate::exercises::{Arg, Dim3, SizeChoice};
-use racegate::manifest::Check;
+use racegate::source::exercises::{Arg, Dim3, SizeChoice};
+use racegate::source::manifest::Check;
 use rand::rngs::ChaCha8Rng;
 use rand::SeedableRng;
 
@@ -78,7 +78,7 @@ fn launch_tables_share_the_kernels_buffers() {
     assert_eq!(k.entry_names_in("k.cu"), ["scan<int, 256>", "add_offsets"]);
     assert_eq!(k.entry_names_in("ref.cu"), ["pipe_ref"]);
     let p = draw(&k, 3);
-    let names = |s: &racegate::exercises::LaunchStep| -> Vec<String> {
+    let names = |s: &racegate::source::exercises::LaunchStep| -> Vec<String> {
         s.args
             .iter()
             .map(|a| match a {

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use racegate::catalog::Catalog;
-use racegate::manifest::Manifest;
+use racegate::source::catalog::Catalog;
+use racegate::source::manifest::Manifest;
 
 fn repo() -> std::path::PathBuf {
     crate::package_dir().parent().unwrap().to_path_buf()
@@ -22,7 +22,7 @@ fn every_shipped_manifest_matches_its_ptx() {
     ] {
         let m = Manifest::load(&repo().join(rel)).unwrap();
         let catalog = Catalog::from_manifest(m);
-        if let Err(e) = racegate::signature::check(&catalog, "compute_90") {
+        if let Err(e) = racegate::build::signature::check(&catalog, "compute_90") {
             panic!("{rel}: {e}");
         }
     }

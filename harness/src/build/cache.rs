@@ -1,0 +1,146 @@
+//! racegate's private cache folder: `$RACEGATE_CACHE`, else `$XDG_CACHE_HOME/racegate`, else
+//! `~/.cache/racegate`. It holds the PTX handed to worker processes, the grader's scratch
+//! folders and the GPU lock, so nobody else may own or write it: a folder another user created
+//! there first (as anyone could in a shared `/tmp`) is refused with an error, never used, and
+//! one of ours is kept at mode 0700.
+//!
+//! ```no_run
+//! let dir = racegate::build::cache::dir()?; // created on first use, checked once per process
+//! # Ok::<(), racegate::Error>(())
+//! ```
+
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::errors::{Error, Result};
+
+/// The folder, created private on first use and checked once per process.
+pub fn dir() -> Result<PathBuf> {
+    static DIR: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = location()?;
+        // SAFETY: getuid cannot fail.
+        let me = unsafe { libc::getuid() };
+        make_private(&dir, me, |m| m.uid())?;
+        Ok(dir)
+    })
+    .clone()
+    .map_err(Error::Cache)
+}
+
+/// Where the folder is, from the environment.
+fn location() -> std::result::Result<PathBuf, String> {
+    let var = |k| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = var("RACEGATE_CACHE") {
+        return Ok(d);
+    }
+    // The XDG base directory spec: a relative value is invalid and ignored.
+    if let Some(d) = var("XDG_CACHE_HOME").filter(|d| d.is_absolute()) {
+        return Ok(d.join("racegate"));
+    }
+    if let Some(h) = var("HOME") {
+        return Ok(h.join(".cache").join("racegate"));
+    }
+    Err("no cache folder: HOME is not set; set RACEGATE_CACHE to a folder of your own".into())
+}
+
+/// Creates `dir` (mode 0700) if needed and makes sure it is a folder owned by `me` that nobody
+/// else can write: a folder owned by another user is refused, one of ours with looser modes is
+/// tightened. `owner_of` reads a folder's owner (tests pass another uid).
+pub fn make_private(
+    dir: &Path,
+    me: u32,
+    owner_of: impl Fn(&std::fs::Metadata) -> u32,
+) -> std::result::Result<(), String> {
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("creating {}: {e}", parent.display()))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("creating {}: {e}", dir.display())),
+    }
+    // Not followed: a link someone else planted is theirs, whatever it points to.
+    let link = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let meta = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for m in [&link, &meta] {
+        let owner = owner_of(m);
+        if owner != me {
+            return Err(format!(
+                "racegate's cache folder {} belongs to another user (uid {owner}, you are uid {me}); \
+                 it is not used, since its owner could change what racegate builds and runs. \
+                 Remove it or set RACEGATE_CACHE to a folder of your own",
+                dir.display()
+            ));
+        }
+    }
+    if !meta.is_dir() {
+        return Err(format!(
+            "racegate's cache folder {} is not a folder",
+            dir.display()
+        ));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("making {} private (mode 0700): {e}", dir.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_folder_is_private() {
+        let base = tempfile::tempdir().unwrap();
+        let d = base.path().join("a/racegate");
+        make_private(&d, 7, |_| 7).unwrap();
+        let mode = std::fs::metadata(&d).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+    }
+
+    #[test]
+    fn a_folder_of_another_user_is_refused() {
+        let base = tempfile::tempdir().unwrap();
+        let d = base.path().join("racegate");
+        std::fs::create_dir(&d).unwrap();
+        let e = make_private(&d, 1000, |_| 1001).unwrap_err();
+        assert!(e.contains("belongs to another user (uid 1001"), "{e}");
+        assert!(e.contains("RACEGATE_CACHE"), "{e}");
+    }
+
+    #[test]
+    fn a_loose_folder_of_ours_is_tightened_and_a_file_is_refused() {
+        let base = tempfile::tempdir().unwrap();
+        let d = base.path().join("racegate");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        make_private(&d, 5, |_| 5).unwrap();
+        assert_eq!(std::fs::metadata(&d).unwrap().mode() & 0o777, 0o700);
+        let f = base.path().join("file");
+        std::fs::write(&f, "").unwrap();
+        assert!(make_private(&f, 5, |_| 5)
+            .unwrap_err()
+            .contains("not a folder"));
+    }
+
+    #[test]
+    fn a_link_planted_by_another_user_is_refused() {
+        let base = tempfile::tempdir().unwrap();
+        let target = base.path().join("mine");
+        std::fs::create_dir(&target).unwrap();
+        let link = base.path().join("racegate");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        // The link reads as another user's, the folder it points to as ours.
+        let e =
+            make_private(&link, 5, |m| if m.file_type().is_symlink() { 6 } else { 5 }).unwrap_err();
+        assert!(e.contains("uid 6"), "{e}");
+    }
+}

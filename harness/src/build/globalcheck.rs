@@ -1,0 +1,288 @@
+//! Building the tool on first use: the host part (`harness/globalcheck/tool.cpp`) with g++
+//! and the device patches (`patches.cu`) with nvcc, from the system CUDA toolkit (its
+//! `compute-sanitizer/` folder has the Sanitizer API) or from the pinned 13.0 wheels that
+//! `ci/setup` and `racegate setup` install. The results are cached in racegate's private cache
+//! under a hash of the sources and the toolchain, so a rebuilt racegate or another toolkit
+//! builds anew and nothing stale is ever loaded. Both compiles run as children with a deadline.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::proc::watchdog::{self, Exit};
+
+/// The sources, compiled into racegate so that an installed binary can build its tool.
+pub const SOURCES: [(&str, &str); 3] = [
+    (
+        "globalcheck.h",
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/globalcheck/globalcheck.h")),
+    ),
+    ("tool.cpp", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/globalcheck/tool.cpp"))),
+    (
+        "patches.cu",
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/globalcheck/patches.cu")),
+    ),
+];
+
+/// Where the compilers and the Sanitizer API were found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toolchain {
+    pub gxx: PathBuf,
+    pub nvcc: PathBuf,
+    /// Holds `sanitizer_patching.h`.
+    pub sanitizer_include: PathBuf,
+    /// Holds `libsanitizer-public.so`.
+    pub sanitizer_lib: PathBuf,
+    /// Holds `cuda.h`.
+    pub cuda_include: PathBuf,
+}
+
+/// The built tool.
+#[derive(Clone, Debug)]
+pub struct Built {
+    /// The host library, for `CUDA_INJECTION64_PATH`.
+    pub tool: PathBuf,
+    /// The patches' fatbin.
+    pub patches: PathBuf,
+}
+
+/// The CUDA folders to look in, in order: `CUDA_HOME`, `CUDA_PATH`, `/usr/local/cuda`, then the
+/// wheels of `racegate setup` (user cache) and of `ci/setup` (`.racegate/nvrtc` in `root` or
+/// above it, or above the racegate binary).
+fn candidates(root: &Path) -> Vec<PathBuf> {
+    let mut c: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .collect();
+    c.push(PathBuf::from("/usr/local/cuda"));
+    if let Some(d) = crate::build::toolchain::cache_install_dir() {
+        c.push(d.join("nvidia/cu13"));
+    }
+    let exe = std::env::current_exe().ok();
+    for base in root
+        .ancestors()
+        .chain(exe.iter().flat_map(|e| e.ancestors()))
+    {
+        c.push(base.join(".racegate/nvrtc/nvidia/cu13"));
+    }
+    c
+}
+
+/// The first CUDA folder with nvcc, the Sanitizer API headers and library, and `cuda.h`; g++
+/// from `CXX` or `PATH`.
+pub fn find(root: &Path) -> Result<Toolchain, String> {
+    let gxx = std::env::var_os("CXX")
+        .map(PathBuf::from)
+        .or_else(|| which("g++"))
+        .ok_or("g++ not found (set CXX or put g++ on PATH)")?;
+    for d in candidates(root) {
+        let nvcc = d.join("bin/nvcc");
+        let inc = [d.join("compute-sanitizer/include"), d.join("include")]
+            .into_iter()
+            .find(|p| p.join("sanitizer_patching.h").is_file());
+        let lib = [d.join("compute-sanitizer"), d.join("lib"), d.join("lib64")]
+            .into_iter()
+            .find(|p| p.join("libsanitizer-public.so").is_file());
+        let cuda_inc = d.join("include");
+        if let (true, Some(inc), Some(lib), true) =
+            (nvcc.is_file(), inc, lib, cuda_inc.join("cuda.h").is_file())
+        {
+            return Ok(Toolchain {
+                gxx,
+                nvcc,
+                sanitizer_include: inc,
+                sanitizer_lib: lib,
+                cuda_include: cuda_inc,
+            });
+        }
+    }
+    Err("no CUDA toolkit with nvcc and the Sanitizer API (compute-sanitizer/include/sanitizer_patching.h, libsanitizer-public.so) in CUDA_HOME, /usr/local/cuda or the wheels of `racegate setup`".into())
+}
+
+/// nvdisasm, for program counter -> line: beside nvcc, else on `PATH`.
+pub fn nvdisasm(root: &Path) -> Option<PathBuf> {
+    candidates(root)
+        .into_iter()
+        .map(|d| d.join("bin/nvdisasm"))
+        .find(|p| p.is_file())
+        .or_else(|| which("nvdisasm"))
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// FNV-1a, 64 bits: a stable key for the cache folder.
+fn fnv(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for p in parts {
+        for b in p.iter().chain([0u8].iter()) {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    h
+}
+
+/// The two compile commands (program, arguments) for sources in `src`, outputs in `out`.
+pub fn commands(tc: &Toolchain, src: &Path, out: &Path) -> Vec<(PathBuf, Vec<OsString>)> {
+    let os = |s: &str| OsString::from(s);
+    let inc = |p: &Path| OsString::from(format!("-I{}", p.display()));
+    vec![
+        (
+            tc.gxx.clone(),
+            vec![
+                // No optimization: the host part runs only at module loads and launches, and
+                // on the H200 an -O2 build crashed in its first callback (probe 2, run 13).
+                os("-std=c++17"),
+                os("-O0"),
+                os("-g"),
+                os("-shared"),
+                os("-fPIC"),
+                inc(&tc.sanitizer_include),
+                inc(&tc.cuda_include),
+                inc(src),
+                os("-o"),
+                out.join("libracegate-globalcheck.so").into(),
+                src.join("tool.cpp").into(),
+                OsString::from(format!("-L{}", tc.sanitizer_lib.display())),
+                os("-lsanitizer-public"),
+                os("-ldl"),
+                OsString::from(format!("-Wl,-rpath,{}", tc.sanitizer_lib.display())),
+            ],
+        ),
+        (
+            tc.nvcc.clone(),
+            vec![
+                os("--fatbin"),
+                os("--keep-device-functions"),
+                os("-Xptxas"),
+                os("--compile-as-tools-patch"),
+                os("-gencode"),
+                os("arch=compute_90,code=sm_90"),
+                inc(&tc.sanitizer_include),
+                inc(src),
+                os("-o"),
+                out.join("patches.fatbin").into(),
+                src.join("patches.cu").into(),
+            ],
+        ),
+    ]
+}
+
+/// What identifies the toolchain beyond its paths: the compilers' version lines and the size
+/// and modification time of the Sanitizer API's library and patching header.
+fn toolchain_identity(tc: &Toolchain) -> String {
+    let version = |p: &Path| {
+        watchdog::run_collecting(
+            p,
+            &[OsString::from("--version")],
+            &[],
+            Duration::from_secs(30),
+        )
+        .map(|(_, out)| out)
+        .unwrap_or_default()
+    };
+    let stamp = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
+            .unwrap_or_default()
+    };
+    format!(
+        "{}\n{}\n{}\n{}",
+        version(&tc.gxx),
+        version(&tc.nvcc),
+        stamp(&tc.sanitizer_lib.join("libsanitizer-public.so")),
+        stamp(&tc.sanitizer_include.join("sanitizer_patching.h"))
+    )
+}
+
+/// Builds the tool unless the cache has it; `Err` says what is missing or what the compiler
+/// said. Worked out once per process and root: a matrix or a mutation run asks for every run,
+/// from many threads at once, and neither the toolchain's version probes nor a first build
+/// need to happen more than once.
+pub fn ensure(root: &Path) -> Result<Built, String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static DONE: OnceLock<Mutex<HashMap<PathBuf, Result<Built, String>>>> = OnceLock::new();
+    let mut done = DONE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    done.entry(root.to_path_buf())
+        .or_insert_with(|| build(root))
+        .clone()
+}
+
+/// [`ensure`]'s work: find, key, and build unless the cache has it.
+fn build(root: &Path) -> Result<Built, String> {
+    let tc = find(root)?;
+    // The sources, the exact commands (their flags included) and what the toolchain is, not
+    // only where: an upgraded toolkit in the same folder builds anew.
+    let how = format!("{:?}", commands(&tc, Path::new("SRC"), Path::new("OUT")));
+    let what = toolchain_identity(&tc);
+    let key = fnv(&[
+        SOURCES[0].1.as_bytes(),
+        SOURCES[1].1.as_bytes(),
+        SOURCES[2].1.as_bytes(),
+        how.as_bytes(),
+        what.as_bytes(),
+    ]);
+    let cache = crate::build::cache::dir().map_err(|e| e.to_string())?;
+    let dir = cache.join("globalcheck").join(format!("{key:016x}"));
+    let built = Built {
+        tool: dir.join("libracegate-globalcheck.so"),
+        patches: dir.join("patches.fatbin"),
+    };
+    if built.tool.is_file() && built.patches.is_file() {
+        return Ok(built);
+    }
+    let parent = cache.join("globalcheck");
+    std::fs::create_dir_all(&parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
+    let tmp = tempfile::tempdir_in(&parent)
+        .map_err(|e| format!("creating a folder in {}: {e}", parent.display()))?;
+    for (name, text) in SOURCES {
+        std::fs::write(tmp.path().join(name), text).map_err(|e| format!("writing {name}: {e}"))?;
+    }
+    // nvcc from the wheels finds its helpers (cicc, ptxas) through PATH.
+    let path = format!(
+        "{}:{}",
+        tc.nvcc.parent().unwrap_or(Path::new(".")).display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (program, args) in commands(&tc, tmp.path(), tmp.path()) {
+        let (done, out) = watchdog::run_collecting(
+            &program,
+            &args,
+            &[("PATH".to_string(), path.clone())],
+            Duration::from_secs(300),
+        )
+        .map_err(|e| e.to_string())?;
+        if done.exit != Exit::Code(0) {
+            return Err(format!(
+                "building globalcheck: {} failed ({:?}): {}{}",
+                program.display(),
+                done.exit,
+                out,
+                done.stderr
+            ));
+        }
+    }
+    // Another racegate may have finished the same build meanwhile: either copy will do, and
+    // ours is then removed rather than left behind.
+    let tmp = tmp.keep();
+    if std::fs::rename(&tmp, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    if built.tool.is_file() && built.patches.is_file() {
+        Ok(built)
+    } else {
+        Err(format!(
+            "building globalcheck: {} is incomplete",
+            dir.display()
+        ))
+    }
+}

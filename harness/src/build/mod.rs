@@ -1,0 +1,12 @@
+//! Source to code a device runs: NVRTC and the compile child, toolchain, PTX, signatures, tool build.
+//! Layer 2: may import `errors`, `proc/` and `source/`.
+
+pub mod cache;
+pub mod compile;
+pub mod compile_child;
+pub mod globalcheck;
+pub mod headers;
+pub mod ptx;
+pub mod setup;
+pub mod signature;
+pub mod toolchain;

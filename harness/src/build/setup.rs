@@ -1,0 +1,123 @@
+//! Installing what racegate needs on a machine without a CUDA toolkit: the pinned NVRTC 13.0
+//! wheels from PyPI, with `pip install --target` into racegate's private user cache
+//! (`~/.cache/racegate/nvrtc`), where [`crate::build::toolchain`] finds them from any folder. The
+//! versions are pinned to 13.0 because driver 580 cannot load the PTX of a newer NVRTC.
+//!
+//! ```no_run
+//! let done = racegate::build::setup::install("python3", false)?;
+//! println!("{}", done.dir.display());
+//! # Ok::<(), racegate::Error>(())
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::errors::{Error, Result};
+use crate::build::toolchain;
+
+/// The wheels `racegate setup` installs: NVRTC, the runtime's headers (`cuda_fp16.h`) and
+/// CCCL (`cuda/std`), pinned to what driver 580 can load (DECISIONS: wheels); and nvcc with the
+/// Sanitizer API, from which racegate builds its globalcheck tool where no CUDA toolkit is
+/// installed (nvcc's own dependencies are unpinned, so nvvm and crt are pinned here).
+pub const NVRTC_WHEELS: [&str; 7] = [
+    "nvidia-cuda-nvrtc==13.0.88",
+    "nvidia-cuda-runtime==13.0.96",
+    "nvidia-cuda-cccl==13.0.85",
+    "nvidia-cuda-nvcc==13.0.88",
+    "nvidia-nvvm==13.0.88",
+    "nvidia-cuda-crt==13.0.88",
+    "nvidia-cuda-sanitizer-api==13.0.85",
+];
+
+/// A file written after a complete install: it lists the wheels, so a change of pins
+/// reinstalls and a half-finished install (no stamp) never counts as done.
+const STAMP: &str = "racegate-setup.txt";
+
+/// What [`install`] did.
+#[derive(Clone, Debug)]
+pub struct Installed {
+    /// The install folder (`<cache>/nvrtc`).
+    pub dir: PathBuf,
+    /// `false` when everything was already there and nothing was run.
+    pub changed: bool,
+}
+
+/// The stamp's text for the current pins.
+fn stamp_text() -> String {
+    NVRTC_WHEELS.join("\n") + "\n"
+}
+
+/// Whether `dir` holds a complete install of the current pins.
+pub fn is_installed(dir: &Path) -> bool {
+    dir.join(toolchain::WHEEL_LIB)
+        .join("libnvrtc.so.13")
+        .is_file()
+        && std::fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s == stamp_text())
+}
+
+/// Installs [`NVRTC_WHEELS`] with `python -m pip` into the user cache, unless they are there
+/// already (`force` reinstalls). Into a fresh sibling folder first, renamed into place at the
+/// end, so an interrupted install leaves the previous one (or none) intact.
+pub fn install(python: &str, force: bool) -> Result<Installed> {
+    let dir = toolchain::cache_install_dir().ok_or_else(|| {
+        Error::Setup(crate::build::cache::dir().err().map_or_else(
+            || "racegate's cache folder cannot be used".to_string(),
+            |e| e.to_string(),
+        ))
+    })?;
+    if !force && is_installed(&dir) {
+        return Ok(Installed {
+            dir,
+            changed: false,
+        });
+    }
+    let tmp = dir.with_extension("partial");
+    let _ = std::fs::remove_dir_all(&tmp);
+    let out = Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(["--no-warn-script-location", "--target"])
+        .arg(&tmp)
+        .args(NVRTC_WHEELS)
+        .output()
+        .map_err(|e| {
+            Error::Setup(format!(
+                "could not run `{python}`: {e}; racegate setup needs python3 with pip \
+                 (set PYTHON to another interpreter)"
+            ))
+        })?;
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&tmp);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(12).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(Error::Setup(format!(
+            "`{python} -m pip install --target {} {}` failed ({}); pip said:\n{}\n\
+             (pip needs network access to PyPI, or a configured index/mirror)",
+            tmp.display(),
+            NVRTC_WHEELS.join(" "),
+            out.status,
+            tail.join("\n")
+        )));
+    }
+    if !tmp
+        .join(toolchain::WHEEL_LIB)
+        .join("libnvrtc.so.13")
+        .is_file()
+    {
+        return Err(Error::Setup(format!(
+            "pip finished but {} holds no libnvrtc.so.13",
+            tmp.join(toolchain::WHEEL_LIB).display()
+        )));
+    }
+    std::fs::write(tmp.join(STAMP), stamp_text())
+        .map_err(|e| Error::io("writing", tmp.join(STAMP), e))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&tmp, &dir).map_err(|e| Error::io("moving into place", &dir, e))?;
+    Ok(Installed { dir, changed: true })
+}

@@ -1,0 +1,217 @@
+//! Finding the tools racegate stands on: the project root, NVRTC and compute-sanitizer.
+//!
+//! NVRTC is looked for, in order: `RACEGATE_NVRTC_LIB` (a file), the system's library path
+//! (a CUDA install), `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64`, `/usr/local/cuda/lib64`, the copy
+//! `racegate setup` installs from PyPI into racegate's user cache (`~/.cache/racegate/nvrtc`),
+//! and the project-local copy that racegate's own `ci/setup` puts in `.racegate/nvrtc`. The library
+//! found is loaded by absolute path before cudarc asks for it by name, so nobody has to export
+//! `LD_LIBRARY_PATH`.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::errors::{Error, Result};
+
+/// The folder, relative to the root, where `ci/setup` puts the NVRTC wheels.
+pub const LOCAL_NVRTC: &str = ".racegate/nvrtc/nvidia/cu13/lib";
+/// Where the wheels' libraries sit inside an install folder (`pip install --target`).
+pub const WHEEL_LIB: &str = "nvidia/cu13/lib";
+/// The install folder of `racegate setup`, inside racegate's private cache.
+pub const CACHE_NVRTC: &str = "nvrtc";
+
+/// The folder `racegate setup` installs the wheels into: `<cache>/nvrtc`. `None` when the
+/// cache cannot be used (another user's, no HOME): a library there is never loaded, since
+/// its owner could change what racegate runs.
+pub fn cache_install_dir() -> Option<PathBuf> {
+    crate::build::cache::dir().ok().map(|d| d.join(CACHE_NVRTC))
+}
+
+/// The library folders of the pip installs racegate knows: the user cache's (`racegate
+/// setup`), then the project-local ones (`ci/setup`) in the root or above it, or above the
+/// racegate binary (target/release/racegate in racegate's own checkout).
+fn wheel_lib_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = cache_install_dir()
+        .map(|d| d.join(WHEEL_LIB))
+        .into_iter()
+        .collect();
+    let exe = std::env::current_exe().ok();
+    for base in root
+        .ancestors()
+        .chain(exe.iter().flat_map(|e| e.ancestors()))
+    {
+        dirs.push(base.join(LOCAL_NVRTC));
+    }
+    dirs
+}
+const NVRTC_SONAME: &str = "libnvrtc.so.13";
+
+pub use crate::source::paths::{find_root, normalize, relative_to, report_root};
+
+/// The CUDA toolkit's header folder (`cuda_fp16.h`, `cuda_bf16.h`, `cuda/std`), which NVRTC
+/// 13.0 does not carry built in: `$CUDA_HOME/include`, `$CUDA_PATH/include`,
+/// `/usr/local/cuda/include`, or the wheels beside `racegate setup`'s or `ci/setup`'s NVRTC. Teams'
+/// kernels may use it; submissions never get it (grading serves its own allow-list).
+pub fn toolkit_include(root: &Path) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(|v| PathBuf::from(v).join("include"))
+        .collect();
+    dirs.push(PathBuf::from("/usr/local/cuda/include"));
+    for lib in wheel_lib_dirs(root) {
+        dirs.push(lib.join("../include"));
+    }
+    dirs.into_iter()
+        .find(|d| d.join("cuda_fp16.h").is_file())
+        .map(|d| normalize(&d))
+}
+
+/// Where NVRTC came from, for messages and records.
+#[derive(Clone, Debug)]
+pub struct Nvrtc {
+    pub source: String,
+    pub version: (i32, i32),
+    /// The library loaded, by absolute path; `None` when the system's library path found it
+    /// (a child then finds it the same way).
+    pub lib: Option<PathBuf>,
+}
+
+/// Makes NVRTC loadable (once per process) and reports which one is used.
+pub fn nvrtc(root: &Path) -> Result<Nvrtc> {
+    static FOUND: OnceLock<std::result::Result<Nvrtc, String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| locate_nvrtc(root))
+        .clone()
+        .map_err(|searched| Error::NvrtcMissing { searched })
+}
+
+fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
+    let mut searched = Vec::new();
+    if let Some(path) = std::env::var_os("RACEGATE_NVRTC_LIB") {
+        let path = PathBuf::from(path);
+        return match preload(&path) {
+            true => finish(
+                format!("{} (RACEGATE_NVRTC_LIB)", path.display()),
+                Some(path),
+            ),
+            false => Err(format!(
+                "RACEGATE_NVRTC_LIB={} (could not be loaded)",
+                path.display()
+            )),
+        };
+    }
+    // SAFETY: probing only dlopens the library by name.
+    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return finish("system library path".to_string(), None);
+    }
+    searched.push("the system library path".to_string());
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(v) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(v).join("lib64"));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
+    // The pip installs: the user cache's always named in the message (where `racegate setup`
+    // puts it), the project-local ones only where they exist.
+    for (i, d) in wheel_lib_dirs(root).into_iter().enumerate() {
+        if (i == 0 || d.is_dir()) && !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    for dir in dirs {
+        let lib = dir.join(NVRTC_SONAME);
+        if lib.is_file() && preload(&lib) {
+            return finish(lib.display().to_string(), Some(lib));
+        }
+        searched.push(lib.display().to_string());
+    }
+    Err(searched.join(", "))
+}
+
+fn finish(source: String, lib: Option<PathBuf>) -> std::result::Result<Nvrtc, String> {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: writes two ints; the library is loaded at this point.
+    let rc = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    rc.result().map_err(|e| format!("{source}: {e:?}"))?;
+    Ok(Nvrtc {
+        source,
+        version: (major, minor),
+        lib,
+    })
+}
+
+/// Loads NVRTC globally by absolute path, its builtins library (which NVRTC itself dlopens by
+/// soname) first. cudarc later asks for `libnvrtc.so.13` by name, and the dynamic loader hands
+/// back the copy already loaded.
+fn preload(path: &Path) -> bool {
+    if let Some(dir) = path.parent() {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.flatten() {
+                if e.file_name()
+                    .to_string_lossy()
+                    .starts_with("libnvrtc-builtins.so.")
+                {
+                    dlopen_global(&e.path());
+                }
+            }
+        }
+    }
+    dlopen_global(path)
+}
+
+fn dlopen_global(path: &Path) -> bool {
+    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: dlopen with a valid C string; the handle is deliberately never closed.
+    let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+    !handle.is_null()
+}
+
+/// The folders that hold the CUDA toolkit's headers (`cuda_fp16.h`, and `cuda/std/...` in a
+/// `cccl` folder beside them): `$CUDA_HOME/include`, `$CUDA_PATH/include`,
+/// `/usr/local/cuda/include`, and the copies `racegate setup` (user cache) and `ci/setup`
+/// (`.racegate/nvrtc` in the root or above it, or above the racegate binary) install. Only those
+/// that exist.
+pub fn cuda_include_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(v) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(v).join("include"));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/local/cuda/include"));
+    for lib in wheel_lib_dirs(root) {
+        dirs.push(lib.with_file_name("include"));
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    for d in dirs.into_iter().flat_map(|d| [d.join("cccl"), d]) {
+        if d.is_dir() && !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// The compute-sanitizer executable: `RACEGATE_COMPUTE_SANITIZER` (which wins, and which must
+/// exist), then `PATH`, then the usual CUDA install folders. `None` when there is none.
+pub fn compute_sanitizer() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("RACEGATE_COMPUTE_SANITIZER") {
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
+    }
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(v) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(v).join("bin"));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/local/cuda/bin"));
+    dirs.into_iter()
+        .map(|d| d.join("compute-sanitizer"))
+        .find(|p| p.is_file())
+}

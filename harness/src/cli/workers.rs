@@ -1,0 +1,164 @@
+//! The hidden subcommands racegate runs itself through: the stress worker, the sanitizer's
+//! target, the grading worker and the compile child. Their names are [`crate::proc::subcommands`]'
+//! constants, the same ones the spawning parents use. In the library, not the binary, because
+//! several programs are workers: the `racegate` binary, a user's test binary (`testing.rs`,
+//! the nextest double-spawn shape) and a user's program running a `Gate`; the last two
+//! through `api.rs` (`run_worker_if_requested`). All parse them here.
+
+use std::path::PathBuf;
+
+use crate::errors::{exit, Result};
+use crate::proc::subcommands::{COMPILE_CHILD, GRADE_WORKER, SANITIZE_TARGET, STRESS_WORKER};
+use crate::source::catalog::Catalog;
+use crate::source::exercises::SizeChoice;
+use crate::{judge::sanitize, run::stress};
+
+/// The options a parent passes before the subcommand ([`Catalog::child_args`]): which catalog
+/// the child loads.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct CatalogArgs {
+    #[arg(long, global = true, value_name = "DIR", hide = true)]
+    pub root: Option<PathBuf>,
+    #[arg(long, global = true, value_name = "FILE", hide = true)]
+    pub manifest: Option<PathBuf>,
+}
+
+impl CatalogArgs {
+    /// The catalog the parent named: its manifest, else the built-in catalog under its root.
+    pub fn catalog(&self) -> Result<Catalog> {
+        match (&self.manifest, &self.root) {
+            (Some(m), _) => Ok(Catalog::from_manifest(
+                crate::source::manifest::Manifest::load(m)?,
+            )),
+            (None, Some(r)) => Catalog::discover(r),
+            (None, None) => Err(crate::Error::Usage(
+                "a worker needs --manifest FILE or --root DIR from its parent".into(),
+            )),
+        }
+    }
+}
+
+/// A worker's whole command line, for programs other than `racegate` (a test binary).
+#[derive(clap::Parser)]
+#[command(no_binary_name = true)]
+pub struct WorkerCli {
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+    #[command(subcommand)]
+    pub internal: Internal,
+}
+
+/// Whether `args` (without the program name) are a worker's: a hidden subcommand after the
+/// catalog options.
+pub fn is_worker(args: &[std::ffi::OsString]) -> bool {
+    let names = [STRESS_WORKER, SANITIZE_TARGET, GRADE_WORKER, COMPILE_CHILD];
+    args.iter().take(3).any(|a| names.iter().any(|n| a == *n))
+}
+
+#[derive(clap::Subcommand)]
+pub enum Internal {
+    /// (internal) Run trials on the device and print one JSON line per trial.
+    #[command(name = STRESS_WORKER, hide = true)]
+    Worker {
+        #[arg(long)]
+        case: String,
+        #[arg(long)]
+        ptx: PathBuf,
+        #[arg(long)]
+        ref_ptx: Option<PathBuf>,
+        #[arg(long)]
+        trials: u32,
+        #[arg(long)]
+        seed: u64,
+        #[arg(long)]
+        per_set: u32,
+        #[arg(long, value_parser = stress::parse_size)]
+        size: Option<SizeChoice>,
+        #[arg(long)]
+        jitter: bool,
+    },
+    /// (internal) The target compute-sanitizer runs: one launch on the sanitizer geometry.
+    #[command(name = SANITIZE_TARGET, hide = true)]
+    SanitizeTarget {
+        #[arg(long)]
+        case: String,
+        #[arg(long)]
+        ptx: PathBuf,
+        #[arg(long)]
+        seed: u64,
+    },
+    /// (internal) Runs a submission on problems from a request file.
+    #[command(name = GRADE_WORKER, hide = true)]
+    GradeWorker {
+        #[arg(long)]
+        ptx: PathBuf,
+        #[arg(long)]
+        request: PathBuf,
+        #[arg(long)]
+        response: Option<PathBuf>,
+        #[arg(long)]
+        time: bool,
+    },
+    /// (internal) Compiles one source under limits and writes the reply file.
+    #[command(name = COMPILE_CHILD, hide = true)]
+    Compile {
+        #[arg(long)]
+        request: PathBuf,
+        #[arg(long)]
+        reply: PathBuf,
+        #[arg(long)]
+        memory_mib: u64,
+        #[arg(long)]
+        stack_mib: u64,
+        /// The source, after `--`.
+        #[arg(last = true, required = true)]
+        source: PathBuf,
+    },
+}
+
+/// Runs one hidden subcommand; the `u8` is the exit code.
+pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
+    match i {
+        Internal::Worker {
+            case,
+            ptx,
+            ref_ptx,
+            trials,
+            seed,
+            per_set,
+            size,
+            jitter,
+        } => {
+            let catalog = global.catalog()?;
+            let w = stress::WorkerArgs {
+                case,
+                ptx,
+                ref_ptx,
+                trials,
+                seed,
+                per_set,
+                size,
+                jitter,
+            };
+            stress::worker(&catalog, &w)?;
+        }
+        Internal::SanitizeTarget { case, ptx, seed } => {
+            let catalog = global.catalog()?;
+            println!("{}", sanitize::runner::target(&catalog, &case, &ptx, seed)?);
+        }
+        Internal::GradeWorker {
+            ptx,
+            request,
+            response,
+            time,
+        } => crate::grade::worker(&ptx, &request, response.as_deref(), time)?,
+        Internal::Compile {
+            request,
+            reply,
+            memory_mib,
+            stack_mib,
+            source,
+        } => crate::build::compile_child::child(&request, &source, &reply, memory_mib, stack_mib)?,
+    }
+    Ok(exit::OK)
+}

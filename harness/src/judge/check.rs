@@ -1,0 +1,428 @@
+//! The detection matrix: every selected case under every detector, judged against the case's
+//! declared expectations. Stress runs and sanitizer processes run side by side, bounded by
+//! `jobs`. Nothing here prints: progress goes out as [`CheckEvent`]s.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::judge::battery::Battery;
+use crate::source::catalog::{Case, Catalog, Detector, Expect};
+use crate::errors::Result;
+use crate::judge::sanitize::{self, Outcome, SanitizerRun, Tool};
+use crate::run::stress::{self, StressReport, Verdict};
+
+/// What a detector observed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "observed", content = "detail", rename_all = "snake_case")]
+pub enum Observed {
+    /// It reported the bug; the text says how (rate, findings, hang).
+    Flagged(String),
+    Clean(String),
+    Inconclusive(String),
+}
+
+/// The judgement of one cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judgement {
+    /// The expectation held (or was `may`).
+    Ok,
+    /// A declared detector missed the bug.
+    Missed,
+    /// A detector flagged something that must be clean.
+    Unexpected,
+    Inconclusive,
+}
+
+/// One (case, detector) cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cell {
+    pub case: String,
+    pub detector: Detector,
+    pub expect: Expect,
+    #[serde(flatten)]
+    pub observed: Observed,
+    pub judgement: Judgement,
+    pub seconds: f64,
+    /// Where reviewers should look: the first finding's file:line, else the case's bug line.
+    pub file: String,
+    pub line: Option<u32>,
+    /// The run behind the cell, whole, for a reporter to show (`report::text::evidence`).
+    pub evidence: Evidence,
+}
+
+/// The run behind a cell. The engine keeps it typed; rendering is the reporters' job.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "run", rename_all = "snake_case")]
+pub enum Evidence {
+    Stress(StressReport),
+    Sanitizer(SanitizerRun),
+}
+
+/// The whole matrix.
+#[derive(Clone, Debug, Serialize)]
+pub struct Matrix {
+    pub cells: Vec<Cell>,
+    pub wall_seconds: f64,
+    /// Summed process time per detector, in matrix order.
+    pub seconds_per_detector: Vec<(Detector, f64)>,
+}
+
+impl Matrix {
+    pub fn count(&self, j: Judgement) -> usize {
+        self.cells.iter().filter(|c| c.judgement == j).count()
+    }
+}
+
+/// Progress for reporters.
+#[derive(Clone, Debug)]
+pub enum CheckEvent<'a> {
+    Done(&'a [Cell]),
+}
+
+enum Task<'a> {
+    Stress(&'a Case, bool),
+    Sanitize(&'a Case, Tool),
+}
+
+/// Runs the matrix over `cases`.
+pub fn run(
+    catalog: &Catalog,
+    cases: &[&Case],
+    cfg: &Battery,
+    exe: &Path,
+    on_event: impl Fn(CheckEvent) + Sync,
+) -> Result<Matrix> {
+    let start = Instant::now();
+    let mut tasks: Vec<Task> = Vec::new();
+    // Slow sanitizer runs (racecheck) first, so the pool's tail is short.
+    for tool in Tool::ALL {
+        for c in cases {
+            tasks.push(Task::Sanitize(c, tool));
+        }
+    }
+    for c in cases {
+        tasks.push(Task::Stress(c, true));
+        tasks.push(Task::Stress(c, false));
+    }
+    let results = crate::proc::pool::run_all(
+        tasks,
+        cfg.jobs,
+        |task| run_task(catalog, &task, cfg, exe),
+        |r| {
+            if let Ok(cells) = r {
+                on_event(CheckEvent::Done(cells));
+            }
+        },
+    );
+    let mut cells = Vec::new();
+    for r in results {
+        cells.extend(r?);
+    }
+    let order = |c: &Cell| {
+        (
+            cases
+                .iter()
+                .position(|x| x.name == c.case)
+                .unwrap_or(usize::MAX),
+            c.detector,
+        )
+    };
+    cells.sort_by_key(order);
+    let seconds_per_detector = Detector::ALL
+        .iter()
+        .map(|d| {
+            (
+                *d,
+                cells
+                    .iter()
+                    .filter(|c| c.detector == *d)
+                    .map(|c| c.seconds)
+                    .sum(),
+            )
+        })
+        .collect();
+    Ok(Matrix {
+        cells,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        seconds_per_detector,
+    })
+}
+
+#[cfg(any(test, feature = "internals"))]
+/// Runs a single cell (the `cargo test` trials use this). The watchdog cell comes from a
+/// stress run with jitter, as in the full matrix.
+pub fn run_one(
+    catalog: &Catalog,
+    case: &Case,
+    det: Detector,
+    cfg: &Battery,
+    exe: &Path,
+) -> Result<Cell> {
+    let task = match det {
+        Detector::Stress | Detector::Watchdog => Task::Stress(case, true),
+        Detector::StressNojitter => Task::Stress(case, false),
+        sanitizer => Task::Sanitize(case, Tool::try_from(sanitizer).expect("a sanitizer")),
+    };
+    let cells = run_task(catalog, &task, cfg, exe)?;
+    Ok(cells
+        .into_iter()
+        .find(|c| c.detector == det)
+        .expect("the task yields this detector's cell"))
+}
+
+fn run_task(catalog: &Catalog, task: &Task, cfg: &Battery, exe: &Path) -> Result<Vec<Cell>> {
+    match task {
+        Task::Stress(case, jitter) => {
+            let r = stress::run(catalog, case, &cfg.stress(*jitter), exe, |_| {})?;
+            let det = if *jitter {
+                Detector::Stress
+            } else {
+                Detector::StressNojitter
+            };
+            let mut out = vec![stress_cell(case, det, &r)];
+            if *jitter {
+                out.push(watchdog_cell(case, &r));
+            }
+            Ok(out)
+        }
+        Task::Sanitize(case, tool) => {
+            let r = sanitize::runner::run(catalog, case, &cfg.sanitize(*tool), exe)?;
+            let det = Detector::from(*tool);
+            let (observed, loc) = match &r.outcome {
+                Outcome::Clean => (Observed::Clean("clean".into()), None),
+                Outcome::Findings(f) => {
+                    let errors = f.iter().filter(|x| x.level == "Error").count();
+                    let summary = match (errors, f.len() - errors) {
+                        (e, 0) => format!("{e} error(s)"),
+                        (0, w) => format!("{w} warning(s)"),
+                        (e, w) => format!("{e} error(s), {w} warning(s)"),
+                    };
+                    let loc = f
+                        .iter()
+                        .find_map(|x| x.file_line())
+                        .map(|(f, l)| (f.to_string(), l));
+                    (Observed::Flagged(summary), loc)
+                }
+                Outcome::Hang { .. } => (Observed::Flagged("hang".into()), None),
+                Outcome::Inconclusive(why) => (Observed::Inconclusive(why.clone()), None),
+            };
+            Ok(vec![cell(
+                case,
+                det,
+                observed,
+                r.seconds,
+                loc,
+                Evidence::Sanitizer(r),
+            )])
+        }
+    }
+}
+
+fn stress_cell(case: &Case, det: Detector, r: &StressReport) -> Cell {
+    let observed = match &r.verdict {
+        Verdict::Pass => Observed::Clean(format!("0/{}", r.trials_run)),
+        Verdict::Fail => Observed::Flagged(format!("{}/{}", r.failures, r.trials_run)),
+        Verdict::Hang { .. } => Observed::Flagged("hang".into()),
+        Verdict::Fault { error } => Observed::Flagged(format!("fault: {}", first_line(error))),
+    };
+    cell(
+        case,
+        det,
+        observed,
+        r.seconds,
+        None,
+        Evidence::Stress(r.clone()),
+    )
+}
+
+fn watchdog_cell(case: &Case, r: &StressReport) -> Cell {
+    let observed = match &r.verdict {
+        Verdict::Hang {
+            left_behind: false, ..
+        } => Observed::Flagged("hang, group killed".into()),
+        Verdict::Hang {
+            left_behind: true, ..
+        } => Observed::Flagged("hang, PROCESSES LEFT BEHIND".into()),
+        _ => Observed::Clean("finished".into()),
+    };
+    cell(
+        case,
+        Detector::Watchdog,
+        observed,
+        0.0,
+        None,
+        Evidence::Stress(r.clone()),
+    )
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+fn cell(
+    case: &Case,
+    det: Detector,
+    observed: Observed,
+    seconds: f64,
+    loc: Option<(String, u32)>,
+    evidence: Evidence,
+) -> Cell {
+    let expect = case.expectation(det);
+    let judgement = match (&observed, expect) {
+        // `may` records what the detector saw, and that includes a judged limit of globalcheck:
+        // a variant whose bug is an out-of-bounds access leaves it unable to decide on every run
+        // it sees no race in, which is the variant's nature. A tool that failed (not built, not
+        // loaded, no sanitizer) stays inconclusive, `may` or not.
+        (Observed::Inconclusive(why), Expect::May)
+            if crate::judge::sanitize::globalcheck::run::is_limit(why) =>
+        {
+            Judgement::Ok
+        }
+        (Observed::Inconclusive(_), _) => Judgement::Inconclusive,
+        (_, Expect::May) => Judgement::Ok,
+        (Observed::Flagged(_), Expect::Flag) | (Observed::Clean(_), Expect::Clean) => Judgement::Ok,
+        (Observed::Clean(_), Expect::Flag) => Judgement::Missed,
+        (Observed::Flagged(_), Expect::Clean) => Judgement::Unexpected,
+    };
+    let (file, line) = match loc {
+        Some((f, l)) => (f, Some(l)),
+        None => (
+            case.path.clone(),
+            case.bug.as_ref().map(|b| b.wrong_line as u32),
+        ),
+    };
+    Cell {
+        case: case.name.clone(),
+        detector: det,
+        expect,
+        observed,
+        judgement,
+        seconds,
+        file,
+        line,
+        evidence,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run behind a cell, for the tests that only look at judgements and locations.
+    fn no_evidence() -> Evidence {
+        Evidence::Sanitizer(SanitizerRun {
+            case: String::new(),
+            tool: Tool::Racecheck,
+            outcome: Outcome::Clean,
+            exit: String::new(),
+            seconds: 0.0,
+            log: String::new(),
+            command: String::new(),
+        })
+    }
+    use crate::source::catalog::{Bug, Entry, Origin};
+
+    fn case(expect: &[(Detector, Expect)]) -> Case {
+        Case {
+            name: "k::v".into(),
+            path: "buggy_variants/k/v.cu".into(),
+            exercise: "reduce".into(),
+            entry: Entry {
+                name: "k".into(),
+                params: Default::default(),
+            },
+            bug: Some(Bug {
+                breaks: "kernels/k.cu".into(),
+                class: "x".into(),
+                escapes: None,
+                wrong_line: 12,
+            }),
+            expect: expect.iter().copied().collect(),
+            title: String::new(),
+            origin: Origin::Family(crate::source::exercises::by_name("reduce").expect("a family")),
+        }
+    }
+
+    #[test]
+    fn judgements_follow_the_declared_expectation() {
+        let c = case(&[
+            (Detector::Racecheck, Expect::Flag),
+            (Detector::Stress, Expect::May),
+        ]);
+        let j = |d, o| cell(&c, d, o, 0.0, None, no_evidence()).judgement;
+        assert_eq!(
+            j(Detector::Racecheck, Observed::Flagged("1 error(s)".into())),
+            Judgement::Ok
+        );
+        assert_eq!(
+            j(Detector::Racecheck, Observed::Clean("clean".into())),
+            Judgement::Missed
+        );
+        assert_eq!(
+            j(Detector::Memcheck, Observed::Flagged("1 error(s)".into())),
+            Judgement::Unexpected
+        );
+        assert_eq!(
+            j(Detector::Memcheck, Observed::Clean("clean".into())),
+            Judgement::Ok
+        );
+        assert_eq!(
+            j(Detector::Stress, Observed::Clean("0/50".into())),
+            Judgement::Ok
+        );
+        assert_eq!(
+            j(
+                Detector::Racecheck,
+                Observed::Inconclusive("no sanitizer".into())
+            ),
+            Judgement::Inconclusive
+        );
+        // A `may` expectation records a judged limit of globalcheck; a failed tool stays
+        // inconclusive, `may` or not.
+        let c = case(&[(Detector::Globalcheck, Expect::May)]);
+        let j = |o| cell(&c, Detector::Globalcheck, o, 0.0, None, no_evidence()).judgement;
+        let limit = format!(
+            "{}392 global access(es) outside every allocation it knows",
+            crate::judge::sanitize::globalcheck::run::CANNOT_JUDGE
+        );
+        assert_eq!(j(Observed::Inconclusive(limit)), Judgement::Ok);
+        assert_eq!(
+            j(Observed::Inconclusive(
+                "globalcheck was not loaded into the target".into()
+            )),
+            Judgement::Inconclusive
+        );
+    }
+
+    #[test]
+    fn cells_point_at_the_finding_or_else_the_bug_line() {
+        let c = case(&[(Detector::Racecheck, Expect::Flag)]);
+        let at_bug = cell(
+            &c,
+            Detector::Stress,
+            Observed::Clean("0/5".into()),
+            0.0,
+            None,
+            no_evidence(),
+        );
+        assert_eq!(
+            (at_bug.file.as_str(), at_bug.line),
+            ("buggy_variants/k/v.cu", Some(12))
+        );
+        let at_finding = cell(
+            &c,
+            Detector::Racecheck,
+            Observed::Flagged("x".into()),
+            0.0,
+            Some(("kernels/k.cu".into(), 30)),
+            no_evidence(),
+        );
+        assert_eq!(
+            (at_finding.file.as_str(), at_finding.line),
+            ("kernels/k.cu", Some(30))
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! The sanitizer detectors: run -> XML -> findings -> normalized text -> snapshot.
+//! Part of `judge/`: may import the stages below `judge/`.
+//!
+//! The sanitizer detector, one file per stage:
+//! run ([`runner`]; [`globalcheck`] for global memory) -> XML ([`xml`]) -> findings and normalized text ([`normalize`]) ->
+//! snapshot ([`snapshot`]).
+
+pub mod globalcheck;
+pub mod normalize;
+pub mod runner;
+/// Only the test target compares snapshots (insta is a dev-dependency).
+#[cfg(any(test, feature = "internals"))]
+pub mod snapshot;
+pub mod tool;
+pub mod xml;
+
+pub use tool::{Outcome, SanitizeConfig, SanitizerRun, Tool, SANITIZE_SEED};

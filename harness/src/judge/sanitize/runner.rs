@@ -1,0 +1,298 @@
+//! Runs compute-sanitizer on one case: racegate re-executes itself (`__sanitize-target`) as
+//! the target, on the family's sanitizer geometry, under a deadline and a process-group kill.
+//! The XML it saves is parsed; exit codes alone are never trusted (0 with findings, 255 for
+//! tool trouble), and anything undecidable is `Inconclusive`, never clean.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::normalize;
+use super::tool::{read_capture, Capture, Outcome, SanitizeConfig, SanitizerRun, Tool};
+use super::xml;
+use crate::source::catalog::{Case, Catalog};
+use crate::build::compile::{self, BuildOptions};
+use crate::errors::{Error, Result};
+use crate::proc::watchdog::{self, Exit};
+
+/// The exit code racegate asks compute-sanitizer to use when it found errors.
+pub const FINDINGS_EXIT: i32 = 86;
+
+/// Runs `cfg.tool` on `case`.
+pub fn run(
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &SanitizeConfig,
+    exe: &Path,
+) -> Result<SanitizerRun> {
+    if cfg.sanitizer.is_none() && cfg.tool != Tool::Globalcheck {
+        return Ok(inconclusive(&case.name, cfg, NOT_FOUND.into()));
+    }
+    let ptx = compile::compile_to_cache(
+        &catalog.root,
+        &case.path,
+        &BuildOptions {
+            arch: cfg.arch.clone(),
+            jitter: false,
+            extra: case.compile_options(),
+        },
+    )?;
+    let mut target: Vec<OsString> = vec![OsString::from(exe)];
+    target.extend(catalog.child_args());
+    target.extend([
+        crate::proc::subcommands::SANITIZE_TARGET.into(),
+        "--case".into(),
+        case.name.clone().into(),
+        "--ptx".into(),
+        ptx.into(),
+        "--seed".into(),
+        cfg.seed.to_string().into(),
+    ]);
+    run_target(&case.name, &target, cfg, &catalog.root)
+}
+
+const NOT_FOUND: &str =
+    "compute-sanitizer not found (looked at RACEGATE_COMPUTE_SANITIZER, PATH, CUDA_HOME/bin, /usr/local/cuda/bin)";
+
+/// Runs `cfg.tool` on any target command (`target[0]` is the program); `label` names it in the
+/// report and `root` is what finding paths are made relative to.
+pub fn run_target(
+    label: &str,
+    target: &[OsString],
+    cfg: &SanitizeConfig,
+    root: &Path,
+) -> Result<SanitizerRun> {
+    if cfg.tool == Tool::Globalcheck {
+        return super::globalcheck::run_target(label, target, cfg, root);
+    }
+    let start = std::time::Instant::now();
+    let Some(sanitizer) = cfg.sanitizer.clone() else {
+        return Ok(inconclusive(label, cfg, NOT_FOUND.into()));
+    };
+    // A folder of our own rather than a file: the sanitizer creates the XML itself, and "no
+    // XML was written" must stay distinguishable from an empty file. Dropping the folder
+    // removes it on every return, early ones included.
+    let scratch;
+    let xml_path = match &cfg.keep_xml {
+        Some(p) => p.clone(),
+        None => {
+            let dir = compile::cache_dir()?.join("xml");
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
+            scratch = tempfile::tempdir_in(&dir).map_err(|e| Error::io("creating", &dir, e))?;
+            scratch.path().join(format!(
+                "{}-{}.xml",
+                label.replace("::", "__").replace('/', "_"),
+                cfg.tool
+            ))
+        }
+    };
+    let _ = std::fs::remove_file(&xml_path);
+    let mut args: Vec<OsString> = vec![
+        "--tool".into(),
+        cfg.tool.name().into(),
+        "--xml".into(),
+        "--save".into(),
+        xml_path.clone().into(),
+        "--print-limit".into(),
+        "0".into(),
+        "--error-exitcode".into(),
+        FINDINGS_EXIT.to_string().into(),
+        "--show-backtrace".into(),
+        "no".into(),
+    ];
+    if cfg.tool == Tool::Racecheck {
+        for a in [
+            "--racecheck-report",
+            "analysis",
+            "--racecheck-deadlock-timeout",
+            "3000",
+            "--racecheck-num-workers",
+            "2",
+        ] {
+            args.push(a.into());
+        }
+    }
+    args.extend(cfg.extra_args.iter().map(OsString::from));
+    args.extend(target.iter().cloned());
+    let command = std::iter::once(sanitizer.display().to_string())
+        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (finished, stdout) = watchdog::run_collecting(&sanitizer, &args, &[], cfg.timeout)?;
+    let log = format!("{stdout}{}", finished.stderr);
+    let exit = finished.exit.describe(cfg.timeout);
+    let outcome = decide(&finished.exit, finished.left_behind, &xml_path, &log, root);
+    Ok(SanitizerRun {
+        case: label.to_string(),
+        tool: cfg.tool,
+        outcome,
+        exit,
+        seconds: start.elapsed().as_secs_f64(),
+        log,
+        command,
+    })
+}
+
+fn inconclusive(label: &str, cfg: &SanitizeConfig, why: String) -> SanitizerRun {
+    SanitizerRun {
+        case: label.to_string(),
+        tool: cfg.tool,
+        outcome: Outcome::Inconclusive(why),
+        exit: "not run".into(),
+        seconds: 0.0,
+        log: String::new(),
+        command: String::new(),
+    }
+}
+
+/// The most XML read back (a run with many findings still writes far less).
+const XML_LIMIT: u64 = 256 << 20;
+
+/// Turns an exit and an XML file into an outcome. Public for tests with fake sanitizers.
+pub fn decide(exit: &Exit, left_behind: bool, xml_path: &Path, log: &str, root: &Path) -> Outcome {
+    if *exit == Exit::TimedOut {
+        let said = log
+            .lines()
+            .find(|l| l.contains("Deadlock detected"))
+            .map(|l| l.trim_start_matches('=').trim().to_string());
+        return Outcome::Hang { left_behind, said };
+    }
+    if log.contains("Device not supported") {
+        return Outcome::Inconclusive("compute-sanitizer: Device not supported".into());
+    }
+    if log.contains("Target application terminated before first instrumented API call") {
+        return Outcome::Inconclusive(
+            "the target died before its first CUDA call (see the log)".into(),
+        );
+    }
+    let code = match exit {
+        Exit::Code(c) => *c,
+        Exit::Signal(s) => {
+            return Outcome::Inconclusive(format!("compute-sanitizer was killed by signal {s}"))
+        }
+        Exit::TimedOut => unreachable!(),
+    };
+    if code == 255 {
+        return Outcome::Inconclusive(format!(
+            "compute-sanitizer exited 255 (tool error): {}",
+            tail(log)
+        ));
+    }
+    // The target could write where the sanitizer writes: read only a regular file, bounded.
+    let text = match read_capture(xml_path, XML_LIMIT) {
+        Capture::Text(t) => t,
+        Capture::Missing => {
+            return Outcome::Inconclusive(format!(
+                "no XML was written (exit {code}): {}",
+                tail(log)
+            ));
+        }
+        Capture::TooLarge(l) => {
+            return Outcome::Inconclusive(format!("the XML is over {} MiB: not read", l >> 20))
+        }
+        Capture::NotAFile => {
+            return Outcome::Inconclusive("the XML is not a regular file: not read".into())
+        }
+    };
+    let records = match xml::parse(&text) {
+        Ok(r) => r,
+        Err(e) => return Outcome::Inconclusive(format!("the XML does not parse: {e}")),
+    };
+    let findings = normalize::findings(&records, root);
+    match (code, findings.is_empty()) {
+        (0, true) => Outcome::Clean,
+        (FINDINGS_EXIT, false) | (0, false) => Outcome::Findings(findings),
+        (FINDINGS_EXIT, true) => {
+            Outcome::Inconclusive("compute-sanitizer reported errors but the XML holds none".into())
+        }
+        (c, false) => Outcome::Findings(findings).with_note(c),
+        (c, true) => Outcome::Inconclusive(format!(
+            "the target exited {c} without findings: {}",
+            tail(log)
+        )),
+    }
+}
+
+impl Outcome {
+    fn with_note(self, _code: i32) -> Outcome {
+        // A target that fails after a sanitizer error (e.g. error 719 after an out-of-bounds
+        // write) still has its findings; they are the answer.
+        self
+    }
+}
+
+fn tail(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(3)..].join(" | ")
+}
+
+/// Target side: one launch of the case on the sanitizer geometry. Prints what the oracle says
+/// (for the log), and exits 0 whatever the result: sanitizers judge here, not the oracle.
+pub fn target(catalog: &Catalog, case_name: &str, ptx: &Path, seed: u64) -> Result<String> {
+    use rand::SeedableRng;
+    let case = catalog.get(case_name)?;
+    let family = case.family();
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(seed);
+    let problem = family.problem(
+        &case.entry,
+        crate::source::exercises::SizeChoice::Sanitize,
+        &mut rng,
+    );
+    let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
+    let gpu = crate::run::launch::Gpu::open()?;
+    let module = gpu.load(&text)?;
+    Ok(match gpu.run(&module, &problem, Default::default()) {
+        Ok(actual) => match crate::run::oracle::check(&problem.buffers, &actual) {
+            None => format!(
+                "racegate target: {} ({}): results correct",
+                case.name, problem.label
+            ),
+            Some(w) => format!(
+                "racegate target: {} ({}): {} of {} elements of `{}` wrong",
+                case.name, problem.label, w.wrong, w.total, w.buffer
+            ),
+        },
+        Err(e) => format!("racegate target: {} ({}): {e}", case.name, problem.label),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hang_keeps_what_racecheck_said_about_the_deadlock() {
+        let log = "========= COMPUTE-SANITIZER\n========= Deadlock detected in Barrier called by threads starting at (0,0,0) in block (2,0,0), (active mask: 0xffffffff) at handoff+0x300 in barrier_before_flag.cu:28\n";
+        match decide(
+            &Exit::TimedOut,
+            false,
+            Path::new("/nonexistent.xml"),
+            log,
+            Path::new("/"),
+        ) {
+            Outcome::Hang {
+                left_behind: false,
+                said: Some(s),
+            } => assert!(
+                s.starts_with("Deadlock detected") && s.ends_with("barrier_before_flag.cu:28"),
+                "{s}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn exit_255_and_missing_xml_are_inconclusive_never_clean() {
+        let none = Path::new("/nonexistent.xml");
+        assert!(matches!(
+            decide(&Exit::Code(255), false, none, "bad option", Path::new("/")),
+            Outcome::Inconclusive(_)
+        ));
+        assert!(
+            matches!(decide(&Exit::Code(0), false, none, "", Path::new("/")), Outcome::Inconclusive(m) if m.contains("no XML"))
+        );
+        assert!(matches!(
+            decide(&Exit::Signal(9), false, none, "", Path::new("/")),
+            Outcome::Inconclusive(_)
+        ));
+    }
+}

@@ -1,0 +1,222 @@
+//! What a sanitizer run is: the tools ([`Tool`]), how to run one ([`SanitizeConfig`]) and what
+//! it concluded ([`Outcome`], [`SanitizerRun`]). Shared by the compute-sanitizer runner
+//! and globalcheck.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::normalize::Finding;
+use crate::source::catalog::Detector;
+
+/// A compute-sanitizer tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tool {
+    /// Shared-memory data races.
+    Racecheck,
+    /// Misused synchronization: `__syncthreads` in divergent code, bad barriers.
+    Synccheck,
+    /// Out-of-bounds and misaligned accesses, leaks.
+    Memcheck,
+    /// Reads of uninitialized global memory.
+    Initcheck,
+    /// racegate's own race detector for global memory (not a compute-sanitizer tool: a
+    /// Sanitizer API tool injected into the target, see `sanitize::globalcheck`).
+    Globalcheck,
+}
+
+impl Tool {
+    /// All five, in the order racegate runs them.
+    pub const ALL: [Tool; 5] = [
+        Tool::Racecheck,
+        Tool::Synccheck,
+        Tool::Memcheck,
+        Tool::Initcheck,
+        Tool::Globalcheck,
+    ];
+
+    /// The tool's name as compute-sanitizer's `--tool` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Racecheck => "racecheck",
+            Tool::Synccheck => "synccheck",
+            Tool::Memcheck => "memcheck",
+            Tool::Initcheck => "initcheck",
+            Tool::Globalcheck => "globalcheck",
+        }
+    }
+
+    /// The tool named `s` (`racecheck`, ...), if any.
+    pub fn from_name(s: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+/// The one table between tools and the detection matrix: each tool is the detector of its name.
+impl From<Tool> for Detector {
+    fn from(t: Tool) -> Detector {
+        match t {
+            Tool::Racecheck => Detector::Racecheck,
+            Tool::Synccheck => Detector::Synccheck,
+            Tool::Memcheck => Detector::Memcheck,
+            Tool::Initcheck => Detector::Initcheck,
+            Tool::Globalcheck => Detector::Globalcheck,
+        }
+    }
+}
+
+/// The tool behind a detector; the detectors that are no sanitizer come back as the error.
+impl TryFrom<Detector> for Tool {
+    type Error = Detector;
+
+    fn try_from(d: Detector) -> std::result::Result<Tool, Detector> {
+        Tool::ALL
+            .into_iter()
+            .find(|t| Detector::from(*t) == d)
+            .ok_or(d)
+    }
+}
+
+impl std::fmt::Display for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct SanitizeConfig {
+    pub tool: Tool,
+    /// The compute-sanitizer executable; `None` means not installed.
+    pub sanitizer: Option<PathBuf>,
+    pub timeout: Duration,
+    pub arch: String,
+    /// Where to keep the raw XML (a temporary file otherwise).
+    pub keep_xml: Option<PathBuf>,
+    /// Seed for the sanitizer problem's inputs.
+    pub seed: u64,
+    /// More compute-sanitizer options, passed before the target (e.g. racecheck's detect level
+    /// or a kernel filter); none by default.
+    pub extra_args: Vec<String>,
+}
+
+impl SanitizeConfig {
+    /// One run of `tool`, inputs from [`SANITIZE_SEED`], the raw XML in a temporary file.
+    pub fn new(tool: Tool, sanitizer: Option<PathBuf>, timeout: Duration, arch: &str) -> Self {
+        SanitizeConfig {
+            tool,
+            sanitizer,
+            timeout,
+            arch: arch.to_string(),
+            keep_xml: None,
+            seed: SANITIZE_SEED,
+            extra_args: Vec::new(),
+        }
+    }
+}
+
+/// The seed of a sanitizer run's inputs unless a command says otherwise.
+pub const SANITIZE_SEED: u64 = 1;
+
+/// What a sanitizer run concluded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", content = "detail", rename_all = "snake_case")]
+pub enum Outcome {
+    Clean,
+    Findings(Vec<Finding>),
+    /// The target (and the sanitizer with it) missed the deadline; the group was killed.
+    Hang {
+        left_behind: bool,
+        /// What the tool said before it was killed, e.g. racecheck's "Deadlock detected in
+        /// Barrier ... at handoff+0x300 in barrier_before_flag.cu:28" (first such line).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        said: Option<String>,
+    },
+    /// Nothing can be concluded; the reason says why.
+    Inconclusive(String),
+}
+
+/// A finished run with its raw material.
+#[derive(Clone, Debug, Serialize)]
+pub struct SanitizerRun {
+    pub case: String,
+    pub tool: Tool,
+    pub outcome: Outcome,
+    pub exit: String,
+    pub seconds: f64,
+    /// The tool's text output and the target's (for people, not parsed).
+    pub log: String,
+    pub command: String,
+}
+
+/// A file a tool run leaves behind (compute-sanitizer's XML, globalcheck's report), read as the
+/// target may have left it: the target can write where the tool writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Capture {
+    /// No such file.
+    Missing,
+    /// Its text, bytes that are not UTF-8 replaced.
+    Text(String),
+    /// Over the limit given: not read.
+    TooLarge(u64),
+    /// Not a regular file (a FIFO, which would block the read, a link, a device): not read.
+    NotAFile,
+}
+
+/// Reads `path` if it is a regular file of at most `limit` bytes, without following a link and
+/// without blocking on a FIFO.
+pub fn read_capture(path: &std::path::Path, limit: u64) -> Capture {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path);
+    let file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Capture::Missing,
+        Err(_) => return Capture::NotAFile,
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Capture::NotAFile;
+    }
+    let mut bytes = Vec::new();
+    if file.take(limit + 1).read_to_end(&mut bytes).is_err() {
+        return Capture::NotAFile;
+    }
+    if bytes.len() as u64 > limit {
+        return Capture::TooLarge(limit);
+    }
+    Capture::Text(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capture_is_read_only_as_a_regular_file_within_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("report.jsonl");
+        assert_eq!(read_capture(&p, 10), Capture::Missing);
+        std::fs::write(&p, b"0123456789").unwrap();
+        assert_eq!(read_capture(&p, 10), Capture::Text("0123456789".into()));
+        std::fs::write(&p, b"0123456789A").unwrap();
+        assert_eq!(read_capture(&p, 10), Capture::TooLarge(10));
+        std::fs::write(&p, b"a\xffb").unwrap();
+        assert_eq!(read_capture(&p, 10), Capture::Text("a\u{fffd}b".into()));
+        // A link (to a file that would read forever) and a FIFO nobody writes: refused at once.
+        let link = dir.path().join("link.xml");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        assert_eq!(read_capture(&link, 10), Capture::NotAFile);
+        let fifo = dir.path().join("fifo.xml");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads one NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let start = std::time::Instant::now();
+        assert_eq!(read_capture(&fifo, 10), Capture::NotAFile);
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    }
+}

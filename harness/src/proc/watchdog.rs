@@ -1,0 +1,564 @@
+//! Runs a child that may hang or fault: its own process group, a deadline, and at its end a
+//! kill of everything it started ([`crate::proc::processes`]: the group, every process carrying its
+//! job token, `setsid` grandchildren included), TERM then KILL, so no descendant is left holding
+//! the GPU or our pipes. Output is read as bytes; reading never outlives the deadline, and a
+//! background process that keeps a pipe open after the child exited does not make it a hang.
+//! Used for stress workers, compute-sanitizer runs, grading workers, compiles and programs under
+//! the gate alike. A stdout line is passed on whole up to [`MAX_LINE`] bytes and in pieces beyond
+//! it, so a flood without newlines can neither stop the reading nor fill our memory.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::errors::{Error, Result};
+use crate::proc::processes;
+
+/// How the child ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Exited by itself with this code.
+    Code(i32),
+    /// Killed by this signal (not by us).
+    Signal(i32),
+    /// It missed its deadline and we killed it and everything it started.
+    TimedOut,
+}
+
+impl Exit {
+    /// `exit 3`, `signal 11`, `killed after 30 s` (with the deadline it was given).
+    pub fn describe(&self, deadline: Duration) -> String {
+        match self {
+            Exit::Code(c) => format!("exit {c}"),
+            Exit::Signal(s) => format!("signal {s}"),
+            Exit::TimedOut => format!("killed after {:.0} s", deadline.as_secs_f64()),
+        }
+    }
+}
+
+/// The outcome of a supervised child.
+#[derive(Clone, Debug)]
+pub struct Finished {
+    pub exit: Exit,
+    /// Standard error, lossily decoded (at most [`STDERR_LIMIT`] bytes kept).
+    pub stderr: String,
+    pub elapsed: Duration,
+    /// True when, after a kill, some process of the job was still alive 2 s later.
+    pub left_behind: bool,
+    /// Processes the child left running when it exited (or at the deadline), which were
+    /// killed: `name (pid N)`.
+    pub killed: Vec<String>,
+    /// Processes still alive after the kill: `name (pid N)`.
+    pub survivors: Vec<String>,
+}
+
+/// Deadlines for a child.
+#[derive(Clone, Copy, Debug)]
+pub struct Deadline {
+    /// Kill when no stdout line arrived for this long (a trial's own deadline).
+    pub idle: Duration,
+    /// Kill after this long in any case.
+    pub total: Option<Duration>,
+}
+
+/// The longest stdout line passed on whole; a longer one comes in pieces of this size.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// How to start a child besides its arguments: its environment and working folder.
+#[derive(Clone, Debug, Default)]
+pub struct Spawn {
+    /// Variables set in the child.
+    pub env: Vec<(String, String)>,
+    /// Start from an empty environment: the child gets `env` and nothing else of ours.
+    pub clear_env: bool,
+    /// Variables of ours the child does not get.
+    pub remove: Vec<String>,
+    /// The child's working folder (default: ours).
+    pub cwd: Option<PathBuf>,
+    /// A file the child reads as standard input (default: none, so a child that reads stdin
+    /// sees its end instead of waiting on ours).
+    pub stdin: Option<PathBuf>,
+}
+
+/// How much of standard error is kept.
+pub const STDERR_LIMIT: usize = 1 << 20;
+/// How long the pipes may stay open after the child exited (a background process holding
+/// them) before the job's leftovers are killed.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+const POLL: Duration = Duration::from_millis(20);
+
+/// Runs `program args` with `env` added, calling `on_line` for every stdout line as it comes
+/// (lossily decoded; [`run_bytes`] gives the bytes).
+pub fn run(
+    program: &Path,
+    args: &[OsString],
+    env: &[(String, String)],
+    deadline: Deadline,
+    mut on_line: impl FnMut(&str),
+) -> Result<Finished> {
+    run_bytes(program, args, env, deadline, |l| {
+        on_line(&String::from_utf8_lossy(l))
+    })
+}
+
+/// Runs `program args` with `env` added under one deadline for the whole run (no output for
+/// `timeout` or `timeout` in all), and returns its standard output, line by line, beside the
+/// outcome: the shape of every tool run (a sanitizer, globalcheck's target, a compiler).
+///
+/// At most [`COLLECT_LIMIT`] bytes of output are kept (the first ones), so a program that floods
+/// its output cannot exhaust racegate's memory; a last line says how much was dropped.
+pub fn run_collecting(
+    program: &Path,
+    args: &[OsString],
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Result<(Finished, String)> {
+    collect_at_most(program, args, env, timeout, COLLECT_LIMIT)
+}
+
+/// How much of a program's standard output [`run_collecting`] keeps: enough for nvdisasm's line
+/// tables of a large module, bounded for a program that prints without end.
+pub const COLLECT_LIMIT: usize = 64 << 20;
+
+fn collect_at_most(
+    program: &Path,
+    args: &[OsString],
+    env: &[(String, String)],
+    timeout: Duration,
+    limit: usize,
+) -> Result<(Finished, String)> {
+    let mut stdout = String::new();
+    let mut dropped = 0usize;
+    let done = run(
+        program,
+        args,
+        env,
+        Deadline {
+            idle: timeout,
+            total: Some(timeout),
+        },
+        |l| {
+            if stdout.len() + l.len() < limit {
+                stdout.push_str(l);
+                stdout.push('\n');
+            } else {
+                dropped += l.len() + 1;
+            }
+        },
+    )?;
+    if dropped > 0 {
+        stdout.push_str(&format!(
+            "[racegate: {dropped} more bytes of output not kept]\n"
+        ));
+    }
+    Ok((done, stdout))
+}
+
+/// Runs `program args` as `spawn` says (environment, working folder), calling `on_line` for
+/// every stdout line as it comes (lossily decoded).
+pub fn run_with(
+    program: &Path,
+    args: &[OsString],
+    spawn: &Spawn,
+    deadline: Deadline,
+    mut on_line: impl FnMut(&str),
+) -> Result<Finished> {
+    run_spawn(program, args, spawn, deadline, |l| {
+        on_line(&String::from_utf8_lossy(l))
+    })
+}
+
+/// Runs `program args` with `env` added, calling `on_line` for every stdout line (without its
+/// `\n`) as it comes.
+pub fn run_bytes(
+    program: &Path,
+    args: &[OsString],
+    env: &[(String, String)],
+    deadline: Deadline,
+    on_line: impl FnMut(&[u8]),
+) -> Result<Finished> {
+    let spawn = Spawn {
+        env: env.to_vec(),
+        ..Spawn::default()
+    };
+    run_spawn(program, args, &spawn, deadline, on_line)
+}
+
+/// Runs `program args` as `spawn` says, calling `on_line` for every stdout line as bytes.
+pub fn run_spawn_bytes(
+    program: &Path,
+    args: &[OsString],
+    spawn: &Spawn,
+    deadline: Deadline,
+    on_line: impl FnMut(&[u8]),
+) -> Result<Finished> {
+    run_spawn(program, args, spawn, deadline, on_line)
+}
+
+fn run_spawn(
+    program: &Path,
+    args: &[OsString],
+    spawn: &Spawn,
+    deadline: Deadline,
+    mut on_line: impl FnMut(&[u8]),
+) -> Result<Finished> {
+    use std::os::unix::process::CommandExt;
+    processes::adopt_orphans();
+    let token = processes::new_token();
+    let start = Instant::now();
+    let mut cmd = Command::new(program);
+    if spawn.clear_env {
+        cmd.env_clear();
+    }
+    for k in &spawn.remove {
+        cmd.env_remove(k);
+    }
+    cmd.args(args)
+        .env(processes::JOB_ENV, &token)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    for (k, v) in &spawn.env {
+        cmd.env(k, v);
+    }
+    if let Some(d) = &spawn.cwd {
+        cmd.current_dir(d);
+    }
+    match &spawn.stdin {
+        Some(p) => {
+            let f = std::fs::File::open(p).map_err(|e| Error::io("opening stdin for", p, e))?;
+            cmd.stdin(f);
+        }
+        None => {
+            cmd.stdin(Stdio::null());
+        }
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::Child(format!("could not start {}: {e}", program.display())))?;
+    let pid = child.id() as i32;
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let stdout = child.stdout.take().expect("piped");
+    // The readers are never joined: one blocked on a pipe that some unkillable process still
+    // holds must not hold the caller past the deadline.
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout).take(u64::MAX);
+        loop {
+            let mut line = Vec::new();
+            // At most MAX_LINE bytes a piece: a flood without newlines comes in pieces.
+            r.set_limit(MAX_LINE as u64);
+            match r.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if line.last() == Some(&b'\n') {
+                        line.pop();
+                    }
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let err_buf = Arc::new(Mutex::new(Vec::new()));
+    let (err_done, err_rx) = mpsc::channel::<()>();
+    {
+        let mut stderr = child.stderr.take().expect("piped");
+        let buf = Arc::clone(&err_buf);
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = stderr.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                let mut b = buf.lock().unwrap_or_else(|e| e.into_inner());
+                let room = STDERR_LIMIT.saturating_sub(b.len());
+                b.extend_from_slice(&chunk[..n.min(room)]);
+            }
+            drop(err_done);
+        });
+    }
+    let mut last = Instant::now();
+    let mut status = None;
+    let mut exited_at: Option<Instant> = None;
+    let mut stdout_open = true;
+    let mut timed_out = false;
+    loop {
+        let idle_left = deadline.idle.saturating_sub(last.elapsed());
+        let total_left = deadline
+            .total
+            .map_or(Duration::MAX, |t| t.saturating_sub(start.elapsed()));
+        match exited_at {
+            None if idle_left.is_zero() || total_left.is_zero() => {
+                timed_out = true;
+                break;
+            }
+            Some(at) if !stdout_open || at.elapsed() >= PIPE_GRACE || total_left.is_zero() => break,
+            _ => {}
+        }
+        let wait = POLL
+            .min(idle_left)
+            .min(total_left)
+            .max(Duration::from_millis(1));
+        if stdout_open {
+            match rx.recv_timeout(wait) {
+                Ok(line) => {
+                    last = Instant::now();
+                    on_line(&line);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => stdout_open = false,
+            }
+        } else {
+            std::thread::sleep(wait);
+        }
+        if status.is_none() {
+            if let Some(s) = child
+                .try_wait()
+                .map_err(|e| Error::Child(format!("waiting for {}: {e}", program.display())))?
+            {
+                status = Some(s);
+                exited_at = Some(Instant::now());
+            }
+        }
+    }
+    // Whatever is left of the job (all of it at a deadline; background processes after an
+    // exit) is ended, then the child is reaped.
+    let ended = processes::end_job(
+        pid,
+        &token,
+        if status.is_none() { pid } else { 0 },
+        Duration::from_secs(2),
+    );
+    if status.is_none() {
+        let until = Instant::now() + Duration::from_secs(2);
+        while status.is_none() && Instant::now() < until {
+            status = child.try_wait().ok().flatten();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    if status.is_some() {
+        processes::reap_job(pid, &token, Duration::from_millis(500));
+    }
+    // Lines printed before the end, up to a short bound.
+    let until = Instant::now() + Duration::from_millis(200);
+    while let Ok(line) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+        on_line(&line);
+    }
+    let _ = err_rx.recv_timeout(Duration::from_millis(200));
+    let stderr =
+        String::from_utf8_lossy(&err_buf.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
+    let exit = if timed_out {
+        Exit::TimedOut
+    } else {
+        use std::os::unix::process::ExitStatusExt;
+        match status {
+            Some(s) => match (s.code(), s.signal()) {
+                (Some(c), _) => Exit::Code(c),
+                (None, Some(sig)) => Exit::Signal(sig),
+                _ => Exit::Code(-1),
+            },
+            None => Exit::Code(-1),
+        }
+    };
+    Ok(Finished {
+        exit,
+        stderr,
+        elapsed: start.elapsed(),
+        left_behind: !ended.survivors.is_empty(),
+        killed: ended.killed,
+        survivors: ended.survivors,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str, idle_ms: u64) -> (Finished, Vec<String>) {
+        let mut lines = Vec::new();
+        let f = run(
+            Path::new("/bin/sh"),
+            &["-c".into(), script.into()],
+            &[],
+            Deadline {
+                idle: Duration::from_millis(idle_ms),
+                total: None,
+            },
+            |l| lines.push(l.to_string()),
+        )
+        .unwrap();
+        (f, lines)
+    }
+
+    #[test]
+    fn a_child_that_sleeps_forever_is_killed_with_its_grandchildren() {
+        // The grandchild `sleep` holds stdout: only a group kill ends the read.
+        let (f, lines) = sh("echo started; sleep 1000 & sleep 1000", 300);
+        assert_eq!(f.exit, Exit::TimedOut);
+        assert_eq!(lines, vec!["started"]);
+        assert!(!f.left_behind, "processes of the group survived the kill");
+        assert!(f.elapsed < Duration::from_secs(5), "{:?}", f.elapsed);
+    }
+
+    #[test]
+    fn a_grandchild_that_dies_with_its_parent_is_reaped_not_left_a_zombie() {
+        // Killed at the deadline together with the shell that waits on it, the `sleep` becomes
+        // racegate's child (the subreaper) when the shell exits: racegate must reap it, or it
+        // outlives racegate as a zombie of init. (A descendant adopted only after the child was
+        // reaped is `processes::reap_job`'s, tested there.)
+        let (f, lines) = sh("sleep 1000 & echo $!; wait", 300);
+        assert_eq!(f.exit, Exit::TimedOut);
+        let pid: u32 = lines[0].trim().parse().unwrap();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let me = std::process::id().to_string();
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, r)| r.split_whitespace().collect())
+            .unwrap_or_default();
+        assert!(
+            !(fields.first() == Some(&"Z") && fields.get(1) == Some(&me.as_str())),
+            "pid {pid} is still racegate's zombie: {stat}"
+        );
+    }
+
+    #[test]
+    fn collected_output_is_bounded() {
+        let (f, out) = collect_at_most(
+            Path::new("/bin/sh"),
+            &["-c".into(), "seq 1 100000".into()],
+            &[],
+            Duration::from_secs(30),
+            1000,
+        )
+        .unwrap();
+        assert_eq!(f.exit, Exit::Code(0));
+        assert!(out.len() < 1100, "{}", out.len());
+        assert!(out.starts_with("1\n2\n3\n"), "the first lines are kept");
+        assert!(out.ends_with("more bytes of output not kept]\n"), "{out}");
+    }
+
+    #[test]
+    fn lines_reset_the_idle_deadline() {
+        let (f, lines) = sh("for i in 1 2 3 4; do echo $i; sleep 0.2; done", 600);
+        assert_eq!(f.exit, Exit::Code(0));
+        assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn exit_codes_and_stderr_are_kept() {
+        let (f, _) = sh("echo oops >&2; exit 3", 5000);
+        assert_eq!(f.exit, Exit::Code(3));
+        assert_eq!(f.stderr.trim(), "oops");
+    }
+
+    #[test]
+    fn a_background_child_holding_the_pipe_is_no_hang_and_is_killed() {
+        // The shell exits at once; its background `sleep` keeps stdout open.
+        let (f, lines) = sh("echo done; sleep 1000 &", 5000);
+        assert_eq!(f.exit, Exit::Code(0));
+        assert_eq!(lines, vec!["done"]);
+        assert!(
+            f.killed.iter().any(|k| k.starts_with("sleep")),
+            "{:?}",
+            f.killed
+        );
+        assert!(f.survivors.is_empty(), "{:?}", f.survivors);
+        assert!(f.elapsed < Duration::from_secs(4), "{:?}", f.elapsed);
+    }
+
+    #[test]
+    fn a_setsid_grandchild_is_killed_at_the_deadline() {
+        if !Path::new("/usr/bin/setsid").exists() {
+            return;
+        }
+        // The grandchild leaves the process group and holds stdout; the shell waits on it.
+        let (f, _) = sh("setsid sleep 1000 & wait", 300);
+        assert_eq!(f.exit, Exit::TimedOut);
+        assert!(
+            f.killed.iter().any(|k| k.starts_with("sleep")),
+            "{:?}",
+            f.killed
+        );
+        assert!(f.survivors.is_empty() && !f.left_behind);
+        assert!(f.elapsed < Duration::from_secs(4), "{:?}", f.elapsed);
+    }
+
+    #[test]
+    fn lines_are_bytes() {
+        let mut lines = Vec::new();
+        let f = run_bytes(
+            Path::new("/bin/sh"),
+            &["-c".into(), r"printf 'a\377b\nc'".into()],
+            &[],
+            Deadline {
+                idle: Duration::from_secs(5),
+                total: None,
+            },
+            |l| lines.push(l.to_vec()),
+        )
+        .unwrap();
+        assert_eq!(f.exit, Exit::Code(0));
+        assert_eq!(lines, vec![b"a\xffb".to_vec(), b"c".to_vec()]);
+    }
+
+    #[test]
+    fn a_signal_is_reported_as_such() {
+        let (f, _) = sh("kill -SEGV $$", 5000);
+        assert_eq!(f.exit, Exit::Signal(libc::SIGSEGV));
+    }
+    #[test]
+    fn bytes_that_are_not_utf8_and_endless_lines_are_read() {
+        let (f, lines) = sh(
+            "printf 'a\\377b\\n'; head -c 200000 /dev/zero | tr '\\0' x; echo; echo end",
+            5000,
+        );
+        assert_eq!(f.exit, Exit::Code(0));
+        assert_eq!(lines[0], "a\u{fffd}b");
+        assert!(
+            lines[1..].iter().all(|l| l.len() <= MAX_LINE),
+            "long lines are cut"
+        );
+        assert_eq!(lines.last().map(String::as_str), Some("end"));
+    }
+
+    #[test]
+    fn a_clean_environment_and_a_working_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut lines = Vec::new();
+        let spawn = Spawn {
+            env: vec![("ONLY".into(), "this".into())],
+            clear_env: true,
+            cwd: Some(dir.path().to_path_buf()),
+            ..Spawn::default()
+        };
+        let f = run_with(
+            Path::new("/bin/sh"),
+            &["-c".into(), "env; pwd".into()],
+            &spawn,
+            Deadline {
+                idle: Duration::from_secs(5),
+                total: None,
+            },
+            |l| lines.push(l.to_string()),
+        )
+        .unwrap();
+        assert_eq!(f.exit, Exit::Code(0));
+        let env: Vec<&String> = lines
+            .iter()
+            .filter(|l| {
+                l.contains('=')
+                    && !l.starts_with("PWD=")
+                    && !l.starts_with("SHLVL=")
+                    && !l.starts_with("_=")
+                    && !l.starts_with(&format!("{}=", crate::proc::processes::JOB_ENV))
+            })
+            .collect();
+        assert_eq!(env, ["ONLY=this"], "{lines:?}");
+        let cwd = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(lines.last().map(PathBuf::from), Some(cwd));
+    }
+}

@@ -1,0 +1,172 @@
+//! What racegate stands on, found or missing, each with its fix: the CUDA driver and GPU,
+//! NVRTC, compute-sanitizer, what globalcheck's tool is built from, and Nsight Compute (`ncu`). `racegate doctor` renders it; the exit
+//! code follows the one table (4 without a device, 3 when a tool is missing, else 0).
+//!
+//! ```no_run
+//! for item in racegate::run::doctor::examine(std::path::Path::new(".")) {
+//!     println!("{}: {:?}", item.name, item.found);
+//! }
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Serialize;
+
+use crate::errors::exit;
+use crate::build::globalcheck;
+use crate::{run::device, build::toolchain};
+
+/// One thing racegate uses.
+#[derive(Clone, Debug, Serialize)]
+pub struct Item {
+    /// `driver`, `gpu`, `nvrtc`, `compute-sanitizer`, `globalcheck` or `ncu`.
+    pub name: &'static str,
+    /// What was found (a version, a name, a path); `None` when missing.
+    pub found: Option<String>,
+    /// Why it is missing and how to get it; `None` when found.
+    pub fix: Option<String>,
+    /// Whether it is a device (driver, GPU) rather than a tool: its absence is exit 4.
+    pub device: bool,
+    /// Whether racegate works without it (ncu only adds to reports): its absence is no failure.
+    pub optional: bool,
+}
+
+/// Looks at everything, with `root` for the project-local NVRTC search.
+pub fn examine(root: &Path) -> Vec<Item> {
+    let mut items = Vec::new();
+    let probe = device::probe();
+    let (driver, gpu) = match &probe {
+        Ok(d) => (
+            Ok(format!(
+                "CUDA {}.{} (driver API)",
+                d.driver_api_version / 1000,
+                d.driver_api_version % 1000 / 10
+            )),
+            Ok(format!(
+                "{} (compute capability {}.{})",
+                d.name, d.compute_capability.0, d.compute_capability.1
+            )),
+        ),
+        Err(why) => (Err(why.clone()), Err(why.clone())),
+    };
+    items.push(item(
+        "driver",
+        driver.map_err(|w| format!("{w}; install the NVIDIA driver (580 or newer for CUDA 13.0)")),
+        true,
+        false,
+    ));
+    items.push(item(
+        "gpu",
+        gpu.map_err(|w| {
+            format!(
+                "{w}; run on a machine with an NVIDIA GPU (CI: a self-hosted runner labelled gpu)"
+            )
+        }),
+        true,
+        false,
+    ));
+    let nvrtc = toolchain::nvrtc(root)
+        .map(|n| format!("{}.{} from {}", n.version.0, n.version.1, n.source))
+        .map_err(|_| {
+            "not found; run `racegate setup` (pinned PyPI wheels into racegate's user cache), \
+             or install the CUDA 13.0 toolkit, or set RACEGATE_NVRTC_LIB"
+                .to_string()
+        });
+    items.push(item("nvrtc", nvrtc, false, false));
+    let sanitizer = match toolchain::compute_sanitizer() {
+        Some(p) => Ok(version_of(&p)),
+        None => Err(
+            "not found on PATH, $CUDA_HOME/bin or /usr/local/cuda/bin; install the CUDA \
+                     toolkit (it ships compute-sanitizer) or set RACEGATE_COMPUTE_SANITIZER"
+                .to_string(),
+        ),
+    };
+    items.push(item("compute-sanitizer", sanitizer, false, false));
+    // What globalcheck's tool would be built from (nothing is built here).
+    let globalcheck = globalcheck::find(root)
+        .map(|tc| {
+            format!(
+                "can be built: {} and {}, Sanitizer API in {}",
+                tc.gxx.display(),
+                tc.nvcc.display(),
+                tc.sanitizer_lib.display()
+            )
+        })
+        .map_err(|why| {
+            format!("{why}; install the CUDA toolkit and g++, or run `racegate setup` (pinned nvcc and Sanitizer API wheels)")
+        });
+    items.push(item("globalcheck", globalcheck, false, false));
+    let ncu = match find_on_path("ncu") {
+        Some(p) => Ok(version_of(&p)),
+        None => Err(
+            "not found on PATH, $CUDA_HOME/bin or /usr/local/cuda/bin; optional \
+                     (performance counters): install Nsight Compute with the CUDA toolkit"
+                .to_string(),
+        ),
+    };
+    items.push(item("ncu", ncu, false, true));
+    items
+}
+
+fn item(name: &'static str, r: Result<String, String>, device: bool, optional: bool) -> Item {
+    let (found, fix) = match r {
+        Ok(f) => (Some(f), None),
+        Err(e) => (None, Some(e)),
+    };
+    Item {
+        name,
+        found,
+        fix,
+        device,
+        optional,
+    }
+}
+
+/// The exit code for a set of items by the one table: a missing device first (4), then a
+/// missing tool (3).
+pub fn exit_code(items: &[Item]) -> u8 {
+    let missing = |dev: bool| {
+        items
+            .iter()
+            .any(|i| i.found.is_none() && !i.optional && i.device == dev)
+    };
+    if missing(true) {
+        exit::NO_DEVICE
+    } else if missing(false) {
+        exit::INCONCLUSIVE
+    } else {
+        exit::OK
+    }
+}
+
+/// `tool --version`'s last non-empty line (both NVIDIA tools end with the version), with the
+/// path; the path alone when the tool does not answer.
+fn version_of(path: &Path) -> String {
+    let out = Command::new(path).arg("--version").output();
+    let line = out.ok().and_then(|o| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string())
+    });
+    match line {
+        Some(l) => format!("{l} ({})", path.display()),
+        None => path.display().to_string(),
+    }
+}
+
+/// `name` on `PATH` or in the CUDA install folders.
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(v) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(v).join("bin"));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/local/cuda/bin"));
+    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
+}

@@ -1,0 +1,10 @@
+//! On the device: context, launches, oracles, trials, stress, benchmarks, and `doctor`.
+//! Layer 3: may import `errors`, `proc/`, `source/` and `build/`.
+
+pub mod bench;
+pub mod device;
+pub mod doctor;
+pub mod launch;
+pub mod oracle;
+pub mod stress;
+pub mod trial;

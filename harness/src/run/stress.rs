@@ -1,0 +1,467 @@
+//! Stress detector, parent side: runs a case's trials in a worker process under the watchdog,
+//! turns the worker's lines into a [`StressReport`]. Nothing here prints: progress goes out
+//! as [`StressEvent`]s and the report is rendered by `report`.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::source::catalog::{Case, Catalog};
+use crate::build::compile::{self, BuildOptions};
+use crate::errors::{Error, Result};
+use crate::source::exercises::SizeChoice;
+use crate::source::manifest::Check;
+use crate::run::trial::{TrialOutcome, TrialResult};
+use crate::proc::watchdog::{self, Deadline, Exit};
+
+/// Consecutive trials that share one input set unless a command says otherwise.
+pub const DEFAULT_PER_SET: u32 = 4;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct StressConfig {
+    pub trials: u32,
+    pub seed: u64,
+    pub jitter: bool,
+    /// `None`: the family's default range.
+    pub size: Option<SizeChoice>,
+    /// Deadline for one trial (no result line for this long means a hang).
+    pub timeout: Duration,
+    /// Consecutive trials that reuse one input set (each with its own jitter seed).
+    pub per_set: u32,
+    pub arch: String,
+}
+
+impl StressConfig {
+    /// `trials` trials from `seed`, on the default size ranges, [`DEFAULT_PER_SET`] trials per
+    /// input set.
+    pub fn new(trials: u32, seed: u64, jitter: bool, timeout: Duration, arch: &str) -> Self {
+        StressConfig {
+            trials,
+            seed,
+            jitter,
+            size: None,
+            timeout,
+            per_set: DEFAULT_PER_SET,
+            arch: arch.to_string(),
+        }
+    }
+}
+
+/// The verdict of a stress run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every trial passed.
+    Pass,
+    /// Some trials gave wrong results.
+    Fail,
+    /// A trial missed its deadline; the worker's process group was killed.
+    Hang { deadline_s: f64, left_behind: bool },
+    /// A CUDA error (e.g. 719, an illegal address) or a crashed worker.
+    Fault { error: String },
+}
+
+/// Progress, for reporters.
+#[derive(Clone, Debug)]
+pub enum StressEvent<'a> {
+    Trial(&'a TrialOutcome),
+}
+
+/// Everything a stress run found.
+#[derive(Clone, Debug, Serialize)]
+pub struct StressReport {
+    pub case: String,
+    pub jitter: bool,
+    pub seed: u64,
+    pub size: String,
+    pub trials_requested: u32,
+    pub trials_run: u32,
+    pub failures: u32,
+    /// failures / trials_run.
+    pub rate: f64,
+    /// With no failure: the 95% upper bound on the rate (rule of three, 3 / n).
+    pub upper_bound_95: Option<f64>,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// The first trial that did not pass.
+    pub first_failure: Option<TrialOutcome>,
+    /// A command that reruns just that trial.
+    pub repro: Option<String>,
+    pub seconds: f64,
+    /// When the run first saw the bug: seconds from its start (compilation included) to the
+    /// first failing trial's report, or to the deadline of a hang.
+    pub first_detection_seconds: Option<f64>,
+}
+
+impl StressReport {
+    pub fn flagged(&self) -> bool {
+        self.verdict != Verdict::Pass
+    }
+
+    /// The trial that first failed (a hang: the trial that never reported).
+    pub fn first_failing_trial(&self) -> Option<u32> {
+        match &self.verdict {
+            Verdict::Pass => None,
+            Verdict::Hang { .. } => Some(self.trials_run.saturating_sub(1)),
+            _ => self.first_failure.as_ref().map(|f| f.trial),
+        }
+    }
+}
+
+/// The 95% Wilson score interval of a rate of `k` in `n`, as (low, high).
+pub fn wilson_95(k: u32, n: u32) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let (k, n, z) = (k as f64, n as f64, 1.959964);
+    let p = k / n;
+    let denom = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denom;
+    let half = z * ((p * (1.0 - p) + z * z / (4.0 * n)) / n).sqrt() / denom;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// Renders a size choice the way `--size` takes it.
+pub fn size_arg(size: Option<SizeChoice>) -> Option<String> {
+    match size? {
+        SizeChoice::Fixed(n) => Some(n.to_string()),
+        SizeChoice::Random { lo, hi } => Some(format!("{lo}..{hi}")),
+        SizeChoice::Sanitize => Some("sanitize".into()),
+    }
+}
+
+/// Parses `--size`: `N`, `LO..HI` (inclusive) or `sanitize`.
+pub fn parse_size(s: &str) -> std::result::Result<SizeChoice, String> {
+    if s == "sanitize" {
+        return Ok(SizeChoice::Sanitize);
+    }
+    let num = |x: &str| -> std::result::Result<u32, String> {
+        x.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| *v >= 1)
+            .ok_or_else(|| format!("`{x}` is not a size (a positive integer)"))
+    };
+    match s.split_once("..") {
+        Some((lo, hi)) => {
+            let (lo, hi) = (num(lo)?, num(hi.trim_start_matches('='))?);
+            if lo > hi {
+                return Err(format!("empty range {s}"));
+            }
+            Ok(SizeChoice::Random { lo, hi })
+        }
+        None => Ok(SizeChoice::Fixed(num(s)?)),
+    }
+}
+
+/// The line a worker prints once its context and module are loaded.
+const READY: &str = "{\"ready\":true}";
+
+/// Runs `cfg.trials` trials of `case` in a worker started from `exe` (the racegate binary).
+pub fn run(
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &StressConfig,
+    exe: &Path,
+    mut on_event: impl FnMut(StressEvent),
+) -> Result<StressReport> {
+    let start = std::time::Instant::now();
+    let ptx = compile::compile_to_cache(
+        &catalog.root,
+        &case.path,
+        &BuildOptions {
+            arch: cfg.arch.clone(),
+            jitter: cfg.jitter,
+            extra: case.compile_options(),
+        },
+    )?;
+    let mut args: Vec<OsString> = catalog.child_args();
+    args.extend([
+        crate::proc::subcommands::STRESS_WORKER.into(),
+        "--case".into(),
+        case.name.clone().into(),
+        "--ptx".into(),
+        ptx.into(),
+        "--trials".into(),
+        cfg.trials.to_string().into(),
+        "--seed".into(),
+        cfg.seed.to_string().into(),
+        "--per-set".into(),
+        cfg.per_set.to_string().into(),
+    ]);
+    if let Some(Check::Reference { path, .. }) = case.kernel_spec().map(|k| &k.check) {
+        let reference = compile::compile_to_cache(
+            &catalog.root,
+            &catalog.manifest_file(path),
+            &BuildOptions {
+                arch: cfg.arch.clone(),
+                jitter: false,
+                extra: case.reference_compile_options(),
+            },
+        )?;
+        args.push("--ref-ptx".into());
+        args.push(reference.into());
+    }
+    if cfg.jitter {
+        args.push("--jitter".into());
+    }
+    if let Some(s) = size_arg(cfg.size) {
+        args.push("--size".into());
+        args.push(s.into());
+    }
+    let mut outcomes: Vec<TrialOutcome> = Vec::new();
+    let mut first_seen: Option<f64> = None;
+    let finished = watchdog::run(
+        exe,
+        &args,
+        &[],
+        Deadline {
+            // The worker prints a `ready` line once the context and module are up, so this
+            // deadline applies to every trial on its own.
+            idle: cfg.timeout,
+            total: None,
+        },
+        |line| match serde_json::from_str::<TrialOutcome>(line) {
+            _ if line == READY => {}
+            Ok(o) => {
+                on_event(StressEvent::Trial(&o));
+                if o.result != TrialResult::Pass && first_seen.is_none() {
+                    first_seen = Some(start.elapsed().as_secs_f64());
+                }
+                outcomes.push(o);
+            }
+            Err(_) => {} // not a protocol line (the worker prints nothing else on stdout)
+        },
+    )?;
+    let trials_run = outcomes.len() as u32;
+    let failures = outcomes
+        .iter()
+        .filter(|o| o.result != TrialResult::Pass)
+        .count() as u32;
+    let first_failure = outcomes
+        .iter()
+        .find(|o| o.result != TrialResult::Pass)
+        .cloned();
+    // A fault ends the worker; it is the verdict even when wrong results came before it.
+    let fault = outcomes
+        .iter()
+        .find(|o| matches!(o.result, TrialResult::Fault { .. }))
+        .cloned();
+    let verdict = match (&finished.exit, fault.as_ref().or(first_failure.as_ref())) {
+        (Exit::TimedOut, _) => Verdict::Hang {
+            deadline_s: cfg.timeout.as_secs_f64(),
+            left_behind: finished.left_behind,
+        },
+        (
+            _,
+            Some(TrialOutcome {
+                result: TrialResult::Fault { error },
+                ..
+            }),
+        ) => Verdict::Fault {
+            error: error.clone(),
+        },
+        (Exit::Code(0), Some(_)) => Verdict::Fail,
+        (Exit::Code(0), None) if trials_run == cfg.trials => Verdict::Pass,
+        (exit, _) => Verdict::Fault {
+            error: format!(
+                "the worker ended ({}) after {trials_run} of {} trials: {}",
+                match exit {
+                    Exit::Code(c) => format!("exit code {c}"),
+                    Exit::Signal(s) => format!("signal {s}"),
+                    Exit::TimedOut => "timed out".into(),
+                },
+                cfg.trials,
+                last_lines(&finished.stderr, 6)
+            ),
+        },
+    };
+    // A hang is a failure of the trial that never reported.
+    let (trials_run, failures) = match verdict {
+        Verdict::Hang { .. } => (trials_run + 1, failures + 1),
+        _ => (trials_run, failures),
+    };
+    let failing_trial = match &verdict {
+        Verdict::Hang { .. } => Some(outcomes.len() as u32),
+        _ => first_failure.as_ref().map(|f| f.trial),
+    };
+    let repro = failing_trial.map(|t| repro_line(catalog, case, cfg, t));
+    let verdict_is_hang = matches!(verdict, Verdict::Hang { .. });
+    Ok(StressReport {
+        case: case.name.clone(),
+        jitter: cfg.jitter,
+        seed: cfg.seed,
+        size: size_arg(cfg.size).unwrap_or_else(|| "default".into()),
+        trials_requested: cfg.trials,
+        trials_run,
+        failures,
+        rate: if trials_run == 0 {
+            0.0
+        } else {
+            failures as f64 / trials_run as f64
+        },
+        upper_bound_95: (failures == 0 && trials_run > 0).then(|| 3.0 / trials_run as f64),
+        verdict,
+        first_failure,
+        repro,
+        first_detection_seconds: match verdict_is_hang {
+            true => Some(start.elapsed().as_secs_f64()),
+            false => first_seen,
+        },
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// The command that reruns trial `t`: its input set from the set's seed, up to that trial.
+pub fn repro_line(catalog: &Catalog, case: &Case, cfg: &StressConfig, t: u32) -> String {
+    let start = crate::run::trial::set_start(t, cfg.per_set);
+    let seed = crate::run::trial::seed(cfg.seed, start);
+    let mut s = format!(
+        "racegate {}stress {} --seed {seed} --trials {} --per-set {}",
+        match &catalog.manifest {
+            Some(m) => format!("--manifest {} ", m.path.display()),
+            None => String::new(),
+        },
+        case.name,
+        t - start + 1,
+        cfg.per_set.max(1)
+    );
+    if !cfg.jitter {
+        s.push_str(" --no-jitter");
+    }
+    if let Some(size) = size_arg(cfg.size) {
+        s.push_str(&format!(" --size {size}"));
+    }
+    s
+}
+
+fn last_lines(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    let tail = lines[lines.len().saturating_sub(n)..].join(" | ");
+    if tail.is_empty() {
+        "no output on stderr".into()
+    } else {
+        tail
+    }
+}
+
+/// What a worker process is asked to run (its hidden command line).
+#[derive(Clone, Debug)]
+pub struct WorkerArgs {
+    pub case: String,
+    pub ptx: std::path::PathBuf,
+    /// The reference kernel's PTX, for a manifest kernel with a reference oracle.
+    pub ref_ptx: Option<std::path::PathBuf>,
+    pub trials: u32,
+    pub seed: u64,
+    pub per_set: u32,
+    pub size: Option<SizeChoice>,
+    pub jitter: bool,
+}
+
+/// Worker side: opens the device, loads the PTX, runs the trials and prints one JSON line each.
+/// Stops after a fault: the CUDA context is unusable then.
+pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
+    use std::io::Write;
+    let case = catalog.get(&w.case)?;
+    let family = case.family();
+    let size = w.size.unwrap_or_else(|| {
+        let (lo, hi) = family.default_sizes();
+        SizeChoice::Random { lo, hi }
+    });
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| Error::io("reading", p, e));
+    let gpu = crate::run::launch::Gpu::open()?;
+    let module = gpu.load(&read(&w.ptx)?)?;
+    let reference = match &w.ref_ptx {
+        Some(p) => Some(gpu.load(&read(p)?)?),
+        None => None,
+    };
+    let judge = match (case.kernel_spec(), &reference) {
+        (None, _) => crate::run::trial::Judge::Exact,
+        (Some(spec), Some(module)) => match &spec.check {
+            Check::Reference { entry, .. } => crate::run::trial::Judge::Reference {
+                module,
+                entry: entry.clone(),
+                tolerance: spec.tolerance,
+            },
+            _ => crate::run::trial::Judge::Determinism {
+                tolerance: spec.tolerance,
+            },
+        },
+        (Some(spec), None) => match &spec.check {
+            Check::Reference { .. } => {
+                return Err(Error::Usage("a reference oracle needs --ref-ptx".into()))
+            }
+            _ => crate::run::trial::Judge::Determinism {
+                tolerance: spec.tolerance,
+            },
+        },
+    };
+    let stdout = std::io::stdout();
+    {
+        let mut out = stdout.lock();
+        let _ = writeln!(out, "{READY}");
+        let _ = out.flush();
+    }
+    let mut set = None;
+    for t in 0..w.trials {
+        let outcome = crate::run::trial::run(
+            &gpu, &module, family, &judge, case, w.seed, t, w.per_set, size, w.jitter, &mut set,
+        );
+        let fault = matches!(outcome.result, TrialResult::Fault { .. });
+        let mut out = stdout.lock();
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&outcome).expect("serializable")
+        );
+        let _ = out.flush();
+        if fault {
+            break;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("256"), Ok(SizeChoice::Fixed(256)));
+        assert_eq!(
+            parse_size("64..512"),
+            Ok(SizeChoice::Random { lo: 64, hi: 512 })
+        );
+        assert_eq!(
+            parse_size("64..=512"),
+            Ok(SizeChoice::Random { lo: 64, hi: 512 })
+        );
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("9..3").is_err());
+        assert!(parse_size("big").is_err());
+    }
+
+    #[test]
+    fn size_round_trips_through_the_repro_line() {
+        for s in ["256", "64..512", "sanitize"] {
+            assert_eq!(size_arg(Some(parse_size(s).unwrap())).as_deref(), Some(s));
+        }
+    }
+
+    #[test]
+    fn wilson_interval_brackets_the_rate() {
+        let (lo, hi) = super::wilson_95(12, 100);
+        assert!(
+            lo > 0.06 && lo < 0.08 && hi > 0.19 && hi < 0.21,
+            "{lo} {hi}"
+        );
+        assert_eq!(super::wilson_95(0, 0), (0.0, 1.0));
+        let (lo, hi) = super::wilson_95(100, 100);
+        assert!(lo > 0.96 && hi == 1.0);
+    }
+}

@@ -1,0 +1,293 @@
+//! Stress trials, run inside the worker process: draw an input set, then for each trial reset
+//! and poison, launch under a new jitter seed, and check every element on the device.
+//!
+//! An input set (sizes, geometry, inputs and the exact reference) is drawn from a seed and
+//! reused by `per_set` consecutive trials, each with its own jitter seed: the reference is
+//! computed once per set, data is uploaded once per set, and a trial costs little more than
+//! its launches. With `per_set = 1` every trial draws new sizes and inputs.
+
+use rand::rngs::ChaCha8Rng;
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+use crate::source::catalog::Case;
+use crate::source::exercises::{self, Problem, SizeChoice};
+use crate::run::launch::{Gpu, Module, Resident, RunOptions};
+use crate::run::oracle::{self, Wrong};
+
+/// The seed of trial `t` of a run started with `master`. Trial 0 uses `master` itself.
+pub fn seed(master: u64, t: u32) -> u64 {
+    master.wrapping_add(t as u64)
+}
+
+/// The first trial of the input set that trial `t` belongs to.
+pub fn set_start(t: u32, per_set: u32) -> u32 {
+    t - t % per_set.max(1)
+}
+
+/// What happened in one trial.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum TrialResult {
+    Pass,
+    Wrong(Wrong),
+    /// A CUDA error while launching or running: the context is gone.
+    Fault {
+        error: String,
+    },
+}
+
+/// One line of the worker's output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrialOutcome {
+    pub trial: u32,
+    /// This trial's seed (its jitter seed derives from it).
+    pub seed: u64,
+    /// The seed its input set was drawn from (the seed of the set's first trial).
+    pub set_seed: u64,
+    pub problem: String,
+    #[serde(flatten)]
+    pub result: TrialResult,
+    pub micros: u64,
+}
+
+/// How a trial's expected outputs are known (the manifest's `oracle` key, resolved to a loaded
+/// module); `crate::run::oracle` then compares against them.
+pub enum Judge<'a> {
+    /// The exercise family computed them exactly on the host.
+    Exact,
+    /// A trusted kernel (`entry` in `module`) runs on the same inputs first.
+    Reference {
+        module: &'a Module,
+        entry: String,
+        tolerance: f32,
+    },
+    /// The kernel itself runs once per input set; every trial must reproduce that output.
+    Determinism { tolerance: f32 },
+}
+
+impl Judge<'_> {
+    fn tolerance(&self) -> f32 {
+        match self {
+            Judge::Exact => 0.0,
+            Judge::Reference { tolerance, .. } | Judge::Determinism { tolerance } => *tolerance,
+        }
+    }
+}
+
+/// Fills in the expected outputs the judge owns by running its kernel once on the inputs
+/// (under its own jitter seed, so determinism compares two different schedules).
+fn complete(
+    gpu: &Gpu,
+    module: &Module,
+    problem: &mut Problem,
+    judge: &Judge,
+    seed: u64,
+) -> crate::Result<()> {
+    if !problem.buffers.iter().any(|b| b.judge_fills) {
+        return Ok(());
+    }
+    let mut probe = problem.clone();
+    let run_module = match judge {
+        Judge::Exact => return Ok(()),
+        Judge::Reference { module, entry, .. } => {
+            if probe.reference_launches.is_empty() {
+                for step in &mut probe.launches {
+                    step.kernel = entry.clone();
+                }
+            } else {
+                probe.launches = std::mem::take(&mut probe.reference_launches);
+            }
+            *module
+        }
+        Judge::Determinism { .. } => module,
+    };
+    let opts = RunOptions {
+        jitter_seed: Some(seed.rotate_left(17)),
+        poison_shared: true,
+        poison_outputs: true,
+    };
+    let outputs = gpu.run(run_module, &probe, opts)?;
+    for (b, out) in problem.buffers.iter_mut().zip(outputs) {
+        if b.judge_fills {
+            b.expected = Some(out);
+        }
+    }
+    Ok(())
+}
+
+/// The input set trials are currently using.
+pub struct InputSet {
+    start: u32,
+    problem: Problem,
+    resident: Resident,
+    /// The kernel overwrote racegate's device copies (inputs or expected results): the next
+    /// trial uploads the set again instead of comparing against them.
+    stale: bool,
+}
+
+/// Runs trial `t` of a run started with `master`, drawing a new input set when `t` starts one.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    gpu: &Gpu,
+    module: &Module,
+    family: &dyn exercises::Exercise,
+    judge: &Judge,
+    case: &Case,
+    master: u64,
+    t: u32,
+    per_set: u32,
+    size: SizeChoice,
+    jitter: bool,
+    current: &mut Option<InputSet>,
+) -> TrialOutcome {
+    let start = std::time::Instant::now();
+    let s = set_start(t, per_set);
+    let set_seed = seed(master, s);
+    let seed = seed(master, t);
+    let result = (|| -> crate::Result<TrialResult> {
+        if current.as_ref().map(|c| (c.start, c.stale)) != Some((s, false)) {
+            *current = None;
+            let mut problem =
+                family.problem(&case.entry, size, &mut ChaCha8Rng::seed_from_u64(set_seed));
+            complete(gpu, module, &mut problem, judge, set_seed)?;
+            let resident = gpu.upload(&problem)?;
+            *current = Some(InputSet {
+                start: s,
+                problem,
+                resident,
+                stale: false,
+            });
+        }
+        let set = current.as_mut().expect("just set");
+        let opts = RunOptions {
+            jitter_seed: jitter.then_some(seed ^ 0x9e37_79b9_7f4a_7c15),
+            poison_shared: true,
+            poison_outputs: true,
+        };
+        let counts = gpu.run_resident(module, &set.problem, &mut set.resident, opts)?;
+        if counts.iter().all(|c| *c == 0) {
+            return Ok(TrialResult::Pass);
+        }
+        let actual = gpu.read_back(&mut set.resident)?;
+        let tolerance = judge.tolerance() as f64;
+        let lenient = tolerance > 0.0
+            || set
+                .problem
+                .buffers
+                .iter()
+                .any(|b| !b.compare.is_exact() || b.may_stay_unwritten);
+        let problem = &set.problem;
+        Ok(
+            match oracle::check_within(&problem.buffers, &actual, &problem.sizes, tolerance) {
+                Some(w) => TrialResult::Wrong(w),
+                // The results are right but the device compare saw a difference: either the
+                // comparison allows it (a tolerance, a free order, an ignored buffer), or the
+                // kernel changed one of racegate's own device copies.
+                None => match clobbered(problem, &gpu.read_references(&set.resident)?) {
+                    None if lenient => TrialResult::Pass,
+                    found => TrialResult::Fault {
+                        error: match found {
+                            Some(name) => {
+                                set.stale = true; // the next trial must not trust these copies
+                                format!(
+                                    "the kernel wrote outside its buffers: racegate's device copy \
+                                 of `{name}` changed under it (an out-of-bounds write; memcheck \
+                                 names the line)"
+                                )
+                            }
+                            None => {
+                                "the device compare found a difference the host compare does not: \
+                             racegate bug"
+                                    .into()
+                            }
+                        },
+                    },
+                },
+            },
+        )
+    })()
+    .unwrap_or_else(|e| TrialResult::Fault {
+        error: e.to_string(),
+    });
+    TrialOutcome {
+        trial: t,
+        seed,
+        set_seed,
+        problem: current
+            .as_ref()
+            .map(|c| c.problem.label.clone())
+            .unwrap_or_default(),
+        result,
+        micros: start.elapsed().as_micros() as u64,
+    }
+}
+
+/// The first buffer whose device reference no longer equals the host's copy.
+fn clobbered<'p>(problem: &'p Problem, references: &[Option<Vec<u8>>]) -> Option<&'p str> {
+    problem.buffers.iter().zip(references).find_map(|(b, r)| {
+        let host = match (&b.expected, &b.init) {
+            (Some(e), _) => e,
+            (None, crate::source::exercises::Init::Data(d)) => d,
+            _ => return None,
+        };
+        (r.as_ref() != Some(host)).then_some(&*b.name)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trials_share_input_sets_in_blocks() {
+        assert_eq!(
+            (0..9).map(|t| set_start(t, 4)).collect::<Vec<_>>(),
+            [0, 0, 0, 0, 4, 4, 4, 4, 8]
+        );
+        assert_eq!(set_start(5, 1), 5);
+        assert_eq!(set_start(5, 0), 5, "0 is treated as 1");
+    }
+
+    #[test]
+    fn a_changed_device_copy_is_named() {
+        use crate::source::exercises::{Buffer, Elem, Init};
+        let problem = Problem {
+            reference_launches: Vec::new(),
+            sizes: Default::default(),
+            label: String::new(),
+            buffers: vec![
+                Buffer::input("A", Elem::U8, vec![1, 2]),
+                Buffer {
+                    compare: Default::default(),
+                    may_stay_unwritten: false,
+                    name: "C".into(),
+                    elem: Elem::U8,
+                    init: Init::Poison(2),
+                    expected: Some(vec![7, 8]),
+                    judge_fills: false,
+                },
+                Buffer {
+                    compare: Default::default(),
+                    may_stay_unwritten: false,
+                    name: "scratch".into(),
+                    elem: Elem::U8,
+                    init: Init::Poison(2),
+                    expected: None,
+                    judge_fills: false,
+                },
+            ],
+            launches: vec![],
+        };
+        let intact = vec![Some(vec![1, 2]), Some(vec![7, 8]), None];
+        assert_eq!(clobbered(&problem, &intact), None);
+        let hit = vec![Some(vec![1, 2]), Some(vec![7, 0]), None];
+        assert_eq!(clobbered(&problem, &hit), Some("C"));
+    }
+
+    #[test]
+    fn trial_zero_uses_the_master_seed() {
+        assert_eq!(seed(42, 0), 42);
+        assert_eq!(seed(u64::MAX, 1), 0, "wraps");
+    }
+}
