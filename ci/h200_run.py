@@ -11,12 +11,22 @@ runs), mutate.json and mutate.txt (phase `mutate`: every correct kernel's mutant
 and summary.txt. Nothing is edited afterwards: the files are committed as they came back.
 """
 import tomllib
-import argparse, concurrent.futures as cf, datetime, json, os, pathlib, subprocess, sys, tarfile, time
+import argparse, concurrent.futures as cf, datetime, json, os, pathlib, subprocess, sys, tarfile, tempfile, time
 
 # One fixed size per family for the second stress setting: large enough that a race which needs
 # many warps in flight has them (the H200 showed the WAR matmul bug only from N=384 without jitter).
 FIXED = {"matmul": 512, "transpose": 2048, "reduce": 65536, "histogram": 65536, "counter": 65536, "handoff": 4096, "stencil": 65536, "lastblock": 65536}
 TOOLS = ["racecheck", "synccheck", "memcheck", "initcheck"]
+
+# The globalcheck phase's plain column: stands in for compute-sanitizer in `racegate sanitize`
+# (RACEGATE_COMPUTE_SANITIZER) and runs the target, racegate's own binary, alone. It was
+# ci/gc_wrapper.py, which H200 run 13's probe also used (now docs/h200/run-13/gc_wrapper.py).
+PLAIN_SANITIZER = """#!/usr/bin/env python3
+import os, sys
+args = sys.argv[1:]
+i = next(i for i, a in enumerate(args) if os.path.isabs(a) and os.path.basename(a).startswith("racegate"))
+os.execv(args[i], args[i:])
+"""
 
 
 def sh(cmd, timeout=120):
@@ -46,7 +56,9 @@ def main():
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--runs", type=int, default=5, help="sanitizer runs per case and tool")
     ap.add_argument("--jobs", type=int, default=12)
-    ap.add_argument("--phases", default="env,compile,hang,sanitize,stress")
+    ap.add_argument("--phases", default="env,compile,hang,sanitize,stress",
+                    help="comma-separated, in this order: env, doctor, sigint, compile, hang, sanitize, stress, exit, check, "
+                         "gate, corpus, mutate, grade, bench, globalcheck, nextest")
     ap.add_argument("--pack", action="store_true", help="pack all outputs but summary.txt into results.tar.gz")
     ap.add_argument("--bundle", default="target/bundle", help="from ci/bundle: racegate, cargo-nextest, racegate-tests.tar.zst")
     ap.add_argument("--budget", type=float, default=540, help="seconds; stress jobs not started by then are skipped")
@@ -82,6 +94,47 @@ def main():
         r += sh("ps -eo pid,pgid,stat,etime,cmd | grep -v grep | grep -E 'racegate|compute-sanitizer' || echo 'no racegate or compute-sanitizer process left'")
         (out / "hang.txt").write_text(r)
         say("hang: written to hang.txt")
+
+    if "doctor" in phases:
+        # Issue 23: which confinement layers a submission's compile gets on this machine.
+        r = sh(f"{rg} doctor; {rg} doctor --json -", timeout=120)
+        (out / "doctor.txt").write_text(r)
+        say("doctor: " + "; ".join(l.strip() for l in r.splitlines() if "confinement" in l)[:300])
+
+    if "sigint" in phases:
+        # Issue 23: SIGINT to each command that starts children, while a child hangs (a kernel
+        # that deadlocks, a program that hangs and left an `env -i setsid` grandchild): racegate
+        # must end and leave no process behind. `ps` before, during and after each.
+        import signal
+        ps = ("ps -eo pid,ppid,pgid,stat,etime,cmd | grep -v grep | "
+              "grep -E 'racegate|compute-sanitizer|sleep 777|hang.sh' || echo '(none)'")
+        hang = pathlib.Path(tempfile.mkdtemp()) / "hang.sh"
+        hang.write_text("#!/bin/sh\nenv -i setsid sh -c 'sleep 7771' &\nsleep 7772\n"); hang.chmod(0o755)
+        subs = "harness/tests/submissions/reduce"
+        runs = [
+            ("check, a deadlocking kernel", f"exec {rg} check handoff::barrier_before_flag --trials 5 --stress-timeout 60 --sanitize-timeout 60"),
+            ("stress, a deadlocking kernel", f"exec {rg} stress handoff::barrier_before_flag --trials 3 --timeout 60"),
+            ("gate manifest mode", f"cd examples/gate && exec {rg} gate --baseline /tmp/sigint-baseline.json --sanitize-timeout 60"),
+            ("gate program mode, a hanging program with a setsid grandchild", f"exec {rg} gate --baseline /tmp/sigint-prog.json --timeout 60 -- {hang}"),
+            ("grade, an infinite loop", f"exec {rg} grade --exercise reduce --timeout 60 {subs}/cheat_infinite_loop.cu"),
+        ]
+        r = "before:\n" + sh(ps)
+        for name, cmd in runs:
+            p = subprocess.Popen(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            time.sleep(8)
+            r += f"\n=== {name}\n$ {cmd}\nduring (racegate pid {p.pid}):\n" + sh(ps)
+            t1 = time.time()
+            os.kill(p.pid, signal.SIGINT)
+            try:
+                o, _ = p.communicate(timeout=30)
+                r += f"SIGINT -> exit {p.returncode} after {time.time() - t1:.1f} s\n{o[-3000:]}\n"
+            except subprocess.TimeoutExpired:
+                p.kill(); o, _ = p.communicate()
+                r += f"SIGINT -> still running after 30 s: killed\n{o[-3000:]}\n"
+            time.sleep(1)
+            r += "after:\n" + sh(ps)
+        (out / "sigint.txt").write_text(r)
+        say("sigint: written to sigint.txt")
 
     if "sanitize" in phases:
         sdir = out / "sanitize"; sdir.mkdir(exist_ok=True)
@@ -248,7 +301,8 @@ def main():
         say(f"globalcheck: {len(jobs)} runs in {time.time() - t:.0f} s; exit codes of run 1: "
             + ", ".join(f"{n}={rc}" for n, r, rc in results if r == 1))
         timing = ["case,plain_s,racecheck_s,globalcheck_s"]
-        wrapper = os.path.abspath("ci/gc_wrapper.py")
+        wrapper = pathlib.Path(tempfile.mkdtemp()) / "plain-sanitizer"
+        wrapper.write_text(PLAIN_SANITIZER); wrapper.chmod(0o755)
         t1 = time.time()
         for c in cases:
             if c["name"] == "handoff::barrier_before_flag" or time.time() - t1 > 120:
@@ -258,7 +312,7 @@ def main():
                 env = dict(os.environ)
                 tool = "globalcheck" if mode == "globalcheck" else "racecheck"
                 if mode == "plain":
-                    env["RACEGATE_COMPUTE_SANITIZER"] = wrapper
+                    env["RACEGATE_COMPUTE_SANITIZER"] = str(wrapper)
                 p = subprocess.run([rg, "sanitize", c["name"], "--tool", tool, "--json", "-", "--timeout", "30"],
                                    capture_output=True, text=True, timeout=120, env=env)
                 try:

@@ -2,15 +2,16 @@
 // It adds nothing to the kernel under test unless RACEGATE_JITTER is defined; line numbers of
 // the kernel's own file are unchanged, because this is a separate file.
 
-// Fills the shared memory of an SM with 0xFF bytes (NaN as float, -1 as int). racegate launches
-// it before each stress trial, so a kernel that reads shared memory it never wrote reads poison
-// instead of a lucky zero. Launch: one block of 1024 threads per SM, dynamic shared memory = the
-// per-block opt-in maximum.
-extern "C" __global__ void racegate_poison_shared(unsigned int words)
+// Fills the shared memory of an SM with `pattern` (0xFFFFFFFF: NaN as float, -1 as int; then
+// zero; then a seeded random word: racegate changes it from trial to trial). racegate launches it
+// before each stress trial, so a kernel that reads shared memory it never wrote reads poison that
+// changes between runs instead of a lucky zero, or the same garbage every time. Launch: one block
+// of 1024 threads per SM, dynamic shared memory = the per-block opt-in maximum.
+extern "C" __global__ void racegate_poison_shared(unsigned int words, unsigned int pattern)
 {
     extern __shared__ unsigned int racegate_smem[];
     for (unsigned int i = threadIdx.x; i < words; i += blockDim.x)
-        racegate_smem[i] = 0xFFFFFFFFu;
+        racegate_smem[i] = pattern;
 }
 
 // Counts the bytes where `a` and `b` differ into *count, so results are checked on the device

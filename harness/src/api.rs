@@ -54,6 +54,7 @@ pub struct Gate {
     tools: Vec<Tool>,
     sanitizer_args: Vec<String>,
     worker: Option<PathBuf>,
+    adopt_orphans: bool,
 }
 
 impl Gate {
@@ -78,6 +79,7 @@ impl Gate {
             tools: Tool::ALL.to_vec(),
             sanitizer_args: Vec::new(),
             worker: None,
+            adopt_orphans: false,
         })
     }
 
@@ -136,6 +138,24 @@ impl Gate {
         self
     }
 
+    /// Makes this process a child subreaper (`PR_SET_CHILD_SUBREAPER`) when [`Gate::run`]
+    /// starts. Default: off, since it changes the whole process, not just the gate.
+    ///
+    /// racegate keeps each job's processes in a cgroup v2 of its own where it can create one;
+    /// where it cannot (no writable cgroup2 mount), a worker's grandchild that leaves its
+    /// session and clears its environment (`env -i setsid ...`) and whose parent exits is
+    /// re-parented to init and escapes the kill at the end of its job. With this on it is
+    /// re-parented to this process instead, and racegate kills it by parent pid at the end of
+    /// a job and reaps its zombie. The price: from then on, at the end of each of its jobs,
+    /// racegate kills (and reaps) every child of this process that is not one of its running
+    /// jobs, is outside this process's process group, and started before every job still
+    /// running; that includes a child this process started itself in a process group of its
+    /// own. The `racegate` binary always runs this way. It cannot be undone for the process.
+    pub fn adopt_orphans(mut self, on: bool) -> Gate {
+        self.adopt_orphans = on;
+        self
+    }
+
     /// The names of the manifest's kernels and programs, in manifest order.
     pub fn subjects(&self) -> Vec<&str> {
         let programs = self.catalog.manifest.iter().flat_map(|m| &m.programs);
@@ -154,6 +174,9 @@ impl Gate {
     /// [`GateRun::inconclusive`], never counted as clean.
     pub fn run(&self) -> Result<GateRun> {
         let worker = self.worker_exe()?;
+        if self.adopt_orphans {
+            crate::proc::adopt_orphans();
+        }
         crate::build::compile_child::compile_in_children(worker.clone());
         device::check_signatures(&self.catalog, true)?;
         device::require()?;

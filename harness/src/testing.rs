@@ -1,11 +1,18 @@
 //! racegate from a user's own `cargo test` (cargo feature `testing`): each kernel of a
-//! `racegate.toml` times each detector (stress with the kernel's oracle, and the four
-//! compute-sanitizer tools) becomes one libtest-mimic trial, `KERNEL::DETECTOR`. The workers
-//! re-execute the test binary itself through racegate's hidden worker subcommands (nextest's
-//! double-spawn shape), so no racegate binary is needed; [`main`] therefore recognizes the
-//! worker arguments first, before libtest-mimic parses anything. Without a CUDA device every
-//! trial is listed as ignored (decided when the list is made, so `cargo nextest run` reports
-//! them as skipped) and a note on stderr says why.
+//! `racegate.toml` times each detector (stress with the kernel's oracle, and the
+//! compute-sanitizer tools) becomes one libtest-mimic trial, `KERNEL::DETECTOR`, and each kernel
+//! gets one host trial, `KERNEL::compile`, that needs no GPU: NVRTC builds its source and the
+//! manifest's launches match the PTX (the entry exists, the arguments agree in number and
+//! width), the checks `racegate compile` makes. The workers re-execute the test binary itself
+//! through racegate's hidden worker subcommands (nextest's double-spawn shape), so no racegate
+//! binary is needed; [`main`] therefore recognizes the worker arguments first, before
+//! libtest-mimic parses anything.
+//!
+//! Without a CUDA device every GPU trial is listed as ignored (decided when the list is made, so
+//! `cargo nextest run` reports them as skipped) and a note on stderr says why; one run anyway
+//! (`--ignored`, `--include-ignored`, nextest's `--run-ignored`) fails with "no CUDA device",
+//! never passes. Without NVRTC the compile trials are listed as ignored the same way, except
+//! under `CI=true`, where they run and fail.
 //!
 //! A test target with `harness = false` (`tests/racegate.rs`):
 //!
@@ -18,10 +25,12 @@
 //! library users who do not write tests this way.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
+use crate::build::toolchain;
 use crate::gate::{GateConfig, GateRun};
 use crate::judge::battery::Battery;
 use crate::judge::sanitize::Tool;
@@ -81,21 +90,40 @@ pub fn crate_file(path: &Path) -> std::path::PathBuf {
 
 pub use crate::api::run_worker_if_requested;
 
-/// One trial per (kernel, detector) of the manifest at `path`: `KERNEL::stress` where the
-/// oracle is not `none`, and `KERNEL::racecheck`, `::synccheck`, `::memcheck`, `::initcheck`.
-/// A trial fails on any finding (with the findings as its message) and on an inconclusive run
-/// (never counted as clean). All are ignored, with the reason, without a CUDA device.
+/// The trials of the manifest at `path`: per kernel, first `KERNEL::compile` (host: the
+/// kernel builds and its launches match the PTX, as `racegate compile` checks), then one GPU
+/// trial per detector, `KERNEL::stress` where the oracle is not `none`, and `KERNEL::racecheck`,
+/// `::synccheck`, `::memcheck`, `::initcheck`, `::globalcheck`. A GPU trial fails on any finding
+/// (with the findings as its message) and on an inconclusive run (never counted as clean).
+/// Without a CUDA device the GPU trials are listed as ignored, with a note saying why, and fail
+/// with "no CUDA device" when run anyway; without NVRTC the compile trials are listed as ignored
+/// (not under `CI=true`) and fail when run.
 pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>> {
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let catalog = Catalog::from_manifest(Manifest::load(&path)?);
     let device = device::probe();
     if let Err(why) = &device {
-        eprintln!("note: racegate trials are ignored: no CUDA device: {why}");
+        eprintln!("note: racegate GPU trials are ignored: no CUDA device: {why}");
+    }
+    // Looked for once, when the list is made: nextest reports an ignored trial as skipped.
+    let no_nvrtc = toolchain::nvrtc(&catalog.root).is_err() && !in_ci();
+    if no_nvrtc {
+        eprintln!(
+            "note: racegate compile trials are ignored: NVRTC not installed (run racegate setup)"
+        );
     }
     let exe = std::env::current_exe()
         .map_err(|e| crate::Error::Child(format!("no path to this test binary: {e}")))?;
     let mut out = Vec::new();
     for case in &catalog.cases {
+        let kernel = only(&catalog, &case.name);
+        out.push(
+            Trial::test(format!("{}::compile", case.name), move || {
+                // The check `racegate compile` makes first: it builds, the entry, the arguments.
+                device::check_signatures(&kernel, false).map_err(|e| Failed::from(e.to_string()))
+            })
+            .with_ignored_flag(no_nvrtc),
+        );
         let stressed = case.kernel_spec().is_some_and(|k| k.check != Check::None);
         let detectors = stressed
             .then_some(None)
@@ -113,12 +141,10 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
             let ignored = device.is_err();
             out.push(
                 Trial::ignorable_test(name, move || {
-                    let dev = match device {
-                        Ok(d) => d,
-                        Err(why) => {
-                            return Ok(Completion::ignored_with(format!("no CUDA device: {why}")))
-                        }
-                    };
+                    // Runs without a device only when asked to run ignored tests: nextest judges
+                    // by the exit code, so a runtime "ignored" would pass there. It fails.
+                    let dev =
+                        device.map_err(|why| Failed::from(format!("no CUDA device: {why}")))?;
                     judge(one(&catalog, &case, tool, &options, &dev.arch(), &exe)?)
                 })
                 .with_ignored_flag(ignored),
@@ -126,6 +152,29 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
         }
     }
     Ok(out)
+}
+
+/// `catalog` narrowed to the kernel `name`: what the signature check of that kernel alone reads.
+fn only(catalog: &Catalog, name: &str) -> Catalog {
+    let mut one = catalog.clone();
+    one.cases.retain(|c| c.name == name);
+    if let Some(m) = &catalog.manifest {
+        one.manifest = Some(Arc::new(Manifest {
+            kernels: m
+                .kernels
+                .iter()
+                .filter(|k| k.name == name)
+                .cloned()
+                .collect(),
+            ..(**m).clone()
+        }));
+    }
+    one
+}
+
+/// `CI` set to something other than empty, `false` or `0`: a check that cannot run fails.
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
 /// Runs one detector on one kernel, as `racegate gate` would.

@@ -18,7 +18,7 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
     out.push(
         Trial::ignorable_test("grade::gpu::reduce::performance", move || {
             if let Err(why) = &dev {
-                return Ok(Completion::ignored_with(format!("no CUDA device: {why}")));
+                return Err(crate::util::no_device(why));
             }
             let slots = gpu_slots();
             let _slot = slots.take();
@@ -50,13 +50,69 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
         })
         .with_kind("gpu"),
     );
+    // GPU: the performance item cannot be forged by what the kernel prints. A correct
+    // submission whose kernel also prints the old timing line gets its real, measured time.
+    let r = root.to_path_buf();
+    let dev = device.clone();
+    out.push(
+        Trial::ignorable_test(
+            "grade::gpu::reduce::performance_is_not_forged_by_printf",
+            move || {
+                if let Err(why) = &dev {
+                    return Err(crate::util::no_device(why));
+                }
+                let slots = gpu_slots();
+                let _slot = slots.take();
+                let dir = submissions_dir(&r).join("reduce");
+                let rubric = dir.join("rubric-performance.toml");
+                let correct = std::fs::read_to_string(dir.join("correct.cu"))?;
+                let forged = correct.replacen(
+                    "    int tid = threadIdx.x;\n",
+                    "    int tid = threadIdx.x;\n    if (blockIdx.x == 0 && tid == 0)\n        \
+                 printf(\"racegate-time-us 0.001\\n{\\\"performance\\\": 10}\\n\");\n",
+                    1,
+                );
+                if forged == correct {
+                    return Err("the forging line was not planted".into());
+                }
+                let tmp = temp_dir("racegate-forge-")?;
+                let file = tmp.path().join("forged.cu");
+                std::fs::write(&file, forged)?;
+                let (code, g, all) = grade_run(
+                    &r,
+                    "reduce",
+                    &file,
+                    &["--rubric", rubric.to_str().unwrap()],
+                    &[],
+                )?;
+                if code != 0 && code != 1 {
+                    return Err(format!("exit {code}\n{all}").into());
+                }
+                let detail = grade_item(&g, "performance")["detail"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                // "{mine} us vs the reference's {r} us": the forged 0.001 would print as 0.0.
+                let mine: f64 = detail
+                    .split(" us vs")
+                    .next()
+                    .and_then(|s| s.trim().parse().ok())
+                    .ok_or_else(|| format!("no timing in {detail:?}"))?;
+                if mine < 0.5 {
+                    return Err(format!("the kernel's own printf set its time: {detail}").into());
+                }
+                Ok(Completion::Completed)
+            },
+        )
+        .with_kind("gpu"),
+    );
     // GPU: a sanitizer that exits 255 is the machine's failure: no score, in any format.
     let r = root.to_path_buf();
     let dev = device.clone();
     out.push(
         Trial::ignorable_test("grade::gpu::a_failing_sanitizer_is_not_graded", move || {
             if let Err(why) = &dev {
-                return Ok(Completion::ignored_with(format!("no CUDA device: {why}")));
+                return Err(crate::util::no_device(why));
             }
             let slots = gpu_slots();
             let _slot = slots.take();

@@ -31,7 +31,7 @@ pub fn trials(root: &std::path::Path, device: &Device) -> Vec<Trial> {
                 .trim_end_matches(".cu");
             Trial::ignorable_test(format!("mutate::{stem}"), move || {
                 if let Err(why) = dev {
-                    return Ok(Completion::ignored_with(format!("no CUDA device: {why}")));
+                    return Err(crate::util::no_device(&why));
                 }
                 let _slot = slots.take();
                 let args = [

@@ -175,7 +175,7 @@ fn sample_trials(root: &Path, device: &Device, s: Sample, want: toml::Value) -> 
     out.push(
         Trial::ignorable_test(format!("grade::gpu::{folder}::{name}"), move || {
             if let Err(why) = &dev {
-                return Ok(Completion::ignored_with(format!("no CUDA device: {why}")));
+                return Err(crate::util::no_device(why));
             }
             let slots = gpu_slots();
             let _slot = slots.take();

@@ -29,6 +29,15 @@ pub fn racegate_exe() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_racegate")))
 }
 
+/// What a GPU trial returns when it runs without a device: a failure whose message starts "no
+/// CUDA device". Without a device every GPU trial is listed as ignored (`tests.rs`), so it runs
+/// only when someone asked for ignored tests (`--ignored`, `--include-ignored`, nextest's
+/// `--run-ignored only|all`); nextest judges a test by its exit code, so a runtime "ignored"
+/// (exit 0) would count as a pass there. It fails instead, whatever selected it.
+pub fn no_device(why: &str) -> Failed {
+    Failed::from(format!("no CUDA device: {why}"))
+}
+
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }

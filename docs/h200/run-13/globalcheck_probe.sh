@@ -1,7 +1,8 @@
 #!/bin/bash
 # globalcheck probe on the GPU machine (issue 16, first call): does the injection load, do the
 # patches run, how do atomics look, can program counters be mapped to lines, does jitter work.
-# Usage: ci/globalcheck_probe.sh RACEGATE_BINARY PREBUILT_DIR OUT_DIR
+# Usage, from the repository root: bash docs/h200/run-13/globalcheck_probe.sh RACEGATE_BINARY PREBUILT_DIR OUT_DIR
+# (in ci/ when it ran in H200 run 13a; moved here with its record, issue #33)
 RG=$(realpath "$1"); PRE=$(realpath "$2"); O=$3
 mkdir -p "$O"; O=$(realpath "$O")
 B=$O/build; mkdir -p "$B"
@@ -37,7 +38,7 @@ for c in "$O"/prog/counter_plain/module-*.cubin; do nvdisasm --print-line-info "
   for i in 1 2 3; do gc "$O/timing/gc$i" "$B/libgc.so" "$B/patches.fatbin" detect "$B/global_races"; tail -1 "$O/timing/gc$i/out.txt"; done
 } > "$O/timing.txt" 2>&1
 # the catalog through racegate sanitize, compute-sanitizer replaced by the injection
-export RACEGATE_COMPUTE_SANITIZER=$(realpath ci/gc_wrapper.py) RACEGATE_GC_TOOL=$B/libgc.so RACEGATE_GC_PATCHES=$B/patches.fatbin RACEGATE_GC_MODE=detect
+export RACEGATE_COMPUTE_SANITIZER=$(realpath "$(dirname "$0")/gc_wrapper.py") RACEGATE_GC_TOOL=$B/libgc.so RACEGATE_GC_PATCHES=$B/patches.fatbin RACEGATE_GC_MODE=detect
 for c in $("$RG" list --json - | python3 -c 'import json,sys; print(" ".join(x["name"] for x in json.load(sys.stdin)))'); do
   d="$O/catalog/${c//::/__}"; mkdir -p "$d"
   RACEGATE_GC_DIR=$d timeout 120 "$RG" sanitize "$c" --tool racecheck --timeout 60 > "$d/racegate.txt" 2>&1

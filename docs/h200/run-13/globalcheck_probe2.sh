@@ -1,5 +1,7 @@
 #!/bin/bash
 # globalcheck probe 2: where does the tool crash? Each run names a switch that skips one step.
+# Usage, from the repository root: bash docs/h200/run-13/globalcheck_probe2.sh OUT_DIR (in ci/ when it ran in H200 run 13b;
+# moved here with its record, issue #33)
 O=$1; mkdir -p "$O"; O=$(realpath "$O"); B=$O/build; mkdir -p "$B"
 SANLIB=/usr/local/cuda/compute-sanitizer; SANINC=$SANLIB/include
 { g++ -std=c++17 -O2 -g -shared -fPIC -I"$SANINC" -I/usr/local/cuda/include -Iharness/globalcheck -o "$B/libgc.so" harness/globalcheck/tool.cpp -L"$SANLIB" -lsanitizer-public -ldl -Wl,-rpath,"$SANLIB"

@@ -2,7 +2,8 @@
 # H200 run 16: the catalog cases added after run 15 (the stencil family: a block reading another
 # block's output; the escapes mutation testing found), their sanitizer and globalcheck fixtures,
 # the matrix on them; and the corpus's sharper jacobi check under stress and mutation.
-# Usage: ci/h200_run16.sh RACEGATE OUT
+# Usage, from the repository root: bash docs/h200/run-16/h200_run16.sh RACEGATE OUT
+# (in ci/ when it ran in H200 run 16; moved here with its record, issue #33)
 RG=$(realpath "$1"); O=$2; mkdir -p "$O/fixtures"; O=$(realpath "$O")
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; compute-sanitizer --version | tail -1; echo "command: $0 $*"; } > "$O/env.txt" 2>&1
 CASES="stencil3 stencil3::inplace_neighbour reduce_shuffle::half_mask handoff::plain_flag"

@@ -3,7 +3,8 @@
 # then under `racegate gate -- ./limits MODE` with globalcheck only; the shadow budget mode twice
 # (default budget, then RACEGATE_GLOBALCHECK_BUDGET_MB=64). Then `racegate sanitize --tool
 # globalcheck --save-xml -- ./limits MODE` for the modes whose report is a CI fixture.
-# Usage: ci/h200_limits.sh RACEGATE OUT
+# Usage, from the repository root: bash docs/h200/run-18/h200_limits.sh RACEGATE OUT
+# (in ci/ when it ran in H200 runs 18 and 20; moved here with its record, issue #33)
 RG=$(realpath "$1"); mkdir -p "$2/fixtures"; O=$(realpath "$2")
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; compute-sanitizer --version | tail -1; echo "command: $0 $*"; } > "$O/env.txt" 2>&1
 run() { echo "\$ $*"; timeout 120 "$@" 2>&1; echo "[rc=$?]"; }

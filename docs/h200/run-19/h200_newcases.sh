@@ -2,7 +2,8 @@
 # H200: fixtures for catalog cases added since the last full capture: one `racegate sanitize` run
 # per (case, tool) for the five tools (XML, or globalcheck's JSON-lines report with its line
 # tables), the matrix on those cases, and stress on each at the family's fixed size.
-# Usage: ci/h200_newcases.sh RACEGATE OUT TRIALS CASE...
+# Usage, from the repository root: bash docs/h200/run-19/h200_newcases.sh RACEGATE OUT TRIALS CASE...
+# (in ci/ when it ran in H200 runs 19 and 20; moved here with its record, issue #33)
 RG=$(realpath "$1"); mkdir -p "$2/fixtures"; O=$(realpath "$2"); TRIALS=$3; shift 3
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; compute-sanitizer --version | tail -1; echo "command: $0 $RG $O $TRIALS $*"; } > "$O/env.txt" 2>&1
 for c in "$@"; do for t in racecheck synccheck memcheck initcheck globalcheck; do

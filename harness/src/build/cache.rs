@@ -93,6 +93,101 @@ pub fn make_private(
     Ok(())
 }
 
+/// Checks, before racegate loads or runs `path` from its cache (NVRTC that `racegate setup`
+/// installed, nvcc, the globalcheck tool it built), that the file and every folder from the
+/// cache folder down to it are owned by the current user or root and writable by nobody else,
+/// and that none of them is a symbolic link. Otherwise it is refused with why (exit 3): whoever
+/// else could write there could have replaced what racegate is about to run. A path outside
+/// the cache is not this check's business.
+pub fn check_trusted(path: &Path) -> Result<()> {
+    let Ok(root) = location() else {
+        return Ok(());
+    };
+    // As named, else as resolved: a path that reaches the cache through a link is checked too.
+    let (root, path) = match path.starts_with(&root) {
+        true => (root, path.to_path_buf()),
+        false => match (std::fs::canonicalize(&root), std::fs::canonicalize(path)) {
+            (Ok(r), Ok(p)) if p.starts_with(&r) => (r, p),
+            _ => return Ok(()),
+        },
+    };
+    // SAFETY: getuid cannot fail.
+    let me = unsafe { libc::getuid() };
+    check_trusted_in(&root, &path, me, |m| m.uid()).map_err(Error::Cache)
+}
+
+/// [`check_trusted`] under the cache folder `root`, for the user `me`; `owner_of` reads an
+/// owner (tests pass another uid).
+pub fn check_trusted_in(
+    root: &Path,
+    path: &Path,
+    me: u32,
+    owner_of: impl Fn(&std::fs::Metadata) -> u32,
+) -> std::result::Result<(), String> {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return Ok(());
+    };
+    let refuse = |at: &Path, why: String| {
+        format!(
+            "refusing to load {} from racegate's cache: {} {why}, so someone else could have \
+             replaced what racegate would run. Remove it (racegate builds or `racegate setup` \
+             installs it again) or make it yours and private (chmod go-w)",
+            path.display(),
+            at.display()
+        )
+    };
+    // The cache folder itself as `dir()` checked it (it may be a link of ours), then every
+    // component below it as it is, links not followed.
+    let mut at = root.to_path_buf();
+    let mut meta = std::fs::metadata(&at).map_err(|e| format!("{}: {e}", at.display()))?;
+    let mut below = rel.components();
+    loop {
+        let owner = owner_of(&meta);
+        if meta.file_type().is_symlink() {
+            return Err(refuse(&at, "is a symbolic link".into()));
+        }
+        if owner != me && owner != 0 {
+            return Err(refuse(
+                &at,
+                format!("belongs to another user (uid {owner}, you are uid {me})"),
+            ));
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Err(refuse(
+                &at,
+                format!(
+                    "is writable by group or others (mode {:04o})",
+                    meta.mode() & 0o7777
+                ),
+            ));
+        }
+        let Some(c) = below.next() else {
+            return Ok(());
+        };
+        at.push(c);
+        meta = std::fs::symlink_metadata(&at).map_err(|e| format!("{}: {e}", at.display()))?;
+    }
+}
+
+/// Takes the write bits of group and others off `dir` and everything in it (links are left as
+/// they are, not followed): for what racegate has just made in its cache, before
+/// [`check_trusted`] is asked about it.
+pub fn tighten(dir: &Path) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(dir)?;
+    if meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    if meta.mode() & 0o022 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(meta.mode() & 0o7755))?;
+    }
+    if meta.is_dir() {
+        for e in std::fs::read_dir(dir)? {
+            tighten(&e?.path())?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +224,48 @@ mod tests {
         assert!(make_private(&f, 5, |_| 5)
             .unwrap_err()
             .contains("not a folder"));
+    }
+
+    #[test]
+    fn a_loose_or_foreign_file_in_the_cache_is_not_trusted_until_tightened() {
+        let base = tempfile::tempdir().unwrap();
+        let root = base.path().join("racegate");
+        make_private(&root, 5, |_| 5).unwrap();
+        let lib = root.join("nvrtc/lib/libnvrtc.so.13");
+        std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
+        std::fs::write(&lib, "").unwrap();
+        let mode = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        mode(&lib, 0o666);
+        let e = check_trusted_in(&root, &lib, 5, |_| 5).unwrap_err();
+        assert!(
+            e.contains("is writable by group or others (mode 0666)"),
+            "{e}"
+        );
+        mode(&lib, 0o644);
+        mode(&root.join("nvrtc"), 0o777);
+        let e = check_trusted_in(&root, &lib, 5, |_| 5).unwrap_err();
+        assert!(
+            e.contains(&format!("{} is writable", root.join("nvrtc").display())),
+            "{e}"
+        );
+        tighten(&root).unwrap();
+        assert_eq!(
+            std::fs::metadata(root.join("nvrtc")).unwrap().mode() & 0o777,
+            0o755
+        );
+        check_trusted_in(&root, &lib, 5, |_| 5).unwrap();
+        // Another user's file, root's, a file outside the cache.
+        let e = check_trusted_in(&root, &lib, 5, |m| if m.is_file() { 6 } else { 5 });
+        assert!(e.unwrap_err().contains("uid 6"));
+        check_trusted_in(&root, &lib, 5, |m| if m.is_file() { 0 } else { 5 }).unwrap();
+        check_trusted_in(&root, Path::new("/usr/lib/x.so"), 5, |_| 6).unwrap();
+        // A link inside the cache, to a file of ours: refused all the same.
+        let link = root.join("nvrtc/lib/libnvrtc-link.so");
+        std::os::unix::fs::symlink(&lib, &link).unwrap();
+        let e = check_trusted_in(&root, &link, 5, |_| 5).unwrap_err();
+        assert!(e.contains("is a symbolic link"), "{e}");
     }
 
     #[test]

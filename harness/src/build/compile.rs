@@ -15,11 +15,15 @@ use std::ffi::CString;
 
 use cudarc::nvrtc;
 
-use crate::errors::{Error, Result};
 use crate::build::toolchain;
+use crate::errors::{Error, Result};
+use crate::source::files;
 
 /// The prelude's text, embedded so the binary works without the source tree.
-pub const PRELUDE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/cuda/racegate_prelude.cuh"));
+pub const PRELUDE: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/cuda/racegate_prelude.cuh"
+));
 /// An option of racegate's own: `--racegate-name-expression=reduce<float, 256>` asks NVRTC
 /// to instantiate and name a C++ kernel (a name expression); the PTX then carries its lowered
 /// name (see [`crate::build::ptx::names`]).
@@ -58,7 +62,7 @@ pub struct Built {
 /// Compiles `root/rel_path`.
 pub fn compile(root: &Path, rel_path: &str, opts: &BuildOptions) -> Result<Built> {
     let path = root.join(rel_path);
-    let source = std::fs::read_to_string(&path).map_err(|e| Error::io("reading", &path, e))?;
+    let source = files::read_text(&path, "the kernel", files::TEXT_LIMIT)?;
     compile_source(root, rel_path, &source, opts)
 }
 
@@ -306,7 +310,7 @@ pub fn compile_to_cache(root: &Path, rel_path: &str, opts: &BuildOptions) -> Res
     type Key = (String, u64, BuildOptions); // path, fingerprint of the text, options
     static MEMO: OnceLock<Mutex<HashMap<Key, PathBuf>>> = OnceLock::new();
     let path = root.join(rel_path);
-    let source = std::fs::read_to_string(&path).map_err(|e| Error::io("reading", &path, e))?;
+    let source = files::read_text(&path, "the kernel", files::TEXT_LIMIT)?;
     let key = (rel_path.to_string(), fingerprint(&source), opts.clone());
     let memo = MEMO.get_or_init(Default::default);
     if let Some(file) = memo.lock().expect("memo").get(&key) {
@@ -331,7 +335,8 @@ mod tests {
     #[test]
     fn a_file_compiles_once_per_text_and_options() {
         let root =
-            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("k.cu");
         let rel = file.to_str().unwrap(); // absolute: root.join keeps it
@@ -370,7 +375,8 @@ mod tests {
     #[test]
     fn concurrent_compiles_do_not_mix() {
         let root =
-            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
         std::thread::scope(|s| {
             for t in 0..4u32 {
                 let root = root.clone();
@@ -391,7 +397,8 @@ mod tests {
     #[test]
     fn a_name_expression_is_lowered_into_the_ptx() {
         let root =
-            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
         let src = "template <typename T, int B> __global__ void scale(T* y, T a, int n) \
                    { int i = blockIdx.x * B + threadIdx.x; if (i < n) y[i] *= a; }";
         let opts = super::BuildOptions {
@@ -401,7 +408,8 @@ mod tests {
         let b = super::compile_source(&root, "t.cu", src, &opts).unwrap();
         let names = crate::build::ptx::names(&b.ptx);
         let entries = crate::build::ptx::entries(&b.ptx);
-        let e = crate::build::ptx::find(&entries, &names, "scale<double, 128>").expect("instantiated");
+        let e =
+            crate::build::ptx::find(&entries, &names, "scale<double, 128>").expect("instantiated");
         assert!(e.name.starts_with("_Z"), "{}", e.name);
         let w: Vec<(usize, bool)> = e.params.iter().map(|p| (p.width, p.float)).collect();
         assert_eq!(w, [(8, false), (8, true), (4, false)]);
@@ -419,7 +427,8 @@ mod tests {
     #[test]
     fn line_info_names_the_file_under_the_root() {
         let root =
-            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
         let src = "extern \"C\" __global__ void k(int* o) { o[threadIdx.x] = 1; }";
         let b = super::compile_source(&root, "sub/dir/k.cu", src, &Default::default()).unwrap();
         let want = format!("\"{}\"", root.join("sub/dir/k.cu").display());

@@ -9,12 +9,16 @@
 //! * a deadline ([`watchdog`], which kills its whole process group), an address-space limit
 //!   (`RLIMIT_AS`, for compile children only: it breaks `cuInit` in kernel workers), no core
 //!   files, a cap on the size of files it writes, and NVRTC on a thread with a large stack;
-//! * with [`Request::refuse_file_access`], a refusal of any source that asks the preprocessor
+//! * for a submission ([`Request::confine`]), a kernel that refuses it every file once NVRTC is
+//!   loaded: seccomp-bpf, Landlock and an empty mount namespace, each where the machine has it
+//!   ([`crate::proc::confine`]); the guarantee rests on these, whatever the source's spelling;
+//! * with [`Request::refuse_file_access`], a friendly first line: a refusal of any source that asks the preprocessor
 //!   for a file ([`cscan::file_access`]) before NVRTC sees it, but for a literal `#include` of
 //!   an allowed header ([`Request::allowed_includes`]); headers come in memory
 //!   ([`Request::headers`]), never from the file system.
 //!
-//! A limit that is hit is the source's failure ([`Outcome::Limit`]), with a message that says
+//! The child's side, and the probe that shows its confinement holds, are in
+//! `compile_jail.rs`. A limit that is hit is the source's failure ([`Outcome::Limit`]), with a message that says
 //! which; an error (`Err`) is the machine's (no NVRTC, the child could not start).
 //!
 //! Graded submissions use [`Request::new`]. A team's own code (the gate, the catalog, mutants)
@@ -28,7 +32,7 @@
 //! use racegate::build::compile_child::{compile, Limits, Outcome, Request};
 //! let req = Request::new("alice.cu", "extern \"C\" __global__ void k() {}");
 //! let exe = std::env::current_exe()?;
-//! match compile(&exe, std::path::Path::new("."), &req, &Limits::default())? {
+//! match compile(&exe, std::path::Path::new("."), &req, &Limits::default())?.outcome {
 //!     Outcome::Built(b) => println!("{} bytes of PTX", b.ptx.len()),
 //!     other => println!("{other}"),
 //! }
@@ -42,10 +46,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::build::compile::{self, BuildOptions, Built};
-use crate::source::cscan::{self, FileAccess};
-use crate::errors::{Error, Result};
 use crate::build::toolchain;
+use crate::errors::{Error, Result};
+use crate::proc::confine::{Layers, Wanted};
 use crate::proc::watchdog::{self, Deadline, Exit, Spawn};
+use crate::source::cscan::{self, FileAccess};
 
 /// What the child may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,12 +104,33 @@ pub struct Request {
     /// racegate's own process: the PTX is the same. Never set for submissions.
     #[serde(skip)]
     pub trusted_cwd: Option<std::path::PathBuf>,
+    /// The kernel-level layers that stop the child from reading any file once NVRTC is loaded
+    /// ([`confine::no_file_access`]); `None` for a team's own code, which may read its includes.
+    #[serde(default)]
+    pub confine: Option<Wanted>,
+    /// Refuse to compile (an infrastructure failure, not the source's) when no layer applied.
+    #[serde(default)]
+    pub require_confinement: bool,
+    /// The token scanner's refusal before NVRTC (a friendly first line). Tests switch it off to
+    /// show that the kernel-level layers hold without it.
+    #[serde(default = "yes")]
+    pub scanner: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Request {
     /// A request with default options that refuses file access (the grader's case).
     #[cfg(any(test, feature = "internals"))]
     pub fn new(name: &str, source: &str) -> Request {
+        Request::new_submission(name, source)
+    }
+
+    /// A submission's request: default options, file access refused by the scanner and by
+    /// every confinement layer the kernel offers.
+    pub fn new_submission(name: &str, source: &str) -> Request {
         Request {
             name: name.to_string(),
             source: source.to_string(),
@@ -113,6 +139,9 @@ impl Request {
             refuse_file_access: true,
             allowed_includes: Vec::new(),
             trusted_cwd: None,
+            confine: Some(Wanted::default()),
+            require_confinement: false,
+            scanner: true,
         }
     }
 
@@ -127,17 +156,41 @@ impl Request {
             refuse_file_access: false,
             allowed_includes: Vec::new(),
             trusted_cwd: Some(cwd.to_path_buf()),
+            confine: None,
+            require_confinement: false,
+            scanner: true,
         }
     }
 }
 
-/// What the child writes back.
+/// What the child writes back: its answer, and the confinement layers that applied to it.
 #[derive(Debug, Serialize, Deserialize)]
-enum Reply {
-    Built { ptx: String, options: Vec<String> },
-    Refused { line: usize, what: String },
-    Failed { log: String },
-    NvrtcMissing { searched: String },
+pub(crate) struct Envelope {
+    pub(crate) reply: Reply,
+    pub(crate) layers: Option<Layers>,
+}
+
+/// The child's answer.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum Reply {
+    Built {
+        ptx: String,
+        options: Vec<String>,
+    },
+    Refused {
+        line: usize,
+        what: String,
+    },
+    Failed {
+        log: String,
+    },
+    NvrtcMissing {
+        searched: String,
+    },
+    /// No confinement layer applied, and the request required one.
+    Unconfined {
+        layers: Layers,
+    },
 }
 
 /// A limit a compile ran into.
@@ -202,16 +255,16 @@ const TEAM_LOG_LINES: usize = 2000;
 const TEAM_LOG_BYTES: usize = 256 * 1024;
 
 /// The log bound for a request: a submission's, or a team's.
-fn log_bound(trusted: bool) -> (usize, usize) {
+pub(crate) fn log_bound(trusted: bool) -> (usize, usize) {
     match trusted {
         true => (TEAM_LOG_LINES, TEAM_LOG_BYTES),
         false => (LOG_LINES, LOG_BYTES),
     }
 }
 /// The variable that tells the child its parent's pid (it dies with that parent).
-const PARENT_ENV: &str = "RACEGATE_COMPILE_PARENT";
+pub(crate) const PARENT_ENV: &str = "RACEGATE_COMPILE_PARENT";
 /// The most PTX read back (and the largest file the child may write).
-const MAX_REPLY: u64 = 256 * 1024 * 1024;
+pub(crate) const MAX_REPLY: u64 = 256 * 1024 * 1024;
 
 /// At most `lines` lines and `bytes` bytes of `text`, with a last line saying what was left out.
 pub fn bound(text: &str, lines: usize, bytes: usize) -> String {
@@ -250,7 +303,7 @@ pub fn safe_name(name: &str) -> String {
 
 /// Compiles `req` in a child `exe __compile` under `limits`. `root` is where NVRTC is looked
 /// for ([`toolchain::nvrtc`]); the child gets the library found, by path.
-pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Result<Outcome> {
+pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Result<Compiled> {
     let nvrtc = toolchain::nvrtc(root)?;
     let work = tempfile::Builder::new()
         .prefix("racegate-compile-")
@@ -325,15 +378,20 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
     };
     let finished = watchdog::run_with(exe, &args, &spawn, deadline, |_| {})?;
     if finished.exit == Exit::TimedOut {
-        return Ok(Outcome::Limit(LimitHit::Deadline(limits.deadline)));
+        return Ok(Compiled {
+            outcome: Outcome::Limit(LimitHit::Deadline(limits.deadline)),
+            layers: None,
+        });
     }
     let answer = std::fs::metadata(&reply)
         .ok()
         .filter(|m| m.len() <= MAX_REPLY)
         .and_then(|_| std::fs::read(&reply).ok())
-        .and_then(|b| serde_json::from_slice::<Reply>(&b).ok());
+        .and_then(|b| serde_json::from_slice::<Envelope>(&b).ok());
+    let layers = answer.as_ref().and_then(|e| e.layers.clone());
+    let answer = answer.map(|e| e.reply);
     let stderr = &finished.stderr;
-    Ok(match answer {
+    let outcome = match answer {
         Some(Reply::Built { ptx, options }) => Outcome::Built(Built { ptx, options }),
         Some(Reply::Refused { line, what }) => Outcome::Refused(FileAccess {
             line,
@@ -348,6 +406,12 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
             Outcome::Failed(bound(&log, lines, bytes))
         }
         Some(Reply::NvrtcMissing { searched }) => return Err(Error::NvrtcMissing { searched }),
+        Some(Reply::Unconfined { layers }) => {
+            return Err(Error::Child(format!(
+                "the compile could not be confined and confinement is required: {}",
+                layers.describe()
+            )))
+        }
         None if stderr.contains("has overflowed its stack") => {
             Outcome::Limit(LimitHit::Stack(limits.stack()))
         }
@@ -375,7 +439,16 @@ pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Resul
                 )))
             }
         },
-    })
+    };
+    Ok(Compiled { outcome, layers })
+}
+
+/// A compile's outcome and the confinement layers its child reported (`None` for a team's own
+/// code, or when the child died before it could say).
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub outcome: Outcome,
+    pub layers: Option<Layers>,
 }
 
 /// What a compile of a team's own code may use in its child: far more than a submission gets
@@ -412,7 +485,7 @@ pub fn compile_team(
         options: compile::nvrtc_options(opts).join(" "),
         log,
     };
-    match compile(exe, root, &req, &TEAM_LIMITS)? {
+    match compile(exe, root, &req, &TEAM_LIMITS)?.outcome {
         Outcome::Built(b) => Ok(compile::named_under_root(b, Some(cwd), root, name)),
         Outcome::Failed(log) => Err(failed(log)),
         // A team's code that NVRTC could not finish is no verdict on the code: inconclusive
@@ -428,116 +501,6 @@ pub fn forbidden_access(source: &str, allowed: &[String]) -> Option<FileAccess> 
         let include = a.what.ends_with("include`");
         !(include && a.target.as_ref().is_some_and(|t| allowed.contains(t)))
     })
-}
-
-/// Sets this process's limits: address space, no core file, files it writes at most
-/// [`MAX_REPLY`] bytes.
-fn limit_self(memory_mib: u64) -> Result<()> {
-    // Dies with racegate: a compile whose parent was killed (Ctrl-C, a CI timeout) must not run
-    // on unwatched. The parent waits for the child on the thread that started it, so that
-    // thread outlives the child.
-    // SAFETY: prctl and getppid with integer arguments only change or read this process.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-    }
-    // Racegate may already be gone (killed between the fork and the prctl).
-    if let Some(parent) = std::env::var(PARENT_ENV)
-        .ok()
-        .and_then(|p| p.parse::<i32>().ok())
-    {
-        // SAFETY: getppid only reads this process's parent id.
-        if unsafe { libc::getppid() } != parent {
-            return Err(Error::Child(
-                "racegate, the compile's parent, is gone".into(),
-            ));
-        }
-    }
-    let set = |what, resource, value: u64| {
-        // Never above the hard limit already in force (a shell's `ulimit -v`): lowering is
-        // always allowed, raising is not.
-        let mut now = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes one valid struct.
-        let hard = match unsafe { libc::getrlimit(resource, &mut now) } {
-            0 => now.rlim_max,
-            _ => libc::RLIM_INFINITY,
-        };
-        let value = (value as libc::rlim_t).min(hard);
-        let lim = libc::rlimit {
-            rlim_cur: value,
-            rlim_max: value,
-        };
-        // SAFETY: setrlimit reads one valid struct.
-        if unsafe { libc::setrlimit(resource, &lim) } != 0 {
-            return Err(Error::Child(format!(
-                "could not limit the compile's {what}: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        Ok(())
-    };
-    set(
-        "memory",
-        libc::RLIMIT_AS,
-        memory_mib.saturating_mul(1 << 20),
-    )?;
-    set("core files", libc::RLIMIT_CORE, 0)?;
-    set("file size", libc::RLIMIT_FSIZE, MAX_REPLY)
-}
-
-/// The child's side (`racegate __compile`): limits itself, reads the request and the source,
-/// refuses file access when asked, runs NVRTC on a thread with a `stack_mib` stack and writes
-/// the reply. An error is returned only when it could not do that job (the parent's problem).
-pub fn child(
-    request: &Path,
-    source: &Path,
-    reply: &Path,
-    memory_mib: u64,
-    stack_mib: u64,
-) -> Result<()> {
-    limit_self(memory_mib)?;
-    let bytes = std::fs::read(request).map_err(|e| Error::io("reading", request, e))?;
-    let req: Request = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::Usage(format!("{}: {e}", request.display())))?;
-    let text = std::fs::read_to_string(source).map_err(|e| Error::io("reading", source, e))?;
-    let refuse = req.refuse_file_access;
-    let answer = match forbidden_access(&text, &req.allowed_includes) {
-        Some(a) if req.refuse_file_access => Reply::Refused {
-            line: a.line,
-            what: a.what.clone(),
-        },
-        _ => match toolchain::nvrtc(Path::new(".")) {
-            Err(Error::NvrtcMissing { searched }) => Reply::NvrtcMissing { searched },
-            Err(e) => return Err(e),
-            Ok(_) => {
-                let run = move || {
-                    compile::compile_in_memory(&req.name, &text, &req.options, &req.headers)
-                };
-                let nvrtc = std::thread::Builder::new()
-                    .name("nvrtc".into())
-                    .stack_size(usize::try_from(stack_mib << 20).unwrap_or(usize::MAX))
-                    .spawn(run)
-                    .map_err(|e| Error::Child(format!("could not start NVRTC's thread: {e}")))?;
-                // A request that may read files is a team's own code (the submission's refuses).
-                let (lines, bytes) = log_bound(!refuse);
-                match nvrtc.join() {
-                    Ok(Ok(b)) => Reply::Built {
-                        ptx: b.ptx,
-                        options: b.options,
-                    },
-                    Ok(Err(Error::Compile { log, .. })) => Reply::Failed {
-                        log: bound(&log, lines, bytes),
-                    },
-                    Ok(Err(e)) => Reply::Failed { log: e.to_string() },
-                    Err(_) => return Err(Error::Child("NVRTC's thread panicked".into())),
-                }
-            }
-        },
-    };
-    let json = serde_json::to_vec(&answer).expect("a reply serializes");
-    std::fs::write(reply, json).map_err(|e| Error::io("writing", reply, e))
 }
 
 #[cfg(test)]

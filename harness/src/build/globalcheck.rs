@@ -15,12 +15,21 @@ use crate::proc::watchdog::{self, Exit};
 pub const SOURCES: [(&str, &str); 3] = [
     (
         "globalcheck.h",
-        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/globalcheck/globalcheck.h")),
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/globalcheck/globalcheck.h"
+        )),
     ),
-    ("tool.cpp", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/globalcheck/tool.cpp"))),
+    (
+        "tool.cpp",
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/globalcheck/tool.cpp")),
+    ),
     (
         "patches.cu",
-        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/globalcheck/patches.cu")),
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/globalcheck/patches.cu"
+        )),
     ),
 ];
 
@@ -88,6 +97,11 @@ pub fn find(root: &Path) -> Result<Toolchain, String> {
         if let (true, Some(inc), Some(lib), true) =
             (nvcc.is_file(), inc, lib, cuda_inc.join("cuda.h").is_file())
         {
+            // From racegate's cache (the wheels of `racegate setup`): nvcc is run and the
+            // Sanitizer API's library is linked into the tool, so both must be trusted.
+            for p in [&nvcc, &lib.join("libsanitizer-public.so")] {
+                crate::build::cache::check_trusted(p).map_err(|e| e.to_string())?;
+            }
             return Ok(Toolchain {
                 gxx,
                 nvcc,
@@ -100,12 +114,13 @@ pub fn find(root: &Path) -> Result<Toolchain, String> {
     Err("no CUDA toolkit with nvcc and the Sanitizer API (compute-sanitizer/include/sanitizer_patching.h, libsanitizer-public.so) in CUDA_HOME, /usr/local/cuda or the wheels of `racegate setup`".into())
 }
 
-/// nvdisasm, for program counter -> line: beside nvcc, else on `PATH`.
+/// nvdisasm, for program counter -> line: beside nvcc, else on `PATH`. One in racegate's cache
+/// that someone else could have written is passed over ([`crate::build::cache::check_trusted`]).
 pub fn nvdisasm(root: &Path) -> Option<PathBuf> {
     candidates(root)
         .into_iter()
         .map(|d| d.join("bin/nvdisasm"))
-        .find(|p| p.is_file())
+        .find(|p| p.is_file() && crate::build::cache::check_trusted(p).is_ok())
         .or_else(|| which("nvdisasm"))
 }
 
@@ -237,11 +252,22 @@ fn build(root: &Path) -> Result<Built, String> {
         tool: dir.join("libracegate-globalcheck.so"),
         patches: dir.join("patches.fatbin"),
     };
+    // Loaded into every target as its injection: only a build nobody else could have written.
+    let trusted = || -> Result<(), String> {
+        for p in [&built.tool, &built.patches] {
+            crate::build::cache::check_trusted(p).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    };
     if built.tool.is_file() && built.patches.is_file() {
+        trusted()?;
         return Ok(built);
     }
     let parent = cache.join("globalcheck");
-    std::fs::create_dir_all(&parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
+    // Private when racegate makes it; one found looser is refused by the check, not tightened.
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+        .create(&parent)
+        .map_err(|e| format!("creating {}: {e}", parent.display()))?;
     let tmp = tempfile::tempdir_in(&parent)
         .map_err(|e| format!("creating a folder in {}: {e}", parent.display()))?;
     for (name, text) in SOURCES {
@@ -271,6 +297,9 @@ fn build(root: &Path) -> Result<Built, String> {
             ));
         }
     }
+    // What racegate made is writable by nobody else (whatever the umask), so that it passes the
+    // check it gets before every load.
+    crate::build::cache::tighten(tmp.path()).map_err(|e| format!("tightening the build: {e}"))?;
     // Another racegate may have finished the same build meanwhile: either copy will do, and
     // ours is then removed rather than left behind.
     let tmp = tmp.keep();
@@ -278,6 +307,7 @@ fn build(root: &Path) -> Result<Built, String> {
         let _ = std::fs::remove_dir_all(&tmp);
     }
     if built.tool.is_file() && built.patches.is_file() {
+        trusted()?;
         Ok(built)
     } else {
         Err(format!(

@@ -15,8 +15,9 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
-use crate::source::cscan;
 use crate::errors::{Error, Result};
+use crate::source::cscan;
+use crate::source::files;
 
 /// The most headers, and bytes of them, one compile is served.
 const MAX_HEADERS: usize = 2000;
@@ -59,7 +60,7 @@ pub fn serve(names: &[String], dirs: &[PathBuf]) -> Result<Vec<(String, String)>
                 names.join(", ")
             )));
         }
-        let text = std::fs::read_to_string(&file).map_err(|e| Error::io("reading", &file, e))?;
+        let text = files::read_text(&file, "the header", MAX_BYTES)?;
         let dir = file.parent().map(Path::to_path_buf);
         for inc in cscan::literal_includes(&text) {
             queue.push_back((inc, dir.clone()));

@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod compile;
 pub mod compile_child;
+pub mod compile_jail;
 pub mod globalcheck;
 pub mod headers;
 pub mod ptx;

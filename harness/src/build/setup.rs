@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::errors::{Error, Result};
 use crate::build::toolchain;
+use crate::errors::{Error, Result};
 
 /// The wheels `racegate setup` installs: NVRTC, the runtime's headers (`cuda_fp16.h`) and
 /// CCCL (`cuda/std`), pinned to what driver 580 can load (DECISIONS: wheels); and nvcc with the
@@ -52,7 +52,8 @@ pub fn is_installed(dir: &Path) -> bool {
     dir.join(toolchain::WHEEL_LIB)
         .join("libnvrtc.so.13")
         .is_file()
-        && std::fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s == stamp_text())
+        && crate::source::files::read_text(&dir.join(STAMP), "the setup stamp", 1 << 16)
+            .is_ok_and(|s| s == stamp_text())
 }
 
 /// Installs [`NVRTC_WHEELS`] with `python -m pip` into the user cache, unless they are there
@@ -117,6 +118,9 @@ pub fn install(python: &str, force: bool) -> Result<Installed> {
     }
     std::fs::write(tmp.join(STAMP), stamp_text())
         .map_err(|e| Error::io("writing", tmp.join(STAMP), e))?;
+    // What pip wrote, whatever the umask, is writable by nobody else: racegate checks it before
+    // it loads or runs anything from it (`cache::check_trusted`).
+    crate::build::cache::tighten(&tmp).map_err(|e| Error::io("making private", &tmp, e))?;
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&tmp, &dir).map_err(|e| Error::io("moving into place", &dir, e))?;
     Ok(Installed { dir, changed: true })

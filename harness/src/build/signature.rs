@@ -4,11 +4,12 @@
 //! size, a float scalar a `.f32`/`.f64` parameter). PTX does not know `const` or pointee types,
 //! so this catches a wrong count, order or width, not a `float*` passed as `int*`.
 
-use crate::source::catalog::Catalog;
 use crate::build::compile::{self, BuildOptions};
-use crate::errors::{Error, Result};
-use crate::source::manifest::{ArgSpec, Check, KernelSpec, LaunchSpec};
 use crate::build::ptx;
+use crate::errors::{Error, Result};
+use crate::source::catalog::Catalog;
+use crate::source::files;
+use crate::source::manifest::{ArgSpec, Check, KernelSpec, LaunchSpec};
 use crate::source::values::Elem;
 
 /// Compiles every file a manifest names and checks each kernel's launches against the PTX.
@@ -17,7 +18,7 @@ pub fn check(catalog: &Catalog, arch: &str) -> Result<()> {
     let Some(m) = &catalog.manifest else {
         return Ok(());
     };
-    let text = std::fs::read_to_string(&m.path).unwrap_or_default();
+    let text = files::read_text(&m.path, "the manifest", files::TEXT_LIMIT).unwrap_or_default();
     for k in &m.kernels {
         let err = |key: &str, message: String| Error::Toml {
             path: m.path.display().to_string(),

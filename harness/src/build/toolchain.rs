@@ -77,28 +77,41 @@ pub struct Nvrtc {
     pub lib: Option<PathBuf>,
 }
 
-/// Makes NVRTC loadable (once per process) and reports which one is used.
+/// Why no NVRTC is used.
+#[derive(Clone, Debug)]
+enum NotFound {
+    /// Where racegate looked.
+    Searched(String),
+    /// One was found in racegate's cache, but it cannot be trusted: why.
+    Untrusted(String),
+}
+
+/// Makes NVRTC loadable (once per process) and reports which one is used. A library in
+/// racegate's cache that someone else could have written is refused, never loaded.
 pub fn nvrtc(root: &Path) -> Result<Nvrtc> {
-    static FOUND: OnceLock<std::result::Result<Nvrtc, String>> = OnceLock::new();
+    static FOUND: OnceLock<std::result::Result<Nvrtc, NotFound>> = OnceLock::new();
     FOUND
         .get_or_init(|| locate_nvrtc(root))
         .clone()
-        .map_err(|searched| Error::NvrtcMissing { searched })
+        .map_err(|e| match e {
+            NotFound::Searched(searched) => Error::NvrtcMissing { searched },
+            NotFound::Untrusted(why) => Error::Cache(why),
+        })
 }
 
-fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
+fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, NotFound> {
     let mut searched = Vec::new();
     if let Some(path) = std::env::var_os("RACEGATE_NVRTC_LIB") {
         let path = PathBuf::from(path);
-        return match preload(&path) {
+        return match preload(&path)? {
             true => finish(
                 format!("{} (RACEGATE_NVRTC_LIB)", path.display()),
                 Some(path),
             ),
-            false => Err(format!(
+            false => Err(NotFound::Searched(format!(
                 "RACEGATE_NVRTC_LIB={} (could not be loaded)",
                 path.display()
-            )),
+            ))),
         };
     }
     // SAFETY: probing only dlopens the library by name.
@@ -122,19 +135,20 @@ fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, String> {
     }
     for dir in dirs {
         let lib = dir.join(NVRTC_SONAME);
-        if lib.is_file() && preload(&lib) {
+        if lib.is_file() && preload(&lib)? {
             return finish(lib.display().to_string(), Some(lib));
         }
         searched.push(lib.display().to_string());
     }
-    Err(searched.join(", "))
+    Err(NotFound::Searched(searched.join(", ")))
 }
 
-fn finish(source: String, lib: Option<PathBuf>) -> std::result::Result<Nvrtc, String> {
+fn finish(source: String, lib: Option<PathBuf>) -> std::result::Result<Nvrtc, NotFound> {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: writes two ints; the library is loaded at this point.
     let rc = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
-    rc.result().map_err(|e| format!("{source}: {e:?}"))?;
+    rc.result()
+        .map_err(|e| NotFound::Searched(format!("{source}: {e:?}")))?;
     Ok(Nvrtc {
         source,
         version: (major, minor),
@@ -144,21 +158,29 @@ fn finish(source: String, lib: Option<PathBuf>) -> std::result::Result<Nvrtc, St
 
 /// Loads NVRTC globally by absolute path, its builtins library (which NVRTC itself dlopens by
 /// soname) first. cudarc later asks for `libnvrtc.so.13` by name, and the dynamic loader hands
-/// back the copy already loaded.
-fn preload(path: &Path) -> bool {
-    if let Some(dir) = path.parent() {
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for e in entries.flatten() {
-                if e.file_name()
-                    .to_string_lossy()
-                    .starts_with("libnvrtc-builtins.so.")
-                {
-                    dlopen_global(&e.path());
-                }
-            }
-        }
+/// back the copy already loaded. Libraries in racegate's cache are checked first, all of them
+/// before any is loaded ([`crate::build::cache::check_trusted`]): loading one runs its code.
+fn preload(path: &Path) -> std::result::Result<bool, NotFound> {
+    let builtins: Vec<PathBuf> = path
+        .parent()
+        .and_then(|dir| std::fs::read_dir(dir).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("libnvrtc-builtins.so.")
+        })
+        .map(|e| e.path())
+        .collect();
+    for lib in builtins.iter().map(PathBuf::as_path).chain([path]) {
+        crate::build::cache::check_trusted(lib).map_err(|e| NotFound::Untrusted(e.to_string()))?;
     }
-    dlopen_global(path)
+    for b in &builtins {
+        dlopen_global(b);
+    }
+    Ok(dlopen_global(path))
 }
 
 fn dlopen_global(path: &Path) -> bool {

@@ -105,13 +105,30 @@ pub fn main() -> std::process::ExitCode {
     if let Ok(exe) = crate::judge::battery::current_worker() {
         crate::build::compile_child::compile_in_children(exe);
     }
-    match run(args) {
+    // The binary is a child subreaper: a job's grandchild whose parent exits becomes racegate's
+    // child, so it is found by parent pid and killed with its job where no cgroup holds it
+    // (the library opts in only on `Gate::adopt_orphans(true)`).
+    crate::proc::adopt_orphans();
+    // Ctrl-C and SIGTERM end every job before racegate exits (130, 143). The hidden worker
+    // subcommands keep the default actions: their parent ends them and all they started.
+    if !matches!(args.command, Command::Internal(_)) {
+        if let Err(e) = crate::proc::signals::forward() {
+            eprintln!("warning: SIGINT and SIGTERM will not reach racegate's children: {e}");
+        }
+    }
+    let result = run(args);
+    // Stopping on a signal, the signal's handler exits (130, 143), not the command.
+    crate::proc::signals::wait_if_stopping();
+    let code = match result {
         Ok(code) => std::process::ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::ExitCode::from(e.exit_code())
         }
-    }
+    };
+    // No job is left: any orphan one left behind is killed before racegate goes.
+    crate::proc::jobs::before_exit();
+    code
 }
 
 pub(crate) fn run(cli: Cli) -> Result<u8> {

@@ -30,6 +30,7 @@ pub struct BenchArgs {
 pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
     a.out.claim_stdout();
     let catalog = settings::catalog(global, None)?;
+    a.out.check(&catalog)?;
     let selected: Vec<_> = if a.cases.is_empty() {
         catalog.cases.iter().filter(|c| !c.is_variant()).collect()
     } else {

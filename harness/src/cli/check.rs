@@ -47,6 +47,15 @@ pub struct CheckArgs {
 pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     a.out.claim_stdout();
     let catalog = settings::catalog(global, None)?;
+    let inputs = settings::inputs_of(&catalog);
+    settings::check_outputs(
+        &[
+            ("--table", a.table.as_deref()),
+            ("--junit", a.junit.as_deref()),
+            ("--json", a.out.json.as_deref()),
+        ],
+        &inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+    )?;
     let selected = catalog.select(&a.cases)?;
     let s = Settings::new(a.jobs)?;
     let cfg = s.battery(a.trials, a.seed, a.stress_timeout, a.sanitize_timeout);

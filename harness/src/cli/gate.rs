@@ -9,6 +9,7 @@ use crate::gate::masks::Masks;
 use crate::gate::{self, Baseline, GateConfig, GateRun};
 use crate::judge::sanitize::Tool;
 use crate::source::catalog::Catalog;
+use crate::source::files;
 use crate::{build::toolchain, report, Error, Result};
 
 use super::output::JsonArg;
@@ -235,11 +236,36 @@ impl Place {
     }
 }
 
+/// Bad input found before any work (exit 2): a baseline or `--expect` file that is not a
+/// regular file (a FIFO would block the gate at its end), a report destination that cannot take
+/// a report, or one that is an input of the run (`inputs`, with the baseline and `--expect`).
+fn preflight(a: &GateArgs, place: &Place, mut inputs: Vec<PathBuf>) -> Result<()> {
+    files::check_regular(&place.baseline, "the baseline")?;
+    inputs.push(place.baseline.clone());
+    if let Some(e) = &a.oracle.expect {
+        files::check_regular(e, "the expected output (--expect)")?;
+        inputs.push(e.clone());
+    }
+    let summary = match a.github {
+        true => std::env::var_os("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+        false => None,
+    };
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    settings::check_outputs(
+        &[
+            ("--sarif", a.sarif.as_deref()),
+            ("--junit", a.junit.as_deref()),
+            ("--codequality", a.codequality.as_deref()),
+            ("--summary", a.summary.as_deref()),
+            ("--json", a.out.json.as_deref()),
+            ("$GITHUB_STEP_SUMMARY", summary.as_deref()),
+        ],
+        &inputs,
+    )
+}
+
 fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
     let catalog = settings::catalog(global, Some(Path::new(crate::source::manifest::FILE)))?;
-    settings::validate(&catalog, true)?;
-    let (cfg, s) = config(a)?;
-    settings::require_device()?;
     let place = Place {
         root: catalog.root.clone(),
         baseline: a
@@ -249,6 +275,14 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
         stale_subjects: true,
         no_device: None,
     };
+    let programs = catalog.manifest.iter().flat_map(|m| &m.programs);
+    for e in programs.filter_map(|p| p.expect.as_deref()) {
+        files::check_regular(e, "the expected output")?;
+    }
+    preflight(a, &place, settings::inputs_of(&catalog))?;
+    settings::validate(&catalog, true)?;
+    let (cfg, s) = config(a)?;
+    settings::require_device()?;
     a.out.text(&format!(
         "racegate gate: {} kernel(s) from {}\n",
         catalog.cases.len(),
@@ -327,8 +361,9 @@ fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
     let cwd = settings::current_dir()?;
     let (cfg, _) = config(a)?;
     // Bad input first: a program that cannot be found is exit 2 whatever the machine.
-    gate::program::resolve(&program[0])?;
+    let exe = gate::program::resolve(&program[0])?;
     let place = program_place(global, a, &cwd);
+    preflight(a, &place, vec![exe])?;
     a.out.text(&format!(
         "racegate gate: {} under {} sanitizer(s) and {} plain run(s)\n",
         program
@@ -349,9 +384,10 @@ fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
 fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
     let cwd = settings::current_dir()?;
     let (cfg, _) = config(a)?;
+    let place = program_place(global, a, &cwd);
+    preflight(a, &place, Vec::new())?;
     // Bad input first: a folder without tests is exit 2 whatever the machine.
     let tests = gate::ctest::discover(dir, a.ctest.tests_regex.as_deref())?;
-    let place = program_place(global, a, &cwd);
     a.out.text(&format!(
         "racegate gate: {} CTest test(s) from {} under {} sanitizer(s) and {} plain run(s)\n",
         tests.len(),
@@ -439,13 +475,8 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     if a.github {
         a.out.text(&report::github::annotations(&d))?;
         if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-            use std::io::Write;
-            let mut f = std::fs::OpenOptions::new()
-                .append(true)
-                .create(true)
-                .open(&p)
-                .map_err(|e| Error::io("opening $GITHUB_STEP_SUMMARY", PathBuf::from(&p), e))?;
-            let _ = f.write_all(md.as_bytes());
+            // Checked before the run; a failed write is reported, not dropped.
+            settings::append_file(Path::new(&p), &md)?;
         }
     }
     Ok(code)

@@ -20,12 +20,21 @@ use super::values;
 
 pub const HELP: &str = concat!(
     "Exercises are grading/exercises/*.toml (name, signature, launch shape, sizes).\n\
-The rubric (grading/rubric.toml) gives the points per item. The secret seed comes from\n\
-RACEGATE_GRADE_SECRET (random when unset; removed from the environment before anything runs),\n\
-mixed with --seed: set it for the same inputs on every regrade. Submissions compile in a child\n\
-process (an empty folder, a clean environment, --compile-timeout, --compile-memory) and may not\n\
-include files. They run on the GPU one at a time (a lock file), so --jobs overlaps compilation,\n\
-not kernels. File names that start with `-` go after `--`.\n",
+The rubric (grading/rubric.toml) gives the points per item.\n\n\
+The secret seed, mixed with --seed, makes the inputs students cannot predict; set one for the\n\
+same inputs on every regrade (random when none is given). Give it in a file, never in an\n\
+environment variable: --secret-file FILE or RACEGATE_GRADE_SECRET_FILE=FILE (a file only the\n\
+grader can read; the variable holds its path, not the secret). A process's first environment\n\
+stays readable in /proc/PID/environ for its whole life, so a secret in RACEGATE_GRADE_SECRET\n\
+is still accepted but racegate then re-executes itself without it (the secret passes on an\n\
+inherited descriptor); the script that set the variable keeps it in its own environment.\n\n\
+Submissions compile in a child process (an empty folder, a clean environment,\n\
+--compile-timeout, --compile-memory) that the kernel stops from opening any file once NVRTC is\n\
+loaded (seccomp-bpf, Landlock and an empty mount namespace, each where the machine has it;\n\
+`racegate doctor` lists them). The include refusal before it is a friendly first line only.\n\
+--require-confinement makes a machine with no such layer a failure (not graded, exit 3).\n\
+Submissions run on the GPU one at a time (a lock file), so --jobs overlaps compilation, not\n\
+kernels. File names that start with `-` go after `--`.\n",
     "Exit codes: 0 every submission earned full points, 1 some lost points, 2 bad input, 3 not \
 graded (a tool missing or failing), 4 no CUDA device (not graded; only compilation ran). A \
 submission that was not graded gets no score in any format.\n",
@@ -88,22 +97,118 @@ pub struct GradeArgs {
     /// Submissions graded at once in a batch.
     #[arg(long, default_value_t = 2)]
     jobs: usize,
+    /// The secret seed, read from this file (first line; see the secret above). Also
+    /// RACEGATE_GRADE_SECRET_FILE.
+    #[arg(long, value_name = "FILE", env = "RACEGATE_GRADE_SECRET_FILE")]
+    secret_file: Option<PathBuf>,
+    /// Refuse to grade (exit 3, not graded) unless the kernel confines each compile: at least
+    /// one of seccomp-bpf, Landlock or an empty mount namespace applies and holds.
+    #[arg(long)]
+    require_confinement: bool,
+}
+
+/// The variable a secret may still come in (deprecated: it stays in /proc/PID/environ).
+const SECRET_ENV: &str = "RACEGATE_GRADE_SECRET";
+/// After the re-execution: the inherited descriptor the secret is on (a number, not a secret).
+const SECRET_FD_ENV: &str = "RACEGATE_GRADE_SECRET_FD";
+/// The most of a secret file that is read.
+const SECRET_MAX: u64 = 4096;
+
+/// The secret, from wherever it was given; `None` when none was. When it came in the
+/// environment, this process is first replaced by itself without it (this function then
+/// returns only in the new process, which reads it back from the descriptor).
+fn secret(file: Option<&Path>) -> Result<Option<String>> {
+    if let Ok(fd) = std::env::var(SECRET_FD_ENV) {
+        std::env::remove_var(SECRET_FD_ENV);
+        let fd: i32 = fd
+            .parse()
+            .map_err(|_| Error::Usage(format!("{SECRET_FD_ENV}={fd}: not a descriptor")))?;
+        use std::io::Read;
+        use std::os::fd::FromRawFd;
+        // SAFETY: the descriptor was made by this program's previous image for this read, and
+        // nothing else in this process knows it; the File closes it.
+        let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+        let mut s = String::new();
+        (&mut f)
+            .take(SECRET_MAX)
+            .read_to_string(&mut s)
+            .map_err(|e| Error::io("reading the secret from descriptor", fd.to_string(), e))?;
+        return Ok(Some(s).filter(|s| !s.is_empty()));
+    }
+    if let Some(s) = std::env::var(SECRET_ENV).ok().filter(|s| !s.is_empty()) {
+        reexec_without_secret(&s)?;
+    }
+    std::env::remove_var(SECRET_ENV);
+    let Some(p) = file else { return Ok(None) };
+    let meta = std::fs::metadata(p).map_err(|e| Error::io("reading the secret file", p, e))?;
+    if !meta.is_file() {
+        return Err(Error::Usage(format!(
+            "--secret-file {}: not a regular file",
+            p.display()
+        )));
+    }
+    use std::io::Read;
+    let mut s = String::new();
+    std::fs::File::open(p)
+        .and_then(|f| f.take(SECRET_MAX).read_to_string(&mut s))
+        .map_err(|e| Error::io("reading the secret file", p, e))?;
+    let line = s.lines().next().unwrap_or("").trim().to_string();
+    if line.is_empty() {
+        return Err(Error::Usage(format!(
+            "--secret-file {}: empty",
+            p.display()
+        )));
+    }
+    Ok(Some(line))
+}
+
+/// Replaces this process by itself with the same arguments and an environment that never held
+/// the secret; the secret waits on an inherited memory file. Returns only on failure.
+fn reexec_without_secret(secret: &str) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let name = std::ffi::CString::new("racegate-secret").expect("no NUL");
+    // SAFETY: memfd_create with a valid name and no flags: a new descriptor, inherited on exec.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), 0) };
+    if fd < 0 {
+        return Err(Error::Child(format!(
+            "could not hold the secret for re-execution: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: writes our own buffer to our own descriptor, then rewinds it.
+    let ok = unsafe {
+        libc::write(fd, secret.as_ptr().cast(), secret.len()) == secret.len() as isize
+            && libc::lseek(fd, 0, libc::SEEK_SET) == 0
+    };
+    if !ok {
+        return Err(Error::Child(
+            "could not hold the secret for re-execution".into(),
+        ));
+    }
+    let exe = std::env::current_exe().map_err(|e| Error::io("finding", "racegate itself", e))?;
+    let err = std::process::Command::new(exe)
+        .arg0(std::env::args_os().next().unwrap_or_default())
+        .args(std::env::args_os().skip(1))
+        .env_remove(SECRET_ENV)
+        .env(SECRET_FD_ENV, fd.to_string())
+        .exec();
+    Err(Error::Child(format!(
+        "could not re-execute racegate without the secret in its environment: {err}"
+    )))
 }
 
 pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
-    // Read, then removed from our own environment before any thread or child starts: no
-    // compile, worker or sanitizer can inherit it.
-    let secret = std::env::var("RACEGATE_GRADE_SECRET")
-        .ok()
-        .filter(|s| !s.is_empty());
-    std::env::remove_var("RACEGATE_GRADE_SECRET");
+    // Before any thread or child starts: no compile, worker or sanitizer can inherit it, and
+    // this process's /proc/PID/environ never held it.
+    let secret = secret(a.secret_file.as_deref())?;
     let secret = match secret {
         Some(s) => crate::build::compile::fingerprint(&s),
         None => settings::random_seed(),
     };
     let root = settings::root(global)?;
     let spec = spec::Spec::find(&root, &a.exercise)?;
-    let rubric = spec::Rubric::load(&a.rubric.unwrap_or_else(|| root.join(spec::RUBRIC)))?;
+    let rubric_path = a.rubric.clone().unwrap_or_else(|| root.join(spec::RUBRIC));
+    let rubric = spec::Rubric::load(&rubric_path)?;
     let mut files = Vec::new();
     for p in &a.submissions {
         if p.is_dir() {
@@ -140,6 +245,14 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
         (Some(f), false) => f,
     };
     if let Some(p) = &a.output {
+        // Never a submission, the rubric, the exercise or the secret: refused before grading,
+        // and never a FIFO, a folder or a device.
+        let mut inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        inputs.extend(a.submissions.iter().map(PathBuf::as_path));
+        inputs.push(&rubric_path);
+        inputs.push(&spec.path);
+        inputs.extend(a.secret_file.as_deref());
+        settings::check_outputs(&[("--output", Some(p.as_path()))], &inputs)?;
         check_writable(p)?;
     }
     // The private cache holds the GPU lock and the workers' files: refuse one that is not
@@ -147,6 +260,35 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
     crate::build::cache::dir()?;
     let device = crate::run::device::probe();
     let s = Settings::new(Some(a.jobs))?;
+    let limits = Limits {
+        deadline: Duration::from_secs_f64(a.compile_timeout),
+        memory_mib: a.compile_memory,
+        ..Limits::default()
+    };
+    // Shown, not assumed: a compile confined as a submission's, asked to see files. Without
+    // NVRTC nothing compiles anyway, and that is reported as such below.
+    let confinement = match crate::build::compile_jail::probe_confinement(&s.worker, &root) {
+        Ok(p) if p.confined() => Ok(p.describe()),
+        Ok(p) => Err(p.describe()),
+        Err(e) => Err(format!("confinement not probed: {e}")),
+    };
+    let shown = match &confinement {
+        Ok(d) | Err(d) => d.clone(),
+    };
+    note(&format!(
+        "confinement: each compile runs in a child racegate process in an empty private folder, \
+         with a clean environment, a {:.0} s deadline, {} MiB of address space and a {} MiB \
+         stack; {shown}. Kernels run in a worker child without the secret. Containment: {}.",
+        a.compile_timeout,
+        limits.memory_mib,
+        limits.stack(),
+        crate::proc::containment().describe(),
+    ));
+    if let (true, Err(why)) = (a.require_confinement, &confinement) {
+        return Err(Error::Child(format!(
+            "--require-confinement: {why}; nothing was graded"
+        )));
+    }
     let cfg = grading::GradeConfig {
         trials: a.trials,
         seed: a.seed,
@@ -156,23 +298,12 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
         arch: s.arch.clone(),
         sanitizer: s.sanitizer.clone(),
         device: device.is_ok(),
-        compile: Limits {
-            deadline: Duration::from_secs_f64(a.compile_timeout),
-            memory_mib: a.compile_memory,
-            ..Limits::default()
-        },
+        compile: limits,
+        require_confinement: a.require_confinement,
+        confinement: shown,
         gpu_wait: Duration::from_secs_f64(a.gpu_wait),
         note,
     };
-    note(&format!(
-        "confinement: each compile runs in a child racegate process in an empty private folder, \
-         with a clean environment, a {:.0} s deadline, {} MiB of address space and a {} MiB \
-         stack; file-system includes are refused. Kernels run in a worker child without the \
-         secret. No Landlock or other kernel-level confinement is applied.",
-        a.compile_timeout,
-        cfg.compile.memory_mib,
-        cfg.compile.stack()
-    ));
     let grade = |f: PathBuf| grading::grade(&root, &spec, &rubric, &f, &cfg, &s.worker);
     let grades = if batch {
         grade_batch(files, &format, a.output.as_deref(), &rubric, s.jobs, grade)?

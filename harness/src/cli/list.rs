@@ -16,6 +16,7 @@ pub struct ListArgs {
 pub fn run(global: &Global, a: ListArgs) -> Result<u8> {
     a.out.claim_stdout();
     let catalog = settings::catalog(global, None)?;
+    a.out.check(&catalog)?;
     a.out.text(&report::catalog_table(&catalog))?;
     a.out.write(&catalog.cases)?;
     Ok(exit::OK)

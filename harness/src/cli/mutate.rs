@@ -12,6 +12,7 @@ use crate::mutate::{
     Outcome, Unit,
 };
 use crate::source::catalog::{Case, Catalog};
+use crate::source::files;
 use crate::source::manifest::Check;
 use crate::{build::toolchain, report, Error, Result};
 
@@ -103,6 +104,21 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
     let operators = mutate::parse_operators(&a.operators).map_err(Error::Usage)?;
     let catalog = settings::catalog(global, None)?;
     let mut units = units(&catalog, &a)?;
+    // No report over what the run reads: the catalog's files, the kernels and their
+    // equivalents files.
+    let mut inputs = settings::inputs_of(&catalog);
+    for u in &units {
+        let path = catalog.root.join(&u.file);
+        inputs.push(equivalents_path(&path));
+        inputs.push(path);
+    }
+    settings::check_outputs(
+        &[
+            ("--table", a.table.as_deref()),
+            ("--json", a.out.json.as_deref()),
+        ],
+        &inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+    )?;
     for u in &mut units {
         u.mutants = mutate::mutants(&u.file, &u.source, &operators);
         // A reference kernel in the kernel's own file is built from the original: its mutants
@@ -329,7 +345,7 @@ fn units<'c>(catalog: &'c Catalog, a: &MutateArgs) -> Result<Vec<Unit<'c>>> {
             }
         }
         let path: PathBuf = catalog.root.join(&file);
-        let bytes = std::fs::read(&path).map_err(|e| Error::io("reading", &path, e))?;
+        let bytes = files::read_bytes(&path, "the kernel", files::TEXT_LIMIT)?;
         let source = String::from_utf8(bytes)
             .map_err(|_| Error::Usage(format!("{file} is not UTF-8 text: no kernel to mutate")))?;
         let eq_path = equivalents_path(&path);

@@ -45,6 +45,14 @@ impl JsonArg {
         }
     }
 
+    /// Checks the `--json` file before any work ([`settings::check_outputs`]): a regular file or
+    /// none yet, and none of the files `catalog` was read from.
+    pub fn check(&self, catalog: &crate::source::catalog::Catalog) -> Result<()> {
+        let inputs = settings::inputs_of(catalog);
+        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+        settings::check_outputs(&[("--json", self.json.as_deref())], &inputs)
+    }
+
     /// Prints the text report (to standard error when the JSON has standard output: see
     /// [`JsonArg::claim_stdout`]).
     pub fn text(&self, s: &str) -> Result<()> {

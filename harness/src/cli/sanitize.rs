@@ -73,8 +73,20 @@ pub fn parse_tool(s: &str) -> std::result::Result<Tool, String> {
 
 pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
     a.out.claim_stdout();
+    let outputs = |inputs: &[PathBuf]| {
+        let inputs: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
+        settings::check_outputs(
+            &[
+                ("--save-xml", a.save_xml.as_deref()),
+                ("--save-log", a.save_log.as_deref()),
+                ("--json", a.out.json.as_deref()),
+            ],
+            &inputs,
+        )
+    };
     let r = if a.program.is_empty() {
         let catalog = settings::catalog(global, None)?;
+        outputs(&settings::inputs_of(&catalog))?;
         let case = catalog.get(a.case.as_deref().unwrap_or_default())?;
         settings::validate(&catalog, true)?;
         settings::require_device()?;
@@ -84,6 +96,7 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
     } else {
         let exe = crate::gate::program::resolve(&a.program[0])?;
         let exe = std::path::absolute(&exe).unwrap_or(exe);
+        outputs(std::slice::from_ref(&exe))?;
         settings::require_device()?;
         let s = Settings::new(None)?;
         let cfg = config(&a, &s);

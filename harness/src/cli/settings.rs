@@ -106,7 +106,8 @@ pub fn catalog(global: &Global, manifest: Option<&Path>) -> Result<Catalog> {
     let found = (global.root.is_none() && local.is_file()).then_some(local);
     match global.manifest.as_deref().or(manifest).or(found) {
         Some(m) => {
-            if !m.is_file() {
+            // Anything there is read as a manifest, which refuses a FIFO or a folder by name.
+            if !m.exists() {
                 return Err(Error::Usage(format!(
                     "no manifest at {}; write one (see examples/gate/racegate.toml) or pass --manifest FILE",
                     m.display()
@@ -139,9 +140,157 @@ pub fn random_seed() -> u64 {
     RandomState::new().hash_one(std::time::SystemTime::now()) >> 16
 }
 
-/// Writes a report file the user asked for.
+/// Writes a report file the user asked for, replacing what it held: a regular file (or
+/// `/dev/null`), opened without waiting on a FIFO; a failed write is an error, never dropped.
 pub fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| Error::io("writing", path, e))
+    write_to(path, text, false)
+}
+
+/// Appends `text` to a file the user named (`$GITHUB_STEP_SUMMARY`), as [`write_file`].
+pub fn append_file(path: &Path, text: &str) -> Result<()> {
+    write_to(path, text, true)
+}
+
+fn write_to(path: &Path, text: &str, append: bool) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: a FIFO put there since the check fails to open (no reader) instead of
+    // blocking; on a regular file it changes nothing.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .append(append)
+        .truncate(!append)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => not_a_file(path, "a report", "a FIFO (named pipe)"),
+            Some(libc::EISDIR) => not_a_file(path, "a report", "a directory"),
+            _ => Error::io("opening", path, e),
+        })?;
+    let meta = file.metadata().map_err(|e| Error::io("opening", path, e))?;
+    if let Some(kind) = destination_kind(&meta) {
+        return Err(not_a_file(path, "a report", kind));
+    }
+    let mut file = file;
+    file.write_all(text.as_bytes())
+        .and_then(|_| file.flush())
+        .map_err(|e| Error::io("writing", path, e))
+}
+
+/// What a destination is when racegate will not write a report there: a FIFO, a directory, a
+/// socket or a device other than `/dev/null`. `None` for a regular file.
+fn destination_kind(m: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let dev_null = m.file_type().is_char_device()
+        && std::fs::metadata("/dev/null").is_ok_and(|n| n.rdev() == m.rdev());
+    match dev_null {
+        true => None,
+        false => crate::source::files::kind_of(&m.file_type()),
+    }
+}
+
+fn not_a_file(path: &Path, what: &str, kind: &str) -> Error {
+    let hint = match what {
+        "--json" => " (`--json -` writes it to standard output)",
+        _ => "",
+    };
+    Error::Usage(format!(
+        "{what} destination {} is {kind}, not a regular file; racegate writes reports to regular \
+         files only{hint}",
+        path.display()
+    ))
+}
+
+/// Checks, before any work, a file a report will be written to (`what` names it: `--sarif`,
+/// `$GITHUB_STEP_SUMMARY`): a regular file or none yet, in a folder that exists. A FIFO, a
+/// directory, a socket or a device (but `/dev/null`) is bad input (exit 2), so a run never ends
+/// blocked on a FIFO or unable to save its report.
+pub fn check_destination(path: &Path, what: &str) -> Result<()> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    match std::fs::metadata(path) {
+        Ok(m) => match destination_kind(&m) {
+            Some(kind) => Err(not_a_file(path, what, kind)),
+            None => Ok(()),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            match parent {
+                Some(d) if !d.is_dir() => Err(Error::Usage(format!(
+                    "{what} {}: the folder {} does not exist",
+                    path.display(),
+                    d.display()
+                ))),
+                _ => Ok(()),
+            }
+        }
+        Err(e) => Err(Error::io("checking", path, e)),
+    }
+}
+
+/// Refuses (exit 2) an output that is one of the run's inputs, before anything is written: the
+/// same file by device and inode when both exist (another spelling of the path or a link
+/// included), else the same absolute path once its folder is resolved. `racegate gate --json
+/// racegate.toml` would otherwise replace the manifest it read with its report.
+pub fn refuse_overwriting_inputs(output: &Path, inputs: &[&Path]) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if output == Path::new("-") {
+        return Ok(());
+    }
+    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let resolved = |p: &Path| -> Option<PathBuf> {
+        let abs = std::path::absolute(p).ok()?;
+        let dir = abs.parent()?;
+        Some(std::fs::canonicalize(dir).ok()?.join(abs.file_name()?))
+    };
+    let (out_id, out_path) = (id(output), resolved(output));
+    for input in inputs {
+        let same = match (out_id, id(input)) {
+            (Some(a), Some(b)) => a == b,
+            _ => out_path.is_some() && out_path == resolved(input),
+        };
+        if same {
+            return Err(Error::Usage(format!(
+                "refusing to write {}: it is {}, an input of this run, and writing the report \
+                 there would replace it; choose another file",
+                output.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks every report destination of a command before it starts: each is a regular file or
+/// none yet ([`check_destination`]) and none is an input ([`refuse_overwriting_inputs`]).
+/// `outputs` pairs each flag with its file.
+pub fn check_outputs(outputs: &[(&str, Option<&Path>)], inputs: &[&Path]) -> Result<()> {
+    for (flag, path) in outputs {
+        if let Some(p) = path {
+            check_destination(p, flag)?;
+            refuse_overwriting_inputs(p, inputs)?;
+        }
+    }
+    Ok(())
+}
+
+/// The files a catalog was read from: its manifest, each case's source, the expected outputs
+/// its programs name. What no report may be written over.
+pub fn inputs_of(catalog: &Catalog) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = Vec::new();
+    if let Some(m) = &catalog.manifest {
+        v.push(m.path.clone());
+        v.extend(m.programs.iter().filter_map(|p| p.expect.clone()));
+    }
+    for c in &catalog.cases {
+        let p = catalog.root.join(&c.path);
+        if !v.contains(&p) {
+            v.push(p);
+        }
+    }
+    v
 }
 
 /// Serializes a result for `--json`.
@@ -162,4 +311,64 @@ pub fn progress(len: u64, unit: &str, hidden: bool) -> indicatif::ProgressBar {
         .expect("valid template"),
     );
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_that_is_an_input_is_refused_by_inode_or_by_path() {
+        let d = tempfile::tempdir().unwrap();
+        let m = d.path().join("racegate.toml");
+        std::fs::write(&m, "x").unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        let hard = d.path().join("hard.toml");
+        std::fs::hard_link(&m, &hard).unwrap();
+        let soft = d.path().join("soft.toml");
+        std::os::unix::fs::symlink(&m, &soft).unwrap();
+        for out in [m.clone(), d.path().join("sub/../racegate.toml"), hard, soft] {
+            let e = refuse_overwriting_inputs(&out, &[Path::new("/nonexistent"), &m]);
+            let e = e.unwrap_err();
+            assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
+            assert!(e.to_string().contains("an input of this run"), "{e}");
+        }
+        // An input not there yet (a baseline to be written) is compared by path.
+        let b = d.path().join("b.json");
+        assert!(refuse_overwriting_inputs(&d.path().join("sub/../b.json"), &[&b]).is_err());
+        refuse_overwriting_inputs(&d.path().join("report.json"), &[&m, &b]).unwrap();
+        refuse_overwriting_inputs(Path::new("-"), &[&m]).unwrap();
+    }
+
+    #[test]
+    fn a_destination_must_be_a_regular_file_or_dev_null() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads one NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = check_destination(&fifo, "--sarif").unwrap_err().to_string();
+        assert!(
+            e.contains("is a FIFO (named pipe), not a regular file"),
+            "{e}"
+        );
+        // Written to anyway, it fails at once instead of waiting for a reader.
+        let start = std::time::Instant::now();
+        assert!(write_file(&fifo, "x")
+            .unwrap_err()
+            .to_string()
+            .contains("FIFO"));
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+        assert!(check_destination(d.path(), "--json").is_err());
+        assert!(check_destination(Path::new("/dev/full"), "--json").is_err());
+        check_destination(Path::new("/dev/null"), "--json").unwrap();
+        write_file(Path::new("/dev/null"), "x").unwrap();
+        let e = check_destination(&d.path().join("no/such/r.json"), "--junit").unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        let r = d.path().join("r.json");
+        check_destination(&r, "--junit").unwrap();
+        write_file(&r, "one").unwrap();
+        append_file(&r, " two").unwrap();
+        assert_eq!(std::fs::read_to_string(&r).unwrap(), "one two");
+    }
 }

@@ -46,6 +46,7 @@ pub struct StressArgs {
 pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
     a.out.claim_stdout();
     let catalog = settings::catalog(global, None)?;
+    a.out.check(&catalog)?;
     let case = catalog.get(&a.case)?;
     if a.trials == 0 {
         return Err(Error::Usage("--trials must be at least 1".into()));

@@ -158,7 +158,7 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
             memory_mib,
             stack_mib,
             source,
-        } => crate::build::compile_child::child(&request, &source, &reply, memory_mib, stack_mib)?,
+        } => crate::build::compile_jail::child(&request, &source, &reply, memory_mib, stack_mib)?,
     }
     Ok(exit::OK)
 }

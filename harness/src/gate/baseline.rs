@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::finding::{GateFinding, GateRun};
 use super::fingerprint::Identity;
 use crate::errors::{Error, Result};
+use crate::source::files;
 
 /// The default baseline of manifest mode, beside `racegate.toml`.
 pub const BASELINE: &str = "racegate-baseline.json";
@@ -64,10 +65,10 @@ impl Baseline {
     /// Reads a baseline; a missing file is an empty baseline. A file of racegate before
     /// fingerprints (entries with a `key`, no `version`) is refused with what to do.
     pub fn load(path: &Path) -> Result<Baseline> {
-        let text = match std::fs::read_to_string(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Baseline::default()),
-            Err(e) => return Err(Error::io("reading", path, e)),
-            Ok(t) => t,
+        // A file the user names: a regular file only (a FIFO would block the gate), bounded.
+        let text = match files::read_text_if_exists(path, "the baseline", files::BASELINE_LIMIT)? {
+            None => return Ok(Baseline::default()),
+            Some(t) => t,
         };
         let bad = |why: String| {
             Error::Usage(format!(
@@ -106,22 +107,23 @@ impl Baseline {
             Ok(b) => return Ok((b, None)),
             Err(e) => e,
         };
-        let old: Option<Vec<(String, String)>> = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .filter(|v| v.get("version").is_none())
-            .and_then(|v| {
-                v.get("accepted")?
-                    .as_array()?
-                    .iter()
-                    .map(|e| {
-                        Some((
-                            e["subject"].as_str()?.to_string(),
-                            e["detector"].as_str()?.to_string(),
-                        ))
-                    })
-                    .collect()
-            });
+        let old: Option<Vec<(String, String)>> =
+            files::read_text(path, "the baseline", files::BASELINE_LIMIT)
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .filter(|v| v.get("version").is_none())
+                .and_then(|v| {
+                    v.get("accepted")?
+                        .as_array()?
+                        .iter()
+                        .map(|e| {
+                            Some((
+                                e["subject"].as_str()?.to_string(),
+                                e["detector"].as_str()?.to_string(),
+                            ))
+                        })
+                        .collect()
+                });
         let Some(old) = old else { return Err(err) };
         let undecided: BTreeSet<String> = old
             .iter()

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::source::files;
+
 /// The parts a fingerprint is made of (DECISIONS.md, "Gate and programs").
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Identity {
@@ -103,7 +105,9 @@ impl Sources {
         self.files
             .entry(file.to_string())
             .or_insert_with(|| {
-                let bytes = std::fs::read(root.join(file)).ok()?;
+                // A path a sanitizer's report names, which the target could have written:
+                // a regular file only (never a FIFO that would block), bounded.
+                let bytes = files::read_raw(&root.join(file), files::TEXT_LIMIT, true).ok()?;
                 Some(
                     String::from_utf8_lossy(&bytes)
                         .lines()

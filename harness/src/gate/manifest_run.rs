@@ -7,15 +7,16 @@ use std::path::Path;
 use super::finding::{Detection, GateConfig, GateEvent, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
 use super::sanitizers::{self, PendingHang};
-use crate::source::catalog::{Case, Catalog};
 use crate::errors::Result;
-use crate::source::manifest::Check;
 use crate::judge::sanitize::{self, Tool};
 use crate::run::stress::{self, Verdict};
+use crate::source::catalog::{Case, Catalog};
+use crate::source::files;
+use crate::source::manifest::Check;
 
 /// The line where `entry` is defined in `file` (for stress findings, which have no line).
 fn entry_line(root: &Path, file: &str, entry: &str) -> Option<u32> {
-    let text = std::fs::read_to_string(root.join(file)).ok()?;
+    let text = files::read_text(&root.join(file), "the kernel", files::TEXT_LIMIT).ok()?;
     text.lines()
         .position(|l| l.contains("__global__") && l.contains(&format!("{entry}(")))
         .map(|i| i as u32 + 1)
@@ -111,7 +112,7 @@ pub fn run_manifest(
     Ok(run)
 }
 
-#[cfg(any(test, feature = "internals"))]
+#[cfg(any(test, feature = "internals", feature = "testing"))]
 /// One detector on one manifest kernel: stress with its oracle (`tool` `None`) or one
 /// sanitizer; a sanitizer's hang is judged without plain runs. For callers that make one test
 /// per (kernel, detector) (`testing.rs`).

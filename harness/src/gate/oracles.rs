@@ -17,7 +17,8 @@ use std::time::Duration;
 use regex::bytes::Regex;
 
 use crate::errors::{Error, Result};
-use crate::proc::watchdog::{self, Deadline, Exit, Spawn};
+use crate::proc::watchdog::{self, Deadline, Exit, Output, Spawn};
+use crate::source::files;
 
 /// The oracles of a program beyond exit code, hang and variance. Default: none.
 #[derive(Clone, Debug, Default)]
@@ -84,17 +85,24 @@ impl Oracles {
     /// regexes are set; WILL_FAIL then inverts. `output` is stdout and stderr together, as
     /// CTest matches them. `None` when no regex and no WILL_FAIL is set: the exit code decides.
     pub fn regex_verdict(&self, code: i32, output: &[u8]) -> Option<RegexVerdict> {
+        let pass_found = self.pass.iter().any(|r| r.is_match(output));
+        let fail = self.fail.iter().find(|r| r.is_match(output));
+        self.verdict(code, pass_found, fail)
+    }
+
+    /// [`Oracles::regex_verdict`] from what a scan of the output found.
+    fn verdict(&self, code: i32, pass_found: bool, fail: Option<&Regex>) -> Option<RegexVerdict> {
         if !self.decides_exits() {
             return None;
         }
         let mut why = None;
-        if !self.pass.is_empty() && !self.pass.iter().any(|r| r.is_match(output)) {
+        if !self.pass.is_empty() && !pass_found {
             why = Some(format!(
                 "required regular expression not found: {}",
                 shown(&self.pass)
             ));
         }
-        if let Some(r) = self.fail.iter().find(|r| r.is_match(output)) {
+        if let Some(r) = fail {
             why = Some(format!("fail regular expression found: `{}`", r.as_str()));
         }
         let success = why.is_none() && (code == 0 || !self.pass.is_empty());
@@ -107,16 +115,50 @@ impl Oracles {
         })
     }
 
-    /// The golden output's text, `None` when the file does not exist yet.
+    /// A line-by-line scan for the regexes, for an output too long to keep whole.
+    pub fn scan(&self) -> RegexScan<'_> {
+        RegexScan {
+            oracles: self,
+            pass_found: false,
+            fail_found: vec![false; self.fail.len()],
+        }
+    }
+
+    /// The golden output's text, `None` when the file does not exist yet. Read as a file the
+    /// user named: a regular file (never a FIFO that would block), at most
+    /// [`files::EXPECT_LIMIT`] bytes.
     pub fn golden(&self) -> Result<Option<Vec<u8>>> {
         let Some(p) = &self.expect else {
             return Ok(None);
         };
-        match std::fs::read(p) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::io("reading the expected output", p, e)),
+        files::read_bytes_if_exists(p, "the expected output (--expect)", files::EXPECT_LIMIT)
+    }
+}
+
+/// What the regexes found in the lines of an output so far ([`Oracles::scan`]).
+pub struct RegexScan<'a> {
+    oracles: &'a Oracles,
+    pass_found: bool,
+    fail_found: Vec<bool>,
+}
+
+impl RegexScan<'_> {
+    /// Looks at one more line.
+    pub fn line(&mut self, line: &[u8]) {
+        let o = self.oracles;
+        if !self.pass_found {
+            self.pass_found = o.pass.iter().any(|r| r.is_match(line));
         }
+        for (seen, r) in self.fail_found.iter_mut().zip(&o.fail) {
+            *seen = *seen || r.is_match(line);
+        }
+    }
+
+    /// The verdict on the lines seen ([`Oracles::regex_verdict`]'s rule).
+    pub fn verdict(&self, code: i32) -> Option<RegexVerdict> {
+        let o = self.oracles;
+        let fail = o.fail.iter().zip(&self.fail_found).find(|(_, s)| **s);
+        o.verdict(code, self.pass_found, fail.map(|(r, _)| r))
     }
 }
 
@@ -138,10 +180,26 @@ pub fn pending_path(expect: &Path) -> PathBuf {
 /// Writes `bytes` to `path` through a file beside it and a rename, so a killed gate never
 /// leaves half a golden file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomically_from(path, |w| w.write_all(bytes))
+}
+
+/// [`write_atomically`] of what `fill` writes (a long output, masked as it streams).
+pub fn write_atomically_from(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<()> {
     let mut tmp = path.as_os_str().to_os_string();
     tmp.push(format!(".tmp{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io("writing", &tmp, e))?;
+    let written = std::fs::File::create(&tmp).and_then(|f| {
+        let mut w = std::io::BufWriter::new(f);
+        fill(&mut w)?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::io("writing", &tmp, e));
+    }
     std::fs::rename(&tmp, path).map_err(|e| Error::io("renaming into", path, e))
 }
 
@@ -156,23 +214,39 @@ pub enum CheckerVerdict {
 }
 
 /// Runs `sh -c CMD` on one output: the output in a file named by `$RACEGATE_OUTPUT` and on
-/// stdin, in `cwd`, with the checker's deadline. Its stdout and stderr are its message.
-pub fn run_checker(cmd: &str, output: &[u8], cwd: &Path, timeout: Duration) -> CheckerVerdict {
+/// stdin, in `cwd`, with the checker's deadline. Its stdout and stderr are its message. A long
+/// output is handed over in the file it was spilled to; one not kept whole judges nothing.
+pub fn run_checker(cmd: &str, output: &Output, cwd: &Path, timeout: Duration) -> CheckerVerdict {
     let dir = match tempfile::Builder::new().prefix("racegate-check-").tempdir() {
         Ok(d) => d,
         Err(e) => return CheckerVerdict::Undecided(format!("no temporary folder: {e}")),
     };
-    let file = dir.path().join("output");
-    if let Err(e) = std::fs::write(&file, output) {
-        return CheckerVerdict::Undecided(format!("could not write the output: {e}"));
-    }
+    let file = match output.spill_path() {
+        Some(p) => p.to_path_buf(),
+        None if !output.is_complete() => {
+            return CheckerVerdict::Undecided(format!(
+                "the output ({} bytes) could not be kept whole for the checker: {}",
+                output.total(),
+                output.spill_error().unwrap_or("it was not asked for")
+            ))
+        }
+        None => {
+            let file = dir.path().join("output");
+            if let Err(e) = std::fs::write(&file, output.bytes()) {
+                return CheckerVerdict::Undecided(format!("could not write the output: {e}"));
+            }
+            file
+        }
+    };
     let spawn = Spawn {
         env: vec![("RACEGATE_OUTPUT".into(), file.display().to_string())],
         cwd: Some(cwd.to_path_buf()),
         stdin: Some(file.clone()),
         ..Spawn::default()
     };
-    let mut said = String::new();
+    // What the checker says is bounded too: a checker that echoes a long output back is shown
+    // by its first lines.
+    let mut said = Output::bounded();
     let args: Vec<OsString> = vec!["-c".into(), cmd.into()];
     let f = match watchdog::run_spawn_bytes(
         Path::new("/bin/sh"),
@@ -182,15 +256,13 @@ pub fn run_checker(cmd: &str, output: &[u8], cwd: &Path, timeout: Duration) -> C
             idle: timeout,
             total: Some(timeout),
         },
-        |l| {
-            said.push_str(&String::from_utf8_lossy(l));
-            said.push('\n');
-        },
+        |l| said.push_line(l),
     ) {
         Ok(f) => f,
         Err(e) => return CheckerVerdict::Undecided(e.to_string()),
     };
-    said.push_str(&f.stderr);
+    said.finish();
+    let said = said.text() + &f.stderr;
     let message = said.trim().lines().take(20).collect::<Vec<_>>().join("\n");
     match f.exit {
         Exit::Code(0) => CheckerVerdict::Accepted,
@@ -259,19 +331,25 @@ mod tests {
     #[test]
     fn checker_gets_the_output_in_a_file_and_on_stdin() {
         let d = std::env::temp_dir();
+        let output = |b: &[u8]| {
+            let mut o = Output::bounded();
+            o.push(b);
+            o.finish();
+            o
+        };
         let t = Duration::from_secs(10);
         let cmd = r#"grep -q 51200 "$RACEGATE_OUTPUT" && grep -q 51200 && echo fine"#;
         assert_eq!(
-            run_checker(cmd, b"counter: 51200\n", &d, t),
+            run_checker(cmd, &output(b"counter: 51200\n"), &d, t),
             CheckerVerdict::Accepted
         );
         let cmd = r#"echo "wrong: $(cat)"; exit 3"#;
         assert_eq!(
-            run_checker(cmd, b"counter: 1", &d, t),
+            run_checker(cmd, &output(b"counter: 1"), &d, t),
             CheckerVerdict::Rejected("exits with code 3".into(), "wrong: counter: 1".into())
         );
         assert!(matches!(
-            run_checker("sleep 5", b"", &d, Duration::from_millis(300)),
+            run_checker("sleep 5", &output(b""), &d, Duration::from_millis(300)),
             CheckerVerdict::Undecided(_)
         ));
     }

@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 
 use super::finding::{GateConfig, GateEvent, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
-use super::judge::{self, runs_shown};
-use super::masks;
+use super::judge::{self, runs_shown, RunOutput};
 use super::oracles::RegexVerdict;
 use super::sanitizers::{self, PendingHang};
 use crate::errors::{Error, Result};
 use crate::judge::sanitize;
+use crate::judge::sanitize::tool::{read_capture, Capture};
 use crate::proc::watchdog::{self, Deadline, Exit};
 
 /// Where `name` runs from: a name with a `/` as it is (relative to the current folder), a bare
@@ -224,7 +224,9 @@ fn plain_runs(
         ..Default::default()
     };
     let jitter = jitter_env(root, cfg, run, subject)?;
-    let mut outputs: Vec<(u32, Vec<u8>)> = Vec::new();
+    let mut outputs: Vec<RunOutput> = Vec::new();
+    // The whole of a long output stays (on disk) past its run only for the oracles that need it.
+    let whole = cfg.oracles.expect.is_some() || cfg.oracles.check.is_some();
     // kind -> (detector, runs it happened in, last stderr line)
     let mut failures: BTreeMap<String, (&str, Vec<u32>, String)> = BTreeMap::new();
     let (mut seconds, mut hung) = (0.0, false);
@@ -241,7 +243,10 @@ fn plain_runs(
                 .env
                 .push(("RACEGATE_GC_DIR".into(), dir.path().display().to_string()));
         }
-        let mut stdout = Vec::new();
+        // Bounded memory whatever the program prints: its head and tail, and past them the
+        // whole on disk, read back after the run (masks and regexes cost racegate's time, not
+        // the program's deadline).
+        let mut stdout = watchdog::Output::spilling();
         let f = watchdog::run_spawn_bytes(
             exe,
             &t.argv[1..],
@@ -250,11 +255,14 @@ fn plain_runs(
                 idle: timeout,
                 total: Some(timeout),
             },
-            |l| {
-                stdout.extend_from_slice(l);
-                stdout.push(b'\n');
-            },
+            |l| stdout.push_line(l),
         )?;
+        stdout.finish();
+        let mut scan = cfg.oracles.scan();
+        let masked = judge::read_back(&stdout, &cfg.masks, &mut scan);
+        if !whole {
+            stdout.discard_spill();
+        }
         seconds += f.elapsed.as_secs_f64();
         if !f.killed.is_empty() && f.exit != Exit::TimedOut {
             run.notes.push(format!(
@@ -272,17 +280,24 @@ fn plain_runs(
         }
         let (det, kind) = match f.exit {
             Exit::Code(c) => {
-                // CTest matches stdout and stderr together.
-                let mut both = stdout.clone();
-                both.extend_from_slice(f.stderr.as_bytes());
-                match cfg.oracles.regex_verdict(c, &both) {
+                // CTest matches stdout and stderr together: the whole output when it is kept
+                // in memory, else line by line as it was read back.
+                let verdict = if masked.is_some() {
+                    f.stderr.lines().for_each(|l| scan.line(l.as_bytes()));
+                    scan.verdict(c)
+                } else {
+                    let mut both = stdout.bytes();
+                    both.extend_from_slice(f.stderr.as_bytes());
+                    cfg.oracles.regex_verdict(c, &both)
+                };
+                match verdict {
                     Some(RegexVerdict::Pass) => {
-                        outputs.push((i, stdout));
+                        outputs.push(RunOutput::new(i, stdout, masked, &cfg.masks));
                         continue;
                     }
                     Some(RegexVerdict::Fail(kind)) => ("regex", kind),
                     None if c == 0 => {
-                        outputs.push((i, stdout));
+                        outputs.push(RunOutput::new(i, stdout, masked, &cfg.masks));
                         continue;
                     }
                     None => ("exit", format!("exits with code {c}")),
@@ -344,7 +359,11 @@ fn plain_runs(
     // A failure of the injection itself must not pass for the program's: the runs' verdicts
     // then cannot be trusted.
     if let Some((dir, _)) = &jitter {
-        let text = std::fs::read_to_string(dir.path().join("report.jsonl")).unwrap_or_default();
+        // The program can write into the tool's folder: read as a capture (regular, bounded).
+        let text = match read_capture(&dir.path().join("report.jsonl"), 64 << 20) {
+            Capture::Text(t) => t,
+            _ => String::new(),
+        };
         if let Some(e) = crate::judge::sanitize::globalcheck::report::parse(&text)
             .errors
             .first()
@@ -362,40 +381,37 @@ fn plain_runs(
 /// A finding when the successful runs' outputs differ after masking, with the diff of the first
 /// output and the first one that differs from it.
 fn output_finding(
-    outputs: &[(u32, Vec<u8>)],
+    outputs: &[RunOutput],
     subject: &str,
     file: &str,
     cfg: &GateConfig,
 ) -> Option<GateFinding> {
-    let masked: Vec<(u32, Vec<u8>)> = outputs
-        .iter()
-        .map(|(i, o)| (*i, cfg.masks.apply(o)))
-        .collect();
-    let (first_run, first) = masked.first()?;
-    let (other_run, other) = masked.iter().find(|(_, o)| o != first)?;
-    let distinct = {
-        let mut v: Vec<&Vec<u8>> = masked.iter().map(|(_, o)| o).collect();
-        v.sort();
-        v.dedup();
-        v.len()
-    };
+    let first = outputs.first()?;
+    let other = outputs.iter().find(|o| !o.same_as(first))?;
+    let mut distinct: Vec<&RunOutput> = Vec::new();
+    for o in outputs {
+        if !distinct.iter().any(|d| d.same_as(o)) {
+            distinct.push(o);
+        }
+    }
     let id = Identity {
         subject: subject.into(),
         detector: "output".into(),
         kind: "output differs between identical runs".into(),
         ..Default::default()
     };
+    let (first_run, other_run) = (first.run, other.run);
     let message = format!(
-        "variance: {distinct} different outputs in {} successful runs (after masking); runs {first_run} and {other_run} differ",
-        masked.len()
+        "variance: {} different outputs in {} successful runs (after masking); runs {first_run} and {other_run} differ",
+        distinct.len(),
+        outputs.len()
     );
     let mut f = GateFinding::new(id, file, None, message);
-    f.detail = Some(masks::unified_diff(
-        first,
-        other,
+    f.detail = Some(judge::diff_of(
+        &first.shown(&cfg.masks),
+        &other.shown(&cfg.masks),
         &format!("run {first_run}"),
         &format!("run {other_run}"),
-        60,
     ));
     Some(f)
 }

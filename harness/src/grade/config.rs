@@ -23,6 +23,12 @@ pub struct GradeConfig {
     pub device: bool,
     /// What a submission's compile may use.
     pub compile: Limits,
+    /// A compile whose child could apply no kernel-level confinement is not graded (exit 3)
+    /// instead of compiled with the token scanner alone.
+    pub require_confinement: bool,
+    /// One line on what confines a submission's compile here (from the probe), kept in each
+    /// grade's JSON.
+    pub confinement: String,
     /// How long to wait for another grader to leave the GPU before giving up (not graded).
     pub gpu_wait: Duration,
     /// Where notes for the person running the grader go (waiting for the GPU, say).

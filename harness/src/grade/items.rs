@@ -21,6 +21,7 @@ use super::submission;
 use super::worker::{self, run_worker, Scratch, WorkerResult};
 use crate::build::compile::{self, BuildOptions, Built};
 use crate::build::compile_child::{self, Outcome as Compiled, Request};
+use crate::proc::confine::Wanted;
 use crate::errors::{Error, Result};
 use crate::source::exercises::{self, Problem, SizeChoice};
 use crate::judge::sanitize::{self, Outcome, SanitizeConfig, Tool};
@@ -67,8 +68,11 @@ pub(super) fn compiles(
             refuse_file_access: true,
             allowed_includes: spec.headers.clone(),
             trusted_cwd: None,
+            confine: Some(Wanted::default()),
+            require_confinement: cfg.require_confinement,
+            scanner: true,
         };
-        compile_child::compile(exe, root, &req, &cfg.compile)
+        compile_child::compile(exe, root, &req, &cfg.compile).map(|c| c.outcome)
     };
     let plain = match build(false)? {
         Compiled::Built(b) => b,
@@ -89,6 +93,13 @@ pub(super) fn compiles(
         score::item(rubric, Item::Compiles, 1.0, detail),
         Some((plain, jittered)),
     ))
+}
+
+/// The median launch time a timing worker wrote to its response file, in µs; `None` when it
+/// wrote none or something else.
+fn timing(response: &Path) -> Option<f64> {
+    let text = std::fs::read_to_string(response).ok()?;
+    text.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0)
 }
 
 /// What the items after compilation share: one submission, compiled, about to run on the GPU.
@@ -271,10 +282,11 @@ impl Items<'_> {
             }
         }
         let time = |ptx: &Path, p: &Problem, tag: &str| -> Result<Option<f64>> {
-            let (args, _) =
+            let (args, response) =
                 self.work
                     .worker_call(tag, ptx, std::slice::from_ref(p), false, true)?;
-            let mut us = None;
+            // What the kernel prints (stdout, stderr) is never read: the timing comes back in
+            // the response file only.
             watchdog::run(
                 self.exe,
                 &args,
@@ -283,13 +295,9 @@ impl Items<'_> {
                     idle: cfg.timeout * 4,
                     total: Some(cfg.timeout * 4),
                 },
-                |l| {
-                    if let Some(v) = l.strip_prefix("racegate-time-us ") {
-                        us = v.trim().parse().ok();
-                    }
-                },
+                |_| {},
             )?;
-            Ok(us)
+            Ok(timing(&response))
         };
         let (mine, theirs) = (
             time(ptx, &problem, "mine")?,
@@ -367,6 +375,20 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn a_timing_comes_from_the_response_file_and_nothing_forged_counts() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("mine.resp");
+        assert_eq!(timing(&p), None, "no file, no timing");
+        std::fs::write(&p, "250.5").unwrap();
+        assert_eq!(timing(&p), Some(250.5));
+        // What a kernel's printf would print is no timing, even if it reached the file.
+        for forged in ["racegate-time-us 0.001", "0", "-1", "NaN", "inf", ""] {
+            std::fs::write(&p, forged).unwrap();
+            assert_eq!(timing(&p), None, "{forged:?}");
+        }
+    }
 
     #[test]
     fn findings_name_the_students_file() {

@@ -42,6 +42,9 @@ pub struct Grade {
     /// are kept for the instructor; no score may be posted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_graded: Option<NotGraded>,
+    /// What confined the submission's compile (the kernel-level layers racegate's probe saw
+    /// apply and hold), as [`GradeConfig::confinement`] says.
+    pub confinement: String,
 }
 
 /// Why a submission was not graded, and the exit code that says so (3 or 4).
@@ -117,6 +120,7 @@ pub fn grade(
         seed: cfg.seed,
         execution_seconds: start.elapsed().saturating_sub(waited.get()).as_secs_f64(),
         not_graded,
+        confinement: cfg.confinement.clone(),
     }
 }
 
@@ -202,6 +206,8 @@ impl GradeConfig {
             compile: Default::default(),
             gpu_wait: Duration::from_secs(1),
             note: |_| {},
+            require_confinement: false,
+            confinement: String::new(),
         }
     }
 }

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use crate::source::catalog::Entry;
 use crate::errors::{Error, Result};
 use crate::source::exercises;
+use crate::source::files;
 
 /// Where specs live, relative to the project root.
 pub const SPEC_DIR: &str = "grading/exercises";
@@ -95,7 +96,7 @@ impl Spec {
     }
 
     pub fn load(path: &Path) -> Result<Spec> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
+        let text = files::read_text(path, "the exercise", files::TEXT_LIMIT)?;
         Spec::parse(path, &text)
     }
 
@@ -318,7 +319,7 @@ impl Default for PerformanceRule {
 
 impl Rubric {
     pub fn load(path: &Path) -> Result<Rubric> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
+        let text = files::read_text(path, "the rubric", files::TEXT_LIMIT)?;
         let r: Rubric = toml::from_str(&text).map_err(|e| Error::Toml {
             path: path.display().to_string(),
             line: e

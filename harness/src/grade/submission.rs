@@ -3,7 +3,6 @@
 //! can be refused ([`Rejection`]), including those of the signature check
 //! (`signature.rs`). Every rejection is a message a student can act on.
 
-use std::io::Read;
 use std::path::Path;
 
 /// Largest submission accepted, in bytes.
@@ -99,22 +98,16 @@ impl std::fmt::Display for Rejection {
 /// refused, not followed: a submitted link to a file of the grading machine must not be read
 /// (and shown back in compiler messages) as the student's code.
 pub fn read(path: &Path) -> Result<String, Rejection> {
-    let link = std::fs::symlink_metadata(path).map_err(|e| Rejection::Unreadable(e.to_string()))?;
-    if link.file_type().is_symlink() {
-        return Err(Rejection::Unreadable(
-            "it is a symbolic link; submit the file itself".into(),
-        ));
-    }
-    if !link.is_file() {
-        return Err(Rejection::Unreadable("not a regular file".into()));
-    }
-    if link.len() > MAX_BYTES {
-        return Err(Rejection::TooLarge(link.len()));
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| Rejection::Unreadable(e.to_string()))?;
+    // One reader for files a user names: a FIFO swapped in after a check cannot block it, a
+    // link is refused, never followed.
+    use crate::source::files::{read_raw, Refusal};
+    let bytes = read_raw(path, MAX_BYTES, false).map_err(|r| match r {
+        Refusal::Link => Rejection::Unreadable("it is a symbolic link; submit the file itself".into()),
+        Refusal::NotRegular(kind) => Rejection::Unreadable(format!("not a regular file: {kind}")),
+        Refusal::TooLarge { size, .. } => Rejection::TooLarge(size.unwrap_or(MAX_BYTES + 1)),
+        Refusal::Missing => Rejection::Unreadable("no such file".into()),
+        Refusal::Io(e) => Rejection::Unreadable(e.to_string()),
+    })?;
     check_bytes(&bytes).map(str::to_string)
 }
 

@@ -73,10 +73,11 @@ impl Scratch {
             "--request".into(),
             request.into(),
         ];
+        // The response file is the worker's one channel back, for timings too: stdout and
+        // stderr carry the kernel's printf and are never read for results.
+        args.extend(["--response".into(), response.clone().into()]);
         if time {
             args.push("--time".into());
-        } else {
-            args.extend(["--response".into(), response.clone().into()]);
         }
         Ok((args, response))
     }
@@ -233,7 +234,7 @@ fn read_response(bytes: &[u8], n: usize) -> Vec<WorkerResult> {
 
 /// The worker: runs each requested problem and appends its buffers (or the fault) to the
 /// response file, flushing after each, so a later hang keeps the earlier results. With `time`,
-/// prints the median launch time of the first problem instead.
+/// writes the median launch time of the first problem (µs, as text) there instead.
 pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -> Result<()> {
     let bytes = std::fs::read(request).map_err(|e| Error::io("reading", request, e))?;
     let (jitter, problems) = wire::decode_request(&bytes)
@@ -262,8 +263,9 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
             samples.push(gpu.bare_loop(&module, p, 10)?.as_secs_f64() * 1e5);
         }
         samples.sort_by(f64::total_cmp);
-        println!("racegate-time-us {}", samples[samples.len() / 2]);
-        return Ok(());
+        let response = response.ok_or_else(|| Error::Usage("--response is required".into()))?;
+        let median = samples[samples.len() / 2].to_string();
+        return std::fs::write(response, median).map_err(|e| Error::io("writing", response, e));
     }
     let response = response.ok_or_else(|| Error::Usage("--response is required".into()))?;
     let mut out =
@@ -273,6 +275,8 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
             jitter_seed: jitter.then_some(0x5eed ^ compile::fingerprint(&p.label)),
             poison_shared: jitter,
             poison_outputs: jitter,
+            // A different poison per problem: an unwritten element reads differently each time.
+            poison: crate::run::poison::poison(compile::fingerprint(&p.label), t as u32),
         };
         let record = match gpu.run(&module, p, opts) {
             Ok(bufs) => Record::Ran(bufs.into_iter().map(Bytes).collect()),
@@ -313,6 +317,18 @@ mod tests {
 
     use super::*;
     use crate::source::exercises::{self, SizeChoice};
+
+    #[test]
+    fn a_timing_worker_answers_in_its_response_file_not_on_stdout() {
+        let work = Scratch::new().unwrap();
+        let (args, response) = work
+            .worker_call("mine", Path::new("k.ptx"), &[], false, true)
+            .unwrap();
+        let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
+        let at = args.iter().position(|a| a == "--response").expect("--response");
+        assert_eq!(Path::new(&args[at + 1]), response);
+        assert!(args.contains(&"--time".to_string()), "{args:?}");
+    }
 
     #[test]
     fn a_truncated_response_marks_the_rest_not_run() {

@@ -21,6 +21,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::errors::{Error, Result};
+use crate::source::files;
 
 /// What the equivalents file of `foo.cu` is called: `foo.cu` + this.
 pub const EQUIVALENTS_SUFFIX: &str = ".equivalent.toml";
@@ -75,7 +76,7 @@ impl Equivalents {
                 entries: Vec::new(),
             });
         }
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
+        let text = files::read_text(path, "the equivalents file", files::TEXT_LIMIT)?;
         Equivalents::parse(&text, shown)
     }
 

@@ -1,15 +1,18 @@
 //! The processes a supervised child started, found and ended. A child runs in its own process
-//! group with a job token in its environment; at its end (deadline or exit) every process of
-//! its group, every process carrying its token, and everything below those are signalled TERM,
-//! then KILL. racegate is a child subreaper, so a `setsid` grandchild whose parent exits becomes
-//! racegate's child instead of init's: it keeps its token, is found, and is reaped here. What is
-//! still alive afterwards is named. (A grandchild that both leaves the session and clears its
-//! environment cannot be told apart from racegate's other children and is not chased.)
+//! group with a job token in its environment and, where racegate can make one, in a cgroup v2
+//! of its own ([`super::cgroup`]); at its end (deadline or exit) every process of its cgroup,
+//! its group, every process carrying its token, everything below those and, when racegate is a
+//! child subreaper, the orphans re-parented to it that no other live job may own
+//! (`jobs.rs`, `orphans`) are signalled TERM, then KILL. What is still alive afterwards is
+//! named. Without a cgroup and without the subreaper, a grandchild that both leaves the session
+//! and clears its environment and whose parent exits is not found.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Once;
 use std::time::{Duration, Instant};
+
+use super::cgroup::JobCgroup;
 
 /// The environment variable holding a child's job token; its descendants inherit it.
 pub const JOB_ENV: &str = "RACEGATE_JOB";
@@ -24,68 +27,96 @@ pub fn new_token() -> String {
     )
 }
 
-/// Makes racegate the reaper of its orphaned descendants (once per process), so a grandchild
-/// that left its session stays findable and is killed with its job.
+static ADOPTING: AtomicBool = AtomicBool::new(false);
+
+/// Makes this process the reaper of its orphaned descendants (once per process): a grandchild
+/// whose parent exits becomes racegate's child instead of init's, so it is found by its parent
+/// pid and killed with its job (`jobs.rs`, `orphans`) even when it left the job's session
+/// and environment, and its zombie is reaped. It changes the whole process: the `racegate`
+/// binary opts in; the library only on `Gate::adopt_orphans(true)`. From then on racegate kills
+/// and reaps the processes re-parented to this one that are not in its process group.
 pub fn adopt_orphans() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // SAFETY: prctl with integer arguments only changes this process's attribute.
-        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0 {
+            ADOPTING.store(true, Ordering::Relaxed);
+        }
     });
+}
+
+/// Whether [`adopt_orphans`] made this process a child subreaper.
+pub fn adopting() -> bool {
+    ADOPTING.load(Ordering::Relaxed)
 }
 
 /// One row of the process table.
 #[derive(Clone, Debug)]
-struct Proc {
-    pid: i32,
-    ppid: i32,
-    pgrp: i32,
-    zombie: bool,
-    name: String,
+pub struct Proc {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgrp: i32,
+    pub zombie: bool,
+    pub name: String,
+    /// When it started, in clock ticks since boot.
+    pub start: u64,
 }
 
-fn table() -> Vec<Proc> {
+fn read_proc(pid: i32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let name = stat[open + 1..close].to_string();
+    let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+    Some(Proc {
+        pid,
+        zombie: rest.first()? == &"Z",
+        ppid: rest.get(1)?.parse().ok()?,
+        pgrp: rest.get(2)?.parse().ok()?,
+        start: rest.get(19)?.parse().ok()?,
+        name,
+    })
+}
+
+/// The process table, from /proc.
+pub fn table() -> Vec<Proc> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
-            let open = stat.find('(')?;
-            let close = stat.rfind(')')?;
-            let name = stat[open + 1..close].to_string();
-            let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-            Some(Proc {
-                pid,
-                zombie: rest.first()? == &"Z",
-                ppid: rest.get(1)?.parse().ok()?,
-                pgrp: rest.get(2)?.parse().ok()?,
-                name,
-            })
-        })
+        .filter_map(read_proc)
         .collect()
 }
 
-/// Whether a process's environment holds the job token (false when it cannot be read:
+/// When `pid` started, in clock ticks since boot.
+pub fn start_ticks(pid: i32) -> Option<u64> {
+    read_proc(pid).map(|p| p.start)
+}
+
+/// Whether a process's environment holds one of the job tokens (false when it cannot be read:
 /// another user's process, or gone).
-fn has_token(pid: i32, token: &str) -> bool {
+fn has_token(pid: i32, tokens: &[&str]) -> bool {
+    if tokens.is_empty() {
+        return false;
+    }
     let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
         return false;
     };
-    let want = format!("{JOB_ENV}={token}");
-    env.split(|b| *b == 0).any(|kv| kv == want.as_bytes())
+    let want: Vec<String> = tokens.iter().map(|t| format!("{JOB_ENV}={t}")).collect();
+    env.split(|b| *b == 0)
+        .any(|kv| want.iter().any(|w| kv == w.as_bytes()))
 }
 
-/// The processes of a job: the child `main`, its group, its token, and everything below them.
-fn members(pgid: i32, token: &str, main: i32) -> Vec<Proc> {
+/// The processes of `procs` that are in `seeds`, in one of `groups`, carry one of `tokens`, or
+/// descend from one of those; never racegate itself.
+pub fn closure(procs: Vec<Proc>, seeds: &[i32], groups: &[i32], tokens: &[&str]) -> Vec<Proc> {
     let me = std::process::id() as i32;
-    let procs = table();
     let mut set: BTreeSet<i32> = procs
         .iter()
         .filter(|p| p.pid != me)
-        .filter(|p| p.pid == main || p.pgrp == pgid || has_token(p.pid, token))
+        .filter(|p| seeds.contains(&p.pid) || groups.contains(&p.pgrp) || has_token(p.pid, tokens))
         .map(|p| p.pid)
         .collect();
     loop {
@@ -102,6 +133,33 @@ fn members(pgid: i32, token: &str, main: i32) -> Vec<Proc> {
     procs.into_iter().filter(|p| set.contains(&p.pid)).collect()
 }
 
+/// How a job's processes are found.
+#[derive(Clone, Copy, Debug)]
+pub struct Scope<'a> {
+    /// The job's id in the registry (its own orphans are not shielded by its start).
+    pub id: u64,
+    /// The orphans re-parented to racegate that no other live job may own (`jobs.rs`).
+    pub orphans: fn(&[Proc], Option<u64>) -> Vec<i32>,
+    /// Its process group.
+    pub pgid: i32,
+    /// Its token.
+    pub token: &'a str,
+    /// Its cgroup, if it has one.
+    pub cgroup: Option<&'a JobCgroup>,
+}
+
+/// The processes of a job: the child `main`, its cgroup, its group, its token, the orphans no
+/// other live job may own, and everything below them.
+fn members(job: &Scope, main: i32) -> Vec<Proc> {
+    let procs = table();
+    let mut seeds = (job.orphans)(&procs, Some(job.id));
+    seeds.push(main);
+    if let Some(cg) = job.cgroup {
+        seeds.extend(cg.pids());
+    }
+    closure(procs, &seeds, &[job.pgid], &[job.token])
+}
+
 /// Reaps the zombies racegate adopted (never `main`, which its owner waits for).
 fn reap_adopted(procs: &[Proc], main: i32) {
     let me = std::process::id() as i32;
@@ -112,21 +170,32 @@ fn reap_adopted(procs: &[Proc], main: i32) {
     }
 }
 
-fn alive(pgid: i32, token: &str, main: i32) -> Vec<Proc> {
-    let m = members(pgid, token, main);
+fn alive(job: &Scope, main: i32) -> Vec<Proc> {
+    let m = members(job, main);
     reap_adopted(&m, main);
     m.into_iter().filter(|p| !p.zombie).collect()
 }
 
-fn signal(procs: &[Proc], pgid: i32, sig: i32) {
+fn signal(procs: &[Proc], job: &Scope, sig: i32) {
+    let pgid = job.pgid;
     // The group is signalled as a whole only while it surely exists (a member is in it), so a
     // reused id is never hit.
     if pgid > 1 && procs.iter().any(|p| p.pgrp == pgid) {
         // SAFETY: signals the process group racegate created for the job.
         unsafe { libc::kill(-pgid, sig) };
     }
+    if let Some(cg) = job.cgroup {
+        if sig == libc::SIGKILL {
+            // `cgroup.kill` where there is one: a process forking right now cannot escape. The
+            // kill is asynchronous: wait (briefly) until the members are gone, so nothing the
+            // job started is still running when the job is reported ended.
+            cg.kill(Duration::from_millis(500));
+        } else {
+            cg.signal(sig);
+        }
+    }
     for p in procs {
-        // SAFETY: signals a process of the job (found by group, token or ancestry).
+        // SAFETY: signals a process of the job (found by cgroup, group, token or ancestry).
         unsafe { libc::kill(p.pid, sig) };
     }
 }
@@ -143,21 +212,24 @@ pub struct Ended {
 /// TERM every process of the job (`main` included while it runs), wait up to 500 ms, KILL
 /// what is left, and name what is still alive after `patience`. `killed` leaves `main` out:
 /// it names what the child left behind.
-pub fn end_job(pgid: i32, token: &str, main: i32, patience: Duration) -> Ended {
+pub fn end_job(job: &Scope, main: i32, patience: Duration) -> Ended {
     let name = |p: &Proc| format!("{} (pid {})", p.name, p.pid);
-    let first = alive(pgid, token, main);
+    let first = alive(job, main);
     let mut ended = Ended {
         killed: first.iter().filter(|p| p.pid != main).map(name).collect(),
         survivors: Vec::new(),
     };
-    signal(&first, pgid, libc::SIGTERM);
-    if wait_gone(pgid, token, main, Duration::from_millis(500)) {
+    if first.is_empty() {
         return ended;
     }
-    let left = alive(pgid, token, main);
-    signal(&left, pgid, libc::SIGKILL);
-    if !wait_gone(pgid, token, main, patience) {
-        ended.survivors = alive(pgid, token, main).iter().map(name).collect();
+    signal(&first, job, libc::SIGTERM);
+    if wait_gone(job, main, Duration::from_millis(500)) {
+        return ended;
+    }
+    let left = alive(job, main);
+    signal(&left, job, libc::SIGKILL);
+    if !wait_gone(job, main, patience) {
+        ended.survivors = alive(job, main).iter().map(name).collect();
     }
     ended
 }
@@ -170,7 +242,7 @@ pub fn reap_job(pgid: i32, token: &str, within: Duration) {
     let me = std::process::id() as i32;
     let until = Instant::now() + within;
     loop {
-        let m = members(pgid, token, 0);
+        let m = closure(table(), &[], &[pgid], &[token]);
         reap_adopted(&m, 0);
         if !m.iter().any(|p| p.ppid == me) || Instant::now() >= until {
             return;
@@ -179,61 +251,15 @@ pub fn reap_job(pgid: i32, token: &str, within: Duration) {
     }
 }
 
-fn wait_gone(pgid: i32, token: &str, main: i32, within: Duration) -> bool {
+fn wait_gone(job: &Scope, main: i32, within: Duration) -> bool {
     let until = Instant::now() + within;
     loop {
-        if alive(pgid, token, main).is_empty() {
+        if alive(job, main).is_empty() {
             return true;
         }
         if Instant::now() >= until {
             return false;
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `pid`'s state letter and parent, while its /proc entry exists.
-    fn state(pid: i32) -> Option<(String, i32)> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-        Some((rest.first()?.to_string(), rest.get(1)?.parse().ok()?))
-    }
-
-    #[test]
-    fn a_descendant_adopted_after_its_parent_was_reaped_is_reaped_by_reap_job() {
-        // The job's shell exits at once and is reaped; its background `sleep` is then adopted
-        // by this process (a subreaper) and dies a moment later: a zombie nobody waits for,
-        // unless reap_job does.
-        use std::os::unix::process::CommandExt;
-        adopt_orphans();
-        let token = new_token();
-        let mut sh = std::process::Command::new("/bin/sh")
-            .args(["-c", "sleep 0.3 & echo $!"])
-            .env(JOB_ENV, &token)
-            .process_group(0)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pgid = sh.id() as i32;
-        let mut out = String::new();
-        std::io::Read::read_to_string(sh.stdout.as_mut().unwrap(), &mut out).unwrap();
-        sh.wait().unwrap();
-        let sleep: i32 = out.trim().parse().unwrap();
-        let me = std::process::id() as i32;
-        let until = Instant::now() + Duration::from_secs(5);
-        while state(sleep).is_some_and(|(s, _)| s != "Z") && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert_eq!(
-            state(sleep),
-            Some(("Z".to_string(), me)),
-            "the sleep is this process's zombie"
-        );
-        reap_job(pgid, &token, Duration::from_millis(500));
-        assert_eq!(state(sleep), None, "reaped");
     }
 }

@@ -1,8 +1,10 @@
-//! Runs a child that may hang or fault: its own process group, a deadline, and at its end a
-//! kill of everything it started ([`crate::proc::processes`]: the group, every process carrying its
-//! job token, `setsid` grandchildren included), TERM then KILL, so no descendant is left holding
-//! the GPU or our pipes. Output is read as bytes; reading never outlives the deadline, and a
-//! background process that keeps a pipe open after the child exited does not make it a hang.
+//! Runs a child that may hang or fault: its own process group and, where racegate can make one,
+//! its own cgroup v2 ([`crate::proc::jobs`]), a deadline, and at its end a kill of everything it
+//! started ([`crate::proc::processes`]: the cgroup, the group, every process carrying its job
+//! token, orphans re-parented to racegate, `setsid` grandchildren included), TERM then KILL, so
+//! no descendant is left holding the GPU or our pipes. Output is read as bytes; reading never
+//! outlives the deadline, and a background process that keeps a pipe open after the child
+//! exited does not make it a hang.
 //! Used for stress workers, compute-sanitizer runs, grading workers, compiles and programs under
 //! the gate alike. A stdout line is passed on whole up to [`MAX_LINE`] bytes and in pieces beyond
 //! it, so a flood without newlines can neither stop the reading nor fill our memory.
@@ -15,7 +17,12 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::errors::{Error, Result};
-use crate::proc::processes;
+use crate::proc::{jobs, processes};
+
+// The collecting side: bounded buffers, digests, spilling. Beside this file, declared here.
+#[path = "collect.rs"]
+mod collect;
+pub use collect::{Digest, Output};
 
 /// How the child ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,7 +50,8 @@ impl Exit {
 #[derive(Clone, Debug)]
 pub struct Finished {
     pub exit: Exit,
-    /// Standard error, lossily decoded (at most [`STDERR_LIMIT`] bytes kept).
+    /// Standard error, lossily decoded (the first and the last half of [`STDERR_LIMIT`] bytes kept,
+    /// with a line between them saying how many bytes are not).
     pub stderr: String,
     pub elapsed: Duration,
     /// True when, after a kill, some process of the job was still alive 2 s later.
@@ -83,6 +91,8 @@ pub struct Spawn {
     pub stdin: Option<PathBuf>,
 }
 
+/// How many stdout pieces may wait for the caller.
+const LINES_QUEUED: usize = 64;
 /// How much of standard error is kept.
 pub const STDERR_LIMIT: usize = 1 << 20;
 /// How long the pipes may stay open after the child exited (a background process holding
@@ -105,34 +115,31 @@ pub fn run(
 }
 
 /// Runs `program args` with `env` added under one deadline for the whole run (no output for
-/// `timeout` or `timeout` in all), and returns its standard output, line by line, beside the
-/// outcome: the shape of every tool run (a sanitizer, globalcheck's target, a compiler).
+/// `timeout` or `timeout` in all), and returns its standard output beside the outcome: the
+/// shape of every tool run (a sanitizer, globalcheck's target, a compiler).
 ///
-/// At most [`COLLECT_LIMIT`] bytes of output are kept (the first ones), so a program that floods
-/// its output cannot exhaust racegate's memory; a last line says how much was dropped.
+/// Memory is bounded whatever the program prints: the first and the last MiB are kept, with a
+/// line between them saying how many bytes are not ([`Output::text`]).
 pub fn run_collecting(
     program: &Path,
     args: &[OsString],
     env: &[(String, String)],
     timeout: Duration,
 ) -> Result<(Finished, String)> {
-    collect_at_most(program, args, env, timeout, COLLECT_LIMIT)
+    let (done, out) = run_collecting_into(program, args, env, timeout, Output::bounded())?;
+    Ok((done, out.text()))
 }
 
-/// How much of a program's standard output [`run_collecting`] keeps: enough for nvdisasm's line
-/// tables of a large module, bounded for a program that prints without end.
-pub const COLLECT_LIMIT: usize = 64 << 20;
-
-fn collect_at_most(
+/// [`run_collecting`] into `out` (e.g. [`Output::spilling`] for a caller that needs the whole
+/// stream), returned finished.
+pub fn run_collecting_into(
     program: &Path,
     args: &[OsString],
     env: &[(String, String)],
     timeout: Duration,
-    limit: usize,
-) -> Result<(Finished, String)> {
-    let mut stdout = String::new();
-    let mut dropped = 0usize;
-    let done = run(
+    mut out: Output,
+) -> Result<(Finished, Output)> {
+    let done = run_bytes(
         program,
         args,
         env,
@@ -140,21 +147,10 @@ fn collect_at_most(
             idle: timeout,
             total: Some(timeout),
         },
-        |l| {
-            if stdout.len() + l.len() < limit {
-                stdout.push_str(l);
-                stdout.push('\n');
-            } else {
-                dropped += l.len() + 1;
-            }
-        },
+        |l| out.push_line(l),
     )?;
-    if dropped > 0 {
-        stdout.push_str(&format!(
-            "[racegate: {dropped} more bytes of output not kept]\n"
-        ));
-    }
-    Ok((done, stdout))
+    out.finish();
+    Ok((done, out))
 }
 
 /// Runs `program args` as `spawn` says (environment, working folder), calling `on_line` for
@@ -203,10 +199,21 @@ fn run_spawn(
     args: &[OsString],
     spawn: &Spawn,
     deadline: Deadline,
+    on_line: impl FnMut(&[u8]),
+) -> Result<Finished> {
+    run_contained(program, args, spawn, deadline, true, on_line)
+}
+
+/// [`run_spawn`], in a cgroup of its own only when `use_cgroup` (false: the fallback, for tests).
+pub(crate) fn run_contained(
+    program: &Path,
+    args: &[OsString],
+    spawn: &Spawn,
+    deadline: Deadline,
+    use_cgroup: bool,
     mut on_line: impl FnMut(&[u8]),
 ) -> Result<Finished> {
     use std::os::unix::process::CommandExt;
-    processes::adopt_orphans();
     let token = processes::new_token();
     let start = Instant::now();
     let mut cmd = Command::new(program);
@@ -236,11 +243,11 @@ fn run_spawn(
             cmd.stdin(Stdio::null());
         }
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Error::Child(format!("could not start {}: {e}", program.display())))?;
+    let (mut child, job) = jobs::spawn(&mut cmd, &token, use_cgroup)?;
     let pid = child.id() as i32;
-    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    // Bounded: a reader ahead of the caller waits (and the child with it) instead of queueing
+    // all the child prints; at most LINES_QUEUED pieces of MAX_LINE bytes wait in memory.
+    let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(LINES_QUEUED);
     let stdout = child.stdout.take().expect("piped");
     // The readers are never joined: one blocked on a pipe that some unkillable process still
     // holds must not hold the caller past the deadline.
@@ -263,7 +270,11 @@ fn run_spawn(
             }
         }
     });
-    let err_buf = Arc::new(Mutex::new(Vec::new()));
+    let err_buf = Arc::new(Mutex::new(Output::with_limits(
+        STDERR_LIMIT / 2,
+        STDERR_LIMIT / 2,
+        false,
+    )));
     let (err_done, err_rx) = mpsc::channel::<()>();
     {
         let mut stderr = child.stderr.take().expect("piped");
@@ -274,9 +285,9 @@ fn run_spawn(
                 if n == 0 {
                     break;
                 }
-                let mut b = buf.lock().unwrap_or_else(|e| e.into_inner());
-                let room = STDERR_LIMIT.saturating_sub(b.len());
-                b.extend_from_slice(&chunk[..n.min(room)]);
+                buf.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(&chunk[..n]);
             }
             drop(err_done);
         });
@@ -328,8 +339,7 @@ fn run_spawn(
     // Whatever is left of the job (all of it at a deadline; background processes after an
     // exit) is ended, then the child is reaped.
     let ended = processes::end_job(
-        pid,
-        &token,
+        &job.scope(),
         if status.is_none() { pid } else { 0 },
         Duration::from_secs(2),
     );
@@ -343,14 +353,22 @@ fn run_spawn(
     if status.is_some() {
         processes::reap_job(pid, &token, Duration::from_millis(500));
     }
+    // The zombies of orphans no job owns (killed at this job's end or another's).
+    jobs::reap_orphans();
+    // The cgroup goes (its members are dead), and the job leaves the registry: only now, as
+    // its main child was reaped, may a sweep of orphans see that pid.
+    drop(job);
     // Lines printed before the end, up to a short bound.
     let until = Instant::now() + Duration::from_millis(200);
     while let Ok(line) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
         on_line(&line);
     }
     let _ = err_rx.recv_timeout(Duration::from_millis(200));
-    let stderr =
-        String::from_utf8_lossy(&err_buf.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
+    let stderr = {
+        let mut b = err_buf.lock().unwrap_or_else(|e| e.into_inner());
+        b.finish();
+        b.text()
+    };
     let exit = if timed_out {
         Exit::TimedOut
     } else {
@@ -427,18 +445,20 @@ mod tests {
 
     #[test]
     fn collected_output_is_bounded() {
-        let (f, out) = collect_at_most(
+        let (f, out) = run_collecting_into(
             Path::new("/bin/sh"),
             &["-c".into(), "seq 1 100000".into()],
             &[],
             Duration::from_secs(30),
-            1000,
+            Output::with_limits(500, 500, false),
         )
         .unwrap();
         assert_eq!(f.exit, Exit::Code(0));
-        assert!(out.len() < 1100, "{}", out.len());
-        assert!(out.starts_with("1\n2\n3\n"), "the first lines are kept");
-        assert!(out.ends_with("more bytes of output not kept]\n"), "{out}");
+        assert_eq!((out.head().len(), out.tail().len()), (500, 500));
+        let text = out.text();
+        assert!(text.starts_with("1\n2\n3\n"), "the first lines are kept");
+        assert!(text.ends_with("99999\n100000\n"), "the last lines are kept");
+        assert!(text.contains(&format!("... {} bytes not kept ...", out.dropped())));
     }
 
     #[test]

@@ -142,6 +142,9 @@ pub fn stress(r: &StressReport) -> String {
                     m.index, m.expected, m.actual
                 );
             }
+            if let Some(c) = &w.cause {
+                let _ = writeln!(out, "  cause: {c}");
+            }
             for l in w.diff.lines() {
                 let _ = writeln!(out, "    {l}");
             }

@@ -82,6 +82,7 @@ pub fn measure(
             jitter_seed: jitter.then_some(1),
             poison_shared: true,
             poison_outputs: true,
+            poison: crate::run::poison::POISONS[0],
         };
         let t = std::time::Instant::now();
         for _ in 0..iters {

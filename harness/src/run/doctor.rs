@@ -20,7 +20,9 @@ use crate::{run::device, build::toolchain};
 /// One thing racegate uses.
 #[derive(Clone, Debug, Serialize)]
 pub struct Item {
-    /// `driver`, `gpu`, `nvrtc`, `compute-sanitizer`, `globalcheck` or `ncu`.
+    /// `driver`, `gpu`, `nvrtc`, `compute-sanitizer`, `globalcheck`, `ncu`, `confinement`
+    /// (what stops a submission's compile from reading files) or `containment` (what ends every
+    /// process a job started).
     pub name: &'static str,
     /// What was found (a version, a name, a path); `None` when missing.
     pub found: Option<String>,
@@ -106,7 +108,29 @@ pub fn examine(root: &Path) -> Vec<Item> {
         ),
     };
     items.push(item("ncu", ncu, false, true));
+    items.push(item("confinement", confinement(root), false, true));
+    items.push(item(
+        "containment",
+        Ok(crate::proc::containment().describe()),
+        false,
+        true,
+    ));
     items
+}
+
+/// What confines a submission's compile on this machine, shown by a probe compile (it needs
+/// NVRTC): the kernel-level layers that applied and held.
+fn confinement(root: &Path) -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("racegate itself: {e}"))?;
+    match crate::build::compile_jail::probe_confinement(&exe, root) {
+        Ok(p) if p.confined() => Ok(p.describe()),
+        Ok(p) => Err(format!(
+            "{}; graders should use a kernel with seccomp (Linux 3.5+) and, better, Landlock \
+             (5.13+) and user namespaces, or run `racegate grade --require-confinement`",
+            p.describe()
+        )),
+        Err(e) => Err(format!("not probed: {e}")),
+    }
 }
 
 fn item(name: &'static str, r: Result<String, String>, device: bool, optional: bool) -> Item {

@@ -12,6 +12,8 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
+use crate::run::poison::{poison_bytes, FIXED_POISON};
+
 use crate::errors::{Error, Result};
 use crate::source::exercises::{Arg, Bits, Init, LaunchStep, Problem};
 
@@ -45,11 +47,30 @@ pub struct Resident {
 pub struct RunOptions {
     /// Seed for the jitter prelude; ignored by modules built without jitter.
     pub jitter_seed: Option<u64>,
-    /// Fill every SM's shared memory with 0xFF before the problem's launches.
+    /// Fill every SM's shared memory with [`RunOptions::poison`] before the problem's launches.
     pub poison_shared: bool,
-    /// Fill outputs with 0xFF before the launch. Off under sanitizers: the fill is a write, and
-    /// initcheck must see an output that nobody initialized as uninitialized.
+    /// Fill outputs with [`RunOptions::poison`] before the launch (0xFF bytes for an output
+    /// that may stay partly unwritten by design: the oracle knows that poison). Off under
+    /// sanitizers: the fill is a write, and initcheck must see an output that nobody
+    /// initialized as uninitialized.
     pub poison_outputs: bool,
+    /// The 32-bit word the poison repeats. It changes from trial to trial
+    /// ([`crate::run::poison::poison`]), so a read of memory nobody wrote changes the result
+    /// instead of reading the same garbage every run.
+    pub poison: u32,
+}
+
+/// What an output starts as before a launch, `None` for left uninitialized (a sanitizer run:
+/// initcheck must see an output nobody wrote as uninitialized). An output that may stay partly
+/// unwritten by design, or that only a prefix of counts (a stream compaction's free tail), is
+/// filled with [`FIXED_POISON`] even then, so initcheck does not report copying back the bytes
+/// nobody had to write; every other output gets the run's poison when outputs are poisoned.
+pub fn output_fill(b: &crate::source::exercises::Buffer, opts: &RunOptions) -> Option<u32> {
+    if b.may_stay_unwritten || (!opts.poison_outputs && b.compare.prefix.is_some()) {
+        Some(FIXED_POISON)
+    } else {
+        opts.poison_outputs.then_some(opts.poison)
+    }
 }
 
 impl Gpu {
@@ -113,8 +134,9 @@ impl Gpu {
                 Init::Data(d) => self.stream.clone_htod(d),
                 // An output the kernel may leave partly unwritten by design is filled even for a
                 // sanitizer run, so initcheck does not report copying back bytes nobody wrote.
-                Init::Poison(n) if opts.poison_outputs || b.may_stay_unwritten => {
-                    self.stream.clone_htod(&vec![0xFFu8; *n])
+                Init::Poison(n) if output_fill(b, &opts).is_some() => {
+                    let fill = output_fill(b, &opts).expect("just checked");
+                    self.stream.clone_htod(&poison_bytes(fill, *n))
                 }
                 // SAFETY: left uninitialized on purpose (see `poison_outputs`); u8 has no
                 // invalid bit patterns and the bytes are only read back, never interpreted.
@@ -150,7 +172,7 @@ impl Gpu {
             self.set_jitter_seed(module, seed)?;
         }
         if opts.poison_shared {
-            self.poison_shared(module)?;
+            self.poison_shared(module, opts.poison)?;
         }
         for step in &problem.launches {
             let func = self.function(module, &step.kernel)?;
@@ -224,7 +246,7 @@ impl Gpu {
             .map_err(|e| Error::cuda("setting the jitter seed", e))
     }
 
-    fn poison_shared(&self, module: &Module) -> Result<()> {
+    fn poison_shared(&self, module: &Module, pattern: u32) -> Result<()> {
         let func = self.function(module, "racegate_poison_shared")?;
         func.set_attribute(
             sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -236,9 +258,12 @@ impl Gpu {
             kernel: "racegate_poison_shared".into(),
             grid: crate::source::exercises::Dim3(self.sm_count, 1, 1),
             block: crate::source::exercises::Dim3(1024, 1, 1),
-            args: vec![Arg::Int((self.smem_optin / 4) as i32)],
+            args: vec![
+                Arg::Int((self.smem_optin / 4) as i32),
+                Arg::Int(pattern as i32),
+            ],
         };
-        // SAFETY: the poisoner takes one unsigned int and writes only its dynamic shared memory.
+        // SAFETY: the poisoner takes two unsigned ints and writes only its dynamic shared memory.
         unsafe { self.launch(&func, &step, &[], self.smem_optin) }
     }
 
@@ -309,13 +334,23 @@ impl Gpu {
                     continue;
                 }
                 (Init::Data(_), _) => continue,
-                (Init::Poison(_), _) => 0xFFu8,
+                (Init::Poison(_), _) if b.may_stay_unwritten => FIXED_POISON,
+                (Init::Poison(_), _) => opts.poison,
                 (Init::Zero(_), _) => 0,
             };
             let (ptr, _sync) = d.device_ptr(&self.stream);
-            // SAFETY: `ptr` is a live allocation of `d.len()` bytes on this stream.
-            unsafe { result::memset_d8_async(ptr, fill, d.len(), self.stream.cu_stream()) }
-                .map_err(|e| Error::cuda(format!("resetting `{}`", b.name), e))?;
+            let (words, tail) = (d.len() / 4, d.len() % 4);
+            // SAFETY: `ptr` is a live allocation of `d.len()` bytes on this stream: `words`
+            // 32-bit words from `ptr`, then the `tail` bytes after them (buffers start aligned).
+            let s = self.stream.cu_stream();
+            (|| unsafe {
+                sys::cuMemsetD32Async(ptr, fill, words, s).result()?;
+                if tail > 0 {
+                    result::memset_d8_async(ptr + (4 * words) as u64, fill as u8, tail, s)?;
+                }
+                Ok::<(), cudarc::driver::DriverError>(())
+            })()
+            .map_err(|e| Error::cuda(format!("resetting `{}`", b.name), e))?;
         }
         self.stream
             .memset_zeros(&mut res.counts)
@@ -429,5 +464,42 @@ impl Gpu {
                 .map_err(|e| Error::cuda("running", e))?;
         }
         Ok(start.elapsed())
+    }
+}
+
+#[cfg(test)]
+mod fill_tests {
+    use super::*;
+    use crate::source::exercises::{Buffer, Elem, Init};
+
+    fn out(prefix: Option<&str>, unwritten: bool) -> Buffer {
+        let mut b = Buffer::input("o", Elem::U32, vec![]);
+        b.init = Init::Poison(16);
+        b.may_stay_unwritten = unwritten;
+        b.compare.prefix = prefix.map(String::from);
+        b
+    }
+
+    #[test]
+    fn a_prefix_output_is_filled_for_sanitizer_runs_like_an_unwritten_one() {
+        let sanitizer = RunOptions::default();
+        let stress = RunOptions {
+            poison_outputs: true,
+            poison: 0,
+            ..RunOptions::default()
+        };
+        assert_eq!(output_fill(&out(None, false), &sanitizer), None);
+        assert_eq!(
+            output_fill(&out(Some("count[0]"), false), &sanitizer),
+            Some(FIXED_POISON)
+        );
+        assert_eq!(
+            output_fill(&out(None, true), &sanitizer),
+            Some(FIXED_POISON)
+        );
+        // Stress: the rotating poison, but the fixed one where the oracle expects it.
+        assert_eq!(output_fill(&out(Some("count[0]"), false), &stress), Some(0));
+        assert_eq!(output_fill(&out(None, false), &stress), Some(0));
+        assert_eq!(output_fill(&out(None, true), &stress), Some(FIXED_POISON));
     }
 }

@@ -6,5 +6,6 @@ pub mod device;
 pub mod doctor;
 pub mod launch;
 pub mod oracle;
+pub mod poison;
 pub mod stress;
 pub mod trial;

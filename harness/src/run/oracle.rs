@@ -31,6 +31,11 @@ pub struct Wrong {
     pub diff: String,
     /// True when an input buffer was modified (the kernel wrote where it must only read).
     pub input_modified: bool,
+    /// Why, when racegate could tell: the same trial rerun under the same schedule gave the
+    /// same output twice with one poison and another with a different poison, so the kernel
+    /// reads memory it never wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
 }
 
 /// Checks every buffer: outputs equal their expected bytes, inputs are unchanged.
@@ -80,6 +85,7 @@ pub fn check_within(
                         first: vec![],
                         diff: format!("the compared prefix `{expr}` cannot be worked out: {why}"),
                         input_modified: false,
+                        cause: None,
                     })
                 }
             },
@@ -190,6 +196,7 @@ fn compare(
                 got.len()
             ),
             input_modified,
+            cause: None,
         });
     }
     let total = count.map_or(full, |n| n.min(full));
@@ -265,6 +272,7 @@ fn compare(
         first,
         diff,
         input_modified,
+        cause: None,
     })
 }
 

@@ -10,10 +10,11 @@ use rand::rngs::ChaCha8Rng;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
-use crate::source::catalog::Case;
-use crate::source::exercises::{self, Problem, SizeChoice};
 use crate::run::launch::{Gpu, Module, Resident, RunOptions};
 use crate::run::oracle::{self, Wrong};
+use crate::run::poison::{poison, JUDGE_POISON, POISONS};
+use crate::source::catalog::Case;
+use crate::source::exercises::{self, Problem, SizeChoice};
 
 /// The seed of trial `t` of a run started with `master`. Trial 0 uses `master` itself.
 pub fn seed(master: u64, t: u32) -> u64 {
@@ -106,6 +107,7 @@ fn complete(
         jitter_seed: Some(seed.rotate_left(17)),
         poison_shared: true,
         poison_outputs: true,
+        poison: JUDGE_POISON,
     };
     let outputs = gpu.run(run_module, &probe, opts)?;
     for (b, out) in problem.buffers.iter_mut().zip(outputs) {
@@ -164,6 +166,7 @@ pub fn run(
             jitter_seed: jitter.then_some(seed ^ 0x9e37_79b9_7f4a_7c15),
             poison_shared: true,
             poison_outputs: true,
+            poison: poison(master, t),
         };
         let counts = gpu.run_resident(module, &set.problem, &mut set.resident, opts)?;
         if counts.iter().all(|c| *c == 0) {
@@ -180,7 +183,10 @@ pub fn run(
         let problem = &set.problem;
         Ok(
             match oracle::check_within(&problem.buffers, &actual, &problem.sizes, tolerance) {
-                Some(w) => TrialResult::Wrong(w),
+                Some(mut w) => {
+                    w.cause = poison_cause(gpu, module, set, opts)?;
+                    TrialResult::Wrong(w)
+                }
                 // The results are right but the device compare saw a difference: either the
                 // comparison allows it (a tolerance, a free order, an ignored buffer), or the
                 // kernel changed one of racegate's own device copies.
@@ -221,6 +227,50 @@ pub fn run(
         result,
         micros: start.elapsed().as_micros() as u64,
     }
+}
+
+/// After a wrong trial: the same trial three more times under its own schedule (jitter seed),
+/// with poison A, B, then A again. The same output twice under A and another under B means the
+/// output depends on the poison alone: the kernel reads memory it never wrote (shared memory,
+/// or an output element it reads before writing). Anything else says nothing.
+fn poison_cause(
+    gpu: &Gpu,
+    module: &Module,
+    set: &mut InputSet,
+    opts: RunOptions,
+) -> crate::Result<Option<String>> {
+    let mut outputs = Vec::new();
+    for p in [POISONS[0], POISONS[1], POISONS[0]] {
+        gpu.run_resident(
+            module,
+            &set.problem,
+            &mut set.resident,
+            RunOptions { poison: p, ..opts },
+        )?;
+        let all = gpu.read_back(&mut set.resident)?;
+        // Outputs only: inputs are restored between runs.
+        let outs: Vec<Vec<u8>> = set
+            .problem
+            .buffers
+            .iter()
+            .zip(all)
+            .filter(|(b, _)| {
+                !matches!(b.init, crate::source::exercises::Init::Data(_)) || b.expected.is_some()
+            })
+            .map(|(_, o)| o)
+            .collect();
+        outputs.push(outs);
+    }
+    Ok(
+        (outputs[0] == outputs[2] && outputs[0] != outputs[1]).then(|| {
+            format!(
+            "reads memory it never wrote: rerun under the same schedule, the output was the same \
+             twice with poison {:#010x} and different with poison {:#010x} (shared memory or \
+             output elements read before any thread wrote them)",
+            POISONS[0], POISONS[1]
+        )
+        }),
+    )
 }
 
 /// The first buffer whose device reference no longer equals the host's copy.

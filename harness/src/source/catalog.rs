@@ -23,10 +23,11 @@ use std::sync::Arc;
 
 // The case types live in their own files so that manifests and families need not import the
 // catalog; they stay reachable here, where every stage has always found them.
+use crate::errors::{Error, Result};
 pub use crate::source::case::{Bug, Case, Detector, Expect, Origin};
 pub use crate::source::entry::Entry;
-use crate::errors::{Error, Result};
 use crate::source::exercises;
+use crate::source::files;
 use crate::source::manifest::Manifest;
 
 /// The exercise name of cases that come from a manifest.
@@ -55,7 +56,7 @@ impl Catalog {
         files.sort();
         let mut parsed = Vec::new();
         for file in &files {
-            let text = std::fs::read_to_string(file).map_err(|e| Error::io("reading", file, e))?;
+            let text = files::read_text(file, "the kernel", files::TEXT_LIMIT)?;
             let rel = rel_path(root, file);
             parsed.push(parse_file(&rel, &text)?);
         }
@@ -144,7 +145,8 @@ impl Catalog {
     /// Finds a case by exact name; an unknown name gets the closest names as suggestions.
     pub fn get(&self, name: &str) -> Result<&Case> {
         self.cases.iter().find(|c| c.name == name).ok_or_else(|| {
-            let close = crate::source::names::suggest(name, self.cases.iter().map(|c| c.name.as_str()));
+            let close =
+                crate::source::names::suggest(name, self.cases.iter().map(|c| c.name.as_str()));
             Error::UnknownCase {
                 name: name.to_string(),
                 hint: if close.is_empty() {

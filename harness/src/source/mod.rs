@@ -7,6 +7,7 @@ pub mod cscan;
 pub mod entry;
 pub mod exercises;
 pub mod expr;
+pub mod files;
 pub mod manifest;
 pub mod names;
 pub mod paths;

@@ -18,6 +18,7 @@ fn run(src: &str, limits: Limits) -> Outcome {
         &limits,
     )
     .expect("the machine did its part")
+    .outcome
 }
 
 const GOOD: &str = "extern \"C\" __global__ void k(float* y, int n) { if (threadIdx.x < n) y[threadIdx.x] = 1.0f; }\n";
@@ -147,7 +148,7 @@ fn the_child_gets_a_clean_environment_and_a_folder_holding_only_the_source() {
     std::fs::write(
         &exe,
         "#!/bin/sh
-printf '{\"Failed\":{\"log\":\"%s|%s\"}}' \"$(env | grep -v '^PWD=\\|^SHLVL=\\|^_=' | sort | tr '\\n' ' ')\" \"$(ls -A)\" > \"$5\"\n",
+printf '{\"reply\":{\"Failed\":{\"log\":\"%s|%s\"}},\"layers\":null}' \"$(env | grep -v '^PWD=\\|^SHLVL=\\|^_=' | sort | tr '\\n' ' ')\" \"$(ls -A)\" > \"$5\"\n",
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -158,7 +159,8 @@ printf '{\"Failed\":{\"log\":\"%s|%s\"}}' \"$(env | grep -v '^PWD=\\|^SHLVL=\\|^
         &Request::new("-rf.cu", GOOD),
         &Limits::default(),
     )
-    .unwrap();
+    .unwrap()
+    .outcome;
     let Outcome::Failed(seen) = out else {
         panic!("{out}")
     };
@@ -202,11 +204,15 @@ fn an_allowed_header_is_served_from_memory_and_no_other() {
     let mut req = Request::new("h.cu", src);
     req.headers = served.clone();
     req.allowed_includes = vec!["cuda_fp16.h".into()];
-    let out = compile(&super::racegate_exe(), &root(), &req, &Limits::default()).unwrap();
+    let out = compile(&super::racegate_exe(), &root(), &req, &Limits::default())
+        .unwrap()
+        .outcome;
     assert!(matches!(out, Outcome::Built(_)), "{out}");
     // A header it includes is served, but the submission may not name it itself.
     req.source = src.replace("cuda_fp16.h", "cuda_fp16.hpp");
-    let out = compile(&super::racegate_exe(), &root(), &req, &Limits::default()).unwrap();
+    let out = compile(&super::racegate_exe(), &root(), &req, &Limits::default())
+        .unwrap()
+        .outcome;
     assert!(matches!(out, Outcome::Refused(_)), "{out}");
 }
 

@@ -1,16 +1,20 @@
 //! Plain `#[test]`s for the fixed tables of cases: the `//@` header parser (`header::<name>`),
 //! the racegate.toml manifest parser (`manifest::<name>`), on good and bad input written here,
 //! the exit-code table through the real binary (`exit_codes::<name>`), `racegate mutate`'s
-//! operators, ids and report (`mutate::<name>`), and the shape of the
-//! source tree (`layout::<name>`: no import circle, no long file).
+//! operators, ids and report (`mutate::<name>`), paths a user gives handled as hostile
+//! (`hostile::<name>`), and the shape of the source tree (`layout::<name>`: no import circle,
+//! no long file).
 //! Everything data-driven (one trial per `.cu`, fixture or sample) or needing a GPU is in the
 //! libtest-mimic target, `tests/tests.rs`.
 
 mod api;
 mod compile_child;
+mod confinement;
+mod containment;
 mod exit_codes;
 mod globalcheck;
 mod header;
+mod hostile;
 mod inputs;
 mod layout;
 mod manifest;

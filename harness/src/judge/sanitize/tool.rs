@@ -166,30 +166,16 @@ pub enum Capture {
 }
 
 /// Reads `path` if it is a regular file of at most `limit` bytes, without following a link and
-/// without blocking on a FIFO.
+/// without blocking on a FIFO: [`crate::source::files::read_raw`], the one reader of files a
+/// user or a target names.
 pub fn read_capture(path: &std::path::Path, limit: u64) -> Capture {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-        .open(path);
-    let file = match file {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Capture::Missing,
-        Err(_) => return Capture::NotAFile,
-    };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Capture::NotAFile;
+    use crate::source::files::{self, Refusal};
+    match files::read_raw(path, limit, false) {
+        Ok(bytes) => Capture::Text(files::lossy_text(&bytes)),
+        Err(Refusal::Missing) => Capture::Missing,
+        Err(Refusal::TooLarge { .. }) => Capture::TooLarge(limit),
+        Err(Refusal::NotRegular(_) | Refusal::Link | Refusal::Io(_)) => Capture::NotAFile,
     }
-    let mut bytes = Vec::new();
-    if file.take(limit + 1).read_to_end(&mut bytes).is_err() {
-        return Capture::NotAFile;
-    }
-    if bytes.len() as u64 > limit {
-        return Capture::TooLarge(limit);
-    }
-    Capture::Text(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]

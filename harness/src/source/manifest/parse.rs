@@ -14,6 +14,7 @@ use super::args::{self, RawArg};
 use super::spec::{ArgSpec, BufKind, Check, KernelSpec, LaunchSpec, Manifest};
 use super::validate::{self, LaunchSites, Site, Sites};
 use crate::errors::{Error, Result};
+use crate::source::files;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -114,7 +115,7 @@ impl Errors<'_> {
 impl Manifest {
     /// Reads and checks a manifest.
     pub fn load(path: &Path) -> Result<Manifest> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
+        let text = files::read_text(path, "the manifest", files::TEXT_LIMIT)?;
         Manifest::parse(path, &text)
     }
 

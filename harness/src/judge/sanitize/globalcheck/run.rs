@@ -8,8 +8,8 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::lines::LineTable;
-use super::report::Distrust;
 use super::report;
+use super::report::Distrust;
 use crate::build::globalcheck as build;
 use crate::errors::{Error, Result};
 use crate::judge::sanitize::tool::{read_capture, Capture, Outcome, SanitizeConfig, SanitizerRun};
@@ -130,11 +130,13 @@ pub fn run_target(
                 OsString::from("-c"),
                 cubin.into(),
             ];
-            if let Ok((f, t)) =
-                watchdog::run_collecting(&nvdisasm, &args, &[], std::time::Duration::from_secs(60))
+            let t = std::time::Duration::from_secs(60);
+            let spilling = watchdog::Output::spilling();
+            if let Ok((f, out)) = watchdog::run_collecting_into(&nvdisasm, &args, &[], t, spilling)
             {
-                // A table from a failed nvdisasm would map pcs to wrong lines: none is better.
-                if f.exit == Exit::Code(0) {
+                // A table from a failed nvdisasm would map pcs to wrong lines: none is better,
+                // and so is none from a table that could not be read back whole.
+                if let (Exit::Code(0), Some(t)) = (&f.exit, whole_text(&out)) {
                     tables.insert(m, LineTable::parse(&t));
                     line_texts.push((m, t));
                 }
@@ -152,6 +154,20 @@ pub fn run_target(
     log.push_str(&report::log(&rep));
     let outcome = decide(&done.exit, done.left_behind, &rep, &tables, root, &mut log);
     Ok(finish(outcome, exit, log, command))
+}
+
+/// The most of nvdisasm's line table of one module racegate reads (a large module's is tens of
+/// MiB; beyond the memory bound it is read back from where it was spilled).
+const LINES_LIMIT: u64 = 64 << 20;
+
+/// The whole text of a tool's output: from memory, else from the file it was spilled to, up to
+/// [`LINES_LIMIT`]; `None` when it cannot be had whole.
+fn whole_text(out: &watchdog::Output) -> Option<String> {
+    if out.is_complete() {
+        return Some(out.text());
+    }
+    let bytes = crate::source::files::read_raw(out.spill_path()?, LINES_LIMIT, false).ok()?;
+    Some(crate::source::files::lossy_text(&bytes))
 }
 
 /// The most of globalcheck's report racegate reads (a real one is kilobytes: a line per module

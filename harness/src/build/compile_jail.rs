@@ -1,0 +1,220 @@
+//! The compile child's side (`racegate __compile`): it limits itself, reads its request and
+//! source, refuses what the token scanner recognises, loads NVRTC, closes every door to the file
+//! system ([`crate::proc::confine`]) when compiling a submission, and only then compiles. The
+//! parent's side is [`crate::build::compile_child`]. Also here: [`probe_confinement`], which
+//! shows on this machine that a confined child sees no file.
+
+use std::path::Path;
+
+use crate::build::compile;
+use crate::build::compile_child::{
+    bound, compile, forbidden_access, log_bound, Envelope, Limits, Outcome, Reply, Request,
+    MAX_REPLY, PARENT_ENV,
+};
+use crate::build::toolchain;
+use crate::errors::{Error, Result};
+use crate::proc::confine::{self, Layers};
+
+/// What a submission's compile child is confined by on this machine, shown to work: a child
+/// confined as a submission's is, with the token scanner switched off, asks NVRTC's
+/// preprocessor whether a file every Linux machine has exists. Confined means at least one
+/// layer applied and the preprocessor saw no file.
+pub fn probe_confinement(exe: &Path, root: &Path) -> Result<Probe> {
+    let src = format!(
+        "#if __has_include(\"/proc/self/status\") || __has_include(\"/etc/passwd\")\n\
+         #error {PROBE_SAW_FILES}\n#endif\nextern \"C\" __global__ void racegate_probe() {{}}\n"
+    );
+    let mut req = Request::new_submission("racegate_probe.cu", &src);
+    req.scanner = false;
+    let c = compile(exe, root, &req, &Limits::default())?;
+    let layers = c.layers.unwrap_or_default();
+    let held = match &c.outcome {
+        Outcome::Built(_) => true,
+        Outcome::Failed(log) if log.contains(PROBE_SAW_FILES) => false,
+        other => {
+            return Err(Error::Child(format!(
+                "the confinement probe's compile ended unexpectedly: {other}"
+            )))
+        }
+    };
+    Ok(Probe { layers, held })
+}
+
+const PROBE_SAW_FILES: &str = "racegate_probe_saw_files";
+
+/// What [`probe_confinement`] found.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    pub layers: Layers,
+    /// The probe's preprocessor saw no file.
+    pub held: bool,
+}
+
+impl Probe {
+    /// Whether a submission's compile is confined by the kernel here.
+    pub fn confined(&self) -> bool {
+        self.held && self.layers.any()
+    }
+
+    /// One line for people: the layers, and whether they held.
+    pub fn describe(&self) -> String {
+        match (self.confined(), self.layers.any()) {
+            (true, _) => self.layers.describe(),
+            (false, true) => format!(
+                "{}, but a probe compile still saw files: no kernel-level confinement holds",
+                self.layers.describe()
+            ),
+            (false, false) => format!(
+                "{}: a submission's compile is confined by the token scanner alone (a pattern \
+                 check, no guarantee); --require-confinement refuses to grade here",
+                self.layers.describe()
+            ),
+        }
+    }
+}
+
+/// Sets this process's limits: address space, no core file, files it writes at most
+/// [`MAX_REPLY`] bytes.
+fn limit_self(memory_mib: u64) -> Result<()> {
+    // Dies with racegate: a compile whose parent was killed (Ctrl-C, a CI timeout) must not run
+    // on unwatched. The parent waits for the child on the thread that started it, so that
+    // thread outlives the child.
+    // SAFETY: prctl and getppid with integer arguments only change or read this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
+    // Racegate may already be gone (killed between the fork and the prctl).
+    if let Some(parent) = std::env::var(PARENT_ENV)
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok())
+    {
+        // SAFETY: getppid only reads this process's parent id.
+        if unsafe { libc::getppid() } != parent {
+            return Err(Error::Child(
+                "racegate, the compile's parent, is gone".into(),
+            ));
+        }
+    }
+    let set = |what, resource, value: u64| {
+        // Never above the hard limit already in force (a shell's `ulimit -v`): lowering is
+        // always allowed, raising is not.
+        let mut now = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one valid struct.
+        let hard = match unsafe { libc::getrlimit(resource, &mut now) } {
+            0 => now.rlim_max,
+            _ => libc::RLIM_INFINITY,
+        };
+        let value = (value as libc::rlim_t).min(hard);
+        let lim = libc::rlimit {
+            rlim_cur: value,
+            rlim_max: value,
+        };
+        // SAFETY: setrlimit reads one valid struct.
+        if unsafe { libc::setrlimit(resource, &lim) } != 0 {
+            return Err(Error::Child(format!(
+                "could not limit the compile's {what}: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(())
+    };
+    set(
+        "memory",
+        libc::RLIMIT_AS,
+        memory_mib.saturating_mul(1 << 20),
+    )?;
+    set("core files", libc::RLIMIT_CORE, 0)?;
+    set("file size", libc::RLIMIT_FSIZE, MAX_REPLY)
+}
+
+/// The child's side (`racegate __compile`): limits itself, reads the request and the source,
+/// refuses file access when asked, runs NVRTC on a thread with a `stack_mib` stack and writes
+/// the reply. An error is returned only when it could not do that job (the parent's problem).
+pub fn child(
+    request: &Path,
+    source: &Path,
+    reply: &Path,
+    memory_mib: u64,
+    stack_mib: u64,
+) -> Result<()> {
+    limit_self(memory_mib)?;
+    let bytes = std::fs::read(request).map_err(|e| Error::io("reading", request, e))?;
+    let req: Request = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::Usage(format!("{}: {e}", request.display())))?;
+    let text = std::fs::read_to_string(source).map_err(|e| Error::io("reading", source, e))?;
+    // Opened now: once confined, the child can open nothing, not even its reply.
+    let mut out = std::fs::File::create(reply).map_err(|e| Error::io("creating", reply, e))?;
+    let (answer, layers) = answer(req, text, stack_mib)?;
+    let json = serde_json::to_vec(&Envelope {
+        reply: answer,
+        layers,
+    })
+    .expect("a reply serializes");
+    use std::io::Write;
+    out.write_all(&json)
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io("writing", reply, e))
+}
+
+/// The child's work once its files are read: the scanner's refusal, NVRTC loaded and warmed
+/// up, the confinement, then the compile on a thread with a `stack_mib` stack.
+fn answer(req: Request, text: String, stack_mib: u64) -> Result<(Reply, Option<Layers>)> {
+    let refuse = req.refuse_file_access;
+    if req.scanner && refuse {
+        if let Some(a) = forbidden_access(&text, &req.allowed_includes) {
+            let reply = Reply::Refused {
+                line: a.line,
+                what: a.what.clone(),
+            };
+            return Ok((reply, None));
+        }
+    }
+    match toolchain::nvrtc(Path::new(".")) {
+        Err(Error::NvrtcMissing { searched }) => {
+            return Ok((Reply::NvrtcMissing { searched }, None))
+        }
+        Err(e) => return Err(e),
+        Ok(_) => {}
+    }
+    let layers = match req.confine {
+        Some(want) => {
+            // Everything NVRTC loads lazily (libnvrtc-builtins, its locale data) is loaded by
+            // a first compile of nothing, before the door closes.
+            compile::compile_in_memory(WARM_UP_NAME, WARM_UP, &req.options, &req.headers)
+                .map_err(|e| Error::Child(format!("NVRTC's warm-up compile failed: {e}")))?;
+            let layers = confine::no_file_access(want);
+            if req.require_confinement && !layers.any() {
+                return Ok((Reply::Unconfined { layers }, None));
+            }
+            Some(layers)
+        }
+        None => None,
+    };
+    let run = move || compile::compile_in_memory(&req.name, &text, &req.options, &req.headers);
+    let nvrtc = std::thread::Builder::new()
+        .name("nvrtc".into())
+        .stack_size(usize::try_from(stack_mib << 20).unwrap_or(usize::MAX))
+        .spawn(run)
+        .map_err(|e| Error::Child(format!("could not start NVRTC's thread: {e}")))?;
+    // A request that may read files is a team's own code (the submission's refuses).
+    let (lines, bytes) = log_bound(!refuse);
+    let reply = match nvrtc.join() {
+        Ok(Ok(b)) => Reply::Built {
+            ptx: b.ptx,
+            options: b.options,
+        },
+        Ok(Err(Error::Compile { log, .. })) => Reply::Failed {
+            log: bound(&log, lines, bytes),
+        },
+        Ok(Err(e)) => Reply::Failed { log: e.to_string() },
+        Err(_) => return Err(Error::Child("NVRTC's thread panicked".into())),
+    };
+    Ok((reply, layers))
+}
+
+/// The program compiled before confinement, so NVRTC has loaded all it needs.
+const WARM_UP_NAME: &str = "racegate_warm_up.cu";
+const WARM_UP: &str = "extern \"C\" __global__ void racegate_warm_up(int *p) { if (p) *p = 1; }\n";
