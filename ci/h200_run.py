@@ -58,9 +58,10 @@ def main():
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--phases", default="env,compile,hang,sanitize,stress",
                     help="comma-separated, in this order: env, doctor, sigint, compile, hang, sanitize, stress, exit, check, "
-                         "gate, corpus, mutate, grade, bench, globalcheck, nextest")
+                         "gate, corpus, mutate, poison, grade, bench, globalcheck, nextest")
     ap.add_argument("--pack", action="store_true", help="pack all outputs but summary.txt into results.tar.gz")
     ap.add_argument("--bundle", default="target/bundle", help="from ci/bundle: racegate, cargo-nextest, racegate-tests.tar.zst")
+    ap.add_argument("--old-racegate", default=None, help="phase poison: an earlier build, run side by side")
     ap.add_argument("--budget", type=float, default=540, help="seconds; stress jobs not started by then are skipped")
     a = ap.parse_args()
     out = pathlib.Path(a.out); out.mkdir(parents=True, exist_ok=True)
@@ -251,6 +252,35 @@ def main():
         (out / "mutate.txt").write_text(r)
         rates = [f"{p}: {d['total']['kill_rate']}" for p, d in both.items() if d]
         say(f"mutate: {time.time() - t:.0f} s -> mutate.txt, mutate.json, mutate-catalog.md, mutate-corpus.md; kill rates " + ", ".join(rates))
+
+    if "poison" in phases:
+        # Issue 24: `drop-shared-init` mutants (a shared tile or halo element never written)
+        # under `racegate mutate --run` on the catalog and the corpus, by this build and, side by
+        # side in the same run, by --old-racegate (0xFF poison every trial) when given.
+        t = time.time()
+        corpus = "examples/corpus"
+        twins = set(tomllib.loads(open(f"{corpus}/expected.toml").read()))
+        names = [k["name"] for k in tomllib.loads(open(f"{corpus}/racegate.toml").read())["kernel"]
+                 if k["name"] not in twins]
+        o = out.resolve()
+        common = (f"--run --operators drop-shared-init --trials 20 --jobs {a.jobs} --stress-timeout 5 "
+                  f"--sanitize-timeout 30 --budget 100")
+        r = ""
+        both = {}
+        for label, binary in (("new", rg), ("old", a.old_racegate)):
+            if not binary:
+                continue
+            binary = os.path.abspath(binary)
+            r += sh(f"{binary} mutate {common} --json {o}/poison-{label}-catalog.json", timeout=200)
+            r += sh(f"cd {corpus} && {binary} mutate {common} --json {o}/poison-{label}-corpus.json {' '.join(names)}", timeout=200)
+            for part in ("catalog", "corpus"):
+                f = out / f"poison-{label}-{part}.json"
+                both[f"{label}-{part}"] = json.loads(f.read_text()) if f.exists() else None
+                f.unlink(missing_ok=True)
+        (out / "poison.json").write_text(json.dumps(both, indent=1) + "\n")
+        (out / "poison.txt").write_text(r)
+        rates = [f"{k}: {d['total']['kill_rate']}" for k, d in both.items() if d]
+        say(f"poison: {time.time() - t:.0f} s -> poison.txt, poison.json; drop-shared-init kill rates " + ", ".join(rates))
 
     if "grade" in phases:
         # Every sample submission graded: a batch per exercise (JSON, with the deadlines the
