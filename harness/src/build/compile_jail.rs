@@ -15,11 +15,41 @@ use crate::build::toolchain;
 use crate::errors::{Error, Result};
 use crate::proc::confine::{self, Layers};
 
-/// What a submission's compile child is confined by on this machine, shown to work: a child
-/// confined as a submission's is, with the token scanner switched off, asks NVRTC's
-/// preprocessor whether a file every Linux machine has exists. Confined means at least one
-/// layer applied and the preprocessor saw no file.
+/// What a submission's compile child is confined by on this machine, shown to work: children
+/// confined as a submission's are, with the token scanner switched off, ask NVRTC's
+/// preprocessor whether a file every Linux machine has exists, and include it and a file that
+/// does not exist. Confined means at least one layer applied, the preprocessor saw no file, no
+/// content came back, and the include of the real file failed exactly as the include of the
+/// missing one did (a layer that answers "permission denied" for a file that exists and "no
+/// such file" for one that does not still tells which files exist: Landlock alone does).
 pub fn probe_confinement(exe: &Path, root: &Path) -> Result<Probe> {
+    let (real, missing) = ("/proc/self/status", "/proc/self/racegate-no-such-file");
+    let include = |path: &str| -> Result<String> {
+        let src = format!("#include \"{path}\"\nextern \"C\" __global__ void racegate_probe() {{}}\n");
+        let mut req = Request::new_submission("racegate_probe.cu", &src);
+        req.scanner = false;
+        Ok(match compile(exe, root, &req, &Limits::default())?.outcome {
+            Outcome::Built(b) => format!("built\n{}", b.ptx),
+            other => other.to_string(),
+        }
+        .replace(path, "PATH")
+        // The caret under the path moves with its length.
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" "))
+    };
+    let (a, b) = (include(real)?, include(missing)?);
+    // `/proc/self/status` starts with "Name:": its text in a log is a leak.
+    let same_answer = a == b && !a.contains("Name:");
+    let probe = has_include(exe, root)?;
+    Ok(Probe {
+        held: probe.held && same_answer,
+        ..probe
+    })
+}
+
+/// The `__has_include` half of [`probe_confinement`].
+fn has_include(exe: &Path, root: &Path) -> Result<Probe> {
     let src = format!(
         "#if __has_include(\"/proc/self/status\") || __has_include(\"/etc/passwd\")\n\
          #error {PROBE_SAW_FILES}\n#endif\nextern \"C\" __global__ void racegate_probe() {{}}\n"
@@ -172,6 +202,11 @@ fn answer(req: Request, text: String, stack_mib: u64) -> Result<(Reply, Option<L
             return Ok((reply, None));
         }
     }
+    // Before NVRTC is loaded (it may start threads): the namespaces the empty root needs.
+    let namespaces = req
+        .confine
+        .filter(|w| w.mount_namespace)
+        .map(|_| confine::enter_namespaces());
     match toolchain::nvrtc(Path::new(".")) {
         Err(Error::NvrtcMissing { searched }) => {
             return Ok((Reply::NvrtcMissing { searched }, None))
@@ -185,7 +220,7 @@ fn answer(req: Request, text: String, stack_mib: u64) -> Result<(Reply, Option<L
             // a first compile of nothing, before the door closes.
             compile::compile_in_memory(WARM_UP_NAME, WARM_UP, &req.options, &req.headers)
                 .map_err(|e| Error::Child(format!("NVRTC's warm-up compile failed: {e}")))?;
-            let layers = confine::no_file_access(want);
+            let layers = confine::no_file_access(want, namespaces);
             if req.require_confinement && !layers.any() {
                 return Ok((Reply::Unconfined { layers }, None));
             }

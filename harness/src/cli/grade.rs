@@ -123,6 +123,15 @@ fn secret(file: Option<&Path>) -> Result<Option<String>> {
         let fd: i32 = fd
             .parse()
             .map_err(|_| Error::Usage(format!("{SECRET_FD_ENV}={fd}: not a descriptor")))?;
+        // Only the memory file this program's previous image made: never stdin, a terminal or
+        // a file someone named by setting the variable by hand.
+        let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap_or_default();
+        if fd < 3 || !link.to_string_lossy().starts_with("/memfd:racegate-secret") {
+            return Err(Error::Usage(format!(
+                "{SECRET_FD_ENV}={fd} is set, but that descriptor is not racegate's secret; \
+                 unset it and give the secret with --secret-file"
+            )));
+        }
         use std::io::Read;
         use std::os::fd::FromRawFd;
         // SAFETY: the descriptor was made by this program's previous image for this read, and
@@ -136,6 +145,12 @@ fn secret(file: Option<&Path>) -> Result<Option<String>> {
         return Ok(Some(s).filter(|s| !s.is_empty()));
     }
     if let Some(s) = std::env::var(SECRET_ENV).ok().filter(|s| !s.is_empty()) {
+        if let Some(p) = file {
+            return Err(Error::Usage(format!(
+                "two secrets: {SECRET_ENV} and --secret-file {}; give one",
+                p.display()
+            )));
+        }
         reexec_without_secret(&s)?;
     }
     std::env::remove_var(SECRET_ENV);
@@ -198,8 +213,10 @@ fn reexec_without_secret(secret: &str) -> Result<()> {
 }
 
 pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
-    // Before any thread or child starts: no compile, worker or sanitizer can inherit it, and
-    // this process's /proc/PID/environ never held it.
+    // Before any child starts (the only thread besides this one waits for signals): no compile,
+    // worker or sanitizer can inherit it, and after the re-execution this process's
+    // /proc/PID/environ does not hold it (the first image held it for the moment it took to
+    // re-execute, as the shell that exported it still does).
     let secret = secret(a.secret_file.as_deref())?;
     let secret = match secret {
         Some(s) => crate::build::compile::fingerprint(&s),
@@ -251,6 +268,9 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
         inputs.extend(a.submissions.iter().map(PathBuf::as_path));
         inputs.push(&rubric_path);
         inputs.push(&spec.path);
+        // The course's reference kernel, timed against for the performance item.
+        let reference = spec.reference.as_ref().map(|(file, _)| root.join(file));
+        inputs.extend(reference.as_deref());
         inputs.extend(a.secret_file.as_deref());
         settings::check_outputs(&[("--output", Some(p.as_path()))], &inputs)?;
         check_writable(p)?;

@@ -113,13 +113,20 @@ pub(super) struct Items<'a> {
     pub work: &'a Scratch,
     /// The submission's file name, as findings and compile errors show it.
     pub name: &'a str,
+    /// A hash of the submission's compiled code: mixed into every trial's seed.
+    pub code: u64,
 }
 
 /// The seed of trial `t`: the public seed mixed with the secret, so students who know the
-/// public seed still cannot know the inputs.
-fn trial_seed(cfg: &GradeConfig, t: u32) -> u64 {
-    let mut x =
-        cfg.seed ^ cfg.secret.rotate_left(29) ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+/// public seed still cannot know the inputs, and with the submission's code (`code`, a hash
+/// of its PTX), so the expected values one submission's feedback shows are not the inputs of
+/// the next: answers collected from feedback and written into a kernel meet other inputs. The
+/// same code gets the same inputs on a regrade.
+fn trial_seed(cfg: &GradeConfig, code: u64, t: u32) -> u64 {
+    let mut x = cfg.seed
+        ^ cfg.secret.rotate_left(29)
+        ^ code.rotate_left(7)
+        ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     x ^= x >> 31;
     x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x ^ (x >> 29)
@@ -129,7 +136,8 @@ impl Items<'_> {
     /// A problem of the exercise's family, drawn with the seed of trial `t`.
     fn problem(&self, t: u32, size: SizeChoice) -> Problem {
         let family = exercises::by_name(&self.spec.family).expect("spec checked the family");
-        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(trial_seed(self.cfg, t));
+        let mut rng =
+            rand::rngs::ChaCha8Rng::seed_from_u64(trial_seed(self.cfg, self.code, t));
         family.problem(&self.spec.entry(), size, &mut rng)
     }
 
@@ -443,8 +451,17 @@ mod tests {
     fn the_secret_changes_every_trial_seed() {
         let mut cfg = GradeConfig::for_tests(Duration::from_secs(1));
         cfg.secret = 0;
-        let a = trial_seed(&cfg, 0);
+        let a = trial_seed(&cfg, 5, 0);
         cfg.secret = 1;
-        assert_ne!(a, trial_seed(&cfg, 0));
+        assert_ne!(a, trial_seed(&cfg, 5, 0));
+    }
+
+    #[test]
+    fn another_submission_gets_other_inputs_and_a_regrade_the_same() {
+        let cfg = GradeConfig::for_tests(Duration::from_secs(1));
+        for t in 0..8 {
+            assert_eq!(trial_seed(&cfg, 11, t), trial_seed(&cfg, 11, t));
+            assert_ne!(trial_seed(&cfg, 11, t), trial_seed(&cfg, 12, t));
+        }
     }
 }

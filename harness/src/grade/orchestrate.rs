@@ -169,6 +169,7 @@ fn grade_items(
         exe,
         work: &work,
         name: &name,
+        code: crate::build::compile::fingerprint(&plain.ptx),
     };
     // 3. Correctness on random sizes, with jitter.
     items.push(on_gpu.correctness(&ptx_jitter)?);

@@ -85,17 +85,46 @@ impl Default for Wanted {
     }
 }
 
+/// The first half of the empty mount namespace, taken while the process is still
+/// single-threaded and before anything is loaded: a new user and mount namespace (the old root
+/// still visible). [`no_file_access`] empties it once NVRTC is in memory (pivoting the root
+/// works with threads running; entering a user namespace does not, and NVRTC may start one).
+pub fn enter_namespaces() -> Result<(), String> {
+    let n = threads();
+    if n != 1 {
+        return Err(format!("the process has {n} threads (it needs one)"));
+    }
+    let os = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    // SAFETY: getuid/getgid only read ids.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    // SAFETY: unshare with namespace flags changes only this (single-threaded) process.
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
+        return Err(os("unshare"));
+    }
+    let write = |path: &str, text: String| {
+        std::fs::write(path, text).map_err(|e| format!("writing {path}: {e}"))
+    };
+    // Map our own ids only, so files keep their owners and nothing gains rights.
+    write("/proc/self/setgroups", "deny".into())?;
+    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    Ok(())
+}
+
 /// Confines the calling process so that it can no longer open, probe or execute any path.
-/// Files already open stay usable. Call it single-threaded (the mount namespace needs that; the
-/// other layers then cover every thread started later). Never fails: what could not be applied
-/// is in [`Layers::missing`], and the caller decides whether that is acceptable.
-pub fn no_file_access(want: Wanted) -> Layers {
+/// Files already open stay usable. `namespaces` is what [`enter_namespaces`] gave, called
+/// earlier (`None`: the mount namespace is not wanted). The other layers cover every thread,
+/// present and future. Never fails: what could not be applied is in [`Layers::missing`], and
+/// the caller decides whether that is acceptable.
+pub fn no_file_access(want: Wanted, namespaces: Option<Result<(), String>>) -> Layers {
     let mut layers = Layers::default();
-    if want.mount_namespace {
-        match empty_mount_namespace() {
+    match namespaces {
+        Some(Ok(())) => match empty_root() {
             Ok(()) => layers.mount_namespace = true,
             Err(why) => layers.missing.push(format!("mount namespace: {why}")),
-        }
+        },
+        Some(Err(why)) => layers.missing.push(format!("mount namespace: {why}")),
+        None => {}
     }
     if want.landlock {
         match landlock_nothing() {
@@ -160,6 +189,25 @@ fn refused() -> Vec<i64> {
         libc::SYS_fchmodat,
         libc::SYS_fchownat,
         libc::SYS_utimensat,
+        libc::SYS_open_tree,
+        libc::SYS_fsopen,
+        libc::SYS_fspick,
+        libc::SYS_fsmount,
+        libc::SYS_move_mount,
+        libc::SYS_mount_setattr,
+        libc::SYS_setxattr,
+        libc::SYS_lsetxattr,
+        libc::SYS_fsetxattr,
+        libc::SYS_removexattr,
+        libc::SYS_lremovexattr,
+        libc::SYS_fremovexattr,
+        libc::SYS_tkill,
+        libc::SYS_pidfd_send_signal,
+        libc::SYS_memfd_secret,
+        libc::SYS_quotactl,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_acct,
     ];
     #[cfg(target_arch = "x86_64")]
     v.extend([
@@ -188,23 +236,36 @@ fn refused() -> Vec<i64> {
 }
 
 /// The BPF program: [`refused`] syscalls fail with `EACCES`; `newfstatat` and `statx` fail
-/// unless they name an open descriptor (`AT_EMPTY_PATH`, how `fstat` is made today), so a file
-/// already open can still be asked its size but no path can be probed.
+/// unless they name an open descriptor (`AT_EMPTY_PATH` with a real descriptor, how `fstat` is
+/// made today), so a file already open can still be asked its size but no path from the
+/// current folder or the root can be probed; `kill` and `tgkill` fail unless aimed at this
+/// process itself (`abort` signals itself).
 pub fn seccomp_program() -> Result<BpfProgram, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         refused().into_iter().map(|s| (s, Vec::new())).collect();
-    let no_empty_path = |arg: u8| -> Result<Vec<SeccompRule>, String> {
-        let c = SeccompCondition::new(
-            arg,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::MaskedEq(libc::AT_EMPTY_PATH as u64),
-            0,
-        )
-        .map_err(|e| e.to_string())?;
-        Ok(vec![SeccompRule::new(vec![c]).map_err(|e| e.to_string())?])
+    let cond = |arg: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(|e| e.to_string())
     };
-    rules.insert(libc::SYS_newfstatat, no_empty_path(3)?);
-    rules.insert(libc::SYS_statx, no_empty_path(2)?);
+    let rule = |c: SeccompCondition| SeccompRule::new(vec![c]).map_err(|e| e.to_string());
+    // Refused when any rule matches: no AT_EMPTY_PATH, or a lookup from the current folder.
+    let by_descriptor_only = |flags_arg: u8| -> Result<Vec<SeccompRule>, String> {
+        Ok(vec![
+            rule(cond(
+                flags_arg,
+                SeccompCmpOp::MaskedEq(libc::AT_EMPTY_PATH as u64),
+                0,
+            )?)?,
+            rule(cond(0, SeccompCmpOp::Eq, libc::AT_FDCWD as u32 as u64)?)?,
+        ])
+    };
+    rules.insert(libc::SYS_newfstatat, by_descriptor_only(3)?);
+    rules.insert(libc::SYS_statx, by_descriptor_only(2)?);
+    let me = std::process::id() as u64;
+    let not_me = || -> Result<Vec<SeccompRule>, String> {
+        Ok(vec![rule(cond(0, SeccompCmpOp::Ne, me)?)?])
+    };
+    rules.insert(libc::SYS_kill, not_me()?);
+    rules.insert(libc::SYS_tgkill, not_me()?);
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
     let filter = SeccompFilter::new(
         rules,
@@ -244,26 +305,10 @@ fn threads() -> usize {
         .unwrap_or(0)
 }
 
-/// A new user and mount namespace whose root is an empty, read-only tmpfs.
-fn empty_mount_namespace() -> Result<(), String> {
-    let n = threads();
-    if n != 1 {
-        return Err(format!("the process has {n} threads (it needs one)"));
-    }
+/// The second half: this (already private) mount namespace's root becomes an empty,
+/// read-only tmpfs, and the old root is detached.
+fn empty_root() -> Result<(), String> {
     let os = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
-    // SAFETY: getuid/getgid only read ids.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    // SAFETY: unshare with namespace flags changes only this (single-threaded) process.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
-        return Err(os("unshare"));
-    }
-    let write = |path: &str, text: String| {
-        std::fs::write(path, text).map_err(|e| format!("writing {path}: {e}"))
-    };
-    // Map our own ids only, so files keep their owners and nothing gains rights.
-    write("/proc/self/setgroups", "deny".into())?;
-    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
-    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
     let c = |s: &str| std::ffi::CString::new(s).expect("no NUL");
     let (none, root, tmpfs) = (c("none"), c("/"), c("tmpfs"));
     // SAFETY: mount/chdir/pivot_root/umount2 with valid C strings, inside our own namespace.

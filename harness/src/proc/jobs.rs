@@ -163,6 +163,19 @@ pub fn spawn(cmd: &mut Command, token: &str, use_cgroup: bool) -> Result<(Child,
     } else {
         None
     };
+    // Every child: killed when the thread that started it (which waits for it) is gone, so a
+    // racegate killed outright (SIGKILL, a CI runner's hard timeout) leaves no child holding
+    // the GPU; and no descriptor racegate inherited (or opened without close-on-exec) passes on.
+    // SAFETY: prctl and close_range are single system calls, async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            // CLOSE_RANGE_CLOEXEC (4): closed at the exec, not now (std's own error pipe is
+            // among them). A kernel without close_range (before 5.11) keeps them.
+            libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 4u32);
+            Ok(())
+        });
+    }
     // The child reads `join` as it was at fork: off for the retry without a cgroup.
     let join = Arc::new(AtomicBool::new(cg.is_some()));
     if let Some(cg) = &cg {

@@ -1,4 +1,4 @@
-//! SIGINT and SIGTERM passed on to the jobs. racegate's children run in process groups of their
+//! SIGINT, SIGTERM and SIGHUP (a closed terminal) passed on to the jobs. racegate's children run in process groups of their
 //! own, so a Ctrl-C at the terminal reaches racegate alone; left at its default it would kill
 //! racegate and leave them running (holding the GPU). With [`forward`] (the `racegate` binary
 //! installs it for every command that starts children): the first signal TERMs every live job
@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use super::jobs;
@@ -37,7 +37,7 @@ pub fn forward() -> std::io::Result<()> {
     static DONE: std::sync::Once = std::sync::Once::new();
     let mut result = Ok(());
     DONE.call_once(|| {
-        result = Signals::new([SIGINT, SIGTERM]).and_then(|mut signals| {
+        result = Signals::new([SIGINT, SIGTERM, SIGHUP]).and_then(|mut signals| {
             std::thread::Builder::new()
                 .name("racegate-signals".into())
                 .spawn(move || {

@@ -92,6 +92,36 @@ fn each_layer_alone_holds() {
             continue;
         }
         assert!(!seen(&out).contains(&marker), "{name} alone leaked: {out}");
+        // Whether the file exists must not show either: the include of a missing file fails
+        // alike. Landlock alone fails here ("Permission denied" only for a file that exists),
+        // which is why the probe does not count it alone as confinement.
+        let gone = src.replace("secret.h", "secreX.h");
+        let (other, _) = compile_with(&gone, false, Some(want));
+        let norm = |o: &Outcome, p: &str| {
+            seen(o)
+                .replace(p, "PATH")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let (a, b) = (
+            norm(&out, &path.display().to_string()),
+            norm(
+                &other,
+                &path.display().to_string().replace("secret.h", "secreX.h"),
+            ),
+        );
+        if name == "Landlock" {
+            assert_ne!(
+                a, b,
+                "Landlock alone now hides existence: let the probe count it"
+            );
+        } else {
+            assert_eq!(
+                a, b,
+                "{name} alone tells an existing file from a missing one"
+            );
+        }
     }
     if !missing.is_empty() {
         eprintln!("layers this machine does not apply: {missing:?}");
@@ -191,6 +221,17 @@ fn the_probe_shows_confinement_holds_here() {
 #[test]
 fn a_confined_child_reads_no_proc_file_of_its_parent() {
     // The grader's environment, its command line, its memory maps: all under /proc/PPID.
+    // The control: unconfined, with the scanner off, the parent's status is read.
+    let me = std::process::id();
+    let (out, _) = compile_with(
+        &format!("#include \"/proc/{me}/status\"\n{KERNEL}"),
+        false,
+        None,
+    );
+    assert!(
+        seen(&out).contains("Name:"),
+        "the control did not read the file: {out}"
+    );
     // The compile child's parent (this test, as racegate would be) and grandparent.
     for (ppid, f) in [std::process::id(), std::os::unix::process::parent_id()]
         .into_iter()
