@@ -115,7 +115,7 @@ def main():
         runs = [
             ("check, a deadlocking kernel", f"exec {rg} check handoff::barrier_before_flag --trials 5 --stress-timeout 60 --sanitize-timeout 60"),
             ("stress, a deadlocking kernel", f"exec {rg} stress handoff::barrier_before_flag --trials 3 --timeout 60"),
-            ("gate manifest mode", f"cd examples/gate && exec {rg} gate --baseline /tmp/sigint-baseline.json --sanitize-timeout 60"),
+            ("gate manifest mode (the corpus, about a minute)", f"cd examples/corpus && exec {rg} gate --baseline /tmp/sigint-baseline.json --trials 100 --sanitize-timeout 60"),
             ("gate program mode, a hanging program with a setsid grandchild", f"exec {rg} gate --baseline /tmp/sigint-prog.json --timeout 60 -- {hang}"),
             ("grade, an infinite loop", f"exec {rg} grade --exercise reduce --timeout 60 {subs}/cheat_infinite_loop.cu"),
         ]
