@@ -218,8 +218,14 @@ fn answer(req: Request, text: String, stack_mib: u64) -> Result<(Reply, Option<L
         Some(want) => {
             // Everything NVRTC loads lazily (libnvrtc-builtins, its locale data) is loaded by
             // a first compile of nothing, before the door closes.
-            compile::compile_in_memory(WARM_UP_NAME, WARM_UP, &req.options, &req.headers)
-                .map_err(|e| Error::Child(format!("NVRTC's warm-up compile failed: {e}")))?;
+            // A warm-up that fails under the child's limits is the limit's doing (the parent
+            // names an out-of-memory log as the memory limit), never the machine's.
+            if let Err(e) =
+                compile::compile_in_memory(WARM_UP_NAME, WARM_UP, &req.options, &req.headers)
+            {
+                let log = format!("NVRTC's warm-up compile failed: {e}");
+                return Ok((Reply::Failed { log }, None));
+            }
             let layers = confine::no_file_access(want, namespaces);
             if req.require_confinement && !layers.any() {
                 return Ok((Reply::Unconfined { layers }, None));
@@ -232,8 +238,16 @@ fn answer(req: Request, text: String, stack_mib: u64) -> Result<(Reply, Option<L
     let nvrtc = std::thread::Builder::new()
         .name("nvrtc".into())
         .stack_size(usize::try_from(stack_mib << 20).unwrap_or(usize::MAX))
-        .spawn(run)
-        .map_err(|e| Error::Child(format!("could not start NVRTC's thread: {e}")))?;
+        .spawn(run);
+    // With a small address space the thread's stack may not fit (NVRTC's own threads took
+    // their share): that is the memory limit, named as such by the parent.
+    let nvrtc = match nvrtc {
+        Ok(t) => t,
+        Err(e) => {
+            let log = format!("error: out of memory: could not start NVRTC's thread ({e})");
+            return Ok((Reply::Failed { log }, None));
+        }
+    };
     // A request that may read files is a team's own code (the submission's refuses).
     let (lines, bytes) = log_bound(!refuse);
     let reply = match nvrtc.join() {

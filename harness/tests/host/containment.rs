@@ -106,6 +106,12 @@ fn gate_cmd(dir: &Path, script: &str, env: &[(&str, &str)]) -> Command {
         script,
     ])
     .current_dir(dir)
+    // The plain run is the job under test: on a GPU machine compute-sanitizer would run the
+    // script too, and end it on TERM by itself (H200 run 21), hiding racegate's grace period.
+    .env(
+        "RACEGATE_COMPUTE_SANITIZER",
+        "/nonexistent/compute-sanitizer",
+    )
     .envs(env.iter().copied())
     .stdin(Stdio::null());
     cmd
