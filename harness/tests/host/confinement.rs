@@ -209,6 +209,19 @@ fn no_spelling_of_an_include_reaches_a_file() {
             );
         }
     }
+    // And every probe spelling, scanner off, after `#` with a space and a vertical tab.
+    for d in probes {
+        for byte in [b' ', 0x0b] {
+            let (a, b) = (source("#", byte, d, &p), source("#", byte, d, &missing));
+            let (oa, layers) = compile_with(&a, false, Some(Wanted::default()));
+            let (ob, _) = compile_with(&b, false, Some(Wanted::default()));
+            assert_eq!(
+                seen(&oa).replace(&p, "PATH"),
+                seen(&ob).replace(&missing, "PATH"),
+                "scanner off: {d:?} told an existing file from a missing one under {layers}"
+            );
+        }
+    }
 }
 
 #[test]

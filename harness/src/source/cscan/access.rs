@@ -79,6 +79,19 @@ pub fn file_access(src: &str) -> Vec<FileAccess> {
                 what: format!("`{}`", t.text),
                 target: None,
             });
+        } else if t.kind == Kind::Ident
+            && t.text.len() >= 3
+            && t.text.starts_with("__h")
+            && FILE_PROBES
+                .iter()
+                .any(|p| p.starts_with(t.text.as_str()) && p.len() > t.text.len())
+        {
+            // A piece of a probe's name, to be pasted into one (`CAT(__has_, include)`).
+            out.push(FileAccess {
+                line: t.line,
+                what: format!("`{}` (a piece of `__has_include`)", t.text),
+                target: None,
+            });
         }
     }
     out.sort_by_key(|a| a.line);
@@ -189,6 +202,12 @@ mod tests {
                 "`__has_include`",
             ),
             ("#define H __has_include\n", "`__has_include`"),
+            (
+                "#define CAT(a, b) a##b\n#if CAT(__has_, include)(\"/etc/passwd\")\n#endif\n",
+                "`__has_` (a piece of `__has_include`)",
+            ),
+            ("#\x0binclude \"/etc/passwd\"\n", "`#include`"),
+            ("#\x01include \"/etc/passwd\"\n", "`#include`"),
             ("#include_next <x>\n", "`#include_next`"),
             ("#embed \"/etc/passwd\"\n", "`#embed`"),
             ("#import \"x\"\n", "`#import`"),

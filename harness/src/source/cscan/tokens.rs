@@ -232,8 +232,10 @@ impl Iterator for Tokens {
 
     fn next(&mut self) -> Option<Token> {
         let b = self.text.as_bytes();
-        // Whitespace.
-        while self.pos < b.len() && (b[self.pos] as char).is_ascii_whitespace() {
+        // Whitespace: C's (space, tab, newline, vertical tab, form feed, carriage return), and
+        // every other control byte too, so `#`, a control byte and `include` still read as a
+        // directive wherever a compiler might take the byte for a blank.
+        while self.pos < b.len() && (b[self.pos] <= b' ' || b[self.pos] == 0x7f) {
             if b[self.pos] == b'\n' {
                 self.first_on_line = true;
             }
