@@ -253,7 +253,7 @@ pub fn run_worker_if_requested() {
         Ok(w) => match workers::run(&w.catalog, w.internal) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", e.chain());
                 e.exit_code()
             }
         },

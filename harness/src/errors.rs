@@ -159,6 +159,9 @@ impl Error {
             | Error::UnknownCase { .. }
             | Error::Usage(_) => exit::USAGE,
             Error::NoDevice(_) => exit::NO_DEVICE,
+            // The user's own mistake (a path that is a folder, a missing folder of an output) is
+            // bad input; anything else the system refused is inconclusive.
+            Error::Io { source, .. } if is_users_mistake(source) => exit::USAGE,
             Error::NvrtcMissing { .. }
             | Error::Cuda { .. }
             | Error::Io { .. }
@@ -167,6 +170,42 @@ impl Error {
             | Error::Setup(_) => exit::INCONCLUSIVE,
             Error::Compile { .. } => exit::FOUND,
         }
+    }
+}
+
+/// Whether an I/O error comes from the path the user gave rather than from the system: the path
+/// is a folder where a file was wanted (or a file where a folder was), or it (or the folder it
+/// goes in) does not exist.
+fn is_users_mistake(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(e.kind(), K::IsADirectory | K::NotADirectory | K::NotFound)
+}
+
+/// An error and every cause under it, one presentation for every error racegate prints
+/// (nextest's `DisplayErrorChain`, ripgrep's `{:#}`): `reading /tmp: Is a directory (os error
+/// 21)`. A cause whose text the message already ends with is not repeated.
+pub struct DisplayErrorChain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for DisplayErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut text = self.0.to_string();
+        let mut cause = self.0.source();
+        while let Some(c) = cause {
+            let more = c.to_string();
+            if !more.is_empty() && !text.ends_with(&more) {
+                text.push_str(": ");
+                text.push_str(&more);
+            }
+            cause = c.source();
+        }
+        f.write_str(&text)
+    }
+}
+
+impl Error {
+    /// This error with its causes, as every error is printed: see [`DisplayErrorChain`].
+    pub fn chain(&self) -> DisplayErrorChain<'_> {
+        DisplayErrorChain(self)
     }
 }
 
@@ -238,6 +277,33 @@ mod tests {
         for (e, code) in cases {
             assert_eq!(e.exit_code(), code, "{e:?}");
         }
+    }
+
+    /// The OS's reason is printed (it was dropped: `error: reading /tmp`), and a path that is a
+    /// folder or does not exist is the user's mistake (exit 2), not inconclusive (3).
+    #[test]
+    fn an_io_error_prints_its_cause_and_a_users_path_is_bad_input() {
+        let dir = std::fs::read("/").unwrap_err();
+        let e = Error::io("reading", "/", dir);
+        assert_eq!(
+            e.chain().to_string(),
+            "reading /: Is a directory (os error 21)"
+        );
+        assert_eq!(e.exit_code(), exit::USAGE);
+        let missing = std::fs::write("/nonexistent/dir/x.json", "").unwrap_err();
+        let e = Error::io("writing", "/nonexistent/dir/x.json", missing);
+        assert_eq!(
+            e.chain().to_string(),
+            "writing /nonexistent/dir/x.json: No such file or directory (os error 2)"
+        );
+        assert_eq!(e.exit_code(), exit::USAGE);
+        let full = Error::io(
+            "writing",
+            "x",
+            std::io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        assert_eq!(full.exit_code(), exit::INCONCLUSIVE);
+        assert!(full.chain().to_string().ends_with("(os error 28)"));
     }
 
     #[test]

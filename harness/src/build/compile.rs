@@ -263,18 +263,68 @@ pub fn compile_in_memory(
     })
 }
 
-/// Writes `file` through a temporary file in `dir` renamed over it, so that a reader (another
-/// process sharing the cache) never sees half a file; the temporary is removed if anything
-/// fails on the way.
-fn write_atomically(dir: &Path, file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `path` whole or not at all, the one way racegate replaces a file (baselines, golden
+/// outputs, the PTX cache): a temporary file in the same folder, filled by `fill`, given the
+/// old file's mode (a new file: 0666 less the umask, or 0600 when `private`), synced, renamed
+/// over `path`, and the folder synced. A reader sees the old file or the new one, never a
+/// part; on any failure the temporary is removed.
+pub fn write_atomically_from(
+    path: &Path,
+    private: bool,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     use std::io::Write;
-    // tempfile's private mode (0600) is right: the cache folder is one user's (`crate::build::cache`).
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".racegate")
+    use std::os::unix::fs::PermissionsExt;
+    let dir = folder_of(path);
+    let old_mode = std::fs::metadata(path).ok().map(|m| m.permissions().mode());
+    // open(2) applies the umask to this mode, as it would to a plain `File::create`.
+    let create_mode = if private { 0o600 } else { 0o666 };
+    let tmp = tempfile::Builder::new()
+        .prefix(".racegate-")
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(create_mode))
         .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.persist(file).map_err(|e| e.error)?;
+    let mut w = std::io::BufWriter::new(tmp);
+    fill(&mut w)?;
+    w.flush()?;
+    let tmp = w.into_inner().map_err(|e| e.into_error())?;
+    if let Some(mode) = old_mode {
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    // The rename is durable once the folder is synced (best effort: not every filesystem can).
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
     Ok(())
+}
+
+/// [`write_atomically_from`] of `bytes`.
+pub fn write_atomically(path: &Path, private: bool, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_from(path, private, |w| w.write_all(bytes))
+}
+
+/// Runs `f` (a read-modify-write of `path`) holding an exclusive lock that every other
+/// `with_lock` of a file in the same folder waits for, in this process or another: two
+/// `--update-baseline` runs at once both keep their entries. The lock is `flock(2)` on the
+/// folder itself, so no lock file is left beside the user's files; it goes with the process.
+// Called by `Baseline::update`, which `cli/gate.rs` is still to call.
+pub fn with_lock<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let dir = folder_of(path);
+    let folder = std::fs::File::open(dir).map_err(|e| Error::io("opening", dir, e))?;
+    let mut lock = fd_lock::RwLock::new(folder);
+    let _held = lock.write().map_err(|e| Error::io("locking", dir, e))?;
+    f()
+}
+
+/// The folder `path` is in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
 }
 
 pub use crate::build::cache::dir as cache_dir;
@@ -323,7 +373,9 @@ pub fn compile_to_cache(root: &Path, rel_path: &str, opts: &BuildOptions) -> Res
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
     let file = dir.join(format!("{:016x}.ptx", fingerprint(&built.ptx)));
     if !file.is_file() {
-        write_atomically(&dir, &file, built.ptx.as_bytes())
+        // tempfile's private mode (0600) is right: the cache folder is one user's
+        // (`crate::build::cache`).
+        write_atomically(&file, true, built.ptx.as_bytes())
             .map_err(|e| Error::io("writing", &file, e))?;
     }
     memo.lock().expect("memo").insert(key, file.clone());

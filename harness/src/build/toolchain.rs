@@ -3,7 +3,8 @@
 //! NVRTC is looked for, in order: `RACEGATE_NVRTC_LIB` (a file), the system's library path
 //! (a CUDA install), `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64`, `/usr/local/cuda/lib64`, the copy
 //! `racegate setup` installs from PyPI into racegate's user cache (`~/.cache/racegate/nvrtc`),
-//! and the project-local copy that racegate's own `ci/setup` puts in `.racegate/nvrtc`. The library
+//! and the project-local copy that racegate's own `ci/setup` puts in `.racegate/nvrtc`, looked for
+//! above the root, the current folder, the binary and racegate's checkout as built. The library
 //! found is loaded by absolute path before cudarc asks for it by name, so nobody has to export
 //! `LD_LIBRARY_PATH`.
 
@@ -27,21 +28,38 @@ pub fn cache_install_dir() -> Option<PathBuf> {
     crate::build::cache::dir().ok().map(|d| d.join(CACHE_NVRTC))
 }
 
+/// The folders whose `.racegate/nvrtc` (the copy `ci/setup` installs) racegate looks in, in
+/// order and without repeats: the root (`--root`, the manifest's folder) and every folder above
+/// it, the current folder and those above it (its git top among them), those above the racegate
+/// binary (`target/release/racegate` in racegate's own checkout, whatever `CARGO_TARGET_DIR`
+/// says), and racegate's own checkout as it was built (its `harness/` and above), so a binary
+/// built anywhere finds the copy of the checkout it was built from.
+fn project_bases(root: &Path) -> Vec<PathBuf> {
+    let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let cwd = std::env::current_dir().ok();
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf));
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut out: Vec<PathBuf> = Vec::new();
+    let starts = [Some(root), cwd, exe, Some(built)];
+    for base in starts.iter().flatten().flat_map(|p| p.ancestors()) {
+        let base = normalize(base);
+        if !out.contains(&base) {
+            out.push(base);
+        }
+    }
+    out
+}
+
 /// The library folders of the pip installs racegate knows: the user cache's (`racegate
-/// setup`), then the project-local ones (`ci/setup`) in the root or above it, or above the
-/// racegate binary (target/release/racegate in racegate's own checkout).
+/// setup`), then the project-local ones (`ci/setup`) in [`project_bases`].
 fn wheel_lib_dirs(root: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = cache_install_dir()
         .map(|d| d.join(WHEEL_LIB))
         .into_iter()
         .collect();
-    let exe = std::env::current_exe().ok();
-    for base in root
-        .ancestors()
-        .chain(exe.iter().flat_map(|e| e.ancestors()))
-    {
-        dirs.push(base.join(LOCAL_NVRTC));
-    }
+    dirs.extend(project_bases(root).iter().map(|b| b.join(LOCAL_NVRTC)));
     dirs
 }
 const NVRTC_SONAME: &str = "libnvrtc.so.13";
@@ -126,21 +144,42 @@ fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, NotFound> {
         }
     }
     dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
-    // The pip installs: the user cache's always named in the message (where `racegate setup`
-    // puts it), the project-local ones only where they exist.
-    for (i, d) in wheel_lib_dirs(root).into_iter().enumerate() {
-        if (i == 0 || d.is_dir()) && !dirs.contains(&d) {
-            dirs.push(d);
-        }
-    }
+    // The pip installs: the user cache's (where `racegate setup` puts it), then `.racegate/nvrtc`
+    // (where `ci/setup` puts it) in every folder of `project_bases`; all of them named in the
+    // message, the project-local ones as the folders looked in.
+    let cache = cache_install_dir().map(|d| d.join(WHEEL_LIB));
+    dirs.extend(cache.clone());
+    let bases = project_bases(root);
+    dirs.extend(bases.iter().map(|b| b.join(LOCAL_NVRTC)));
+    let mut seen: Vec<PathBuf> = Vec::new();
     for dir in dirs {
+        if seen.contains(&dir) {
+            continue;
+        }
         let lib = dir.join(NVRTC_SONAME);
         if lib.is_file() && preload(&lib)? {
             return finish(lib.display().to_string(), Some(lib));
         }
-        searched.push(lib.display().to_string());
+        if !dir.ends_with(LOCAL_NVRTC) || cache.as_ref() == Some(&dir) {
+            searched.push(lib.display().to_string());
+        }
+        seen.push(dir);
     }
-    Err(NotFound::Searched(searched.join(", ")))
+    Err(NotFound::Searched(not_found_text(&searched, &bases)))
+}
+
+/// What [`Error::NvrtcMissing`] says was searched: `searched` (the library files looked at),
+/// then `.racegate/nvrtc` (where racegate's `ci/setup` installs it) in each of `bases`, then
+/// `RACEGATE_NVRTC_LIB`, and how to get it from racegate's own checkout.
+pub fn not_found_text(searched: &[String], bases: &[PathBuf]) -> String {
+    let bases: Vec<String> = bases.iter().map(|b| b.display().to_string()).collect();
+    format!(
+        "{}, {LOCAL_NVRTC}/{NVRTC_SONAME} (where racegate's `ci/setup` installs it) in each of {}, \
+         and RACEGATE_NVRTC_LIB (not set)\nin racegate's own checkout, run `ci/setup`: it installs \
+         NVRTC into .racegate/nvrtc, where every racegate built from that checkout finds it",
+        searched.join(", "),
+        bases.join(", ")
+    )
 }
 
 fn finish(source: String, lib: Option<PathBuf>) -> std::result::Result<Nvrtc, NotFound> {

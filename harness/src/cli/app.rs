@@ -26,7 +26,9 @@ detectors its header names and that every correct kernel is clean.",
     after_help = concat!(
         "Exit codes: 0 everything held, 1 something was found, 2 bad input, 3 inconclusive (a tool \
 missing or failing), 4 no CUDA device.\n",
-        "Start with `racegate list`, then `racegate stress CASE`."
+        "Start with a racegate.toml for your own kernels (see examples/gate/racegate.toml): \
+`racegate list` shows them, `racegate gate` checks them; `--manifest FILE` names another manifest. \
+In racegate's own checkout, `racegate list` shows the kernels/ catalog."
     )
 )]
 pub struct Cli {
@@ -122,7 +124,9 @@ pub fn main() -> std::process::ExitCode {
     let code = match result {
         Ok(code) => std::process::ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e}");
+            // The whole cause chain, OS error text included (`reading /tmp: Is a directory
+            // (os error 21)`): one presentation for every error.
+            eprintln!("error: {}", e.chain());
             std::process::ExitCode::from(e.exit_code())
         }
     };

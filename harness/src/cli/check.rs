@@ -14,7 +14,16 @@ use super::settings::Global;
 use super::settings::{self, Settings};
 use super::values;
 
+/// The end of `racegate check --help`: the exit codes, then examples.
+pub const HELP: &str = concat!(
+    "Exit codes: 0 every case judged as its header expects, 1 a mismatch, 2 bad input, 3 inconclusive, 4 no CUDA device (compiles only; --junit still written).\n",
+    "Examples:\n",
+    "  racegate check\n",
+    "  racegate check matmul_tiled16 --trials 20 --junit check.xml --table table.md"
+);
+
 #[derive(clap::Args)]
+#[command(after_long_help = HELP)]
 pub struct CheckArgs {
     /// Cases to check (default: all).
     cases: Vec<String>,
@@ -25,7 +34,7 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Processes at once (stress workers and sanitizers); default: the number of cores.
-    #[arg(long)]
+    #[arg(long, value_parser = values::jobs)]
     jobs: Option<usize>,
     /// Deadline of one stress trial, in seconds.
     #[arg(long, default_value_t = 5.0, value_parser = values::seconds)]
@@ -46,7 +55,7 @@ pub struct CheckArgs {
 
 pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     a.out.claim_stdout();
-    let catalog = settings::catalog(global, None)?;
+    let catalog = super::list::catalog(global)?;
     let inputs = settings::inputs_of(&catalog);
     settings::check_outputs(
         &[

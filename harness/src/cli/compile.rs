@@ -10,7 +10,16 @@ use super::output::outln;
 use super::settings;
 use super::settings::Global;
 
+/// The end of `racegate compile --help`: the exit codes, then examples.
+pub const HELP: &str = concat!(
+    "Exit codes: 0 everything compiled, 1 a compile (or with --load, a load) failed, 2 bad input, 3 inconclusive (NVRTC missing: run `racegate setup`), 4 no CUDA device (--load only).\n",
+    "Examples:\n",
+    "  racegate compile\n",
+    "  racegate compile scale --load --arch compute_90"
+);
+
 #[derive(clap::Args)]
+#[command(after_long_help = HELP)]
 pub struct CompileArgs {
     /// Cases to compile (default: all).
     cases: Vec<String>,
@@ -23,7 +32,7 @@ pub struct CompileArgs {
 }
 
 pub fn run(global: &Global, a: CompileArgs) -> Result<u8> {
-    let catalog = settings::catalog(global, None)?;
+    let catalog = super::list::catalog(global)?;
     settings::validate(&catalog, false)?;
     Ok(if compile_all(&catalog, &a.cases, a.load, a.arch)? {
         exit::OK

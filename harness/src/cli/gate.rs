@@ -51,7 +51,7 @@ pub struct GateArgs {
     #[arg(long, default_value_t = 3, value_parser = values::at_least_one)]
     runs: u32,
     /// Processes at once; default: the number of cores.
-    #[arg(long)]
+    #[arg(long, value_parser = values::jobs)]
     jobs: Option<usize>,
     /// Deadline of a stress trial or a plain program run, in seconds.
     #[arg(long, default_value_t = 10.0, value_parser = values::seconds)]
@@ -282,7 +282,15 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
     preflight(a, &place, settings::inputs_of(&catalog))?;
     settings::validate(&catalog, true)?;
     let (cfg, s) = config(a)?;
-    settings::require_device()?;
+    if let Err(why) = crate::run::device::probe() {
+        // The reports are still written: every run not done, with why, and what the host did.
+        let run = no_device_run(&catalog, &cfg, &why);
+        let place = Place {
+            no_device: Some(why),
+            ..place
+        };
+        return finish(&run, &place, a);
+    }
     a.out.text(&format!(
         "racegate gate: {} kernel(s) from {}\n",
         catalog.cases.len(),
@@ -306,6 +314,49 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
     let run = gate::run_manifest(&catalog, &cfg, &s.worker, |e| show(&progress, e))?;
     progress.finish();
     finish(&run, &place, a)
+}
+
+/// A manifest gate without a device: each kernel compiled (its signature was checked before),
+/// and every run it would have had (each detector, stress where its oracle asks) inconclusive
+/// with why.
+fn no_device_run(catalog: &Catalog, cfg: &GateConfig, why: &str) -> GateRun {
+    let start = std::time::Instant::now();
+    let mut run = GateRun::default();
+    let reason = format!("no CUDA device: {why}");
+    for c in &catalog.cases {
+        run.subjects.push(c.name.clone());
+        let opts = crate::build::compile::BuildOptions {
+            arch: crate::build::compile::DEFAULT_ARCH.into(),
+            jitter: false,
+            extra: c.compile_options(),
+        };
+        let t = std::time::Instant::now();
+        match crate::build::compile::compile(&catalog.root, &c.path, &opts) {
+            Ok(_) => run.checked.push(gate::Checked {
+                subject: c.name.clone(),
+                detector: "compile".into(),
+                seconds: t.elapsed().as_secs_f64(),
+            }),
+            Err(e) => run.notes.push(format!("{}: not compiled: {e}", c.name)),
+        }
+        let stressed = c
+            .kernel_spec()
+            .is_some_and(|k| k.check != crate::source::manifest::Check::None);
+        let detectors = cfg
+            .tools
+            .iter()
+            .map(|t| t.name().to_string())
+            .chain(stressed.then(|| "stress".to_string()));
+        for detector in detectors {
+            run.inconclusive.push(gate::Inconclusive {
+                subject: c.name.clone(),
+                detector,
+                reason: reason.clone(),
+            });
+        }
+    }
+    run.seconds = start.elapsed().as_secs_f64();
+    run
 }
 
 /// One finished run as a progress line: FOUND before the baseline is read (the summary after
@@ -418,13 +469,10 @@ fn code(place: &Place, run: &GateRun, new: usize) -> u8 {
 fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     let shown = place.baseline_shown();
     if a.update_baseline {
-        let (before, replaced) = Baseline::load_for_update(&place.baseline, run)?;
-        let after = before.updated(run, place.stale_subjects);
-        let write = after != before || !place.baseline.exists();
-        if write {
-            after.save(&place.baseline)?;
-        }
-        if let Some(note) = replaced {
+        // Read, changed and written under a lock: concurrent updates keep each other's entries.
+        let u = Baseline::update(&place.baseline, run, place.stale_subjects)?;
+        let (before, after, write) = (u.before, u.after, u.written);
+        if let Some(note) = u.replaced {
             a.out.text(&format!("note: {note}\n"))?;
         }
         a.out.text(&report::text::baseline_written(
@@ -453,7 +501,17 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
         .text(&report::text::gate(run, &d, Path::new(&shown)))?;
     if let Some(why) = &place.no_device {
         a.out.text(&format!(
-            "no CUDA device ({why}): the program ran, but nothing it does on a GPU was judged\n"
+            "{}\n",
+            match place.stale_subjects {
+                true => format!(
+                    "no CUDA device ({why}): the kernels were compiled and their signatures \
+                     checked, but nothing was run"
+                ),
+                false => format!(
+                    "no CUDA device ({why}): the program ran, but nothing it does on a GPU was \
+                     judged"
+                ),
+            }
         ))?;
     }
     let md = report::markdown::gate_summary(run, &d);

@@ -95,7 +95,7 @@ pub struct GradeArgs {
     #[arg(long, default_value_t = 3600.0, value_parser = values::seconds)]
     gpu_wait: f64,
     /// Submissions graded at once in a batch.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = values::jobs)]
     jobs: usize,
     /// The secret seed, read from this file (first line; see the secret above). Also
     /// RACEGATE_GRADE_SECRET_FILE.

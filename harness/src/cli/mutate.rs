@@ -75,7 +75,7 @@ pub struct MutateArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Runs at once (each a stress worker or a sanitizer); default: the number of cores.
-    #[arg(long)]
+    #[arg(long, value_parser = values::jobs)]
     jobs: Option<usize>,
     /// Deadline of one stress trial, in seconds.
     #[arg(long, default_value_t = 5.0, value_parser = values::seconds)]

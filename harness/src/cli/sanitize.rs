@@ -16,7 +16,16 @@ use super::settings::Global;
 use super::settings::{self, Settings};
 use super::values;
 
+/// The end of `racegate sanitize --help`: the exit codes, then examples.
+pub const HELP: &str = concat!(
+    "Exit codes: 0 clean, 1 findings or a hang, 2 bad input, 3 inconclusive (the tool missing or failing), 4 no CUDA device (--json and --save-log still written).\n",
+    "Examples:\n",
+    "  racegate sanitize --tool racecheck scale\n",
+    "  racegate sanitize --tool memcheck --save-xml memcheck.xml -- ./build/app --small"
+);
+
 #[derive(clap::Args)]
+#[command(after_long_help = HELP)]
 #[command(
     override_usage = "racegate sanitize [OPTIONS] --tool <TOOL> <CASE>\n       racegate sanitize [OPTIONS] --tool <TOOL> -- <PROGRAM>..."
 )]
@@ -71,6 +80,21 @@ pub fn parse_tool(s: &str) -> std::result::Result<Tool, String> {
     })
 }
 
+/// Without a device, the files asked for are still written (the JSON: nothing run, and why;
+/// the log: why) before the error (exit 4).
+fn no_device(a: &SanitizeArgs, subject: &str, done: &[&str]) -> Result<()> {
+    let Err(why) = crate::run::device::probe() else {
+        return Ok(());
+    };
+    let reason = format!("no CUDA device: {why}");
+    if let Some(p) = &a.save_log {
+        settings::write_file(p, &format!("{reason}\n"))?;
+    }
+    let json = report::json::not_run("sanitize", subject, &reason, done, exit::NO_DEVICE);
+    a.out.write_text(&json)?;
+    Err(crate::Error::NoDevice(why))
+}
+
 pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
     a.out.claim_stdout();
     let outputs = |inputs: &[PathBuf]| {
@@ -85,11 +109,11 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
         )
     };
     let r = if a.program.is_empty() {
-        let catalog = settings::catalog(global, None)?;
+        let catalog = super::list::catalog(global)?;
         outputs(&settings::inputs_of(&catalog))?;
         let case = catalog.get(a.case.as_deref().unwrap_or_default())?;
         settings::validate(&catalog, true)?;
-        settings::require_device()?;
+        no_device(&a, &case.name, &["signatures checked"])?;
         let s = Settings::new(None)?;
         let cfg = config(&a, &s);
         sanitize::runner::run(&catalog, case, &cfg, &s.worker)?
@@ -97,7 +121,7 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
         let exe = crate::gate::program::resolve(&a.program[0])?;
         let exe = std::path::absolute(&exe).unwrap_or(exe);
         outputs(std::slice::from_ref(&exe))?;
-        settings::require_device()?;
+        no_device(&a, &exe.display().to_string(), &[])?;
         let s = Settings::new(None)?;
         let cfg = config(&a, &s);
         let cwd = settings::current_dir()?;

@@ -37,8 +37,14 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// `jobs`: the flag's value; default: the number of cores.
+    /// `jobs`: the flag's value; default: the number of cores. `--jobs 0` is bad input (exit
+    /// 2): nothing would ever run.
     pub fn new(jobs: Option<usize>) -> Result<Settings> {
+        if jobs == Some(0) {
+            return Err(Error::Usage(
+                "invalid value '0' for '--jobs <JOBS>': must be at least 1".into(),
+            ));
+        }
         Ok(Settings {
             jobs: jobs.unwrap_or_else(crate::judge::battery::default_jobs),
             worker: crate::judge::battery::current_worker()?,

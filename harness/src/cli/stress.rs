@@ -15,7 +15,16 @@ use super::settings::Global;
 use super::settings::{self, Settings};
 use super::values;
 
+/// The end of `racegate stress --help`: the exit codes, then examples.
+pub const HELP: &str = concat!(
+    "Exit codes: 0 every trial passed, 1 a trial failed (wrong output, crash or hang), 2 bad input, 3 inconclusive, 4 no CUDA device (--json still written, verdict no_device).\n",
+    "Examples:\n",
+    "  racegate stress matmul_tiled16::no_sync_after_compute --trials 500\n",
+    "  racegate stress scale --size 1000 --seed 7 --json stress.json   # a racegate.toml kernel"
+);
+
 #[derive(clap::Args)]
+#[command(after_long_help = HELP)]
 pub struct StressArgs {
     /// The case, as `racegate list` names it (e.g. matmul_tiled16::no_sync_after_compute).
     case: String,
@@ -45,14 +54,25 @@ pub struct StressArgs {
 
 pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
     a.out.claim_stdout();
-    let catalog = settings::catalog(global, None)?;
+    let catalog = super::list::catalog(global)?;
     a.out.check(&catalog)?;
     let case = catalog.get(&a.case)?;
     if a.trials == 0 {
         return Err(Error::Usage("--trials must be at least 1".into()));
     }
     settings::validate(&catalog, true)?;
-    settings::require_device()?;
+    if let Err(e) = settings::require_device() {
+        // The JSON is still written: nothing run, and why.
+        let json = report::json::not_run(
+            "stress",
+            &case.name,
+            &e.to_string(),
+            &["signatures checked"],
+            exit::NO_DEVICE,
+        );
+        a.out.write_text(&json)?;
+        return Err(e);
+    }
     let s = Settings::new(None)?;
     let cfg = StressConfig {
         size: a.size,

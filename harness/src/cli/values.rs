@@ -29,6 +29,12 @@ pub fn at_least_one(s: &str) -> Result<u32, String> {
     }
 }
 
+/// A number of processes at once (`--jobs`): at least 1. For `value_parser = values::jobs` on
+/// each command's `--jobs` (until then `Settings::new` refuses 0).
+pub fn jobs(s: &str) -> Result<usize, String> {
+    at_least_one(s).map(|n| n as usize)
+}
+
 /// A memory size in MiB: at least 256 (NVRTC alone maps about 150).
 pub fn mebibytes(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
@@ -55,6 +61,8 @@ mod tests {
         assert_eq!(at_least_one("3"), Ok(3));
         assert!(at_least_one("0").is_err());
         assert!(at_least_one("-2").is_err());
+        assert_eq!(jobs("4"), Ok(4));
+        assert!(jobs("0").is_err());
         assert!(mebibytes("100").is_err());
         assert_eq!(mebibytes("4096"), Ok(4096));
     }

@@ -188,19 +188,10 @@ pub fn write_atomically_from(
     path: &Path,
     fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<()> {
-    let mut tmp = path.as_os_str().to_os_string();
-    tmp.push(format!(".tmp{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let written = std::fs::File::create(&tmp).and_then(|f| {
-        let mut w = std::io::BufWriter::new(f);
-        fill(&mut w)?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()
-    });
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io("writing", &tmp, e));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| Error::io("renaming into", path, e))
+    // The one atomic write (a temporary beside it, synced, the old mode kept, renamed over);
+    // it removes its temporary on failure, where a `.tmp<pid>` used to be left behind.
+    crate::build::compile::write_atomically_from(path, false, fill)
+        .map_err(|e| Error::io("writing", path, e))
 }
 
 /// What the checker said of one output.

@@ -54,6 +54,21 @@ pub fn gate(run: &GateRun, d: &Diff, baseline: &str, code: u8) -> String {
     serde_json::to_string_pretty(&doc).expect("serializable") + "\n"
 }
 
+/// The JSON of a command that could not run its subject (no CUDA device): the verdict and exit
+/// code, what it was asked to run, why not, and the host-side steps that did run
+/// (`done`: e.g. "compiled", "signatures checked").
+pub fn not_run(command: &str, subject: &str, why: &str, done: &[&str], code: u8) -> String {
+    let doc = json!({
+        "verdict": verdict(code),
+        "exit_code": code,
+        "command": command,
+        "subject": subject,
+        "reason": why,
+        "host_checks": done,
+    });
+    serde_json::to_string_pretty(&doc).expect("serializable") + "\n"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

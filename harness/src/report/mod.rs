@@ -11,6 +11,7 @@ pub mod github;
 pub mod grade;
 pub mod json;
 pub mod junit;
+pub mod manifest;
 pub mod markdown;
 pub mod mutate;
 pub mod sarif;

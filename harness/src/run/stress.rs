@@ -82,7 +82,8 @@ pub struct StressReport {
     pub failures: u32,
     /// failures / trials_run.
     pub rate: f64,
-    /// With no failure: the 95% upper bound on the rate (rule of three, 3 / n).
+    /// With no failure: the exact one-sided 95% upper bound on the rate (Clopper-Pearson with
+    /// 0 failures of n: 1 - 0.05^(1/n); 95% for 0 of 1, never above 100%).
     pub upper_bound_95: Option<f64>,
     #[serde(flatten)]
     pub verdict: Verdict,
@@ -303,7 +304,7 @@ pub fn run(
         } else {
             failures as f64 / trials_run as f64
         },
-        upper_bound_95: (failures == 0 && trials_run > 0).then(|| 3.0 / trials_run as f64),
+        upper_bound_95: (failures == 0 && trials_run > 0).then(|| zero_failure_bound(trials_run)),
         verdict,
         first_failure,
         repro,
@@ -426,8 +427,28 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
     Ok(())
 }
 
+/// The exact one-sided 95% upper bound on a failure rate after `n` trials with no failure
+/// (Clopper-Pearson): the rate `p` at which seeing no failure in `n` trials has probability 5%,
+/// `1 - 0.05^(1/n)`. 95% for 1 trial (the rule of three, `3 / n`, said 300%), 2.95% for 100.
+pub fn zero_failure_bound(n: u32) -> f64 {
+    1.0 - 0.05f64.powf(1.0 / f64::from(n.max(1)))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_zero_failure_bound_is_exact_and_never_above_one() {
+        assert!((super::zero_failure_bound(1) - 0.95).abs() < 1e-12);
+        let b = super::zero_failure_bound(100);
+        assert!((b - 0.029513).abs() < 1e-5, "{b}");
+        // At the bound, seeing no failure in n trials has probability 5%.
+        for n in [1u32, 2, 7, 50, 1000] {
+            let p = super::zero_failure_bound(n);
+            assert!((0.0..1.0).contains(&p));
+            assert!(((1.0 - p).powi(n as i32) - 0.05).abs() < 1e-9, "{n}");
+        }
+    }
+
     use super::*;
 
     #[test]

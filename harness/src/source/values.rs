@@ -77,8 +77,8 @@ impl Elem {
     /// The little-endian bytes of `v` in this type (integers wrap, floats round to nearest).
     pub fn encode(self, v: f64) -> Vec<u8> {
         match self {
-            Elem::F16 => f16_bits(v as f32).to_le_bytes().to_vec(),
-            Elem::BF16 => bf16_bits(v as f32).to_le_bytes().to_vec(),
+            Elem::F16 => f16_bits(v).to_le_bytes().to_vec(),
+            Elem::BF16 => bf16_bits(v).to_le_bytes().to_vec(),
             Elem::F32 => (v as f32).to_le_bytes().to_vec(),
             Elem::F64 => v.to_le_bytes().to_vec(),
             Elem::I8 => (v as i64 as i8).to_le_bytes().to_vec(),
@@ -111,7 +111,7 @@ impl Elem {
         let a8 = || b.try_into().expect("8 bytes");
         match self {
             Elem::F16 => f16_to_f32(u16::from_le_bytes(a2())) as f64,
-            Elem::BF16 => f32::from_bits((u16::from_le_bytes(a2()) as u32) << 16) as f64,
+            Elem::BF16 => half::bf16::from_bits(u16::from_le_bytes(a2())).to_f64(),
             Elem::F32 => f32::from_le_bytes(a4()) as f64,
             Elem::F64 => f64::from_le_bytes(a8()),
             Elem::I8 => b[0] as i8 as f64,
@@ -146,71 +146,42 @@ impl Elem {
     }
 }
 
-/// IEEE half precision, round to nearest even.
-pub fn f16_bits(x: f32) -> u16 {
-    let b = x.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32;
-    let man = b & 0x7f_ffff;
-    if exp == 0xff {
-        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1f {
-        return sign | 0x7c00;
-    }
-    if e <= 0 {
-        if e < -10 {
-            return sign;
-        }
-        let m = man | 0x80_0000;
-        let shift = (14 - e) as u32;
-        let half = 1u32 << (shift - 1);
-        let rest = m & ((1 << shift) - 1);
-        let mut r = m >> shift;
-        if rest > half || (rest == half && r & 1 == 1) {
-            r += 1;
-        }
-        return sign | r as u16;
-    }
-    let mut r = ((e as u32) << 10) | (man >> 13);
-    let rest = man & 0x1fff;
-    if rest > 0x1000 || (rest == 0x1000 && r & 1 == 1) {
-        r += 1;
-    }
-    sign | r as u16
+/// IEEE half precision, rounded once to nearest even from the f64 (the `half` crate does the
+/// narrowing from f32; see [`to_f32_odd`] for why it is not given the f64).
+pub fn f16_bits(v: f64) -> u16 {
+    half::f16::from_f32(to_f32_odd(v)).to_bits()
 }
 
+/// An f16's value, exactly.
 pub fn f16_to_f32(h: u16) -> f32 {
-    let sign = ((h & 0x8000) as u32) << 16;
-    let exp = ((h >> 10) & 0x1f) as u32;
-    let man = (h & 0x3ff) as u32;
-    let bits = match (exp, man) {
-        (0, 0) => sign,
-        (0, m) => {
-            // Subnormal: normalize.
-            let mut e = 127 - 15 + 1;
-            let mut m = m;
-            while m & 0x400 == 0 {
-                m <<= 1;
-                e -= 1;
-            }
-            sign | ((e as u32) << 23) | ((m & 0x3ff) << 13)
-        }
-        (0x1f, m) => sign | 0x7f80_0000 | (m << 13),
-        (e, m) => sign | ((e + 127 - 15) << 23) | (m << 13),
-    };
-    f32::from_bits(bits)
+    half::f16::from_bits(h).to_f32()
 }
 
-/// bfloat16, round to nearest even.
-pub fn bf16_bits(x: f32) -> u16 {
-    let b = x.to_bits();
-    if x.is_nan() {
-        return ((b >> 16) | 0x40) as u16;
+/// bfloat16, rounded once to nearest even from the f64.
+pub fn bf16_bits(v: f64) -> u16 {
+    half::bf16::from_f32(to_f32_odd(v)).to_bits()
+}
+
+/// `v` as an f32 rounded to odd: truncated toward zero, its last bit set when anything was cut.
+/// Rounding to nearest twice (f64 -> f32 -> f16) can round a value just above a halfway point
+/// of f16 down to the halfway point and then to even (`1 + 2^-11 + 2^-40` gives 1.0, not
+/// 1.0009766); rounding to odd first keeps the "above" in the last bit, and f32 has more than
+/// two bits beyond f16's and bf16's, so the second rounding is the one correct rounding.
+/// (`half::f16::from_f64` is not used: it narrows through f32 where the CPU has F16C and drops
+/// the f64's low 32 bits elsewhere, both double rounding.)
+fn to_f32_odd(v: f64) -> f32 {
+    let near = v as f32;
+    if near.is_nan() || near as f64 == v {
+        return near;
     }
-    let round = 0x7fff + ((b >> 16) & 1);
-    (b.wrapping_add(round) >> 16) as u16
+    // Inexact: the neighbour toward zero, then its last bit set (an infinity from overflow
+    // becomes f32::MAX, whose last bit is set: f16 and bf16 still overflow to infinity).
+    let toward_zero = if (near as f64).abs() > v.abs() {
+        f32::from_bits(near.to_bits() - 1)
+    } else {
+        near
+    };
+    f32::from_bits(toward_zero.to_bits() | 1)
 }
 
 /// A scalar kernel argument as the raw bits the kernel's parameter holds.
@@ -306,6 +277,27 @@ mod tests {
         assert_eq!(bf16_bits(1.0), 0x3f80);
         assert_eq!(bf16_bits(1.0 + 1.0 / 256.0), 0x3f80, "ties to even");
         assert!(Elem::F16.show(&[0xff, 0xff], 0).starts_with("NaN(0xffff"));
+    }
+
+    /// Issue #25: f64 -> f32 -> f16 rounded twice. `1 + 2^-11 + 2^-40` lies just above the
+    /// halfway point between 1.0 and the next f16 (1 + 2^-10), so it rounds up; as an f32 it
+    /// is the halfway point itself, which rounds to even (down).
+    #[test]
+    fn half_and_bfloat_round_once_from_f64() {
+        let above = |one_ulp: f64| 1.0 + one_ulp / 2.0 + 2f64.powi(-40);
+        assert_eq!(f16_bits(above(2f64.powi(-10))), 0x3c01);
+        assert_eq!(f16_bits(-above(2f64.powi(-10))), 0xbc01);
+        assert_eq!(Elem::F16.encode(above(2f64.powi(-10))), vec![0x01, 0x3c]);
+        assert_eq!(bf16_bits(above(2f64.powi(-7))), 0x3f81);
+        assert_eq!(Elem::BF16.encode(above(2f64.powi(-7))), vec![0x81, 0x3f]);
+        // Just above half the smallest subnormal rounds up to it, not to zero.
+        assert_eq!(f16_bits(2f64.powi(-25) * (1.0 + 2f64.powi(-40))), 0x0001);
+        // Exactly halfway still ties to even; below it rounds down.
+        assert_eq!(f16_bits(1.0 + 2f64.powi(-11)), 0x3c00);
+        assert_eq!(f16_bits(1.0 + 2f64.powi(-11) - 2f64.powi(-40)), 0x3c00);
+        assert_eq!(f16_bits(1e300), 0x7c00, "overflow is infinity");
+        assert_eq!(bf16_bits(-1e300), 0xff80, "overflow is infinity");
+        assert!(f16_to_f32(f16_bits(f64::NAN)).is_nan());
     }
 
     #[test]

@@ -8,9 +8,12 @@
 //! libtest-mimic target, `tests/tests.rs`.
 
 mod api;
+mod atomic_write;
 mod compile_child;
 mod confinement;
 mod containment;
+mod edges;
+mod error_chain;
 mod exit_codes;
 mod globalcheck;
 mod header;
@@ -19,6 +22,9 @@ mod inputs;
 mod layout;
 mod manifest;
 mod mutate;
+mod onboarding;
+mod no_device_artifacts;
+mod outside_target;
 mod setup;
 
 use std::fmt::Debug;
