@@ -68,11 +68,8 @@ fn candidates(root: &Path) -> Vec<PathBuf> {
     if let Some(d) = crate::build::toolchain::cache_install_dir() {
         c.push(d.join("nvidia/cu13"));
     }
-    let exe = std::env::current_exe().ok();
-    for base in root
-        .ancestors()
-        .chain(exe.iter().flat_map(|e| e.ancestors()))
-    {
+    // The same places NVRTC is looked for (any target folder, any working folder).
+    for base in crate::build::toolchain::project_bases(root) {
         c.push(base.join(".racegate/nvrtc/nvidia/cu13"));
     }
     c

@@ -34,7 +34,7 @@ pub fn cache_install_dir() -> Option<PathBuf> {
 /// binary (`target/release/racegate` in racegate's own checkout, whatever `CARGO_TARGET_DIR`
 /// says), and racegate's own checkout as it was built (its `harness/` and above), so a binary
 /// built anywhere finds the copy of the checkout it was built from.
-fn project_bases(root: &Path) -> Vec<PathBuf> {
+pub(crate) fn project_bases(root: &Path) -> Vec<PathBuf> {
     let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
     let cwd = std::env::current_dir().ok();
     let exe = std::env::current_exe()
