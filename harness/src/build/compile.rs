@@ -387,7 +387,7 @@ mod tests {
     #[test]
     fn a_file_compiles_once_per_text_and_options() {
         let root =
-            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+            crate::build::toolchain::find_root(&crate::source::paths::package_dir())
                 .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("k.cu");
@@ -427,7 +427,7 @@ mod tests {
     #[test]
     fn concurrent_compiles_do_not_mix() {
         let root =
-            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+            crate::build::toolchain::find_root(&crate::source::paths::package_dir())
                 .unwrap();
         std::thread::scope(|s| {
             for t in 0..4u32 {
@@ -449,7 +449,7 @@ mod tests {
     #[test]
     fn a_name_expression_is_lowered_into_the_ptx() {
         let root =
-            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+            crate::build::toolchain::find_root(&crate::source::paths::package_dir())
                 .unwrap();
         let src = "template <typename T, int B> __global__ void scale(T* y, T a, int n) \
                    { int i = blockIdx.x * B + threadIdx.x; if (i < n) y[i] *= a; }";
@@ -479,7 +479,7 @@ mod tests {
     #[test]
     fn line_info_names_the_file_under_the_root() {
         let root =
-            crate::build::toolchain::find_root(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+            crate::build::toolchain::find_root(&crate::source::paths::package_dir())
                 .unwrap();
         let src = "extern \"C\" __global__ void k(int* o) { o[threadIdx.x] = 1; }";
         let b = super::compile_source(&root, "sub/dir/k.cu", src, &Default::default()).unwrap();

@@ -143,7 +143,7 @@ mod tests {
     use crate::judge::sanitize::{normalize, xml};
 
     fn repo() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
+        crate::source::paths::package_dir()
             .parent()
             .unwrap()
             .to_path_buf()

@@ -414,7 +414,7 @@ mod tests {
     use super::*;
 
     fn root() -> std::path::PathBuf {
-        crate::build::toolchain::find_root(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap()
+        crate::build::toolchain::find_root(&crate::source::paths::package_dir()).unwrap()
     }
 
     fn unit<'c>(catalog: &'c Catalog, file: &str) -> Unit<'c> {

@@ -49,3 +49,12 @@ pub fn relative_to(root: &Path, path: &Path) -> Option<String> {
         .ok()
         .map(|p| p.to_string_lossy().into_owned())
 }
+
+/// The package folder (`harness/`) for unit tests: the runtime `CARGO_MANIFEST_DIR` first (a
+/// nextest archive run from another checkout sets it to the new place), else the build's.
+#[cfg(test)]
+pub(crate) fn package_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}

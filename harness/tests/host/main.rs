@@ -22,8 +22,8 @@ mod inputs;
 mod layout;
 mod manifest;
 mod mutate;
-mod onboarding;
 mod no_device_artifacts;
+mod onboarding;
 mod outside_target;
 mod setup;
 
