@@ -145,9 +145,61 @@ fn lowercase_first(s: &str) -> String {
     }
 }
 
+/// How deep parentheses may nest, how many signs may stand in a row and how long an expression
+/// may be. The parser recurses once per level and per sign (40,000 `(` overflowed its stack;
+/// 100,000 `-` took over a minute), and no size expression needs more.
+pub const MAX_DEPTH: usize = 64;
+pub const MAX_SIGNS: usize = 16;
+pub const MAX_LEN: usize = 4096;
+
+/// Refuses an expression the parser could not take in bounded time and stack, saying which
+/// bound it passes, before any parsing.
+fn check_shape(expr: &str) -> Result<(), String> {
+    if expr.len() > MAX_LEN {
+        return Err(format!(
+            "an expression of {} characters: at most {MAX_LEN}",
+            expr.len()
+        ));
+    }
+    let (mut depth, mut deepest, mut signs, mut most_signs) = (0usize, 0usize, 0usize, 0usize);
+    for c in expr.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        match c {
+            '-' | '+' | '!' => {
+                signs += 1;
+                most_signs = most_signs.max(signs);
+            }
+            c if c.is_whitespace() || c == '(' => {}
+            _ => signs = 0,
+        }
+    }
+    let short = |s: &str| s.chars().take(40).collect::<String>();
+    if deepest > MAX_DEPTH {
+        return Err(format!(
+            "`{}...`: parentheses nested {deepest} deep: at most {MAX_DEPTH}",
+            short(expr)
+        ));
+    }
+    if most_signs > MAX_SIGNS {
+        return Err(format!(
+            "`{}...`: {most_signs} signs in a row: at most {MAX_SIGNS}",
+            short(expr)
+        ));
+    }
+    Ok(())
+}
+
 /// Evaluates an integer expression over `env`: `+ - * / %` (integer division truncates),
 /// parentheses, `ceil_div(a, b)`, `min(a, b)`, `max(a, b)`.
 pub fn eval(expr: &str, env: &Env) -> Result<i64, String> {
+    check_shape(expr)?;
     let ctx = context(env)?;
     evalexpr::eval_int_with_context(expr, &ctx).map_err(|e| explain(expr, env, e))
 }
@@ -155,6 +207,7 @@ pub fn eval(expr: &str, env: &Env) -> Result<i64, String> {
 /// Evaluates an expression that may hold float literals (`2.5`, `-0.5`, `n * 0.5`); integer
 /// parts are still checked integer arithmetic.
 pub fn eval_float(expr: &str, env: &Env) -> Result<f64, String> {
+    check_shape(expr)?;
     let ctx = context(env)?;
     let v = evalexpr::eval_number_with_context(expr, &ctx).map_err(|e| explain(expr, env, e))?;
     if v.is_finite() {
@@ -171,6 +224,7 @@ pub fn eval_indexed(
     env: &Env,
     element: &mut dyn FnMut(&str, i64) -> Result<i64, String>,
 ) -> Result<i64, String> {
+    check_shape(expr)?;
     eval(&substitute(expr, env, element)?, env).map_err(|e| {
         // Name the expression as written, not the one with elements filled in.
         match e.split_once("`: ") {
@@ -253,6 +307,27 @@ mod tests {
 
     fn env(pairs: &[(&str, i64)]) -> Env {
         pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn deep_or_long_expressions_are_refused_quickly_with_the_bound_named() {
+        let env = env(&[("n", 4)]);
+        let start = std::time::Instant::now();
+        let deep = format!("{}n{}", "(".repeat(40_000), ")".repeat(40_000));
+        let e = eval(&deep, &env).unwrap_err();
+        assert!(e.contains("characters: at most"), "{e}");
+        let e = eval(&format!("{}n{}", "(".repeat(100), ")".repeat(100)), &env).unwrap_err();
+        assert!(e.contains("nested 100 deep: at most 64"), "{e}");
+        let e = eval(&format!("{}n", "-".repeat(100_000)), &env).unwrap_err();
+        assert!(e.contains("at most"), "{e}");
+        let e = eval(&format!("{}n", "- ".repeat(20)), &env).unwrap_err();
+        assert!(e.contains("20 signs in a row"), "{e}");
+        let e = eval_float(&format!("{}1.5", "(".repeat(65)), &env).unwrap_err();
+        assert!(e.contains("nested"), "{e}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(1));
+        // Ordinary expressions still evaluate, signs and nesting within the bounds.
+        assert_eq!(eval("-(-(n))", &env), Ok(4));
+        assert_eq!(eval("ceil_div(n, 3) * ((n + 1) - 1)", &env), Ok(8));
     }
 
     #[test]
