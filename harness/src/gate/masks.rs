@@ -27,9 +27,32 @@ pub const BUILT_IN: &[BuiltIn] = &[
     },
     BuiltIn {
         name: "durations",
-        pattern: r"(?-u:\b)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\s?(?:ns|us|µs|μs|ms|s|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?)(?-u:\b)",
-        example: "0.41 sec, 12ms, 3.2 s",
+        pattern: r"(?-u:\b)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\s?(?:ns|us|µs|μs|ms|s|sec|secs|seconds?|[mun]secs?|millis(?:econds?)?|microseconds?|nanoseconds?|mins?|minutes?|h|hrs?|hours?)(?-u:\b)",
+        example: "0.41 sec, 12ms, 3.2 s, 15.941 msec, 110.149002 msecs",
         replacement: "<duration>",
+    },
+    // A rate: a number, then a unit per second (5.0572 GB/s, 263.12 GFlop/s, 0.35 MegaElements/s).
+    BuiltIn {
+        name: "rates",
+        pattern: r"(?-u:\b)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\s?[A-Za-z]+\s?/\s?(?:s|sec|secs|second|seconds)(?-u:\b)",
+        example: "5.0572 GB/s, 218907.6000 MB/sec, 263.12 GFlop/s, 0.348313 MegaElements/s, 0.000354 gigaedges/s",
+        replacement: "<rate>",
+    },
+    // A duration whose unit stands elsewhere on the line: the number after a word that says
+    // time (`Time (ms): 188.15`, `Processing time: 86.96 (ms)`, `time spent executing by the
+    // GPU: 34.40`), within 40 characters without a digit.
+    BuiltIn {
+        name: "labelled durations",
+        pattern: r"(?i)(?-u:\b)(time|elapsed|duration|latency)(?-u:\b)([^\n\d]{0,40}?)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?",
+        example: "Time (ms): 188.152359, Processing time: 86.957001 (ms), time spent executing by the GPU: 34.40",
+        replacement: "${1}${2}<duration>",
+    },
+    // Clock counts and cycles, on a line that says so (`Average clocks/block = 80081.03`).
+    BuiltIn {
+        name: "clocks",
+        pattern: r"(?i)(?-u:\b)(clocks?|cycles?)(?-u:\b)([^\n\d]{0,40}?)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?",
+        example: "Average clocks/block = 80081.031250, cycles: 1234",
+        replacement: "${1}${2}<clocks>",
     },
     BuiltIn {
         name: "addresses",
@@ -158,6 +181,43 @@ mod tests {
         assert_eq!(masked("buf=0x7ffd4a2b1c30"), "buf=0x<address>");
         assert_eq!(masked("child pid 4242 done"), "child pid <pid> done");
         assert_eq!(masked("PID=17"), "PID=<pid>");
+    }
+
+    /// Timing and speed lines real CUDA programs print (each quoted in issue #32 from correct
+    /// programs flagged for output variance): two runs differing only in these numbers must
+    /// compare equal after masking.
+    #[test]
+    fn timing_and_speed_lines_of_real_programs_are_masked() {
+        let lines = [
+            ("Time= 15.941 msec", "Time= 9.5 msec"),
+            ("GPU time: 110.149002 msecs.", "GPU time: 99.1 msecs."),
+            ("Time (ms): 188.152359", "Time (ms): 17.2"),
+            ("Processing time: 86.957001 (ms)", "Processing time: 86.1 (ms)"),
+            ("Throughput = 5.0572 GB/s", "Throughput = 6.1 GB/s"),
+            ("Bandwidth 218907.6000 MB/sec", "Bandwidth 218000.1 MB/sec"),
+            ("Performance= 263.12 GFlop/s", "Performance= 200.5 GFlop/s"),
+            ("0.348313 MegaElements/s", "0.41 MegaElements/s"),
+            ("Throughput: 0.000354 gigaedges/s", "Throughput: 0.0004 gigaedges/s"),
+            ("Average clocks/block = 80081.031250", "Average clocks/block = 79000.5"),
+            (
+                "time spent executing by the GPU: 34.40",
+                "time spent executing by the GPU: 31.02",
+            ),
+        ];
+        for (a, b) in lines {
+            assert_eq!(masked(a), masked(b), "{a:?} vs {b:?}");
+            assert_ne!(masked(a), a, "{a:?} not masked");
+        }
+        // Lines that say nothing of time keep their numbers.
+        for keep in [
+            "counter: 1 expected: 51200",
+            "sum = 0.996214",
+            "Test passed",
+            "n = 1048576 elements, 256 threads/block",
+            "max error 3.2e-06",
+        ] {
+            assert_eq!(masked(keep), keep);
+        }
     }
 
     #[test]
