@@ -1,6 +1,7 @@
 //! What may differ between two runs of a program without meaning anything: the built-in masks
-//! (durations, timestamps, addresses, process ids; nothing else, so `counter: 1 expected: 51200`
-//! still differs from `counter: 51200`) and the user's `--mask REGEX`. Output is bytes: masks
+//! (durations, rates per second, numbers after a word that says time or clocks, timestamps,
+//! addresses, process ids; nothing else, so `counter: 1 expected: 51200` still differs from
+//! `counter: 51200`) and the user's `--mask REGEX`. Output is bytes: masks
 //! match bytes, and a byte that is not UTF-8 is just a byte.
 
 use regex::bytes::Regex;
