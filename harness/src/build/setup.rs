@@ -16,7 +16,7 @@ use crate::build::toolchain;
 use crate::errors::{Error, Result};
 
 /// The wheels `racegate setup` installs: NVRTC, the runtime's headers (`cuda_fp16.h`) and
-/// CCCL (`cuda/std`), pinned to what driver 580 can load (DECISIONS: wheels); and nvcc with the
+/// CCCL (`cuda/std`), pinned to 13.0.x, what driver 580 can load (13.5 emits PTX it refuses); and nvcc with the
 /// Sanitizer API, from which racegate builds its globalcheck tool where no CUDA toolkit is
 /// installed (nvcc's own dependencies are unpinned, so nvvm and crt are pinned here).
 pub const NVRTC_WHEELS: [&str; 7] = [

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::source::files;
 
-/// The parts a fingerprint is made of (DECISIONS.md, "Gate and programs").
+/// The parts a fingerprint is made of: kernel or program, detector, kind, function, normalized
+/// source text, and the occurrence among identical lines of that function; no line numbers.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Identity {
     /// The manifest kernel, or the program's name.

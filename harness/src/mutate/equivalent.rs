@@ -12,7 +12,7 @@
 //! An entry without a reason (or with an empty one), an unknown key or a repeated id is bad input
 //! naming the file and line (exit 2). An id that is no longer among the file's mutants is
 //! stale: reported as a warning, never an error, so the file can be tidied later. Equivalent
-//! mutants are not run and leave the score (DECISIONS.md: a second reading must agree with each
+//! mutants are not run and leave the score (a second, independent reading must agree with each
 //! reason before it is committed).
 
 use std::path::{Path, PathBuf};

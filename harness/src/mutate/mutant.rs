@@ -5,7 +5,7 @@
 //! file's name, the enclosing function's name, the normalized text of the lines the site stands
 //! on (code tokens only, joined by one space: comments, spacing and line numbers do not count)
 //! and the site's occurrence among the sites of that operator with the same function and text,
-//! in source order. The same rule as the gate's fingerprints (DECISIONS.md): an edit elsewhere
+//! in source order. The same rule as the gate's fingerprints: an edit elsewhere
 //! in the file (a line added above, a comment, another function) keeps every id; editing the
 //! site's own line, or a same-looking line before it in the same function, changes it.
 

@@ -6,7 +6,7 @@
 //!
 //! Left out on purpose: **padding removal** (`[T][T+1]` -> `[T][T]`): a padded tile is a
 //! performance choice, and until racegate has performance checks no detector could kill such a
-//! mutant (DECISIONS.md, "Mutation").
+//! mutant (padding-removal mutants wait for `racegate perf`, which would see the conflicts).
 
 use serde::Serialize;
 

@@ -151,7 +151,7 @@ impl Report {
 }
 
 /// The level of a scope: lanes of one warp are a warning (lockstep assumptions are their own
-/// class; DECISIONS: they count for an expectation only where declared), the rest errors.
+/// class: they count for an expectation only where a header declares them), the rest errors.
 pub fn level(scope: &str) -> &'static str {
     if scope == "lanes" {
         "Warning"
