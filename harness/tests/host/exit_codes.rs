@@ -29,7 +29,7 @@ fn has_device() -> bool {
 }
 
 /// A manifest project in a scratch folder: one kernel, `source` its text.
-fn project(source: &str, manifest_extra: &str) -> tempfile::TempDir {
+pub(super) fn project(source: &str, manifest_extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.cu"), source).unwrap();
     std::fs::write(
@@ -55,7 +55,7 @@ args = [
     dir
 }
 
-const GOOD: &str = "extern \"C\" __global__ void k(float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = 1.0f;\n}\n";
+pub(super) const GOOD: &str = "extern \"C\" __global__ void k(float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = 1.0f;\n}\n";
 
 #[test]
 fn code_0_everything_held() {
