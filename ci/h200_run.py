@@ -58,10 +58,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--phases", default="env,compile,hang,sanitize,stress",
                     help="comma-separated, in this order: env, doctor, sigint, compile, hang, sanitize, stress, exit, check, "
-                         "gate, corpus, mutate, poison, grade, bench, globalcheck, nextest")
+                         "gate, corpus, mutate, poison, grade, bench, globalcheck, ncu, samples, nextest")
     ap.add_argument("--pack", action="store_true", help="pack all outputs but summary.txt into results.tar.gz")
     ap.add_argument("--bundle", default="target/bundle", help="from ci/bundle: racegate, cargo-nextest, racegate-tests.tar.zst")
     ap.add_argument("--old-racegate", default=None, help="phase poison: an earlier build, run side by side")
+    ap.add_argument("--samples", type=int, default=30, help="phase samples: how many of ci/gate-samples' list")
     ap.add_argument("--budget", type=float, default=540, help="seconds; stress jobs not started by then are skipped")
     a = ap.parse_args()
     out = pathlib.Path(a.out); out.mkdir(parents=True, exist_ok=True)
@@ -368,6 +369,56 @@ def main():
         import shutil; shutil.rmtree(gdir)
         say(f"globalcheck: {time.time() - t:.0f} s -> globalcheck.txt, globalcheck-timing.csv, globalcheck.tar.gz")
 
+    if "ncu" in phases:
+        # Issue 28: Nsight Compute counters on the course's families (racegate's own stress path as
+        # the target, the family's kernels only), CSV kept raw as fixtures for `racegate perf`.
+        t = time.time()
+        ndir = out / "ncu"; ndir.mkdir(exist_ok=True)
+        metrics = ",".join([
+            "gpu__time_duration.sum",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+            "smsp__sass_inst_executed_op_shared_ld.sum",
+            "smsp__sass_inst_executed_op_shared_st.sum",
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+            "smsp__sass_average_branch_targets_threads_uniform.pct",
+            "dram__bytes.sum"])
+        r = sh("ncu --version", timeout=60)
+        for case, size, kern in [("transpose_naive_tile", 4096, "transpose"), ("transpose_padded", 4096, "transpose"),
+                                 ("transpose_swizzled", 4096, "transpose"), ("reduce_interleaved", 16777216, "reduce"),
+                                 ("reduce_sequential", 16777216, "reduce"), ("reduce_warp_unrolled", 16777216, "reduce"),
+                                 ("reduce_shuffle", 16777216, "reduce"), ("matmul_naive", 1024, "matmul"),
+                                 ("matmul_tiled16", 1024, "matmul"), ("matmul_tiled32", 1024, "matmul")]:
+            cmd = (f"ncu --target-processes all --clock-control none --csv --metrics {metrics} -k regex:{kern} "
+                   f"{rg} stress {case} --trials 2 --per-set 2 --seed 1 --size {size} --no-jitter --timeout 60")
+            r += f"$ {cmd}\n"
+            rc, o, e, dt = 0, "", "", 0.0
+            t1 = time.time()
+            p = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=180, errors="replace")
+            (ndir / f"{case}.csv").write_text(p.stdout)
+            (ndir / f"{case}.stderr.txt").write_text(p.stderr)
+            r += f"exit {p.returncode} in {time.time() - t1:.1f} s; {len(p.stdout.splitlines())} stdout lines\n"
+        (out / "ncu.txt").write_text(r)
+        with tarfile.open(out / "ncu.tar.gz", "w:gz") as tf:
+            tf.add(ndir, arcname="ncu")
+        import shutil; shutil.rmtree(ndir)
+        say(f"ncu: {time.time() - t:.0f} s -> ncu.txt, ncu.tar.gz")
+
+    if "samples" in phases:
+        # Issue 32: correct third-party programs (NVIDIA/cuda-samples, staged by
+        # `ci/gate-samples stage` into BUNDLE/samples) under `racegate gate --` with the defaults.
+        t = time.time()
+        r = sh(f"python3 ci/gate-samples run --racegate {rg} --samples {a.bundle}/samples --out {out} --limit {a.samples}",
+               timeout=560)
+        (out / "samples.txt").write_text(r)
+        say(f"samples: {time.time() - t:.0f} s -> samples.txt, samples-gate.md, samples-gate.json, samples/")
+
     if "nextest" in phases:
         t = time.time()
         b = a.bundle
@@ -385,7 +436,10 @@ def main():
             for f in files:
                 tf.add(f, arcname=f.name)
         for f in files:
-            f.unlink()
+            if f.is_dir():
+                import shutil; shutil.rmtree(f)
+            else:
+                f.unlink()
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 //! decides where it goes. JSON of a result is serde's, except where a platform fixes the format.
 
 pub mod codequality;
+pub mod explain;
 pub mod github;
 pub mod grade;
 pub mod json;
