@@ -10,6 +10,7 @@ pub mod codequality;
 pub mod explain;
 pub mod github;
 pub mod grade;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod manifest;
