@@ -8,7 +8,8 @@ use clap::{Parser, Subcommand};
 
 use super::settings::Global;
 use super::{
-    bench, check, compile, doctor, gate, grade, internal, list, mutate, sanitize, setup, stress,
+    bench, check, compile, doctor, gate, grade, internal, list, mutate, report, sanitize, setup,
+    stress,
 };
 
 #[derive(Parser)]
@@ -92,6 +93,11 @@ pub enum Command {
     /// ncu, with versions) and, for each thing missing, how to get it.
     #[command(after_help = doctor::HELP)]
     Doctor(doctor::DoctorArgs),
+    /// Render a saved result (`check --json`, `gate --json`, `grade --json`) as an HTML report:
+    /// an index with the verdict and the matrix or findings, a page per finding with the source,
+    /// the explanation and fix hint (English or Korean), and the repro command.
+    #[command(after_help = report::HELP)]
+    Report(report::ReportArgs),
     #[command(flatten)]
     Internal(internal::Internal),
 }
@@ -149,6 +155,7 @@ pub(crate) fn run(cli: Cli) -> Result<u8> {
         Command::Mutate(a) => mutate::run(g, a),
         Command::Setup(a) => setup::run(g, a),
         Command::Doctor(a) => doctor::run(g, a),
+        Command::Report(a) => report::run(g, a),
         Command::Internal(i) => internal::run(g, i),
     }
 }

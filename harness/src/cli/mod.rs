@@ -18,6 +18,7 @@ mod list;
 mod mutate;
 mod output;
 mod progress;
+mod report;
 mod sanitize;
 mod settings;
 mod setup;

@@ -1,0 +1,78 @@
+//! `racegate report RESULT.json --html DIR`: a saved result (`check --json`, `gate --json`,
+//! `grade --json`) rendered as the HTML report, in English or Korean.
+
+use std::path::PathBuf;
+
+use crate::errors::{exit, Error};
+use crate::report::explain::Lang;
+use crate::report::html;
+use crate::Result;
+
+use super::settings::{self, Global};
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// A result racegate wrote with `--json` (check, gate or grade); `-` reads standard input.
+    result: PathBuf,
+    /// Write the report here: `index.html` and one page per finding (or submission). Nothing
+    /// outside the folder is referenced (no CDN, no script).
+    #[arg(long, value_name = "DIR")]
+    html: PathBuf,
+    /// Language of the explanations: en or ko. Default: from LC_ALL, LC_MESSAGES or LANG,
+    /// else English.
+    #[arg(long, value_name = "LANG", value_parser = parse_lang)]
+    lang: Option<Lang>,
+    /// A course section to read, shown beside every fix hint (e.g. "2.8 동기화 I").
+    #[arg(long, value_name = "SECTION")]
+    see: Option<String>,
+}
+
+fn parse_lang(s: &str) -> std::result::Result<Lang, String> {
+    Lang::parse(s).ok_or_else(|| format!("`{s}` is not a language racegate speaks (en, ko)"))
+}
+
+pub const HELP: &str = "Examples:
+  racegate check --json check.json && racegate report check.json --html report/
+  racegate gate --json gate.json; racegate report gate.json --html gate-report/ --lang ko
+  racegate grade --json grades.json submissions/ && racegate report grades.json --html feedback/ --see '2.8 동기화 I'
+
+Exit codes: 0 the report was written, 2 bad input (a file that is no result racegate wrote, a folder \
+that cannot be written).";
+
+pub fn run(global: &Global, a: ReportArgs) -> Result<u8> {
+    let text = if a.result.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|source| {
+            Error::Io {
+                action: "reading",
+                path: "standard input".into(),
+                source,
+            }
+        })?;
+        s
+    } else {
+        std::fs::read_to_string(&a.result).map_err(|source| Error::Io {
+            action: "reading",
+            path: a.result.clone(),
+            source,
+        })?
+    };
+    let doc: serde_json::Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
+        .map_err(|e| Error::Usage(format!("{}: not JSON: {e}", a.result.display())))?;
+    let root = settings::root_or_cwd(global);
+    let lang = a.lang.unwrap_or_else(Lang::from_env);
+    let pages = html::render(&doc, &root, lang, a.see.as_deref())
+        .map_err(|e| Error::Usage(format!("{}: {e}", a.result.display())))?;
+    html::write(&a.html, &pages).map_err(|source| Error::Io {
+        action: "writing the report into",
+        path: a.html.clone(),
+        source,
+    })?;
+    eprintln!(
+        "wrote {} page(s) into {} ({})",
+        pages.len(),
+        a.html.display(),
+        a.html.join("index.html").display()
+    );
+    Ok(exit::OK)
+}
