@@ -124,12 +124,14 @@ pub fn key_for(detector: &str, kind: &str, accesses: &str) -> &'static str {
                 "records-dropped"
             } else if k.starts_with("hang") {
                 "hang"
+            } else if acc.contains("write -> write") {
+                // Two writers (a plain `+=` from many threads among them): the write-write
+                // hazard is the cause whatever reads were reported beside it.
+                "race-shared-waw"
             } else if acc.contains("write -> read") {
                 "race-shared-raw"
             } else if acc.contains("read -> write") {
                 "race-shared-war"
-            } else if acc.contains("write -> write") {
-                "race-shared-waw"
             } else if k.contains("race") {
                 "race-shared-raw"
             } else {
@@ -412,6 +414,7 @@ mod tests {
             ("racecheck", "Analysis: Race condition", "Write -> Read kernels/x.cu:3", "race-shared-raw"),
             ("racecheck", "Analysis: Race condition", "Read -> Write kernels/x.cu:3", "race-shared-war"),
             ("racecheck", "Analysis: Race condition", "Write -> Write kernels/x.cu:3", "race-shared-waw"),
+            ("racecheck", "Analysis: Race condition", "Write -> Read a.cu:29; Write -> Write a.cu:29", "race-shared-waw"),
             ("synccheck", "Synccheck: Barrier error: Divergent thread(s) in warp", "", "barrier-divergent"),
             ("memcheck", "Precise: Invalid __global__ write of size 4 bytes is out of bounds", "", "oob"),
             ("memcheck", "Api: Program hit CUDA_ERROR_LAUNCH_FAILED (error 719)", "", "api-error"),

@@ -45,8 +45,29 @@ pub fn ui(lang: Lang) -> BTreeMap<String, String> {
     toml::from_str(text).expect("locales/ui.*.toml parse (tested)")
 }
 
+/// The `code` filter: the text escaped, then each `name` between backticks set as code.
+fn code_spans(v: String) -> Value {
+    let escaped = minijinja::HtmlEscape(&v).to_string();
+    let ticks = escaped.matches('`').count();
+    let mut out = String::with_capacity(escaped.len());
+    for (i, part) in escaped.split('`').enumerate() {
+        if i % 2 == 1 && i < ticks {
+            out.push_str("<code>");
+            out.push_str(part);
+            out.push_str("</code>");
+        } else {
+            if i % 2 == 1 {
+                out.push('`'); // an unmatched backtick stays as it was
+            }
+            out.push_str(part);
+        }
+    }
+    Value::from_safe_string(out)
+}
+
 fn env() -> Environment<'static> {
     let mut e = Environment::new();
+    e.add_filter("code", code_spans);
     for (name, text) in TEMPLATES {
         e.add_template(name, text)
             .expect("templates parse (tested)");

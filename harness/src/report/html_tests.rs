@@ -180,6 +180,19 @@ fn nothing_a_submission_printed_becomes_markup() {
 }
 
 #[test]
+fn code_names_are_set_as_code_and_nothing_else_is_markup() {
+    let f = |s: &str| code_spans(s.to_string()).to_string();
+    assert_eq!(
+        f("put `__syncthreads()` here"),
+        "put <code>__syncthreads()</code> here"
+    );
+    assert_eq!(f("`a` and `b`"), "<code>a</code> and <code>b</code>");
+    assert_eq!(f("one ` tick"), "one ` tick");
+    assert_eq!(f("`<script>`"), "<code>&lt;script&gt;</code>");
+    assert_eq!(f("a `b` c `d"), "a <code>b</code> c `d");
+}
+
+#[test]
 fn source_is_read_only_under_the_root() {
     let r = Renderer {
         env: env(),
