@@ -41,7 +41,7 @@ def sanitize_once(rg, folder, name, tool, run, timeout=300):
     """One `racegate sanitize` run kept whole: the tool's raw output (XML, or globalcheck's JSON-lines
     report), the log, and racegate's JSON. Returns (name, tool, run, exit code)."""
     stem = f"{name.replace('::', '__')}__{tool}.{run}"
-    raw = folder / f"{stem}.{'jsonl' if tool == 'globalcheck' else 'xml'}"
+    raw = folder / f"{stem}.{'jsonl' if tool in ('globalcheck', 'sharedcheck') else 'xml'}"
     cmd = [rg, "sanitize", name, "--tool", tool, "--json", "-", "--timeout", "30",
            "--save-xml", str(raw), "--save-log", str(folder / f"{stem}.log")]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -58,11 +58,15 @@ def main():
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--phases", default="env,compile,hang,sanitize,stress",
                     help="comma-separated, in this order: env, doctor, sigint, compile, hang, sanitize, stress, exit, check, "
-                         "gate, corpus, mutate, poison, grade, bench, globalcheck, ncu, samples, nextest")
+                         "gate, corpus, mutate, poison, grade, grade30, bench, globalcheck, ncu, samples, nextest")
     ap.add_argument("--pack", action="store_true", help="pack all outputs but summary.txt into results.tar.gz")
     ap.add_argument("--bundle", default="target/bundle", help="from ci/bundle: racegate, cargo-nextest, racegate-tests.tar.zst")
     ap.add_argument("--old-racegate", default=None, help="phase poison: an earlier build, run side by side")
     ap.add_argument("--samples", type=int, default=30, help="phase samples: how many of ci/gate-samples' list")
+    ap.add_argument("--gc-timing", type=float, default=480,
+                    help="phase globalcheck: seconds for the side-by-side timing loop (0: none)")
+    ap.add_argument("--no-gc-programs", dest="gc_programs", action="store_false",
+                    help="phase globalcheck: leave out the program examples")
     ap.add_argument("--budget", type=float, default=540, help="seconds; stress jobs not started by then are skipped")
     a = ap.parse_args()
     out = pathlib.Path(a.out); out.mkdir(parents=True, exist_ok=True)
@@ -308,11 +312,38 @@ def main():
         (out / "grade.txt").write_text(r)
         say(f"grade: {time.time() - t:.0f} s -> grade.txt, grade-EXERCISE.json")
 
+    if "grade30" in phases:
+        # Issue 26: a batch of 30 `reduce` submissions (the sample submissions, cycled to 30,
+        # each under its own name) with the defaults, timed; issue 27: the samples with Korean
+        # feedback, and the HTML report of the batch.
+        t = time.time()
+        subs = pathlib.Path("harness/tests/submissions/reduce")
+        files = sorted(f for f in subs.iterdir() if f.suffix == ".cu")
+        batch = pathlib.Path(tempfile.mkdtemp()) / "batch30"
+        batch.mkdir()
+        for i in range(30):
+            src = files[i % len(files)]
+            (batch / f"s{i + 1:02d}_{src.name}").write_bytes(src.read_bytes())
+        t1 = time.time()
+        r = sh(f"{rg} grade --exercise reduce {batch} --format json --output {out}/grade30.json", timeout=560)
+        r += f"[30-submission batch wall time: {time.time() - t1:.1f} s]\n"
+        r += sh(f"{rg} report {out}/grade30.json --html {out}/grade30-html --lang ko", timeout=60)
+        for f, lang in (("missing_loop_barrier", "ko"), ("no_bounds_check", "ko"), ("missing_loop_barrier", "en")):
+            r += sh(f"{rg} grade --exercise reduce --lang {lang} --sanitize-timeout 20 {subs}/{f}.cu", timeout=300)
+        (out / "grade30.txt").write_text(r)
+        say(f"grade30: {time.time() - t:.0f} s -> grade30.txt, grade30.json, grade30-html/")
+
     if "bench" in phases:
         t = time.time()
-        r = sh(f"{rg} bench --iters 20 --rounds 3", timeout=300)
+        r = sh(f"{rg} bench --iters 20 --rounds 3 --json {out}/bench.json", timeout=300)
         (out / "bench.txt").write_text(r)
-        say(f"bench: {time.time() - t:.0f} s -> bench.txt")
+        say(f"bench: {time.time() - t:.0f} s -> bench.txt, bench.json")
+        # Issue 26: detection per jitter (dense, pct, none) on every variant stress flags.
+        t = time.time()
+        r = sh(f"{rg} bench --detection --seeds 3 --trials 60 --table {out}/detection-table.md "
+               f"--json {out}/detection.json", timeout=420)
+        (out / "detection.txt").write_text(r)
+        say(f"detection: {time.time() - t:.0f} s -> detection.txt, detection-table.md, detection.json")
 
     if "globalcheck" in phases:
         # Issue 16: globalcheck on every case, twice (run 1 is the fixture, run 2 shows
@@ -321,53 +352,70 @@ def main():
         # time; jitter on an nvcc-built program.
         t = time.time()
         gdir = out / "globalcheck"; gdir.mkdir(exist_ok=True)
-        jobs = [(c["name"], run) for c in cases for run in (1, 2)]
+        # sharedcheck (issue 24) the same way: run 1 of each case is its snapshot fixture
+        # (`<case>__sharedcheck.1.jsonl` and its line tables, renamed as globalcheck's are).
+        jobs = [(c["name"], tool, run) for c in cases for tool in ("globalcheck", "sharedcheck") for run in (1, 2)]
 
         def gc(job):
-            name, run = job
-            name, _, run, rc = sanitize_once(rg, gdir, name, "globalcheck", run, timeout=120)
-            return name, run, rc
+            name, tool, run = job
+            name, _, run, rc = sanitize_once(rg, gdir, name, tool, run, timeout=120)
+            return name, tool, run, rc
         with cf.ThreadPoolExecutor(8) as ex:
             results = list(ex.map(gc, jobs))
-        say(f"globalcheck: {len(jobs)} runs in {time.time() - t:.0f} s; exit codes of run 1: "
-            + ", ".join(f"{n}={rc}" for n, r, rc in results if r == 1))
-        timing = ["case,plain_s,racecheck_s,globalcheck_s"]
+        for tool in ("globalcheck", "sharedcheck"):
+            say(f"{tool}: exit codes of run 1: "
+                + ", ".join(f"{n}={rc}" for n, tl, r, rc in results if r == 1 and tl == tool))
+        say(f"globalcheck + sharedcheck: {len(jobs)} runs in {time.time() - t:.0f} s")
+        # Issue 24 item 5: sharedcheck alone and globalcheck + sharedcheck in one run
+        # (`--tool globalcheck,sharedcheck`, whose JSON `seconds` is the one run's) beside them,
+        # on the sanitizer geometry and on one large launch per heavy family (`--size`);
+        # ci/sharedcheck-cost turns the CSV into the record's table. A run that failed or missed
+        # its deadline is `nan`.
+        timing = ["case,plain_s,racecheck_s,globalcheck_s,sharedcheck_s,globalcheck+sharedcheck_s"]
         wrapper = pathlib.Path(tempfile.mkdtemp()) / "plain-sanitizer"
         wrapper.write_text(PLAIN_SANITIZER); wrapper.chmod(0o755)
         t1 = time.time()
-        for c in cases:
-            if c["name"] == "handoff::barrier_before_flag" or time.time() - t1 > 120:
+        rows = [(c["name"], None, 30) for c in cases] if a.gc_timing > 0 else []
+        rows += [("transpose_padded", "4096", 240), ("matmul_tiled32", "1024", 240)] if a.gc_timing > 0 else []
+        for name, size, deadline in rows:
+            if name == "handoff::barrier_before_flag" or (size is None and time.time() - t1 > a.gc_timing):
                 continue
-            row = [c["name"]]
-            for mode in ("plain", "racecheck", "globalcheck"):
+            row = [name if size is None else f"{name}@{size}"]
+            for mode in ("plain", "racecheck", "globalcheck", "sharedcheck", "globalcheck,sharedcheck"):
                 env = dict(os.environ)
-                tool = "globalcheck" if mode == "globalcheck" else "racecheck"
+                tool = "racecheck" if mode == "plain" else mode
                 if mode == "plain":
                     env["RACEGATE_COMPUTE_SANITIZER"] = str(wrapper)
-                p = subprocess.run([rg, "sanitize", c["name"], "--tool", tool, "--json", "-", "--timeout", "30"],
-                                   capture_output=True, text=True, timeout=120, env=env)
+                cmd = [rg, "sanitize", name, "--tool", tool, "--json", "-", "--timeout", str(deadline)]
+                if size is not None:
+                    cmd += ["--size", size]
                 try:
+                    p = subprocess.run(cmd, capture_output=True, text=True, timeout=deadline + 60, env=env)
                     row.append(f'{json.loads(p.stdout)["seconds"]:.3f}')
                 except Exception:
                     row.append("nan")
             timing.append(",".join(row))
         (out / "globalcheck-timing.csv").write_text("\n".join(timing) + "\n")
-        r = sh("nvcc -arch=sm_90 -lineinfo -o /tmp/global_races examples/globalcheck/global_races.cu && "
+        r0 = sh(f"python3 ci/sharedcheck-cost {out / 'globalcheck-timing.csv'}", timeout=60)
+        (out / "sharedcheck-cost.md").write_text(r0)
+        r = "" if a.gc_programs else "(the program examples were not run: --no-gc-programs)\n"
+        r += "" if not a.gc_programs else sh("nvcc -arch=sm_90 -lineinfo -o /tmp/global_races examples/globalcheck/global_races.cu && "
                "nvcc -arch=sm_90 -lineinfo -o /tmp/matmul_war examples/globalcheck/matmul_war.cu && /tmp/global_races", timeout=120)
         kernels = ["counter_plain", "counter_atomic", "warps_no_barrier", "warps_barrier", "histogram_plain",
                    "histogram_atomic", "neighbour_read", "own_read", "last_block_sum", "handoff_fenced",
                    "lanes_no_syncwarp", "lanes_syncwarp"]
-        for k in kernels:
+        for k in kernels if a.gc_programs else []:
             r += sh(f"{rg} gate --baseline /tmp/nb-{k}.json --tools globalcheck --runs 1 --no-jitter --sanitize-timeout 30 "
                     f"--json {gdir}/program-{k}.json -- /tmp/global_races {k}", timeout=100)
-        r += sh("for i in $(seq 1 20); do /tmp/matmul_war 256; done | sort | uniq -c", timeout=100)
-        r += sh(f"{rg} gate --baseline /tmp/nb-mm.json --tools globalcheck --runs 10 --no-jitter --sanitize-timeout 30 -- /tmp/matmul_war 256", timeout=150)
-        r += sh(f"{rg} gate --baseline /tmp/nb-mm2.json --tools globalcheck --runs 10 --sanitize-timeout 30 -- /tmp/matmul_war 256", timeout=150)
+        if a.gc_programs:
+            r += sh("for i in $(seq 1 20); do /tmp/matmul_war 256; done | sort | uniq -c", timeout=100)
+            r += sh(f"{rg} gate --baseline /tmp/nb-mm.json --tools globalcheck --runs 10 --no-jitter --sanitize-timeout 30 -- /tmp/matmul_war 256", timeout=150)
+            r += sh(f"{rg} gate --baseline /tmp/nb-mm2.json --tools globalcheck --runs 10 --sanitize-timeout 30 -- /tmp/matmul_war 256", timeout=150)
         (out / "globalcheck.txt").write_text(r)
         with tarfile.open(out / "globalcheck.tar.gz", "w:gz") as tf:
             tf.add(gdir, arcname="globalcheck")
         import shutil; shutil.rmtree(gdir)
-        say(f"globalcheck: {time.time() - t:.0f} s -> globalcheck.txt, globalcheck-timing.csv, globalcheck.tar.gz")
+        say(f"globalcheck: {time.time() - t:.0f} s -> globalcheck.txt, globalcheck-timing.csv, sharedcheck-cost.md, globalcheck.tar.gz")
 
     if "ncu" in phases:
         # Issue 28: Nsight Compute counters on the course's families (racegate's own stress path as
@@ -404,6 +452,17 @@ def main():
             (ndir / f"{case}.csv").write_text(p.stdout)
             (ndir / f"{case}.stderr.txt").write_text(p.stderr)
             r += f"exit {p.returncode} in {time.time() - t1:.1f} s; {len(p.stdout.splitlines())} stdout lines\n"
+        # `racegate perf` itself: CUDA-event timing beside each family's reference, ncu run by racegate
+        # (raw CSV kept per kernel under perf-csv/ as fixtures), the course tables, the header
+        # expectations (--check: exit 0 when all hold, 1 when one breaks), and the exit codes without
+        # counters (a missing ncu: 3; --no-counters: 0).
+        fam = ("transpose_naive_tile transpose_padded transpose_swizzled reduce_interleaved reduce_sequential "
+               "reduce_warp_unrolled reduce_shuffle matmul_naive matmul_tiled16 matmul_tiled32")
+        r += sh(f"{rg} perf {fam} --table {ndir}/perf-tables.md --json {ndir}/perf.json "
+                f"--save-csv {ndir}/perf-csv", timeout=1200)
+        r += sh(f"{rg} perf --check --json {ndir}/perf-check.json --save-csv {ndir}/perf-check-csv", timeout=600)
+        r += sh(f"RACEGATE_NCU=/nonexistent/ncu {rg} perf transpose_padded --json {ndir}/perf-no-ncu.json", timeout=300)
+        r += sh(f"{rg} perf transpose_padded --no-counters", timeout=300)
         (out / "ncu.txt").write_text(r)
         with tarfile.open(out / "ncu.tar.gz", "w:gz") as tf:
             tf.add(ndir, arcname="ncu")

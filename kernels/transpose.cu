@@ -16,6 +16,9 @@
 //@ entry: transpose_naive_tile
 //@ entry: transpose_padded
 //@ entry: transpose_swizzled
+//@ perf: transpose_naive_tile bank-conflicts=expected coalesced=yes
+//@ perf: transpose_padded bank-conflicts=none coalesced=yes
+//@ perf: transpose_swizzled bank-conflicts=none coalesced=yes
 
 #define TILE 32
 #define ROWS 8  // blockDim.y: each thread moves TILE / ROWS elements

@@ -6,13 +6,14 @@
 // flag for the consumer (the final barrier does, which is why the results stay right). Found by
 // mutation testing (`atomic-to-plain`, H200 run 15): no detector reports it. racecheck does not
 // report a plain access racing with an atomic one (see histogram_shared/no_sync_after_zero.cu),
-// stress sees right results, and globalcheck watches global memory, not shared.
+// stress sees right results, and globalcheck watches global memory, not shared. sharedcheck
+// must flag it: the plain store at the BUG line against warp 1's atomicAdd polling of the same
+// shared word, with no barrier between them.
 //
 //@ exercise: handoff
 //@ breaks: kernels/handoff.cu
 //@ bug: plain store to a flag that other threads access atomically (shared memory)
-//@ expect: stress=may stress-nojitter=may racecheck=may
-//@ escapes: the final barrier hides it from the results, and no sanitizer reports plain-vs-atomic races
+//@ expect: stress=may stress-nojitter=may racecheck=may sharedcheck=flag
 //@ entry: handoff
 
 extern "C" __global__ void handoff(const int* in, int* out, int n)

@@ -7,12 +7,13 @@
 // an atomic), and stress saw it in 3 of 50 trials with jitter in one run (block of 1024
 // threads) and in 0 of 400 in others: each warp zeroes its bins long before its first global
 // load returns, and jitter acts at barriers, of which there is none before the counting.
+// sharedcheck must flag it: another warp's atomicAdd into a bin against the plain zeroing store,
+// with no barrier between them (or the atomic reads a bin no thread has written yet).
 //
 //@ exercise: histogram
 //@ breaks: kernels/histogram_shared.cu
 //@ bug: missing barrier after initialization of shared memory
-//@ expect: stress=may stress-nojitter=may racecheck=may
-//@ escapes: not reliably caught on the H200 (stress with jitter 0-6% of trials, racecheck silent on atomics)
+//@ expect: stress=may stress-nojitter=may racecheck=may sharedcheck=flag
 //@ entry: histogram_shared
 
 #define NUM_BINS 256

@@ -4,18 +4,20 @@
 // fence between: the CUDA memory model lets another block see the ticket (the atomicAdd) before it
 // sees the partial, so the block that draws the last ticket may sum a partial that is not there
 // yet (the poison, or the previous launch's value) and *out is wrong.
-// Expected to escape every detector, and kept to say so: racecheck and synccheck do not look at
-// global memory; every access is in bounds and every byte is written before it is read, so
-// memcheck and initcheck have nothing to report; globalcheck cannot see fences (the Sanitizer API
-// has no patch point for MEMBAR), so it takes the atomic ticket alone as the handoff. Only stress
-// could catch a wrong sum, and on the H200 it did not: 2000 of 2000 trials right, with and without
-// jitter (runs 19 and 20; examples/corpus/kernels/dot_f64_nofence.cu likewise in runs 10-11).
+// fencecheck must flag it: globalcheck pairs the partial's store with the last block's read
+// through the ticket (the release) and the last block's ticket (the acquire), and the SASS has no
+// MEMBAR of GPU scope on the path from the store (the BUG line) to the atomicAdd. Nothing else
+// catches it: racecheck and synccheck do not look at global memory; every access is in bounds and
+// every byte is written before it is read, so memcheck and initcheck have nothing to report;
+// globalcheck cannot see fences (the Sanitizer API has no patch point for MEMBAR), so it takes
+// the atomic ticket alone as the handoff. Stress could only catch a wrong sum, and on the H200 it
+// did not: 2000 of 2000 trials right, with and without jitter (runs 19 and 20;
+// examples/corpus/kernels/dot_f64_nofence.cu likewise in runs 10-11).
 //
 //@ exercise: lastblock
 //@ breaks: kernels/lastblock_sum.cu
 //@ bug: missing __threadfence between a global store and the atomic that publishes it
-//@ expect: stress=may stress-nojitter=may globalcheck=may
-//@ escapes: the fence is invisible to every sanitizer tool and to globalcheck, and the window is too small for stress to hit on the H200
+//@ expect: stress=may stress-nojitter=may globalcheck=may fencecheck=flag
 //@ entry: sum_lastblock
 
 // Sum over the warp; the total is in lane 0.

@@ -9,7 +9,7 @@
 //@ exercise: matmul
 //@ breaks: kernels/matmul_tiled.cu
 //@ bug: missing barrier, write-after-read (WAR) on shared memory
-//@ expect: stress=flag stress-nojitter=flag racecheck=flag
+//@ expect: stress=flag stress-nojitter=flag racecheck=flag sharedcheck=may
 //@ entry: matmul_tiled16 tile=16
 
 template <int TILE>

@@ -10,7 +10,7 @@
 //@ exercise: matmul
 //@ breaks: kernels/matmul_tiled.cu
 //@ bug: divergent barrier (barrier inside a bounds check)
-//@ expect: stress=flag stress-nojitter=flag racecheck=may synccheck=may
+//@ expect: stress=flag stress-nojitter=flag racecheck=may synccheck=may sharedcheck=may
 //@ entry: matmul_tiled16 tile=16
 
 template <int TILE>

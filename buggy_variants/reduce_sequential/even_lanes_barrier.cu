@@ -8,7 +8,7 @@
 //@ exercise: reduce
 //@ breaks: kernels/reduce_sequential.cu
 //@ bug: divergent barrier (taken by even lanes only)
-//@ expect: stress=flag stress-nojitter=may racecheck=may synccheck=flag
+//@ expect: stress=flag stress-nojitter=may racecheck=may synccheck=flag sharedcheck=may
 //@ entry: reduce_sequential block=256
 
 template <int BLOCK>

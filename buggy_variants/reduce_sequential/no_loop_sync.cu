@@ -8,7 +8,7 @@
 //@ exercise: reduce
 //@ breaks: kernels/reduce_sequential.cu
 //@ bug: missing barrier, read-before-write (RAW) on shared memory
-//@ expect: stress=flag stress-nojitter=may racecheck=flag
+//@ expect: stress=flag stress-nojitter=may racecheck=flag sharedcheck=may
 //@ entry: reduce_sequential block=256
 
 template <int BLOCK>

@@ -8,7 +8,7 @@
 //@ exercise: reduce
 //@ breaks: kernels/reduce_sequential.cu
 //@ bug: divergent barrier (barrier inside a conditional)
-//@ expect: stress=may stress-nojitter=may racecheck=may synccheck=flag
+//@ expect: stress=may stress-nojitter=may racecheck=may synccheck=flag sharedcheck=may
 //@ entry: reduce_sequential block=256
 
 template <int BLOCK>

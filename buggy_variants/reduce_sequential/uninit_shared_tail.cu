@@ -9,7 +9,7 @@
 //@ exercise: reduce
 //@ breaks: kernels/reduce_sequential.cu
 //@ bug: read of uninitialized shared memory
-//@ expect: stress=flag stress-nojitter=flag racecheck=may initcheck=may
+//@ expect: stress=flag stress-nojitter=flag racecheck=may initcheck=may sharedcheck=flag
 //@ entry: reduce_sequential block=256
 
 template <int BLOCK>

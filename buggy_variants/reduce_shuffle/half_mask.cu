@@ -12,7 +12,7 @@
 //@ exercise: reduce
 //@ breaks: kernels/reduce_shuffle.cu
 //@ bug: shuffle with a mask that omits calling lanes (undefined behaviour)
-//@ expect: stress=may stress-nojitter=may synccheck=may
+//@ expect: stress=may stress-nojitter=may synccheck=may sharedcheck=may
 //@ escapes: undefined behaviour that the H200 executes as intended; no detector checks shuffle masks
 //@ entry: reduce_shuffle block=256
 

@@ -10,7 +10,7 @@
 //@ exercise: reduce
 //@ breaks: kernels/reduce_warp_unrolled.cu
 //@ bug: warp-synchronous programming without volatile/__syncwarp
-//@ expect: stress=flag stress-nojitter=flag racecheck=flag
+//@ expect: stress=flag stress-nojitter=flag racecheck=flag sharedcheck=may
 //@ entry: reduce_warp_unrolled block=256
 
 template <int BLOCK>

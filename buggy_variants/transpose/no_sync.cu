@@ -7,7 +7,7 @@
 //@ exercise: transpose
 //@ breaks: kernels/transpose.cu
 //@ bug: missing barrier, read-before-write (RAW) on shared memory
-//@ expect: stress=flag stress-nojitter=may racecheck=flag
+//@ expect: stress=flag stress-nojitter=may racecheck=flag sharedcheck=may
 //@ entry: transpose_padded
 
 #define TILE 32

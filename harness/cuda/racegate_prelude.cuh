@@ -34,15 +34,148 @@ extern "C" __global__ void racegate_diff(const unsigned char* a, const unsigned 
         atomicAdd(count, local);
 }
 
+// The value of an IEEE binary float of `ebits` exponent and `mbits` mantissa bits, as a double,
+// built from the bits with integer operations and ldexp (exact for half, bfloat16 and float,
+// and untouched by flush-to-zero options, which act on single-precision arithmetic only).
+__device__ __forceinline__ double racegate_to_double(unsigned long long bits, unsigned int ebits,
+                                                     unsigned int mbits)
+{
+    unsigned long long m = bits & ((1ull << mbits) - 1ull);
+    unsigned int e = (unsigned int)(bits >> mbits) & ((1u << ebits) - 1u);
+    int neg = (int)((bits >> (mbits + ebits)) & 1ull);
+    int bias = (1 << (ebits - 1u)) - 1;
+    double v;
+    if (e == (1u << ebits) - 1u)
+        v = __longlong_as_double(m ? 0x7ff8000000000000ll : 0x7ff0000000000000ll);
+    else if (e == 0u)
+        v = ldexp((double)m, 1 - bias - (int)mbits);
+    else
+        v = ldexp((double)(m | (1ull << mbits)), (int)e - bias - (int)mbits);
+    return neg ? -v : v;
+}
+
+// The bits of a float of `size` bytes as an ordered integer (the host oracle's ulp distance).
+__device__ __forceinline__ long long racegate_ordered(unsigned long long bits, unsigned int size)
+{
+    unsigned int top = size * 8u - 1u;
+    long long mag = (long long)(bits & ((top == 63u) ? 0x7fffffffffffffffull : ((1ull << top) - 1ull)));
+    return ((bits >> top) & 1ull) ? -mag : mag;
+}
+
+__device__ __forceinline__ unsigned long long racegate_load(const unsigned char* p,
+                                                            unsigned long long i,
+                                                            unsigned int size)
+{
+    switch (size) {
+    case 1: return p[i];
+    case 2: return ((const unsigned short*)p)[i];
+    case 4: return ((const unsigned int*)p)[i];
+    default: return ((const unsigned long long*)p)[i];
+    }
+}
+
+// Counts the elements of `got` that the host oracle would call wrong against `want`, into
+// *count: elementwise, with the oracle's rules. kind 0: bitwise; 1 half, 2 bfloat16, 3 float,
+// 4 double: equal bits, else neither NaN and |w - g| <= abs_tol or <= rel_tol * |w|, else an ulp
+// distance <= ulp_tol (when not 0). `unwritten`: an element the judge's run left as all-0xFF
+// bytes is free. Only the first `n` elements count (a prefix).
+extern "C" __global__ void racegate_diff_elems(const unsigned char* got, const unsigned char* want,
+                                               unsigned long long n, unsigned int size,
+                                               unsigned int kind, unsigned int unwritten,
+                                               double abs_tol, double rel_tol,
+                                               unsigned long long ulp_tol, unsigned int* count)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long ones = size == 8u ? ~0ull : ((1ull << (8u * size)) - 1ull);
+    unsigned int local = 0;
+    for (; i < n; i += stride) {
+        unsigned long long w = racegate_load(want, i, size), g = racegate_load(got, i, size);
+        if (w == g || (unwritten && w == ones))
+            continue;
+        if (kind == 0u) {
+            local++;
+            continue;
+        }
+        double wd, gd;
+        if (kind == 4u) {
+            wd = __longlong_as_double((long long)w);
+            gd = __longlong_as_double((long long)g);
+        } else {
+            unsigned int eb = kind == 1u ? 5u : 8u, mb = kind == 1u ? 10u : (kind == 2u ? 7u : 23u);
+            wd = racegate_to_double(w, eb, mb);
+            gd = racegate_to_double(g, eb, mb);
+        }
+        if (isnan(wd) || isnan(gd)) {
+            local++;
+            continue;
+        }
+        double d = fabs(wd - gd);
+        if (d <= abs_tol || d <= rel_tol * fabs(wd))
+            continue;
+        if (ulp_tol != 0ull) {
+            long long a = racegate_ordered(w, size), b = racegate_ordered(g, size);
+            unsigned long long u = a > b ? (unsigned long long)(a - b) : (unsigned long long)(b - a);
+            if (u <= ulp_tol)
+                continue;
+        }
+        local++;
+    }
+    if (local != 0)
+        atomicAdd(count, local);
+}
+
+// Adds a hash of every element of `a` (its bits, zero-extended) into *sum: two buffers with the
+// same multiset of elements have the same sum, in any order. racegate compares it with the
+// expected output's sum (computed on the host, run/compare.rs mirrors this hash) and reads the
+// data back to sort and compare only when the sums differ.
+extern "C" __global__ void racegate_hash_elems(const unsigned char* a, unsigned long long n,
+                                               unsigned int size, unsigned long long* sum)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long local = 0;
+    for (; i < n; i += stride) {
+        unsigned long long z = racegate_load(a, i, size) + 0x9e3779b97f4a7c15ull;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        local += z ^ (z >> 31);
+    }
+    if (local != 0ull)
+        atomicAdd(sum, local);
+}
+
 #ifdef RACEGATE_JITTER
 // Schedule jitter. Every __syncthreads() of the kernel becomes the real barrier followed by a
-// per-warp sleep of 0 to ~4 us. Three warps in four sleep, each for its own time, so warps
-// leave every barrier in a different order than the hardware's usual one; races that need one
-// warp to run ahead of another (a missing second barrier in a tiled loop) then show at every
-// size. On the H200, per-thread delays of a few hundred ns changed nothing; per-warp
-// microseconds did. The seed is written by racegate before each trial; the clock mixes in
-// so that successive iterations of a loop sleep differently.
+// look at racegate_jitter_plan, which racegate writes before each launch (its host side,
+// run/schedule.rs, draws it from the trial's seed and mirrors racegate_mix bit for bit):
+//
+// mode 2, pct (the default): a few change points per launch. Point p names a barrier instance
+//   (a warp's n-th barrier of the launch), a subset of a block's warps (bit w: warp w) and a
+//   delay; at that instance those warps sleep in the blocks that take part (a per-point hash of
+//   the block under block_threshold), so the block's other warps run ahead past the barrier.
+//   Every other barrier costs a few instructions. Warp 0 of block 0 also reports how many
+//   barriers it went through (racegate_jitter_instances), so the host knows where points can go.
+// mode 1, dense (the old jitter): three warps in four sleep 0 to ~4 us at every barrier, each
+//   for its own time, hashed from the seed, the block, the warp, the barrier's line and the clock.
+//   On the H200, per-thread delays of a few hundred ns changed nothing; per-warp microseconds did.
+// mode 0: the real barrier only.
+struct racegate_plan_t {
+    unsigned int mode;
+    unsigned int points;
+    unsigned int block_threshold;
+    unsigned int pad;
+    unsigned long long seed;
+    unsigned int instance[4];
+    unsigned int warps[4];
+    unsigned int delay_ns[4];
+};
+__constant__ racegate_plan_t racegate_jitter_plan;
 __device__ unsigned long long racegate_jitter_seed;
+__device__ unsigned int racegate_jitter_instances;
+// Per warp of a resident block: (a tag of the block, barriers this warp went through). The tag
+// tells a slot this block wrote from one a previous block (or the shared-memory poison) left.
+__shared__ unsigned long long racegate_warp_barriers[32];
 
 __device__ __forceinline__ unsigned int racegate_mix(unsigned long long x)
 {
@@ -54,11 +187,61 @@ __device__ __forceinline__ unsigned int racegate_mix(unsigned long long x)
     return (unsigned int)x;
 }
 
+__device__ __forceinline__ void racegate_sleep(unsigned int ns)
+{
+    while (ns > 0u) {
+        unsigned int s = ns < 1000000u ? ns : 1000000u;
+        __nanosleep(s);
+        ns -= s;
+    }
+}
+
+__device__ __noinline__ void racegate_pct_point(unsigned int tid, unsigned int block)
+{
+    unsigned int warp = tid / 32u, lane = tid % 32u;
+    // One lane per converged group of the warp counts the visit (lanes that arrive split
+    // count once per group: the schedule is a heuristic, never a correctness matter).
+    unsigned int active = __activemask();
+    unsigned int leader = __ffs(active) - 1u;
+    unsigned int tag = racegate_mix(racegate_jitter_plan.seed ^ ((unsigned long long)block << 20)
+                                    ^ 0x5bd1e995ull) | 1u;
+    unsigned int instance = 0u;
+    if (lane == leader) {
+        unsigned long long slot = racegate_warp_barriers[warp];
+        instance = ((unsigned int)(slot >> 32) == tag) ? (unsigned int)slot : 0u;
+        racegate_warp_barriers[warp] = ((unsigned long long)tag << 32) | (instance + 1u);
+        if (block == 0u && warp == 0u)
+            racegate_jitter_instances = instance + 1u;
+    }
+    instance = __shfl_sync(active, instance, leader);
+    unsigned int n = racegate_jitter_plan.points < 4u ? racegate_jitter_plan.points : 4u;
+    unsigned int sleep = 0u;
+    for (unsigned int p = 0u; p < n; ++p) {
+        if (racegate_jitter_plan.instance[p] != instance
+            || ((racegate_jitter_plan.warps[p] >> warp) & 1u) == 0u)
+            continue;
+        unsigned long long key = racegate_jitter_plan.seed
+            ^ ((unsigned long long)block * 0x9e3779b97f4a7c15ull)
+            ^ ((unsigned long long)p << 56);
+        if (racegate_mix(key) <= racegate_jitter_plan.block_threshold)
+            sleep += racegate_jitter_plan.delay_ns[p];
+    }
+    if (sleep != 0u)
+        racegate_sleep(sleep);
+}
+
 __device__ __forceinline__ void racegate_jittered_syncthreads(unsigned int site)
 {
     __syncthreads();
+    unsigned int mode = racegate_jitter_plan.mode;
+    if (mode == 0u)
+        return;
     unsigned int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     unsigned int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    if (mode == 2u) {
+        racegate_pct_point(tid, block);
+        return;
+    }
     unsigned long long key = racegate_jitter_seed
         ^ ((unsigned long long)block << 24) ^ ((unsigned long long)(tid / 32) << 12) ^ site
         ^ ((unsigned long long)(clock64() >> 8) << 40);

@@ -51,6 +51,9 @@ enum {
     GC_KIND_READ_WRITE = 2,   // a plain read, then another thread's write
     GC_KIND_WRITE_READ = 3,   // a write, then another thread's plain read
     GC_KIND_LOST_UPDATE = 4,  // a plain read-modify-write racing with another thread's access
+    // sharedcheck (shared memory, per block):
+    SC_KIND_UNINIT = 5,        // a read of shared bytes no thread of the block wrote since it started
+    SC_KIND_ATOMIC_PLAIN = 6,  // an atomic and a plain access to one shared word, unordered
 };
 
 // Scopes: who the two accesses came from.
@@ -82,6 +85,36 @@ struct GcFinding {
 
 #define GC_MODE_DETECT 1u
 #define GC_MODE_JITTER 2u
+#define GC_MODE_SHARED 4u  // sharedcheck: shared memory, judged per block
+#define GC_MODE_FENCE 8u   // fencecheck: record the handoffs globalcheck's rule orders (implies detect)
+
+// fencecheck: one distinct handoff globalcheck's rule took as ordering a plain store of one block
+// before a plain read of another: the store, the releasing atomic its block (or thread) did after
+// it, the acquiring atomic or poll the reading block (or thread) did before its read, and the
+// read. The four pcs are the key; racegate checks the fences between them in the SASS.
+struct GcHandoff {
+    unsigned long long key;  // 0 = free slot
+    unsigned long long pc_store;
+    unsigned long long pc_release;  // 0: no releasing atomic's pc was recorded
+    unsigned long long pc_acquire;  // 0: no acquiring pc was recorded
+    unsigned long long pc_read;
+    unsigned long long addr;
+    unsigned int block_store;
+    unsigned int thread_store;
+    unsigned int block_read;
+    unsigned int thread_read;
+    unsigned int count;
+    unsigned int pad;
+};
+
+#define GC_HANDOFF_SLOTS 1024
+
+// sharedcheck's shadow of one 4-byte shared word of one block: its last atomic access and its
+// last plain access (records as above, the block field unused: the shadow is the block's own).
+struct ScShadow {
+    GcSlot atomic;
+    GcSlot plain;
+};
 
 struct GcLaunch {
     unsigned int mode;
@@ -103,4 +136,25 @@ struct GcLaunch {
     unsigned long long barriers;   // barrier callbacks
     unsigned long long named_barriers;  // barriers with an id other than 0 (bar.sync N, cuda::barrier-like)
     unsigned long long epoch_overflow;  // threads past 2^15 barriers: epoch comparisons would wrap
+    // sharedcheck (mode & GC_MODE_SHARED): the launch's shared window, [0, sm_bytes), per block.
+    unsigned long long sm_bytes;   // reserved + static + dynamic shared bytes the shadow covers
+    unsigned long long sm_words;   // sm_bytes / 4, rounded up: shadow entries per block
+    unsigned int sm_dynamic;       // the dynamic shared bytes the host was told of
+    unsigned int pad0;
+    ScShadow* sshadow;             // nblocks x sm_words
+    unsigned int* swritten;        // nblocks x ceil(sm_words / 8): 4 bits per word, bit k = byte k written
+    GcFinding* sfindings;          // GC_FINDING_SLOTS slots for shared findings
+    unsigned long long saccesses;      // shared accesses seen (counted per warp-instruction leader)
+    unsigned long long suntracked;     // shared accesses outside [0, sm_bytes)
+    unsigned long long sdropped;       // shared findings lost because the table was full
+    unsigned long long sunseen;        // writes into shared memory it cannot see (bulk/TMA copies, stmatrix)
+    unsigned long long sunsized;       // blocks whose dynamic shared size exceeded what the host sized
+    unsigned long long smin_offset;    // the lowest shared offset accessed (~0 when none), for the record
+    // fencecheck (mode & GC_MODE_FENCE; null otherwise): which instruction synchronized.
+    unsigned long long* block_release_pc;  // per block: pc of the atomic that set block_release
+    unsigned long long* block_acquire_pc;  // per block: pc of an acquire in its earliest acquiring epoch
+    unsigned long long* thread_release_pc; // per thread: pc of its last atomic
+    unsigned long long* thread_sync_pc;    // per thread: pc of its last atomic or poll (thread_sync's)
+    GcHandoff* handoffs;                   // GC_HANDOFF_SLOTS slots
+    unsigned long long hdropped;           // handoffs lost because the table was full
 };

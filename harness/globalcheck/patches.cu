@@ -20,6 +20,10 @@
 //     limit), and which atomic pairs with which is not checked (a race between blocks that
 //     both use atomics elsewhere can be missed; none is invented).
 //   Two writes of the same value are not a conflict (benign duplicate stores).
+// fencecheck (mode GC_MODE_FENCE, on top of detect): each write/read pair of two blocks that
+// gc_handoff orders is recorded with the pcs of the atomic that released and the access that
+// acquired (gc_record_handoff); racegate then checks the SASS between them for the fences this
+// rule cannot see. Without the mode none of this runs or is allocated.
 #include <sanitizer_patching.h>
 #include "globalcheck.h"
 
@@ -90,14 +94,73 @@ __device__ __forceinline__ bool gc_handoff(GcLaunch* L, unsigned long long then,
     return released && acquired;
 }
 
-// This thread synchronized through an atomic (or by reading an atomic word) in `epoch`.
+// This thread synchronized through an atomic (or by reading an atomic word) in `epoch`, at
+// `pc`. fencecheck keeps the pcs too: the block's releasing atomic of its latest releasing
+// epoch, an acquire of its earliest acquiring epoch, and each thread's last ones.
 __device__ __forceinline__ void gc_sync_mark(GcLaunch* L, unsigned long long block, unsigned long long g,
-                                             unsigned int epoch, bool releases)
+                                             unsigned int epoch, bool releases, unsigned long long pc)
 {
     L->thread_sync[g] = epoch + 1;
-    if (releases)
-        atomicMax(&L->block_release[block], epoch + 1);
-    atomicMax(&L->block_acquire[block], 0x10000u - epoch);
+    bool fence = (L->mode & GC_MODE_FENCE) && L->handoffs != nullptr;
+    if (fence) {
+        L->thread_sync_pc[g] = pc;
+        if (releases)
+            L->thread_release_pc[g] = pc;
+    }
+    if (releases) {
+        unsigned int old = atomicMax(&L->block_release[block], epoch + 1);
+        if (fence && old <= epoch + 1)
+            L->block_release_pc[block] = pc;
+    }
+    unsigned int old = atomicMax(&L->block_acquire[block], 0x10000u - epoch);
+    if (fence && old <= 0x10000u - epoch)
+        L->block_acquire_pc[block] = pc;
+}
+
+// fencecheck: a plain write of one block (`then`, at `pc_then`) and a plain read of another
+// (`now`, at `pc_now`) that gc_handoff ordered. Which atomic released and which acquired is
+// taken as gc_handoff decided: the same thread's when its rule held, else the block's.
+__device__ void gc_record_handoff(GcLaunch* L, unsigned long long then, unsigned long long now,
+                                  unsigned long long pc_then, unsigned long long pc_now, unsigned long long addr)
+{
+    unsigned int per_block = blockDim.x * blockDim.y * blockDim.z;
+    unsigned long long gt = (unsigned long long)rec_block(then) * per_block + rec_tid(then);
+    unsigned long long gn = (unsigned long long)rec_block(now) * per_block + rec_tid(now);
+    unsigned int t_then = ((volatile unsigned int*)L->thread_sync)[gt];
+    unsigned int t_now = ((volatile unsigned int*)L->thread_sync)[gn];
+    unsigned long long rel = 0, acq = 0;
+    if (t_then == rec_epoch(then) + 1)
+        rel = ((volatile unsigned long long*)L->thread_release_pc)[gt];
+    if (rel == 0)
+        rel = ((volatile unsigned long long*)L->block_release_pc)[rec_block(then)];
+    if (t_now == rec_epoch(now) + 1)
+        acq = ((volatile unsigned long long*)L->thread_sync_pc)[gn];
+    if (acq == 0)
+        acq = ((volatile unsigned long long*)L->block_acquire_pc)[rec_block(now)];
+    unsigned long long key = gc_mix(pc_then * 31 + rel * 17 + acq * 7 + pc_now) | 1ull;
+    unsigned int slot = (unsigned int)(key % GC_HANDOFF_SLOTS);
+    for (unsigned int probe = 0; probe < 64; probe++) {
+        GcHandoff* h = &L->handoffs[(slot + probe) % GC_HANDOFF_SLOTS];
+        unsigned long long old = atomicCAS(&h->key, 0ull, key);
+        if (old == 0ull) {
+            h->pc_store = pc_then;
+            h->pc_release = rel;
+            h->pc_acquire = acq;
+            h->pc_read = pc_now;
+            h->addr = addr;
+            h->block_store = rec_block(then);
+            h->thread_store = rec_tid(then);
+            h->block_read = rec_block(now);
+            h->thread_read = rec_tid(now);
+            atomicAdd(&h->count, 1u);
+            return;
+        }
+        if (old == key) {
+            atomicAdd(&h->count, 1u);
+            return;
+        }
+    }
+    atomicAdd(&L->hdropped, 1ull);
 }
 
 // The scope of an unordered pair, or 0 when the pair is ordered (or no conflict at all).
@@ -124,14 +187,14 @@ __device__ __forceinline__ unsigned int gc_scope(GcLaunch* L, unsigned long long
     return GC_SCOPE_LANES;
 }
 
-__device__ void gc_report(GcLaunch* L, unsigned int kind, unsigned int scope, unsigned long long pc_now,
-                          unsigned long long pc_then, unsigned long long addr, unsigned long long now,
-                          unsigned long long then, unsigned int vnow, unsigned int vthen)
+__device__ void gc_report_into(GcFinding* table, unsigned long long* dropped, unsigned int kind, unsigned int scope,
+                               unsigned long long pc_now, unsigned long long pc_then, unsigned long long addr,
+                               unsigned long long now, unsigned long long then, unsigned int vnow, unsigned int vthen)
 {
     unsigned long long key = gc_mix(pc_now * 31 + pc_then * 7 + kind * 3 + scope) | 1ull;
     unsigned int slot = (unsigned int)(key % GC_FINDING_SLOTS);
     for (unsigned int probe = 0; probe < 64; probe++) {
-        GcFinding* f = &L->findings[(slot + probe) % GC_FINDING_SLOTS];
+        GcFinding* f = &table[(slot + probe) % GC_FINDING_SLOTS];
         unsigned long long old = atomicCAS(&f->key, 0ull, key);
         if (old == 0ull) {
             f->pc_now = pc_now;
@@ -153,7 +216,14 @@ __device__ void gc_report(GcLaunch* L, unsigned int kind, unsigned int scope, un
             return;
         }
     }
-    atomicAdd(&L->dropped, 1ull);
+    atomicAdd(dropped, 1ull);
+}
+
+__device__ __forceinline__ void gc_report(GcLaunch* L, unsigned int kind, unsigned int scope, unsigned long long pc_now,
+                                          unsigned long long pc_then, unsigned long long addr, unsigned long long now,
+                                          unsigned long long then, unsigned int vnow, unsigned int vthen)
+{
+    gc_report_into(L->findings, &L->dropped, kind, scope, pc_now, pc_then, addr, now, then, vnow, vthen);
 }
 
 // The shadow slot as one atomic 128-bit read (a compare-and-swap that writes back what it found).
@@ -196,7 +266,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata
     unsigned int wepoch = L->wepochs[g] & 0x3fu;
     // An atomic synchronizes wherever it lands, tracked memory or not.
     if (atomic)
-        gc_sync_mark(L, block, g, epoch, true);
+        gc_sync_mark(L, block, g, epoch, true, pc);
     GcRange* r = gc_find(L, a);
     if (r == nullptr || r->shadow == nullptr) {
         atomicAdd(&L->untracked, 1ull);
@@ -271,12 +341,15 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata
             // A plain read of a word others update atomically is the polling idiom, not a race,
             // and an acquire for the reading block.
             if (pw & GC_ATOMIC)
-                gc_sync_mark(L, block, g, epoch, false);
+                gc_sync_mark(L, block, g, epoch, false, pc);
             else {
                 unsigned int sc = gc_scope(L, pw, rec);
                 if (sc != 0)
                     gc_report(L, GC_KIND_WRITE_READ, sc, pc, gc_pc(pc, cur_w.info), addr, rec, pw, 0,
                               (unsigned int)cur_w.info);
+                else if ((L->mode & GC_MODE_FENCE) && L->handoffs != nullptr && (pw & GC_VALID)
+                         && rec_block(pw) != rec_block(rec) && (rec_mask(pw) & rec_mask(rec)) != 0)
+                    gc_record_handoff(L, pw, rec, gc_pc(pc, cur_w.info), pc, addr);
             }
             L->last_read[g] = addr;
         }
@@ -292,7 +365,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_barrier(void* userdat
     GcLaunch* L = (GcLaunch*)userdata;
     if (L == nullptr)
         return SANITIZER_PATCH_SUCCESS;
-    if (L->mode & GC_MODE_DETECT) {
+    if (L->mode & (GC_MODE_DETECT | GC_MODE_SHARED)) {
         unsigned long long g = gc_gtid(gc_block(), gc_tid());
         // Epochs are compared in 16 bits (15 for order): past that a comparison could be wrong,
         // so the launch says so and racegate judges it inconclusive.
@@ -326,7 +399,7 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_barrier_release(void*
 extern "C" __device__ __noinline__ SanitizerPatchResult gc_syncwarp(void* userdata, uint64_t pc, uint32_t mask)
 {
     GcLaunch* L = (GcLaunch*)userdata;
-    if (L == nullptr || !(L->mode & GC_MODE_DETECT))
+    if (L == nullptr || !(L->mode & (GC_MODE_DETECT | GC_MODE_SHARED)))
         return SANITIZER_PATCH_SUCCESS;
     L->wepochs[gc_gtid(gc_block(), gc_tid())] += 1;
     return SANITIZER_PATCH_SUCCESS;
@@ -335,8 +408,217 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_syncwarp(void* userda
 extern "C" __device__ __noinline__ SanitizerPatchResult gc_shfl(void* userdata, uint64_t pc)
 {
     GcLaunch* L = (GcLaunch*)userdata;
-    if (L == nullptr || !(L->mode & GC_MODE_DETECT))
+    if (L == nullptr || !(L->mode & (GC_MODE_DETECT | GC_MODE_SHARED)))
         return SANITIZER_PATCH_SUCCESS;
     L->wepochs[gc_gtid(gc_block(), gc_tid())] += 1;
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// sharedcheck: shared memory, per block. The shadow of each block's shared window starts zeroed
+// (no byte written), so
+//   - a plain read of bytes no thread of the block wrote since the block started is
+//     SC_KIND_UNINIT; a read's byte mask (pData) leaves padding out; atomics mark bytes written;
+//   - an atomic and a plain access (read or write) to one word from different threads, with no
+//     __syncthreads between them (different warps), or lanes of one warp with no __syncwarp or
+//     shuffle between them (a warning), is SC_KIND_ATOMIC_PLAIN, both pcs kept. Two atomics
+//     never conflict, and two plain accesses are racecheck's to judge.
+// Barrier and warp epochs are globalcheck's (gc_barrier, gc_syncwarp, gc_shfl count them).
+// ---------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ unsigned int sc_scope(unsigned long long then, unsigned long long now)
+{
+    if (!(then & GC_VALID))
+        return 0;
+    if ((rec_mask(then) & rec_mask(now)) == 0)
+        return 0;
+    unsigned int tt = rec_tid(then), tn = rec_tid(now);
+    if (tt == tn)
+        return 0;
+    if (rec_epoch(then) != rec_epoch(now))
+        return 0;
+    if (tt / 32 != tn / 32)
+        return GC_SCOPE_WARPS;
+    if (rec_wepoch(then) != rec_wepoch(now))
+        return 0;
+    return GC_SCOPE_LANES;
+}
+
+// Marks bytes [off, off + size) of this block's window written (cp.async's destination too).
+__device__ __forceinline__ void sc_mark_written(GcLaunch* L, unsigned long long block, unsigned long long off,
+                                                unsigned long long size)
+{
+    unsigned long long end = off + size;
+    if (end > L->sm_bytes)
+        end = L->sm_bytes;
+    unsigned int* written = L->swritten + block * ((L->sm_words + 7) / 8);
+    for (unsigned long long w = off / 4; w * 4 < end; w++) {
+        unsigned int mask = 0;
+        for (unsigned int b = 0; b < 4; b++) {
+            unsigned long long byte = w * 4 + b;
+            if (byte >= off && byte < end)
+                mask |= 1u << b;
+        }
+        atomicOr(&written[w / 8], mask << (4 * (w % 8)));
+    }
+}
+
+// The block's dynamic shared memory is larger than the host sized the shadow for: nothing
+// this block does in shared memory can be judged (counted once per block, by thread 0).
+__device__ __forceinline__ bool sc_unsized(GcLaunch* L)
+{
+    unsigned int dyn;
+    asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+    return dyn > L->sm_dynamic;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult sc_access(void* userdata, uint64_t pc, void* ptr,
+                                                                  uint32_t size, uint32_t flags, const void* pData)
+{
+    GcLaunch* L = (GcLaunch*)userdata;
+    if (L == nullptr || !(L->mode & GC_MODE_SHARED) || L->sshadow == nullptr)
+        return SANITIZER_PATCH_SUCCESS;
+    if (flags & SANITIZER_MEMORY_DEVICE_FLAG_PREFETCH)
+        return SANITIZER_PATCH_SUCCESS;
+    unsigned long long off = (unsigned long long)ptr;
+    // Counted by each warp's first active lane (one atomic per warp instruction, not per thread).
+    unsigned int active = __activemask();
+    if ((unsigned int)__ffs(active) - 1 == (gc_tid() % 32)) {
+        atomicAdd(&L->saccesses, (unsigned long long)__popc(active));
+        atomicMin(&L->smin_offset, off);
+    }
+    if (sc_unsized(L)) {
+        atomicAdd(&L->sunsized, 1ull);
+        return SANITIZER_PATCH_SUCCESS;
+    }
+    if (off + size > L->sm_bytes) {
+        atomicAdd(&L->suntracked, 1ull);
+        return SANITIZER_PATCH_SUCCESS;
+    }
+    bool write = (flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE) != 0;
+    bool atomic = pData == nullptr && write;
+    if (flags & SANITIZER_MEMORY_DEVICE_FLAG_ATOMSYS)
+        atomic = true;
+    // Only plain reads are checked against the written bytes: an atomic's callback does not say
+    // which atomic it is, and atomicExch (an initializing store) reads nothing it uses. On the
+    // H200 (run 22 probe) counting atomics as reads flagged the correct handoff's
+    // atomicExch(&ready, 0). Atomics mark their bytes written.
+    bool reads = !write;
+    // A plain read's mask of the loaded bytes it uses (bit k = byte k of the access).
+    unsigned int used = 0xffffu;
+    if (!write && pData != nullptr)
+        used = *(const unsigned int*)pData;
+    unsigned long long block = gc_block();
+    unsigned int tid = gc_tid();
+    unsigned long long g = gc_gtid(block, tid);
+    unsigned int epoch = L->epochs[g] & 0xffffu;
+    unsigned int wepoch = L->wepochs[g] & 0x3fu;
+    // The block field only names the block in a finding: the shadow is the block's own.
+    unsigned long long base_rec = GC_VALID | (atomic ? GC_ATOMIC : 0ull)
+        | ((block & ((1ull << GC_BLOCK_BITS) - 1)) << GC_BLOCK_SHIFT)
+        | ((unsigned long long)epoch << GC_EPOCH_SHIFT) | ((unsigned long long)(tid & 0x3ffu) << GC_TID_SHIFT) | wepoch;
+    unsigned long long nwords = (L->sm_words + 7) / 8;
+    unsigned int* written = L->swritten + block * nwords;
+    ScShadow* shadow = L->sshadow + block * L->sm_words;
+    unsigned long long end = off + size;
+    for (unsigned long long w = off / 4; w * 4 < end; w++) {
+        unsigned int mask = 0;
+        for (unsigned int b = 0; b < 4; b++) {
+            unsigned long long byte = w * 4 + b;
+            if (byte >= off && byte < end && (write || ((used >> (byte - off)) & 1u)))
+                mask |= 1u << b;
+        }
+        if (mask == 0)
+            continue;
+        unsigned int shift = 4 * (unsigned int)(w % 8);
+        unsigned long long rec = base_rec | ((unsigned long long)mask << GC_MASK_SHIFT);
+        if (reads) {
+            unsigned int have = (((volatile unsigned int*)written)[w / 8] >> shift) & 0xfu;
+            if ((mask & ~have) != 0)
+                gc_report_into(L->sfindings, &L->sdropped, SC_KIND_UNINIT, 0, pc, 0, w * 4, rec, 0, mask & ~have, 0);
+        }
+        if (write)
+            atomicOr(&written[w / 8], mask << shift);  // plain stores and atomics alike
+        // Publish, fence, then look at the other class's last access (as gc_access does): of
+        // two accesses at the same moment, at least one sees the other.
+        GcSlot mine;
+        mine.rec = rec;
+        mine.info = pc << 32;
+        ScShadow* s = &shadow[w];
+        GcSlot other;
+        if (atomic) {
+            atomicExch(&s->atomic, mine);
+            __threadfence_block();
+            other = gc_load(&s->plain);
+        } else {
+            atomicExch(&s->plain, mine);
+            __threadfence_block();
+            other = gc_load(&s->atomic);
+        }
+        unsigned int sc = sc_scope(other.rec, rec);
+        if (sc != 0)
+            gc_report_into(L->sfindings, &L->sdropped, SC_KIND_ATOMIC_PLAIN, sc, pc, gc_pc(pc, other.info), w * 4,
+                           rec, other.rec, 0, atomic ? 1u : 0u);
+    }
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+// cp.async: the shared destination is written (when the copy lands; a read before the wait is
+// racecheck's to find). Marked at issue, so a correct pipelined tile is not an uninitialized read.
+extern "C" __device__ __noinline__ SanitizerPatchResult sc_memcpy_async(void* userdata, uint64_t pc, void* src,
+                                                                        uint32_t dst, uint32_t size)
+{
+    GcLaunch* L = (GcLaunch*)userdata;
+    if (L == nullptr || !(L->mode & GC_MODE_SHARED) || L->sshadow == nullptr)
+        return SANITIZER_PATCH_SUCCESS;
+    if (sc_unsized(L)) {
+        atomicAdd(&L->sunsized, 1ull);
+        return SANITIZER_PATCH_SUCCESS;
+    }
+    if ((unsigned long long)dst + size > L->sm_bytes) {
+        atomicAdd(&L->suntracked, 1ull);
+        return SANITIZER_PATCH_SUCCESS;
+    }
+    sc_mark_written(L, gc_block(), dst, size);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+// Writes into shared memory whose extent the tool does not read (bulk/TMA copies, shared memset,
+// stmatrix): the launch's uninitialized-read judgement becomes inconclusive.
+extern "C" __device__ __noinline__ SanitizerPatchResult sc_bulk_g2s(void* userdata, uint64_t pc, uint64_t src,
+                                                                    uint32_t dst, uint32_t barrier, uint32_t data,
+                                                                    uint32_t isMulticast)
+{
+    GcLaunch* L = (GcLaunch*)userdata;
+    if (L != nullptr && (L->mode & GC_MODE_SHARED))
+        atomicAdd(&L->sunseen, 1ull);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult sc_bulk_s2s(void* userdata, uint64_t pc, uint32_t src,
+                                                                    uint32_t dst, uint32_t barrier, uint32_t numBlocks)
+{
+    GcLaunch* L = (GcLaunch*)userdata;
+    if (L != nullptr && (L->mode & GC_MODE_SHARED))
+        atomicAdd(&L->sunseen, 1ull);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult sc_memset_shared(void* userdata, uint64_t pc, uint32_t dst,
+                                                                         uint32_t numBlocks)
+{
+    GcLaunch* L = (GcLaunch*)userdata;
+    if (L != nullptr && (L->mode & GC_MODE_SHARED))
+        atomicAdd(&L->sunseen, 1ull);
+    return SANITIZER_PATCH_SUCCESS;
+}
+
+extern "C" __device__ __noinline__ SanitizerPatchResult sc_matrix(void* userdata, uint64_t pc, uint32_t address,
+                                                                  uint32_t size, uint32_t flags, uint32_t count,
+                                                                  const void* pNewValue)
+{
+    GcLaunch* L = (GcLaunch*)userdata;
+    if (L != nullptr && (L->mode & GC_MODE_SHARED) && (flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE))
+        atomicAdd(&L->sunseen, 1ull);
     return SANITIZER_PATCH_SUCCESS;
 }

@@ -7,10 +7,18 @@
 // Settings, from the environment (racegate sets them):
 //   RACEGATE_GC_DIR      folder for report.jsonl and the loaded modules' cubins (module-K.cubin)
 //   RACEGATE_GC_PATCHES  the patches' fatbin
-//   RACEGATE_GC_MODE     detect, jitter, or detect,jitter
+//   RACEGATE_GC_MODE     comma-separated: detect (globalcheck), shared (sharedcheck), jitter,
+//                        fence (fencecheck: detect, and each ordered handoff as a line
+//                        {"handoff":{...}} after its launch's line)
 //   RACEGATE_GC_SEED     jitter seed (decimal)
 //   RACEGATE_GC_BUDGET_MB  shadow memory budget in MiB (default 4096); allocations past it are
 //                        not tracked, and each launch's line names them
+//   RACEGATE_GC_SHARED_BUDGET_MB  sharedcheck's shadow budget per launch in MiB (default 4096);
+//                        a launch past it is not judged for shared memory, and its line says so
+//
+// Launches it cannot handle (kernel nodes of CUDA graphs) are stepped aside: their patches get
+// no data (they return at once), and a line {"note":"stepped-aside","reason":"cuda-graph",
+// "launches":N} says how many.
 //
 // Built by racegate: g++ -std=c++17 -shared -fPIC tool.cpp -lsanitizer-public -ldl.
 #include <sanitizer.h>
@@ -29,6 +37,7 @@
 #include <unistd.h>
 
 #include "globalcheck.h"
+#include "streams.h"
 
 namespace {
 
@@ -59,6 +68,11 @@ struct Pending {
     GcLaunch* dlaunch = nullptr;
     std::vector<std::pair<uint64_t, uint64_t>> untracked;  // allocations past the budget
     unsigned launch = 0;
+    // sharedcheck: the window's parts, and whether its shadow fit the budget.
+    uint64_t sm_static = 0, sm_dynamic = 0, sm_reserved = 0;
+    bool sm_dynamic_known = false;
+    bool sm_over_budget = false;
+    bool cluster = false;
 };
 
 struct State {
@@ -81,11 +95,55 @@ struct State {
     size_t scratch_size = 0;
     std::vector<Pending> pending;
     unsigned launches = 0;
+    // sharedcheck's per-launch shadow (grown as launches need, like the scratch).
+    void* sscratch = nullptr;
+    size_t sscratch_size = 0;
+    uint64_t shared_budget = 4096ull << 20;
+    unsigned graph_launches = 0;  // kernel nodes of CUDA graphs stepped aside, not yet reported
 };
 
 State* g = nullptr;
 // Set while the tool itself calls the Sanitizer API, whose allocations must not become tracked memory.
 thread_local bool busy = false;
+// streamcheck's recorder (streams.cpp) gets every callback: RACEGATE_GC_MODE has "streams".
+bool streams = false;
+// The dynamic shared bytes of the launch API call this thread is in (-1: none seen), taken from
+// the driver API's parameters at the call's entry, before the launch callback.
+thread_local long long dyn_hint = -1;
+// Inside a CUDA graph's launch (or a graph upload): kernel launches here are graph nodes.
+thread_local int in_graph = 0;
+
+// What the tool reads from the driver, looked up at run time (the program has loaded it).
+struct Driver {
+    CUresult (*func_attr)(int*, CUfunction_attribute, CUfunction) = nullptr;
+    CUresult (*dev_attr)(int*, CUdevice_attribute, CUdevice) = nullptr;
+};
+Driver& driver()
+{
+    static Driver d;
+    static bool looked = false;
+    if (!looked) {
+        looked = true;
+        void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        if (!cuda)
+            cuda = dlopen("libcuda.so.1", RTLD_NOW);
+        if (cuda) {
+            d.func_attr = (CUresult(*)(int*, CUfunction_attribute, CUfunction))dlsym(cuda, "cuFuncGetAttribute");
+            d.dev_attr = (CUresult(*)(int*, CUdevice_attribute, CUdevice))dlsym(cuda, "cuDeviceGetAttribute");
+        }
+    }
+    return d;
+}
+
+// The launch API's parameters as the driver API callback passes them (cuda.h's signatures).
+struct LaunchKernelParams {
+    CUfunction f;
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+};
+struct LaunchKernelExParams {
+    const CUlaunchConfig* config;
+};
 
 void line(const std::string& s)
 {
@@ -172,18 +230,24 @@ void module_loaded(Sanitizer_ResourceModuleData* d)
         error("adding the patches from " + g->patches, r);
         return;
     }
-    if (g->mode & GC_MODE_DETECT) {
-        struct { Sanitizer_InstructionId id; const char* fn; } p[] = {
-            {SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, "gc_access"},
-            {SANITIZER_INSTRUCTION_BARRIER, "gc_barrier"},
-            {SANITIZER_INSTRUCTION_SYNCWARP, "gc_syncwarp"},
-            {SANITIZER_INSTRUCTION_SHFL, "gc_shfl"},
-        };
-        for (auto& x : p) {
-            r = sanitizerPatchInstructions(x.id, d->module, x.fn);
-            if (r != SANITIZER_SUCCESS)
-                error(std::string("patching for ") + x.fn, r);
-        }
+    struct Patch { Sanitizer_InstructionId id; const char* fn; unsigned modes; } p[] = {
+        {SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, "gc_access", GC_MODE_DETECT},
+        {SANITIZER_INSTRUCTION_BARRIER, "gc_barrier", GC_MODE_DETECT | GC_MODE_SHARED},
+        {SANITIZER_INSTRUCTION_SYNCWARP, "gc_syncwarp", GC_MODE_DETECT | GC_MODE_SHARED},
+        {SANITIZER_INSTRUCTION_SHFL, "gc_shfl", GC_MODE_DETECT | GC_MODE_SHARED},
+        {SANITIZER_INSTRUCTION_SHARED_MEMORY_ACCESS, "sc_access", GC_MODE_SHARED},
+        {SANITIZER_INSTRUCTION_MEMCPY_ASYNC, "sc_memcpy_async", GC_MODE_SHARED},
+        {SANITIZER_INSTRUCTION_BULK_COPY_GLOBAL_TO_SHARED, "sc_bulk_g2s", GC_MODE_SHARED},
+        {SANITIZER_INSTRUCTION_BULK_COPY_SHARED_TO_SHARED, "sc_bulk_s2s", GC_MODE_SHARED},
+        {SANITIZER_INSTRUCTION_MEMSET_SHARED, "sc_memset_shared", GC_MODE_SHARED},
+        {SANITIZER_INSTRUCTION_MATRIX_MEMORY_ACCESS, "sc_matrix", GC_MODE_SHARED},
+    };
+    for (auto& x : p) {
+        if (!(g->mode & x.modes))
+            continue;
+        r = sanitizerPatchInstructions(x.id, d->module, x.fn);
+        if (r != SANITIZER_SUCCESS)
+            error(std::string("patching for ") + x.fn, r);
     }
     if (g->mode & GC_MODE_JITTER) {
         r = sanitizerPatchInstructions(SANITIZER_INSTRUCTION_BARRIER_RELEASE, d->module, "gc_barrier_release");
@@ -239,7 +303,7 @@ void module_loaded(Sanitizer_ResourceModuleData* d)
         line("{\"stage\":\"functions and globals\"}");
     std::string cubin = "module-" + std::to_string(m.index) + ".cubin";
     bool elf = d->pCubin && d->cubinSize >= 4 && memcmp(d->pCubin, ELFMAG, SELFMAG) == 0;
-    if (elf && (g->mode & GC_MODE_DETECT)) {
+    if (elf && (g->mode & (GC_MODE_DETECT | GC_MODE_SHARED))) {
         FILE* f = fopen((g->dir + "/" + cubin).c_str(), "wb");
         if (f) {
             fwrite(d->pCubin, 1, d->cubinSize, f);
@@ -273,13 +337,22 @@ void launch_begin(Sanitizer_LaunchData* d)
         line("{\"stage\":\"launch begin\"}");
     if (g->refused)
         return;
-    if ((g->mode & GC_MODE_DETECT) && g->context && g->context != d->context) {
+    if (in_graph > 0) {
+        // A kernel node of a CUDA graph: the tool cannot serialize and read it back like a
+        // stream launch (its data would outlive this call), so its patches get none.
+        sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, nullptr);
+        g->graph_launches++;
+        return;
+    }
+    // Whether this launch is judged (its state read back at the launch's end).
+    const unsigned judge = GC_MODE_DETECT | GC_MODE_SHARED;
+    if ((g->mode & judge) && g->context && g->context != d->context) {
         line("{\"error\":\"kernels launched in more than one CUDA context (several devices, or a context made after a reset): globalcheck serves one\"}");
         g->refused = true;
         return;
     }
     g->context = d->context;
-    if ((g->mode & GC_MODE_DETECT) && !g->pending.empty()) {
+    if ((g->mode & judge) && !g->pending.empty()) {
         // Another host thread launched between this one's launch and its end: the scratch
         // and the pending list assume one launch at a time.
         line("{\"error\":\"overlapping kernel launches from several host threads: globalcheck judges one at a time\"}");
@@ -339,9 +412,58 @@ void launch_begin(Sanitizer_LaunchData* d)
     size_t o_acquire = o_release + up(nblocks * 4);
     size_t o_thread_sync = o_acquire + up(nblocks * 4);
     size_t o_findings = o_thread_sync + up(nthreads * 4);
-    size_t total = o_findings + up(GC_FINDING_SLOTS * sizeof(GcFinding));
-    if (!(g->mode & GC_MODE_DETECT))
+    size_t o_sfindings = o_findings + up(GC_FINDING_SLOTS * sizeof(GcFinding));
+    // fencecheck's pcs and handoff table: only in its mode, so globalcheck's cost is unchanged.
+    bool fence = (g->mode & GC_MODE_FENCE) != 0;
+    size_t o_rel_pc = o_sfindings + up(GC_FINDING_SLOTS * sizeof(GcFinding));
+    size_t o_acq_pc = o_rel_pc + (fence ? up(nblocks * 8) : 0);
+    size_t o_trel_pc = o_acq_pc + (fence ? up(nblocks * 8) : 0);
+    size_t o_tsync_pc = o_trel_pc + (fence ? up(nthreads * 8) : 0);
+    size_t o_handoffs = o_tsync_pc + (fence ? up(nthreads * 8) : 0);
+    size_t total = o_handoffs + (fence ? up(GC_HANDOFF_SLOTS * sizeof(GcHandoff)) : 0);
+    if (!(g->mode & judge))
         total = up(sizeof(GcLaunch));
+    // sharedcheck: one shadow of the launch's shared window per block, zeroed (nothing written).
+    uint64_t sm_bytes = 0, sm_words = 0;
+    void* sshadow = nullptr;
+    size_t sbytes = 0;
+    if (g->mode & GC_MODE_SHARED) {
+        int st = 0, reserved = 1024;
+        if (driver().func_attr)
+            driver().func_attr(&st, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, d->function);
+        if (driver().dev_attr)
+            driver().dev_attr(&reserved, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, d->device);
+        p.sm_static = st > 0 ? (uint64_t)st : 0;
+        p.sm_reserved = reserved > 0 ? (uint64_t)reserved : 0;
+        p.sm_dynamic_known = dyn_hint >= 0;
+        p.sm_dynamic = dyn_hint > 0 ? (uint64_t)dyn_hint : 0;
+        p.cluster = (unsigned long long)d->clusterDim_x * d->clusterDim_y * d->clusterDim_z > 1;
+        // Offsets in the shared window are covered from 0, the reserved part included (where
+        // it lies is the hardware's), so that no user variable falls outside.
+        sm_bytes = p.sm_reserved + p.sm_static + p.sm_dynamic;
+        sm_words = (sm_bytes + 3) / 4;
+        size_t written = up(nblocks * ((sm_words + 7) / 8) * 4);
+        sbytes = written + up(nblocks * sm_words * sizeof(ScShadow));
+        if (sbytes > g->shared_budget) {
+            p.sm_over_budget = true;
+        } else {
+            if (sbytes > g->sscratch_size) {
+                if (g->sscratch)
+                    sanitizerFree(nullptr, g->sscratch);
+                g->sscratch = nullptr;
+                g->sscratch_size = 0;
+                if (sanitizerAlloc(d->context, &g->sscratch, sbytes) == SANITIZER_SUCCESS)
+                    g->sscratch_size = sbytes;
+            }
+            if (g->sscratch && (reinterpret_cast<uintptr_t>(g->sscratch) % alignof(GcSlot)) == 0) {
+                sshadow = g->sscratch;
+                sanitizerMemset(sshadow, 0, sbytes, d->hStream);
+            } else {
+                p.sm_over_budget = true;
+            }
+        }
+    }
+    dyn_hint = -1;
     char* base = (char*)scratch(total);
     if (!base) {
         line("{\"error\":\"no device memory for launch " + std::to_string(p.launch) + " of " + esc(p.kernel) + "\"}");
@@ -353,7 +475,7 @@ void launch_begin(Sanitizer_LaunchData* d)
     h.jitter_seed = g->seed;
     h.nthreads = nthreads;
     h.nblocks = nblocks;
-    if (g->mode & GC_MODE_DETECT) {
+    if (g->mode & judge) {
         h.nranges = (unsigned)ranges.size();
         h.ranges = (GcRange*)(base + o_ranges);
         h.epochs = (unsigned*)(base + o_epochs);
@@ -363,6 +485,23 @@ void launch_begin(Sanitizer_LaunchData* d)
         h.block_acquire = (unsigned*)(base + o_acquire);
         h.thread_sync = (unsigned*)(base + o_thread_sync);
         h.findings = (GcFinding*)(base + o_findings);
+        h.smin_offset = ~0ull;
+        if (fence) {
+            h.block_release_pc = (unsigned long long*)(base + o_rel_pc);
+            h.block_acquire_pc = (unsigned long long*)(base + o_acq_pc);
+            h.thread_release_pc = (unsigned long long*)(base + o_trel_pc);
+            h.thread_sync_pc = (unsigned long long*)(base + o_tsync_pc);
+            h.handoffs = (GcHandoff*)(base + o_handoffs);
+        }
+        if (sshadow) {
+            h.sm_bytes = sm_bytes;
+            h.sm_words = sm_words;
+            h.sm_dynamic = (unsigned)p.sm_dynamic;
+            size_t written = up(nblocks * ((sm_words + 7) / 8) * 4);
+            h.swritten = (unsigned*)sshadow;
+            h.sshadow = (ScShadow*)((char*)sshadow + written);
+            h.sfindings = (GcFinding*)(base + o_sfindings);
+        }
         sanitizerMemset(base + o_epochs, 0, total - o_epochs, d->hStream);
         if (!ranges.empty())
             sanitizerMemcpyHostToDeviceAsync(base + o_ranges, ranges.data(), ranges.size() * sizeof(GcRange), d->hStream);
@@ -374,7 +513,7 @@ void launch_begin(Sanitizer_LaunchData* d)
         error("setting the launch's data", r);
     // Jitter alone reads nothing back: the launch stays asynchronous (a program whose kernels
     // wait on each other or on the host must not be serialized into a hang).
-    if (g->mode & GC_MODE_DETECT)
+    if (g->mode & judge)
         g->pending.push_back(p);
 }
 
@@ -385,6 +524,8 @@ const char* kind_name(unsigned k)
     case GC_KIND_READ_WRITE: return "read-write";
     case GC_KIND_WRITE_READ: return "write-read";
     case GC_KIND_LOST_UPDATE: return "lost-update";
+    case SC_KIND_UNINIT: return "uninitialized-read";
+    case SC_KIND_ATOMIC_PLAIN: return "atomic-plain";
     }
     return "?";
 }
@@ -395,6 +536,7 @@ const char* scope_name(unsigned s)
     case GC_SCOPE_BLOCKS: return "blocks";
     case GC_SCOPE_WARPS: return "warps";
     case GC_SCOPE_LANES: return "lanes";
+    case 0: return "block";
     }
     return "?";
 }
@@ -409,10 +551,19 @@ void launch_end()
         memset(&h, 0, sizeof h);
         if (r == SANITIZER_SUCCESS)
             r = sanitizerMemcpyDeviceToHost(&h, p.dlaunch, sizeof h, p.stream);
-        std::vector<GcFinding> f;
-        if (r == SANITIZER_SUCCESS && h.findings) {
+        std::vector<GcFinding> f, sf;
+        std::vector<GcHandoff> ho;
+        if (r == SANITIZER_SUCCESS && h.handoffs && (g->mode & GC_MODE_FENCE)) {
+            ho.resize(GC_HANDOFF_SLOTS);
+            r = sanitizerMemcpyDeviceToHost(ho.data(), h.handoffs, ho.size() * sizeof(GcHandoff), p.stream);
+        }
+        if (r == SANITIZER_SUCCESS && h.findings && (g->mode & GC_MODE_DETECT)) {
             f.resize(GC_FINDING_SLOTS);
             r = sanitizerMemcpyDeviceToHost(f.data(), h.findings, f.size() * sizeof(GcFinding), p.stream);
+        }
+        if (r == SANITIZER_SUCCESS && h.sfindings) {
+            sf.resize(GC_FINDING_SLOTS);
+            r = sanitizerMemcpyDeviceToHost(sf.data(), h.sfindings, sf.size() * sizeof(GcFinding), p.stream);
         }
         unsigned long long want = (unsigned long long)p.grid[0] * p.grid[1] * p.grid[2] * p.block[0] * p.block[1] * p.block[2];
         if (r != SANITIZER_SUCCESS || h.nthreads != want) {
@@ -457,10 +608,61 @@ void launch_end()
                 + ",\"value_then\":" + std::to_string(x.value_then) + ",\"count\":" + std::to_string(x.count) + "}";
             first = false;
         }
-        s += "]}";
+        s += "]";
+        if (g->mode & GC_MODE_SHARED) {
+            s += ",\"shared\":{\"bytes\":" + std::to_string(h.sm_bytes) + ",\"static\":" + std::to_string(p.sm_static)
+                + ",\"dynamic\":" + std::to_string(p.sm_dynamic) + ",\"dynamic_known\":" + (p.sm_dynamic_known ? "true" : "false")
+                + ",\"reserved\":" + std::to_string(p.sm_reserved) + ",\"over_budget\":" + (p.sm_over_budget ? "true" : "false")
+                + ",\"cluster\":" + (p.cluster ? "true" : "false") + ",\"accesses\":" + std::to_string(h.saccesses)
+                + ",\"untracked\":" + std::to_string(h.suntracked) + ",\"unsized\":" + std::to_string(h.sunsized)
+                + ",\"unseen_writes\":" + std::to_string(h.sunseen) + ",\"dropped\":" + std::to_string(h.sdropped)
+                + ",\"min_offset\":" + (h.smin_offset == ~0ull ? std::string("null") : std::to_string(h.smin_offset))
+                + "},\"shared_findings\":[";
+            bool sfirst = true;
+            for (auto& x : sf) {
+                if (x.key == 0)
+                    continue;
+                s += std::string(sfirst ? "" : ",") + "{\"kind\":\"" + kind_name(x.kind) + "\",\"scope\":\""
+                    + scope_name(x.scope) + "\",\"pc_now\":" + std::to_string(x.pc_now) + ",\"pc_then\":"
+                    + std::to_string(x.pc_then) + ",\"offset\":" + std::to_string(x.addr) + ",\"block_now\":"
+                    + std::to_string(x.block_now) + ",\"thread_now\":" + std::to_string(x.thread_now)
+                    + ",\"thread_then\":" + std::to_string(x.thread_then) + ",\"bytes\":" + std::to_string(x.value_now) + ",\"now_atomic\":" + (x.value_then ? "true" : "false")
+                    + ",\"count\":" + std::to_string(x.count) + "}";
+                sfirst = false;
+            }
+            s += "]";
+        }
+        s += "}";
         line(s);
+        // fencecheck: one line per distinct handoff, then the launch's summary (which says the
+        // launch was recorded whole, or how many handoffs the table dropped).
+        if (g->mode & GC_MODE_FENCE) {
+            for (auto& x : ho) {
+                if (x.key == 0)
+                    continue;
+                line("{\"handoff\":{\"launch\":" + std::to_string(p.launch) + ",\"kernel\":\"" + esc(p.kernel)
+                     + "\",\"module\":" + std::to_string(p.module) + ",\"pc_store\":" + std::to_string(x.pc_store)
+                     + ",\"pc_release\":" + std::to_string(x.pc_release) + ",\"pc_acquire\":"
+                     + std::to_string(x.pc_acquire) + ",\"pc_read\":" + std::to_string(x.pc_read) + ",\"addr\":"
+                     + std::to_string(x.addr) + ",\"block_store\":" + std::to_string(x.block_store)
+                     + ",\"thread_store\":" + std::to_string(x.thread_store) + ",\"block_read\":"
+                     + std::to_string(x.block_read) + ",\"thread_read\":" + std::to_string(x.thread_read)
+                     + ",\"count\":" + std::to_string(x.count) + "}}");
+            }
+            line("{\"handoffs\":{\"launch\":" + std::to_string(p.launch) + ",\"kernel\":\"" + esc(p.kernel)
+                 + "\",\"recorded\":" + (h.handoffs ? "true" : "false") + ",\"dropped\":" + std::to_string(h.hdropped) + "}}");
+        }
     }
     g->pending.clear();
+}
+
+// Writes the note for kernel launches of CUDA graphs stepped aside since the last one.
+void stepped_aside()
+{
+    if (g->graph_launches == 0)
+        return;
+    line("{\"note\":\"stepped-aside\",\"reason\":\"cuda-graph\",\"launches\":" + std::to_string(g->graph_launches) + "}");
+    g->graph_launches = 0;
 }
 
 void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata)
@@ -468,8 +670,12 @@ void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
     if (off("RACEGATE_GC_TRACE"))
         line("{\"stage\":\"callback\",\"domain\":" + std::to_string((int)domain) + ",\"cbid\":" + std::to_string((int)cbid) + "}");
     std::lock_guard<std::recursive_mutex> guard(g->lock);
-    if (busy && domain == SANITIZER_CB_DOMAIN_RESOURCE)
-        return;  // the tool's own allocations and patch modules
+    if (busy && (domain == SANITIZER_CB_DOMAIN_RESOURCE || domain == SANITIZER_CB_DOMAIN_DRIVER_API))
+        return;  // the tool's own allocations, patch modules and driver calls
+    if (streams && !busy)
+        streams_on_callback(domain, cbid, cbdata);
+    if (streams && g->mode == 0)
+        return;  // streamcheck alone: no module patched, no launch touched
     struct Busy { Busy() { busy = true; } ~Busy() { busy = false; } } mark;
     if (domain == SANITIZER_CB_DOMAIN_RESOURCE) {
         switch (cbid) {
@@ -516,8 +722,50 @@ void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
     } else if (domain == SANITIZER_CB_DOMAIN_LAUNCH) {
         if (cbid == SANITIZER_CBID_LAUNCH_BEGIN)
             launch_begin((Sanitizer_LaunchData*)cbdata);
-        else if (cbid == SANITIZER_CBID_LAUNCH_END)
+        else if (cbid == SANITIZER_CBID_LAUNCH_END && in_graph == 0)
             launch_end();
+    } else if (domain == SANITIZER_CB_DOMAIN_GRAPHS) {
+        switch (cbid) {
+        case SANITIZER_CBID_GRAPHS_GRAPHEXEC_CREATING:
+        case SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN:
+            in_graph++;
+            break;
+        case SANITIZER_CBID_GRAPHS_GRAPHEXEC_CREATED:
+        case SANITIZER_CBID_GRAPHS_LAUNCH_END:
+            if (in_graph > 0)
+                in_graph--;
+            stepped_aside();
+            break;
+        case SANITIZER_CBID_GRAPHS_NODE_LAUNCH_BEGIN: {
+            // A kernel node: its patches get no data, so they return at once (no stale data of
+            // an earlier launch, which is what faulted with cudaErrorIllegalAddress).
+            auto* n = (Sanitizer_GraphNodeLaunchData*)cbdata;
+            if (n->nodeType == CU_GRAPH_NODE_TYPE_KERNEL) {
+                sanitizerSetLaunchCallbackData(n->launchData.hLaunch, n->launchData.function, n->launchData.hStream,
+                                               nullptr);
+                if (!n->isGraphUpload)
+                    g->graph_launches++;
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    } else if (domain == SANITIZER_CB_DOMAIN_DRIVER_API) {
+        // The launch API's dynamic shared size, for sharedcheck's window (the launch callback
+        // that follows on this thread does not carry it).
+        auto* c = (const Sanitizer_CallbackData*)cbdata;
+        if (c->callbackSite == SANITIZER_API_ENTER && c->functionName && c->functionParams) {
+            std::string fn = c->functionName;
+            if (fn == "cuLaunchKernel" || fn == "cuLaunchKernel_ptsz" || fn == "cuLaunchCooperativeKernel"
+                || fn == "cuLaunchCooperativeKernel_ptsz")
+                dyn_hint = ((const LaunchKernelParams*)c->functionParams)->sharedMemBytes;
+            else if (fn == "cuLaunchKernelEx" || fn == "cuLaunchKernelEx_ptsz") {
+                const CUlaunchConfig* cfg = ((const LaunchKernelExParams*)c->functionParams)->config;
+                if (cfg)
+                    dyn_hint = cfg->sharedMemBytes;
+            }
+        }
     }
 }
 
@@ -544,14 +792,23 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
             g->mode |= GC_MODE_DETECT;
         if (m.find("jitter") != std::string::npos)
             g->mode |= GC_MODE_JITTER;
+        if (m.find("shared") != std::string::npos)
+            g->mode |= GC_MODE_SHARED;
+        // fencecheck reads the handoffs globalcheck's rule orders: detect runs with it.
+        if (m.find("streams") != std::string::npos)
+            streams = streams_init(g->dir.c_str());
+        if (m.find("fence") != std::string::npos)
+            g->mode |= GC_MODE_FENCE | GC_MODE_DETECT;
     }
+    if (const char* sb = getenv("RACEGATE_GC_SHARED_BUDGET_MB"))
+        g->shared_budget = strtoull(sb, nullptr, 10) << 20;
     if (seed)
         g->seed = strtoull(seed, nullptr, 10);
     if (budget)
         g->budget = strtoull(budget, nullptr, 10) << 20;
     g->out = fopen((g->dir + "/report.jsonl").c_str(), "a");
     line("{\"tool\":\"globalcheck\",\"mode\":" + std::to_string(g->mode) + ",\"budget_bytes\":"
-         + std::to_string(g->budget) + ",\"patches\":\"" + esc(g->patches) + "\"}");
+         + std::to_string(g->budget) + ",\"shared_budget_bytes\":" + std::to_string(g->shared_budget) + ",\"patches\":\"" + esc(g->patches) + "\"}");
     Sanitizer_SubscriberHandle handle;
     SanitizerResult r = sanitizerSubscribe(&handle, callback, nullptr);
     if (r != SANITIZER_SUCCESS) {
@@ -562,6 +819,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
         line("{\"stage\":\"subscribed\"}");
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_RESOURCE);
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_LAUNCH);
+    sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_GRAPHS);
+    if (streams)
+        streams_enable(handle);
+    if (g->mode & GC_MODE_SHARED)
+        sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
     if (off("RACEGATE_GC_TRACE"))
         line("{\"stage\":\"enabled\"}");
     return 0;

@@ -3,7 +3,8 @@
 //! compute-sanitizer tools) becomes one libtest-mimic trial, `KERNEL::DETECTOR`, and each kernel
 //! gets one host trial, `KERNEL::compile`, that needs no GPU: NVRTC builds its source and the
 //! manifest's launches match the PTX (the entry exists, the arguments agree in number and
-//! width), the checks `racegate compile` makes. The workers re-execute the test binary itself
+//! width) and the kernel's declaration (each buffer's element type), the checks `racegate
+//! compile` makes. The workers re-execute the test binary itself
 //! through racegate's hidden worker subcommands (nextest's double-spawn shape), so no racegate
 //! binary is needed; [`main`] therefore recognizes the worker arguments first, before
 //! libtest-mimic parses anything.
@@ -93,11 +94,16 @@ pub use crate::api::run_worker_if_requested;
 /// The trials of the manifest at `path`: per kernel, first `KERNEL::compile` (host: the
 /// kernel builds and its launches match the PTX, as `racegate compile` checks), then one GPU
 /// trial per detector, `KERNEL::stress` where the oracle is not `none`, and `KERNEL::racecheck`,
-/// `::synccheck`, `::memcheck`, `::initcheck`, `::globalcheck`. A GPU trial fails on any finding
+/// `::synccheck`, `::memcheck`, `::initcheck`, `::globalcheck`, `::sharedcheck`. A GPU trial fails on any finding
 /// (with the findings as its message) and on an inconclusive run (never counted as clean).
 /// Without a CUDA device the GPU trials are listed as ignored, with a note saying why, and fail
 /// with "no CUDA device" when run anyway; without NVRTC the compile trials are listed as ignored
 /// (not under `CI=true`) and fail when run.
+///
+/// `KERNEL::globalcheck` and `KERNEL::sharedcheck` share one injected run under `cargo test`
+/// (trials are threads of one process): the first of the two to start runs both tools and
+/// leaves the other's result for it (a filter that selects only one still makes that run).
+/// Under nextest (a process per trial, `NEXTEST` set) each runs its own tool alone.
 pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>> {
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let catalog = Catalog::from_manifest(Manifest::load(&path)?);
@@ -114,9 +120,11 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
     }
     let exe = std::env::current_exe()
         .map_err(|e| crate::Error::Child(format!("no path to this test binary: {e}")))?;
+    let share_own_run = std::env::var_os("NEXTEST").is_none();
     let mut out = Vec::new();
     for case in &catalog.cases {
         let kernel = only(&catalog, &case.name);
+        let pair: Arc<OwnPair> = Arc::default();
         out.push(
             Trial::test(format!("{}::compile", case.name), move || {
                 // The check `racegate compile` makes first: it builds, the entry, the arguments.
@@ -131,12 +139,13 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
             .chain(Tool::ALL.iter().map(|t| Some(*t)));
         for tool in detectors {
             let name = format!("{}::{}", case.name, tool.map_or("stress", |t| t.name()));
-            let (catalog, case, exe, device, options) = (
+            let (catalog, case, exe, device, options, pair) = (
                 catalog.clone(),
                 case.clone(),
                 exe.clone(),
                 device.clone(),
                 options.clone(),
+                pair.clone(),
             );
             let ignored = device.is_err();
             out.push(
@@ -145,7 +154,16 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
                     // by the exit code, so a runtime "ignored" would pass there. It fails.
                     let dev =
                         device.map_err(|why| Failed::from(format!("no CUDA device: {why}")))?;
-                    judge(one(&catalog, &case, tool, &options, &dev.arch(), &exe)?)
+                    let arch = dev.arch();
+                    match tool {
+                        Some(own) if OWN.contains(&own) && share_own_run => {
+                            judge(pair.take(own, || {
+                                let cfg = gate_config(Some(own), &options, &arch)?;
+                                crate::gate::manifest_run::run_own_pair(&catalog, &case, &cfg, &exe)
+                            })?)
+                        }
+                        _ => judge(one(&catalog, &case, tool, &options, &arch, &exe)?),
+                    }
                 })
                 .with_ignored_flag(ignored),
             );
@@ -177,6 +195,33 @@ fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
+/// racegate's own tools among the trials' detectors (globalcheck, sharedcheck), in the order
+/// their results come from [`crate::gate::manifest_run::run_own_pair`].
+const OWN: [Tool; 2] = [Tool::Globalcheck, Tool::Sharedcheck];
+
+/// The globalcheck and sharedcheck trials of one kernel: whichever starts first makes the one
+/// run for both ([`crate::gate::manifest_run::run_own_pair`]) and leaves the other's result
+/// here; a failure to run is given to both.
+#[derive(Default)]
+struct OwnPair(std::sync::Mutex<Option<std::result::Result<Vec<GateRun>, String>>>);
+
+impl OwnPair {
+    /// `tool`'s result (globalcheck or sharedcheck), running both with `run` if neither has run.
+    fn take(
+        &self,
+        tool: Tool,
+        run: impl FnOnce() -> Result<Vec<GateRun>>,
+    ) -> std::result::Result<GateRun, Failed> {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let runs = slot.get_or_insert_with(|| run().map_err(|e| e.chain().to_string()));
+        let runs = runs.as_ref().map_err(|e| Failed::from(e.clone()))?;
+        let at = OWN.iter().position(|t| *t == tool);
+        at.and_then(|at| runs.get(at))
+            .cloned()
+            .ok_or_else(|| Failed::from(format!("no {tool} result from the shared run")))
+    }
+}
+
 /// Runs one detector on one kernel, as `racegate gate` would.
 fn one(
     catalog: &Catalog,
@@ -186,7 +231,13 @@ fn one(
     arch: &str,
     exe: &Path,
 ) -> Result<GateRun> {
-    let cfg = GateConfig {
+    let cfg = gate_config(tool, options, arch)?;
+    crate::gate::manifest_run::run_one(catalog, case, tool, &cfg, exe)
+}
+
+/// The gate's settings for one trial of `tool` (`None`: stress).
+fn gate_config(tool: Option<Tool>, options: &Options, arch: &str) -> Result<GateConfig> {
+    Ok(GateConfig {
         // Seed 1, as the gate: a rerun sees the same inputs.
         battery: Battery {
             arch: arch.to_string(),
@@ -205,8 +256,7 @@ fn one(
         masks: crate::gate::masks::Masks::new(&[], true)?,
         oracles: Default::default(),
         jitter: true,
-    };
-    crate::gate::manifest_run::run_one(catalog, case, tool, &cfg, exe)
+    })
 }
 
 /// Clean passes; findings or an inconclusive run fail, each on a line of the message.
@@ -234,4 +284,36 @@ fn judge(run: GateRun) -> std::result::Result<Completion, Failed> {
             .map(|i| format!("inconclusive [{}]: {}", i.detector, i.reason)),
     );
     Err(lines.join("\n").into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_of(seconds: f64) -> GateRun {
+        GateRun {
+            seconds,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_own_tools_trials_share_one_run_and_each_gets_its_own_result() {
+        let pair = OwnPair::default();
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        let run = || {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(vec![run_of(1.0), run_of(2.0)])
+        };
+        assert_eq!(pair.take(Tool::Sharedcheck, run).unwrap().seconds, 2.0);
+        assert_eq!(pair.take(Tool::Globalcheck, run).unwrap().seconds, 1.0);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // A run that could not be made fails both trials, with its reason.
+        let broken = OwnPair::default();
+        let fail = || Err(crate::Error::Child("no tool".into()));
+        for t in OWN {
+            let e = broken.take(t, fail).unwrap_err();
+            assert!(format!("{e:?}").contains("no tool"), "{e:?}");
+        }
+    }
 }

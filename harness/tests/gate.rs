@@ -375,8 +375,12 @@ fn running(marker: &str) -> bool {
 /// A program that starts a `setsid` child holding stdout: one that exits at once is no hang
 /// and its child is killed; one that waits for it hangs, and is killed at the deadline.
 fn setsid_child(_: &Path) -> Result<(), Failed> {
-    if !Path::new("/usr/bin/setsid").exists() {
-        return Ok(());
+    // Without setsid (util-linux) this would test nothing: a failure, not a pass.
+    if !["/usr/bin/setsid", "/bin/setsid"]
+        .iter()
+        .any(|p| Path::new(p).exists())
+    {
+        return Err("setsid (util-linux) is needed".into());
     }
     let dir = temp_dir("racegate-gate-")?;
     let fake = clean_sanitizer(dir.path())?;

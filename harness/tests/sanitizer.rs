@@ -20,19 +20,35 @@ pub fn trials(root: &Path) -> Vec<Trial> {
                     ));
                 }
                 let dir = temp_dir("racegate-fake-")?;
+                let ran = dir.path().join("ran");
                 let fake = write_script(
                     dir.path(),
                     "compute-sanitizer",
-                    "#!/bin/sh\necho '========= Error: Device not supported' >&2\nexit 255\n",
+                    &format!(
+                        "#!/bin/sh\ntouch '{}'\necho '========= Error: Device not supported' >&2\nexit 255\n",
+                        ran.display()
+                    ),
                 )?;
+                let json = dir.path().join("out.json");
                 let (code, stdout, stderr) = run_cli(
                     &r,
-                    &["sanitize", "matmul_naive", "--tool", "racecheck"],
+                    &[
+                        "sanitize",
+                        "matmul_naive",
+                        "--tool",
+                        "racecheck",
+                        "--json",
+                        json.to_str().unwrap(),
+                    ],
                     &[("RACEGATE_COMPUTE_SANITIZER", fake.to_str().unwrap())],
                 );
-                // Without a device the command stops at "no CUDA device" (4 comes before 3).
-                let device = racegate::run::device::probe().is_ok();
-                if !device && code == 4 && stderr.contains("no CUDA device") {
+                // Without a device the command stops at "no CUDA device" (4 comes before 3),
+                // after the host side: what it wrote says so, and the tool never ran.
+                if racegate::run::device::probe().is_err() {
+                    no_device_report(code, &stderr, &json, &["signatures checked"])?;
+                    if ran.exists() {
+                        return Err("the sanitizer ran without a device".into());
+                    }
                     return Ok(Completion::Completed);
                 }
                 if code != 3
@@ -49,9 +65,18 @@ pub fn trials(root: &Path) -> Vec<Trial> {
     let r = root.to_path_buf();
     out.push(
         Trial::test("sanitize::no_sanitizer_is_inconclusive", move || {
+            let dir = temp_dir("racegate-nosan-")?;
+            let json = dir.path().join("out.json");
             let (code, stdout, stderr) = run_cli(
                 &r,
-                &["sanitize", "matmul_naive", "--tool", "memcheck"],
+                &[
+                    "sanitize",
+                    "matmul_naive",
+                    "--tool",
+                    "memcheck",
+                    "--json",
+                    json.to_str().unwrap(),
+                ],
                 &[
                     (
                         "RACEGATE_COMPUTE_SANITIZER",
@@ -61,9 +86,8 @@ pub fn trials(root: &Path) -> Vec<Trial> {
                     ("CUDA_HOME", "/nonexistent"),
                 ],
             );
-            let device = racegate::run::device::probe().is_ok();
-            if !device && code == 4 && stderr.contains("no CUDA device") {
-                return Ok(());
+            if racegate::run::device::probe().is_err() {
+                return no_device_report(code, &stderr, &json, &["signatures checked"]);
             }
             if code != 3 || !stdout.contains("INCONCLUSIVE: compute-sanitizer not found") {
                 return Err(format!("exit {code}\n{stdout}\n{stderr}").into());
@@ -73,4 +97,35 @@ pub fn trials(root: &Path) -> Vec<Trial> {
         .with_kind("host"),
     );
     out
+}
+
+/// Without a device: exit 4 with "no CUDA device" on stderr, and the JSON asked for written
+/// with what the host side did (`host_checks`), the subject and the verdict, not just an exit
+/// code (which alone passed whatever the command had done before).
+fn no_device_report(
+    code: i32,
+    stderr: &str,
+    json: &Path,
+    host_checks: &[&str],
+) -> Result<(), libtest_mimic::Failed> {
+    let text = std::fs::read_to_string(json)
+        .map_err(|e| format!("exit {code}: no JSON at {}: {e}\n{stderr}", json.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
+    let checks: Vec<&str> = v["host_checks"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
+        .unwrap_or_default();
+    if code != 4
+        || !stderr.contains("no CUDA device")
+        || v["verdict"] != "no_device"
+        || v["exit_code"] != 4
+        || v["subject"] != "matmul_naive"
+        || !v["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("no CUDA device"))
+        || checks != host_checks
+    {
+        return Err(format!("exit {code}\n{text}\n{stderr}").into());
+    }
+    Ok(())
 }

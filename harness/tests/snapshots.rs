@@ -2,7 +2,8 @@
 //! snapshot under `snapshots/`, for every (case, tool), with no GPU. A hang has no XML: its
 //! fixture is a `.hang` file written by the import. globalcheck's fixture is the tool's
 //! `report.jsonl` as `racegate sanitize --save-xml` kept it, with nvdisasm's line table of each
-//! module beside it (`<stem>.jsonl.module-K.lines.txt`).
+//! module beside it (`<stem>.jsonl.module-K.lines.txt`); sharedcheck's is the same tool's report
+//! of a `--tool sharedcheck` run, read for its shared-memory findings.
 
 use libtest_mimic::Trial;
 use racegate::judge::sanitize::{snapshot, Tool};
@@ -30,8 +31,8 @@ pub fn trials(catalog: &Catalog) -> Vec<Trial> {
                 Trial::test(format!("snapshot::{}::{}", case.name, tool), move || {
                     let body = if hang.is_file() {
                         "hang (compute-sanitizer and its target killed at the deadline)\n".to_string()
-                    } else if tool == Tool::Globalcheck {
-                        let findings = globalcheck_findings(&fixtures, &stem, &root)?;
+                    } else if tool.is_own() {
+                        let findings = own_tool_findings(&fixtures, &stem, tool, &root)?;
                         return check_snapshot(&root, &stem, &snapshot::render(&case_name, tool, &version, &findings));
                     } else {
                         let text = std::fs::read_to_string(&xml).map_err(|e| {
@@ -50,11 +51,12 @@ pub fn trials(catalog: &Catalog) -> Vec<Trial> {
     out
 }
 
-/// globalcheck's report and line tables -> findings (errors and lane warnings alike), as
-/// `racegate sanitize --tool globalcheck` reads them after a run.
-fn globalcheck_findings(
+/// globalcheck's (or sharedcheck's) report and line tables -> findings (errors and lane warnings
+/// alike), as `racegate sanitize --tool globalcheck|sharedcheck` reads them after a run.
+fn own_tool_findings(
     dir: &std::path::Path,
     stem: &str,
+    tool: Tool,
     root: &std::path::Path,
 ) -> Result<Vec<racegate::judge::sanitize::normalize::Finding>, libtest_mimic::Failed> {
     use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run::lines_path};
@@ -80,5 +82,14 @@ fn globalcheck_findings(
         let t = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
         tables.insert(m, LineTable::parse(&t));
     }
-    Ok(report::findings(&rep, &tables, root))
+    Ok(if tool == Tool::Sharedcheck {
+        racegate::judge::sanitize::globalcheck::shared::shared_findings_where(
+            &rep,
+            &tables,
+            root,
+            |_, _| true,
+        )
+    } else {
+        report::findings(&rep, &tables, root)
+    })
 }

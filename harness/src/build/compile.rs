@@ -80,6 +80,7 @@ static REMOTE: std::sync::OnceLock<Remote> = std::sync::OnceLock::new();
 
 /// Sends every later compile of this process to `remote` (the first call wins).
 pub fn set_remote(remote: Remote) {
+    // ignored: the first call wins, as documented; a later one changes nothing
     let _ = REMOTE.set(remote);
 }
 
@@ -132,6 +133,7 @@ pub fn nvrtc_options(opts: &BuildOptions) -> Vec<String> {
     }
     for o in &opts.extra {
         if o == TOOLKIT_INCLUDE {
+            // ignored: without a current folder (deleted under us) the toolkit is looked for from the other places toolkit_include knows
             let here = std::env::current_dir().unwrap_or_default();
             if let Some(dir) = toolchain::toolkit_include(&here) {
                 options.push(format!("-I{}", dir.display()));
@@ -250,6 +252,7 @@ pub fn compile_in_memory(
         })()
     };
     // SAFETY: created above and not used after this.
+    // ignored: the outcome is already taken; a failed destroy leaks one program, nothing to report
     let _ = unsafe { nvrtc::result::destroy_program(prog) };
     let (mut ptx, lowered) = outcome.map_err(fail)?;
     // The lowered (mangled) names ride in the PTX as comments, so whoever loads it, in this
@@ -296,6 +299,7 @@ pub fn write_atomically_from(
     tmp.persist(path).map_err(|e| e.error)?;
     // The rename is durable once the folder is synced (best effort: not every filesystem can).
     if let Ok(d) = std::fs::File::open(dir) {
+        // ignored: the file itself was synced; not every filesystem can sync a folder
         let _ = d.sync_all();
     }
     Ok(())

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::proc::watchdog::{self, Exit};
 
 /// The sources, compiled into racegate so that an installed binary can build its tool.
-pub const SOURCES: [(&str, &str); 3] = [
+pub const SOURCES: [(&str, &str); 5] = [
     (
         "globalcheck.h",
         include_str!(concat!(
@@ -23,6 +23,17 @@ pub const SOURCES: [(&str, &str); 3] = [
     (
         "tool.cpp",
         include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/globalcheck/tool.cpp")),
+    ),
+    (
+        "streams.h",
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/globalcheck/streams.h")),
+    ),
+    (
+        "streams.cpp",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/globalcheck/streams.cpp"
+        )),
     ),
     (
         "patches.cu",
@@ -160,6 +171,7 @@ pub fn commands(tc: &Toolchain, src: &Path, out: &Path) -> Vec<(PathBuf, Vec<OsS
                 os("-o"),
                 out.join("libracegate-globalcheck.so").into(),
                 src.join("tool.cpp").into(),
+                src.join("streams.cpp").into(),
                 OsString::from(format!("-L{}", tc.sanitizer_lib.display())),
                 os("-lsanitizer-public"),
                 os("-ldl"),
@@ -201,6 +213,7 @@ fn toolchain_identity(tc: &Toolchain) -> String {
     let stamp = |p: &Path| {
         std::fs::metadata(p)
             .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
+            // ignored: a file that cannot be read stamps as empty, so the key changes and the tool is rebuilt
             .unwrap_or_default()
     };
     format!(
@@ -236,13 +249,9 @@ fn build(root: &Path) -> Result<Built, String> {
     // only where: an upgraded toolkit in the same folder builds anew.
     let how = format!("{:?}", commands(&tc, Path::new("SRC"), Path::new("OUT")));
     let what = toolchain_identity(&tc);
-    let key = fnv(&[
-        SOURCES[0].1.as_bytes(),
-        SOURCES[1].1.as_bytes(),
-        SOURCES[2].1.as_bytes(),
-        how.as_bytes(),
-        what.as_bytes(),
-    ]);
+    let mut parts: Vec<&[u8]> = SOURCES.iter().map(|(_, text)| text.as_bytes()).collect();
+    parts.extend([how.as_bytes(), what.as_bytes()]);
+    let key = fnv(&parts);
     let cache = crate::build::cache::dir().map_err(|e| e.to_string())?;
     let dir = cache.join("globalcheck").join(format!("{key:016x}"));
     let built = Built {
@@ -274,6 +283,7 @@ fn build(root: &Path) -> Result<Built, String> {
     let path = format!(
         "{}:{}",
         tc.nvcc.parent().unwrap_or(Path::new(".")).display(),
+        // ignored: no PATH (or one that is not UTF-8) leaves nvcc's own folder only
         std::env::var("PATH").unwrap_or_default()
     );
     for (program, args) in commands(&tc, tmp.path(), tmp.path()) {
@@ -301,6 +311,7 @@ fn build(root: &Path) -> Result<Built, String> {
     // ours is then removed rather than left behind.
     let tmp = tmp.keep();
     if std::fs::rename(&tmp, &dir).is_err() {
+        // ignored: the other racegate's copy is in place; ours is only a leftover in a temporary name
         let _ = std::fs::remove_dir_all(&tmp);
     }
     if built.tool.is_file() && built.patches.is_file() {

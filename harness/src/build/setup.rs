@@ -73,6 +73,7 @@ pub fn install(python: &str, force: bool) -> Result<Installed> {
         });
     }
     let tmp = dir.with_extension("partial");
+    // ignored: a leftover that cannot be removed makes the next step fail with its own error
     let _ = std::fs::remove_dir_all(&tmp);
     let out = Command::new(python)
         .args([
@@ -93,6 +94,7 @@ pub fn install(python: &str, force: bool) -> Result<Installed> {
             ))
         })?;
     if !out.status.success() {
+        // ignored: a leftover that cannot be removed makes the next step fail with its own error
         let _ = std::fs::remove_dir_all(&tmp);
         let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(12).collect();
@@ -121,6 +123,7 @@ pub fn install(python: &str, force: bool) -> Result<Installed> {
     // What pip wrote, whatever the umask, is writable by nobody else: racegate checks it before
     // it loads or runs anything from it (`cache::check_trusted`).
     crate::build::cache::tighten(&tmp).map_err(|e| Error::io("making private", &tmp, e))?;
+    // ignored: an old install that cannot be removed makes the rename below fail, and that is reported
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&tmp, &dir).map_err(|e| Error::io("moving into place", &dir, e))?;
     Ok(Installed { dir, changed: true })

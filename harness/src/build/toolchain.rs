@@ -121,16 +121,34 @@ fn locate_nvrtc(root: &Path) -> std::result::Result<Nvrtc, NotFound> {
     let mut searched = Vec::new();
     if let Some(path) = std::env::var_os("RACEGATE_NVRTC_LIB") {
         let path = PathBuf::from(path);
-        return match preload(&path)? {
-            true => finish(
-                format!("{} (RACEGATE_NVRTC_LIB)", path.display()),
-                Some(path),
-            ),
-            false => Err(NotFound::Searched(format!(
+        if !preload(&path)? {
+            return Err(NotFound::Searched(format!(
                 "RACEGATE_NVRTC_LIB={} (could not be loaded)",
                 path.display()
-            ))),
-        };
+            )));
+        }
+        // Checked before cudarc is asked for anything: it panics on a missing symbol, or on
+        // no library of NVRTC's name (libm.so.6 here was exit 101 and a backtrace).
+        let missing = missing_symbols(&path);
+        if !missing.is_empty() {
+            return Err(NotFound::Searched(format!(
+                "RACEGATE_NVRTC_LIB={} is not NVRTC: it lacks {}",
+                path.display(),
+                missing.join(", ")
+            )));
+        }
+        // SAFETY: probing only dlopens the library by name.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(NotFound::Searched(format!(
+                "RACEGATE_NVRTC_LIB={} has NVRTC's functions, but no library is found by NVRTC's \
+                 name ({NVRTC_SONAME}) after loading it: point it at {NVRTC_SONAME} itself",
+                path.display()
+            )));
+        }
+        return finish(
+            format!("{} (RACEGATE_NVRTC_LIB)", path.display()),
+            Some(path),
+        );
     }
     // SAFETY: probing only dlopens the library by name.
     if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
@@ -220,6 +238,45 @@ fn preload(path: &Path) -> std::result::Result<bool, NotFound> {
         dlopen_global(b);
     }
     Ok(dlopen_global(path))
+}
+
+/// The functions of NVRTC that racegate and cudarc call.
+const NVRTC_SYMBOLS: &[&str] = &[
+    "nvrtcVersion",
+    "nvrtcCreateProgram",
+    "nvrtcDestroyProgram",
+    "nvrtcCompileProgram",
+    "nvrtcGetPTXSize",
+    "nvrtcGetPTX",
+    "nvrtcGetProgramLogSize",
+    "nvrtcGetProgramLog",
+    "nvrtcAddNameExpression",
+    "nvrtcGetLoweredName",
+];
+
+/// Which of [`NVRTC_SYMBOLS`] the library at `path` (already loaded) does not define: all of
+/// them when it cannot be opened.
+fn missing_symbols(path: &Path) -> Vec<&'static str> {
+    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return NVRTC_SYMBOLS.to_vec();
+    };
+    // SAFETY: dlopen of a library already loaded (a reference count, no code run);
+    // RTLD_NOLOAD opens nothing new. The handle is never closed, as in `dlopen_global`.
+    let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    if handle.is_null() {
+        return NVRTC_SYMBOLS.to_vec();
+    }
+    NVRTC_SYMBOLS
+        .iter()
+        .copied()
+        .filter(|name| {
+            let Ok(n) = CString::new(*name) else {
+                return true;
+            };
+            // SAFETY: looks a name up in a valid handle; nothing is called.
+            unsafe { libc::dlsym(handle, n.as_ptr()) }.is_null()
+        })
+        .collect()
 }
 
 fn dlopen_global(path: &Path) -> bool {

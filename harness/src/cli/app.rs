@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand};
 
 use super::settings::Global;
 use super::{
-    bench, check, compile, doctor, gate, grade, internal, list, mutate, report, sanitize, setup,
-    stress,
+    bench, check, compile, doctor, gate, grade, internal, list, mutate, perf, report, sanitize,
+    setup, stress,
 };
 
 #[derive(Parser)]
@@ -43,63 +43,94 @@ pub struct Cli {
 pub enum Command {
     /// Print the catalog: every correct kernel and buggy variant, the detectors that must
     /// flag each variant, and the line its bug is on.
-    #[command(after_help = exit::HELP)]
+    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(list::HELP))]
     List(list::ListArgs),
     /// Compile every kernel and variant with NVRTC (-lineinfo), and with --load also load each
     /// module on the device and look up its kernels. Needs no GPU without --load.
-    #[command(after_help = exit::HELP)]
+    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(compile::HELP))]
     Compile(compile::CompileArgs),
     /// Run a case many times on random sizes, geometry and inputs; every output element is
     /// checked against an exact oracle. Each trial runs in a worker process with a deadline.
-    #[command(after_help = exit::HELP)]
+    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(stress::HELP))]
     Stress(stress::StressArgs),
     /// Run one sanitizer tool (compute-sanitizer's four, or globalcheck) on a case, on the
     /// family's small sanitizer geometry (every loop and branch runs), or on an existing program
     /// given after `--`, and print the normalized findings.
-    #[command(after_help = exit::HELP)]
+    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(sanitize::HELP))]
     Sanitize(sanitize::SanitizeArgs),
     /// Run the detection matrix: every case under stress (with and without jitter), the
     /// watchdog and the four compute-sanitizer tools, judged against each header's `expect`.
     /// Without a GPU it compiles every kernel, says what it could not run, and exits 4.
-    #[command(after_help = exit::HELP)]
+    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(check::HELP))]
     Check(check::CheckArgs),
     /// Measure, side by side in one run, the full stress path (upload, poison, launch, read
     /// back, check every element) against a bare cudarc launch loop, per kernel. Prints ratios.
-    #[command(after_help = exit::HELP)]
+    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(bench::HELP))]
     Bench(bench::BenchArgs),
+    /// Time kernels with CUDA events beside their family's reference, read Nsight Compute's
+    /// counters (bank conflicts, sectors per request, occupancy, branch efficiency) and check
+    /// the `//@ perf:` expectations; `--table` writes the course tables.
+    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(perf::HELP))]
+    Perf(perf::PerfArgs),
     /// Gate a merge on your own kernels or CUDA program. With a manifest (./racegate.toml or
     /// --manifest FILE): every kernel under stress (its oracle: a reference kernel or
     /// determinism), the four sanitizers and globalcheck (races on global memory). With
     /// `-- PROGRAM ARGS`: the program under each of them and run several times plainly, with
     /// schedule jitter injected. New findings (not in the baseline) fail.
-    #[command(after_help = gate::HELP)]
+    #[command(after_help = exit_codes_last(gate::HELP), after_long_help = exit_codes_last(gate::HELP))]
     Gate(gate::GateArgs),
     /// Grade course exercise submissions: compile (device code only), check the kernel's name
     /// and signature, then score correctness on randomized sizes with jitter and the four
     /// sanitizers (and globalcheck, where the rubric gives it points) against a rubric. One file prints its grade; several files or a folder give
     /// a summary (CSV or JSON).
-    #[command(after_help = grade::HELP)]
+    #[command(after_help = exit_codes_last(grade::HELP), after_long_help = exit_codes_last(grade::HELP))]
     Grade(grade::GradeArgs),
     /// Mutation testing: small named changes to a correct kernel (a barrier removed, an atomic
     /// made plain, a bound off by one, ...), listed with their diffs; with --run, the battery
     /// (stress with jitter, then the sanitizers) on each, and the kill rate per operator.
-    #[command(after_help = mutate::HELP)]
+    #[command(after_help = exit_codes_last(mutate::HELP), after_long_help = exit_codes_last(mutate::HELP))]
     Mutate(mutate::MutateArgs),
     /// Install what racegate needs on a machine without a CUDA toolkit: the pinned NVRTC 13.0
     /// wheels from PyPI into racegate's user cache, where every command finds them.
-    #[command(after_help = setup::HELP)]
+    #[command(after_help = exit_codes_last(&setup::help()), after_long_help = exit_codes_last(&setup::help()))]
     Setup(setup::SetupArgs),
     /// Say what racegate found on this machine (CUDA driver, GPU, NVRTC, compute-sanitizer,
     /// ncu, with versions) and, for each thing missing, how to get it.
-    #[command(after_help = doctor::HELP)]
+    #[command(after_help = exit_codes_last(doctor::HELP), after_long_help = exit_codes_last(doctor::HELP))]
     Doctor(doctor::DoctorArgs),
     /// Render a saved result (`check --json`, `gate --json`, `grade --json`) as an HTML report:
     /// an index with the verdict and the matrix or findings, a page per finding with the source,
     /// the explanation and fix hint (English or Korean), and the repro command.
-    #[command(after_help = report::HELP)]
+    #[command(after_help = exit_codes_last(report::HELP), after_long_help = exit_codes_last(report::HELP))]
     Report(report::ReportArgs),
     #[command(flatten)]
     Internal(internal::Internal),
+}
+
+/// A command's long help (`--help`) as printed: its text with the exit codes last, after its
+/// examples, so every command's help ends the same way. The exit codes are the line that opens
+/// with `Exit codes:`.
+fn exit_codes_last(help: &str) -> String {
+    let lines: Vec<&str> = help.lines().collect();
+    let Some(at) = lines.iter().position(|l| l.starts_with("Exit codes:")) else {
+        return help.to_string();
+    };
+    let mut rest: Vec<&str> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != at)
+        .map(|(_, l)| *l)
+        .collect();
+    while rest.last().is_some_and(|l| l.trim().is_empty()) {
+        rest.pop();
+    }
+    while rest.first().is_some_and(|l| l.trim().is_empty()) {
+        rest.remove(0);
+    }
+    if rest.is_empty() {
+        return lines[at].to_string();
+    }
+    format!("{}\n\n{}", rest.join("\n"), lines[at])
 }
 
 /// Runs the parsed command; the `u8` is the exit code by the one table (`crate::errors`).
@@ -132,7 +163,11 @@ pub fn main() -> std::process::ExitCode {
         Err(e) => {
             // The whole cause chain, OS error text included (`reading /tmp: Is a directory
             // (os error 21)`): one presentation for every error.
-            eprintln!("error: {}", e.chain());
+            // Control characters of a file name or an NVRTC log shown as `\xNN`.
+            eprintln!(
+                "error: {}",
+                crate::report::text::visible(&e.chain().to_string())
+            );
             std::process::ExitCode::from(e.exit_code())
         }
     };
@@ -150,6 +185,7 @@ pub(crate) fn run(cli: Cli) -> Result<u8> {
         Command::Sanitize(a) => sanitize::run(g, a),
         Command::Check(a) => check::run(g, a),
         Command::Bench(a) => bench::run(g, a),
+        Command::Perf(a) => perf::run(g, a),
         Command::Gate(a) => gate::run(g, a),
         Command::Grade(a) => grade::run(g, a),
         Command::Mutate(a) => mutate::run(g, a),

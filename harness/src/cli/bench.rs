@@ -1,17 +1,32 @@
 //! `racegate bench`: the full stress path against a bare cudarc launch loop, side by side in one
-//! run, per kernel; prints ratios, never a pass/fail on time.
+//! run, per kernel, with no jitter, the pct jitter and the old dense jitter; prints ratios and
+//! their geometric mean and worst case, never a pass/fail on time. `--detection` instead runs
+//! the detection table: every variant stress must flag, under each jitter mode, over seeds.
+
+use std::time::Duration;
 
 use crate::errors::exit;
+use crate::run::detection::{self, DetectionConfig};
 use crate::run::launch::Gpu;
-use crate::{report, run::bench, Result};
+use crate::run::schedule::JitterMode;
+use crate::{report, run::bench, Error, Result};
 
 use super::output::JsonArg;
 use super::settings::Global;
 use super::settings::{self, Settings};
 
+/// The end of `racegate bench --help`: the exit codes, then examples.
+pub const HELP: &str = concat!(
+    "Exit codes: 0 measured, 2 bad input, 3 inconclusive, 4 no CUDA device.\n",
+    "Examples:\n",
+    "  racegate bench --iters 20 --rounds 3 --json bench.json\n",
+    "  racegate bench --detection --seeds 5 --trials 100 --table docs/detection-table.md --json detection.json"
+);
+
 #[derive(clap::Args)]
+#[command(after_long_help = HELP)]
 pub struct BenchArgs {
-    /// Cases (default: every correct kernel).
+    /// Cases (default: every correct kernel; with --detection, every variant stress must flag).
     cases: Vec<String>,
     /// Problem size (the same meaning as `stress --size N`); default: a size per family
     /// where one launch takes tens of microseconds or more.
@@ -23,6 +38,28 @@ pub struct BenchArgs {
     /// Alternating rounds; the median counts.
     #[arg(long, default_value_t = 5)]
     rounds: u32,
+    /// Run the detection table instead: stress under each jitter mode (--modes) over
+    /// --seeds seeds of --trials trials, per variant that stress must flag.
+    #[arg(long)]
+    detection: bool,
+    /// Detection: independent stress runs per case and mode.
+    #[arg(long, default_value_t = 5)]
+    seeds: u32,
+    /// Detection: trials per run.
+    #[arg(long, default_value_t = 100)]
+    trials: u32,
+    /// Detection: the first seed (run s uses seed + 1000 s).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Detection: the jitter modes, side by side.
+    #[arg(long, value_delimiter = ',', default_value = "dense,pct,none")]
+    modes: Vec<JitterMode>,
+    /// Detection: the deadline of one trial, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    /// Detection: write the markdown table here (docs/detection-table.md).
+    #[arg(long)]
+    table: Option<std::path::PathBuf>,
     #[command(flatten)]
     out: JsonArg,
 }
@@ -31,6 +68,9 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
     a.out.claim_stdout();
     let catalog = settings::catalog(global, None)?;
     a.out.check(&catalog)?;
+    if a.detection {
+        return run_detection(&catalog, a);
+    }
     let selected: Vec<_> = if a.cases.is_empty() {
         catalog.cases.iter().filter(|c| !c.is_variant()).collect()
     } else {
@@ -44,13 +84,102 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
         let row = bench::measure(&catalog, &gpu, c, n, a.iters, a.rounds, &s.arch)?;
         if !a.out.on_stdout() {
             eprintln!(
-                "{}: {:.2}x ({:.1} us bare, {:.1} us stress)",
-                row.case, row.ratio, row.bare_us, row.stress_us
+                "{}: {:.2}x ({:.1} us bare, {:.1} us stress, {:.1} us pct jitter, {:.1} us dense jitter)",
+                row.row.case,
+                row.row.ratio,
+                row.row.bare_us,
+                row.row.stress_us,
+                row.row.stress_jitter_us,
+                row.stress_dense_us
             );
         }
         rows.push(row);
     }
-    a.out.text(&report::markdown::bench_table(&rows))?;
+    let plain: Vec<bench::BenchRow> = rows.iter().map(|r| r.row.clone()).collect();
+    let summary = bench::summary(&rows);
+    let mut text = report::markdown::bench_table(&plain);
+    text.push_str(&dense_table(&rows));
+    text.push('\n');
+    text.push_str(&bench::summary_lines(&summary));
+    a.out.text(&text)?;
+    a.out
+        .write(&serde_json::json!({ "rows": rows, "summary": summary }))?;
+    Ok(exit::OK)
+}
+
+/// The old jitter beside the new, per case (the main table's jitter columns are pct).
+fn dense_table(rows: &[bench::JitterRow]) -> String {
+    let mut s = String::from(
+        "\n| case | bare launch (µs) | pct jitter (µs) | ratio | dense jitter (µs) | ratio |\n|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "| `{}` | {:.1} | {:.1} | {:.2}x | {:.1} | {:.2}x |\n",
+            r.row.case,
+            r.row.bare_us,
+            r.row.stress_jitter_us,
+            r.row.ratio_jitter,
+            r.stress_dense_us,
+            r.ratio_dense
+        ));
+    }
+    s
+}
+
+fn run_detection(catalog: &crate::source::catalog::Catalog, a: BenchArgs) -> Result<u8> {
+    if a.seeds == 0 || a.trials == 0 {
+        return Err(Error::Usage(
+            "--seeds and --trials must be at least 1".into(),
+        ));
+    }
+    let selected: Vec<_> = if a.cases.is_empty() {
+        detection::stress_flagged(catalog)
+    } else {
+        catalog.select(&a.cases)?
+    };
+    if selected.is_empty() {
+        return Err(Error::Usage(
+            "no case to run: the catalog has no variant that stress must flag".into(),
+        ));
+    }
+    settings::validate(catalog, true)?;
+    settings::require_device()?;
+    let s = Settings::new(None)?;
+    let cfg = DetectionConfig {
+        seeds: a.seeds,
+        trials: a.trials,
+        seed: a.seed,
+        timeout: Duration::from_secs_f64(a.timeout),
+        per_set: crate::run::stress::DEFAULT_PER_SET,
+        arch: s.arch.clone(),
+        modes: a.modes.clone(),
+    };
+    let mut rows = Vec::new();
+    for c in &selected {
+        for m in &cfg.modes {
+            let r = detection::run_case(catalog, c, *m, &cfg, &s.worker)?;
+            if !a.out.on_stdout() {
+                eprintln!(
+                    "{} [{m}]: median {} trials to detection, rate {:.1}%, {:.1} us/trial",
+                    r.case,
+                    r.median_trials_to_detection
+                        .map_or("never".into(), |x| x.to_string()),
+                    100.0 * r.rate,
+                    r.us_per_trial
+                );
+            }
+            rows.push(r);
+        }
+    }
+    let md = detection::markdown(
+        &rows,
+        &cfg,
+        "# Detection per jitter mode\n\nRegenerated by `racegate bench --detection --table docs/detection-table.md` on one GPU.\n",
+    );
+    if let Some(path) = &a.table {
+        std::fs::write(path, &md).map_err(|e| Error::io("writing", path, e))?;
+    }
+    a.out.text(&md)?;
     a.out.write(&rows)?;
     Ok(exit::OK)
 }

@@ -16,7 +16,7 @@ use super::values;
 
 /// The end of `racegate check --help`: the exit codes, then examples.
 pub const HELP: &str = concat!(
-    "Exit codes: 0 every case judged as its header expects, 1 a mismatch, 2 bad input, 3 inconclusive, 4 no CUDA device (compiles only; --junit still written).\n",
+    "Exit codes: 0 every case judged as its header expects, 1 a mismatch, 2 bad input, 3 inconclusive, 4 no CUDA device (compiles only; --junit, --json and --table still written, verdict no_device).\n",
     "Examples:\n",
     "  racegate check\n",
     "  racegate check matmul_tiled16 --trials 20 --junit check.xml --table table.md"
@@ -86,7 +86,28 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
                 "\nno CUDA device ({why}): compiled every kernel, but could not run stress, the \
                  watchdog or compute-sanitizer. Nothing was proven about runtime behaviour."
             );
-            // The dashboard still gets its report: every cell skipped, with the reason.
+            // Every report asked for is still written: every cell not run, with the reason, and
+            // what did run host-side (the compile pass).
+            let reason = format!("no CUDA device: {why}");
+            if let Some(p) = &a.table {
+                settings::write_file(
+                    p,
+                    &report::markdown::course_table_not_run(&selected, &reason),
+                )?;
+            }
+            let done: &[&str] = if compiled {
+                &["compiled every kernel"]
+            } else {
+                &["compiled: some kernels failed (see the output)"]
+            };
+            let subject = format!("{} case(s)", selected.len());
+            a.out.write_text(&report::json::not_run(
+                "check",
+                &subject,
+                &reason,
+                done,
+                exit::NO_DEVICE,
+            ))?;
             if let Some(p) = &a.junit {
                 let cells: Vec<(String, String)> = selected
                     .iter()

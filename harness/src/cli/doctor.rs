@@ -12,7 +12,8 @@ pub struct DoctorArgs {
     out: JsonArg,
 }
 
-pub const HELP: &str = "Exit codes: 0 everything is there, 3 a tool is missing (NVRTC or \
+pub const HELP: &str = "Examples:\n  racegate doctor\n  racegate doctor --json doctor.json\n\
+Exit codes: 0 everything is there, 3 a tool is missing (NVRTC or \
 compute-sanitizer; ncu is optional), 4 no CUDA device (driver or GPU missing; wins over 3).";
 
 pub fn run(global: &Global, a: DoctorArgs) -> Result<u8> {

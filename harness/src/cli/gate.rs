@@ -61,7 +61,7 @@ pub struct GateArgs {
     #[arg(long, default_value_t = 120.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
     /// The detectors to run, comma-separated: racecheck, synccheck, memcheck, initcheck,
-    /// globalcheck (default: all five).
+    /// globalcheck, sharedcheck (default: all six).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
     tools: Vec<Tool>,
     /// Pass an option to compute-sanitizer, before the target; repeatable (e.g.
@@ -71,9 +71,11 @@ pub struct GateArgs {
     sanitizer_arg: Vec<String>,
     /// A regex for program output that may vary between runs; matches become <masked>.
     /// Repeatable. Built-in masks come first: timestamps (2026-11-29T21:41:04Z, 21:41:04.123),
-    /// durations (0.41 sec, 12ms, 15.9 msecs), rates (5.05 GB/s, 263 GFlop/s), numbers after a
-    /// word that says time or clocks (Time (ms): 188.1, Average clocks/block = 80081),
-    /// addresses (0x7ffd4a2b1c30) and pids (pid 4242, PID=4242); other numbers are compared.
+    /// durations (0.41 sec, 12ms, 15.9 msecs), rates (5.05 GB/s, 263 GFlop/s, Gigaoptions per
+    /// second : 56.9), numbers after a word that says time or clocks (Time (ms): 188.1,
+    /// Average clocks/block = 80081), counts of polls while waiting (45020 iterations while
+    /// waiting for GPU), addresses (0x7ffd4a2b1c30) and pids (pid 4242, PID=4242); other
+    /// numbers are compared.
     #[arg(long, value_name = "REGEX")]
     mask: Vec<String>,
     /// Compare program output without the built-in masks.

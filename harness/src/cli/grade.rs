@@ -105,119 +105,61 @@ pub struct GradeArgs {
     /// one of seccomp-bpf, Landlock or an empty mount namespace applies and holds.
     #[arg(long)]
     require_confinement: bool,
-}
-
-/// The variable a secret may still come in (deprecated: it stays in /proc/PID/environ).
-const SECRET_ENV: &str = "RACEGATE_GRADE_SECRET";
-/// After the re-execution: the inherited descriptor the secret is on (a number, not a secret).
-const SECRET_FD_ENV: &str = "RACEGATE_GRADE_SECRET_FD";
-/// The most of a secret file that is read.
-const SECRET_MAX: u64 = 4096;
-
-/// The secret, from wherever it was given; `None` when none was. When it came in the
-/// environment, this process is first replaced by itself without it (this function then
-/// returns only in the new process, which reads it back from the descriptor).
-fn secret(file: Option<&Path>) -> Result<Option<String>> {
-    if let Ok(fd) = std::env::var(SECRET_FD_ENV) {
-        std::env::remove_var(SECRET_FD_ENV);
-        let fd: i32 = fd
-            .parse()
-            .map_err(|_| Error::Usage(format!("{SECRET_FD_ENV}={fd}: not a descriptor")))?;
-        // Only the memory file this program's previous image made: never stdin, a terminal or
-        // a file someone named by setting the variable by hand.
-        let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap_or_default();
-        if fd < 3 || !link.to_string_lossy().starts_with("/memfd:racegate-secret") {
-            return Err(Error::Usage(format!(
-                "{SECRET_FD_ENV}={fd} is set, but that descriptor is not racegate's secret; \
-                 unset it and give the secret with --secret-file"
-            )));
-        }
-        use std::io::Read;
-        use std::os::fd::FromRawFd;
-        // SAFETY: the descriptor was made by this program's previous image for this read, and
-        // nothing else in this process knows it; the File closes it.
-        let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
-        let mut s = String::new();
-        (&mut f)
-            .take(SECRET_MAX)
-            .read_to_string(&mut s)
-            .map_err(|e| Error::io("reading the secret from descriptor", fd.to_string(), e))?;
-        return Ok(Some(s).filter(|s| !s.is_empty()));
-    }
-    if let Some(s) = std::env::var(SECRET_ENV).ok().filter(|s| !s.is_empty()) {
-        if let Some(p) = file {
-            return Err(Error::Usage(format!(
-                "two secrets: {SECRET_ENV} and --secret-file {}; give one",
-                p.display()
-            )));
-        }
-        reexec_without_secret(&s)?;
-    }
-    std::env::remove_var(SECRET_ENV);
-    let Some(p) = file else { return Ok(None) };
-    let meta = std::fs::metadata(p).map_err(|e| Error::io("reading the secret file", p, e))?;
-    if !meta.is_file() {
-        return Err(Error::Usage(format!(
-            "--secret-file {}: not a regular file",
-            p.display()
-        )));
-    }
-    use std::io::Read;
-    let mut s = String::new();
-    std::fs::File::open(p)
-        .and_then(|f| f.take(SECRET_MAX).read_to_string(&mut s))
-        .map_err(|e| Error::io("reading the secret file", p, e))?;
-    let line = s.lines().next().unwrap_or("").trim().to_string();
-    if line.is_empty() {
-        return Err(Error::Usage(format!(
-            "--secret-file {}: empty",
-            p.display()
-        )));
-    }
-    Ok(Some(line))
-}
-
-/// Replaces this process by itself with the same arguments and an environment that never held
-/// the secret; the secret waits on an inherited memory file. Returns only on failure.
-fn reexec_without_secret(secret: &str) -> Result<()> {
-    use std::os::unix::process::CommandExt;
-    let name = std::ffi::CString::new("racegate-secret").expect("no NUL");
-    // SAFETY: memfd_create with a valid name and no flags: a new descriptor, inherited on exec.
-    let fd = unsafe { libc::memfd_create(name.as_ptr(), 0) };
-    if fd < 0 {
-        return Err(Error::Child(format!(
-            "could not hold the secret for re-execution: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: writes our own buffer to our own descriptor, then rewinds it.
-    let ok = unsafe {
-        libc::write(fd, secret.as_ptr().cast(), secret.len()) == secret.len() as isize
-            && libc::lseek(fd, 0, libc::SEEK_SET) == 0
-    };
-    if !ok {
-        return Err(Error::Child(
-            "could not hold the secret for re-execution".into(),
-        ));
-    }
-    let exe = std::env::current_exe().map_err(|e| Error::io("finding", "racegate itself", e))?;
-    let err = std::process::Command::new(exe)
-        .arg0(std::env::args_os().next().unwrap_or_default())
-        .args(std::env::args_os().skip(1))
-        .env_remove(SECRET_ENV)
-        .env(SECRET_FD_ENV, fd.to_string())
-        .exec();
-    Err(Error::Child(format!(
-        "could not re-execute racegate without the secret in its environment: {err}"
-    )))
+    /// Language of the explanations each failed item gets: en or ko (Korean, in the course's
+    /// words). Default: from LC_ALL, LC_MESSAGES or LANG, else English.
+    #[arg(long, value_name = "LANG", value_parser = super::report::parse_lang)]
+    lang: Option<crate::report::explain::Lang>,
+    /// Also write the grades as an HTML report into this folder: an index of submissions and
+    /// items, one page per submission with each item's detail and explanation.
+    #[arg(long, value_name = "DIR")]
+    html: Option<PathBuf>,
 }
 
 pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
+    let stale = stale_gradescope_file(&a);
+    let r = grade_all(global, a);
+    if let (Err(_), Some(p)) = (&r, stale) {
+        // Gradescope would show an older results.json as this run's score: an early exit
+        // (bad input, a tool or the confinement missing, ...) leaves none, as a grade that was
+        // not given does (`write_one`). A failed removal is said, after the error itself.
+        if let Err(e) = remove_stale(&p) {
+            note(&format!("{}", e.chain()));
+        }
+    }
+    r
+}
+
+/// With `--format gradescope --output FILE`, the file an early exit removes: a regular file
+/// (not a link) named `*.json` that is none of the paths given on the command line (so never a
+/// submission, the rubric or the secret, whatever the mistake). `None` otherwise.
+fn stale_gradescope_file(a: &GradeArgs) -> Option<PathBuf> {
+    let p = a.output.as_ref()?;
+    let given = a
+        .submissions
+        .iter()
+        .chain(a.rubric.iter())
+        .chain(a.secret_file.iter());
+    let same = |q: &PathBuf| {
+        q == p
+            || std::fs::canonicalize(q)
+                .ok()
+                .zip(std::fs::canonicalize(p).ok())
+                .is_some_and(|(x, y)| x == y)
+    };
+    let is_file = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file());
+    (matches!(a.format, Some(GradeFormat::Gradescope))
+        && is_file
+        && p.extension().is_some_and(|e| e == "json")
+        && !given.into_iter().any(same))
+    .then(|| p.clone())
+}
+
+fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
     // Before any child starts (the only thread besides this one waits for signals): no compile,
     // worker or sanitizer can inherit it, and after the re-execution this process's
     // /proc/PID/environ does not hold it (the first image held it for the moment it took to
     // re-execute, as the shell that exported it still does).
-    let secret = secret(a.secret_file.as_deref())?;
+    let secret = super::grade_secret::secret(a.secret_file.as_deref())?;
     let secret = match secret {
         Some(s) => crate::build::compile::fingerprint(&s),
         None => settings::random_seed(),
@@ -285,6 +227,7 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
         memory_mib: a.compile_memory,
         ..Limits::default()
     };
+    grading::config::check_limits(&root, &spec, &limits, &s.worker, &s.arch)?;
     // Shown, not assumed: a compile confined as a submission's, asked to see files. Without
     // NVRTC nothing compiles anyway, and that is reported as such below.
     let confinement = match crate::build::compile_jail::probe_confinement(&s.worker, &root) {
@@ -325,13 +268,27 @@ pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
         note,
     };
     let grade = |f: PathBuf| grading::grade(&root, &spec, &rubric, &f, &cfg, &s.worker);
+    let fb = report::grade::Feedback {
+        lang: a
+            .lang
+            .unwrap_or_else(crate::report::explain::Lang::from_env),
+        see: spec.see.clone(),
+    };
     let grades = if batch {
         grade_batch(files, &format, a.output.as_deref(), &rubric, s.jobs, grade)?
     } else {
         let g = grade(files.remove(0));
-        write_one(&g, format, a.output.as_deref())?;
+        write_one(&g, format, a.output.as_deref(), &fb)?;
         vec![g]
     };
+    if let Some(dir) = &a.html {
+        let doc: serde_json::Value = serde_json::from_str(&report::grade::batch_json(&grades))
+            .expect("racegate's own JSON parses");
+        let pages = crate::report::html::render(&doc, &root, fb.lang, fb.see.as_deref())
+            .map_err(Error::Usage)?;
+        crate::report::html::write(dir, &pages)
+            .map_err(|e| Error::io("writing the report into", dir, e))?;
+    }
     if let Err(why) = &device {
         note(&format!(
             "no CUDA device ({why}): nothing was graded; only the file checks and compilation ran"
@@ -366,30 +323,43 @@ fn check_writable(path: &Path) -> Result<()> {
             ))
         })?;
     if !existed {
+        // ignored: the probe file made just now; one left behind is empty and the grade
+        // writes over it
         let _ = std::fs::remove_file(path);
     }
     Ok(())
 }
 
+/// Removes an older grade file at `path` (none is the usual case): one that stayed would be read
+/// as this run's grade.
+fn remove_stale(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io("removing", path, e)),
+        _ => Ok(()),
+    }
+}
+
 /// One submission's grade in `format`, to `output` or stdout. A Gradescope grade that was not
 /// given writes nothing (and removes an older file): Gradescope shows a missing results.json
 /// as an autograder failure, never as a score.
-fn write_one(g: &grading::Grade, format: GradeFormat, output: Option<&Path>) -> Result<()> {
+fn write_one(
+    g: &grading::Grade,
+    format: GradeFormat,
+    output: Option<&Path>,
+    fb: &report::grade::Feedback,
+) -> Result<()> {
     let text = match format {
-        GradeFormat::Human => Some(report::grade::human(g)),
+        GradeFormat::Human => Some(report::grade::human_with(g, fb)),
         GradeFormat::Csv => Some(report::grade::csv(std::slice::from_ref(g))),
         GradeFormat::Json => Some(report::grade::json(g)),
-        GradeFormat::Gradescope => report::grade::gradescope(g),
-        GradeFormat::Prairielearn => Some(report::grade::prairielearn(g)),
+        GradeFormat::Gradescope => report::grade::gradescope_with(g, fb),
+        GradeFormat::Prairielearn => Some(report::grade::prairielearn_with(g, fb)),
         GradeFormat::Junit => Some(report::junit::grade(g)),
     };
     match (text, output) {
         (Some(t), Some(p)) => settings::write_file(p, &t),
         (Some(t), None) => output::print(&t),
-        (None, Some(p)) => {
-            let _ = std::fs::remove_file(p);
-            Ok(())
-        }
+        (None, Some(p)) => remove_stale(p),
         (None, None) => Ok(()),
     }
 }
@@ -458,18 +428,22 @@ fn grade_batch(
 }
 
 /// An entry of a batch folder that is not graded, and why.
-type Skipped = (PathBuf, &'static str);
+type Skipped = (PathBuf, String);
 
 /// The submissions in a folder: its `.cu` (or `.CU`) files, and those of each folder inside it
 /// (one folder per student, as course platforms export them); and every entry left out, with
 /// why (hidden, not a .cu file, a link, nested deeper).
 fn submissions_in(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
+    let cause = |e: &Error| match e {
+        Error::Usage(m) => m.rsplit(": ").next().unwrap_or(m).to_string(),
+        e => e.to_string(),
+    };
     let list = |d: &Path| -> Result<Vec<PathBuf>> {
         let mut v: Vec<PathBuf> = std::fs::read_dir(d)
             .map_err(|e| Error::Usage(format!("{}: {e}", d.display())))?
-            .flatten()
-            .map(|e| e.path())
-            .collect();
+            .map(|e| e.map(|e| e.path()))
+            .collect::<std::io::Result<_>>()
+            .map_err(|e| Error::Usage(format!("{}: {e}", d.display())))?;
         v.sort();
         Ok(v)
     };
@@ -494,18 +468,30 @@ fn submissions_in(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
             found.push(p);
             return None;
         };
-        skipped.push((p, why));
+        skipped.push((p, why.to_string()));
         None
     };
     let mut folders = Vec::new();
     for entry in list(dir)? {
         folders.extend(look(entry, true));
     }
+    // A student's folder that cannot be read is skipped with the reason; the batch goes on
+    // (one folder used to abort every student's grade).
+    let mut unreadable = Vec::new();
     for folder in folders {
-        for entry in list(&folder)? {
-            look(entry, false);
+        match list(&folder) {
+            Ok(entries) => {
+                for entry in entries {
+                    look(entry, false);
+                }
+            }
+            Err(e) => unreadable.push((
+                folder,
+                format!("a folder that cannot be read: {}", cause(&e)),
+            )),
         }
     }
+    skipped.extend(unreadable);
     found.sort();
     Ok((found, skipped))
 }

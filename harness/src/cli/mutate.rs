@@ -35,7 +35,7 @@ and preprocessor lines are never touched.\n",
 of the site's lines and its occurrence among same-looking sites (no line numbers): an edit elsewhere \
 keeps them.\n",
     "Outcomes: killed (by the first detector that noticed: stress with jitter, then racecheck, \
-synccheck, memcheck, initcheck, globalcheck; the rest are not run), timed-out (a hang, killed at the deadline: a \
+synccheck, memcheck, initcheck, globalcheck, sharedcheck; the rest are not run), timed-out (a hang, killed at the deadline: a \
 detection), survived, stillborn (NVRTC refuses it: not scored), equivalent (marked harmless: not \
 run, not scored), inconclusive (a tool missing or failing, or --budget ran out: not scored). Kill \
 rate = (killed + timed-out) / (mutants - stillborn - equivalent - inconclusive). The unmutated \
@@ -83,7 +83,7 @@ pub struct MutateArgs {
     /// Deadline of one sanitizer run, in seconds.
     #[arg(long, default_value_t = 20.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
-    /// The sanitizers, comma-separated, in the order they run (default: all five, globalcheck last).
+    /// The sanitizers, comma-separated, in the order they run (default: all six, globalcheck and sharedcheck last).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
     tools: Vec<Tool>,
     /// Seconds after which no new run starts; the mutants left are inconclusive.
@@ -102,7 +102,9 @@ pub struct MutateArgs {
 pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
     a.out.claim_stdout();
     let operators = mutate::parse_operators(&a.operators).map_err(Error::Usage)?;
-    let catalog = settings::catalog(global, None)?;
+    // As every command that reads kernels: without a manifest or a catalog, the message names
+    // `racegate.toml` and `--manifest` first.
+    let catalog = super::list::catalog(global)?;
     let mut units = units(&catalog, &a)?;
     // No report over what the run reads: the catalog's files, the kernels and their
     // equivalents files.
@@ -152,6 +154,9 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
             let f = m.function.as_str();
             own.contains(&f) || !others.contains(&f)
         });
+        // Nor any function no tested entry reaches (another `__global__` no case launches, a
+        // device function none of them calls): listed in the report as not mutated.
+        mutate::keep_reachable(u, &others);
     }
     if a.run {
         if let Some(u) = units.iter().find(|u| u.cases.is_empty()) {
@@ -269,8 +274,17 @@ fn run_battery(
 
 /// A file given on the command line, relative to the catalog's root.
 fn file_target(catalog: &Catalog, t: &str) -> Result<String> {
-    let abs =
-        std::fs::canonicalize(t).map_err(|e| Error::Usage(format!("no kernel file {t}: {e}")))?;
+    let abs = std::fs::canonicalize(t).map_err(|e| {
+        // Name what there is to mutate, as the other not-found messages do.
+        let mut files: Vec<&str> = catalog.cases.iter().map(|c| c.path.as_str()).collect();
+        files.dedup();
+        let shown = files.iter().take(6).copied().collect::<Vec<_>>().join(", ");
+        let more = if files.len() > 6 { ", ..." } else { "" };
+        Error::Usage(format!(
+            "no kernel file {t}: {e}; the kernels here are in {shown}{more} (`racegate list` \
+             shows them; `--manifest FILE` picks a racegate.toml)"
+        ))
+    })?;
     let root = std::fs::canonicalize(&catalog.root).unwrap_or_else(|_| catalog.root.clone());
     toolchain::relative_to(&root, &abs).ok_or_else(|| {
         Error::Usage(format!(
@@ -345,9 +359,8 @@ fn units<'c>(catalog: &'c Catalog, a: &MutateArgs) -> Result<Vec<Unit<'c>>> {
             }
         }
         let path: PathBuf = catalog.root.join(&file);
-        let bytes = files::read_bytes(&path, "the kernel", files::TEXT_LIMIT)?;
-        let source = String::from_utf8(bytes)
-            .map_err(|_| Error::Usage(format!("{file} is not UTF-8 text: no kernel to mutate")))?;
+        // Without a leading byte-order mark, as every other reader of a kernel takes it.
+        let source = files::read_text(&path, "the kernel", files::TEXT_LIMIT)?;
         let eq_path = equivalents_path(&path);
         let shown = format!("{file}{}", mutate::EQUIVALENTS_SUFFIX);
         out.push(Unit {
@@ -357,6 +370,7 @@ fn units<'c>(catalog: &'c Catalog, a: &MutateArgs) -> Result<Vec<Unit<'c>>> {
             cases,
             mutants: Vec::new(),
             equivalents: Equivalents::load(Path::new(&eq_path), &shown)?,
+            unreachable: Vec::new(),
         });
     }
     Ok(out)

@@ -37,10 +37,12 @@ impl JsonArg {
         if !self.on_stdout() || JSON_FD.get().is_some() {
             return;
         }
+        // ignored: a failed flush shows again, and is reported, on the write that follows
         let _ = std::io::stdout().flush();
         // SAFETY: duplicates and redirects this process's own standard descriptors.
         let fd = unsafe { libc::dup(1) };
         if fd >= 0 && unsafe { libc::dup2(2, 1) } >= 0 {
+            // ignored: set only when unset (checked at the top of this function)
             let _ = JSON_FD.set(fd);
         }
     }
@@ -69,6 +71,7 @@ impl JsonArg {
         match &self.json {
             None => Ok(()),
             Some(p) if p == Path::new("-") => {
+                // ignored: a failed flush shows again, and is reported, on the write that follows
                 let _ = std::io::stdout().flush();
                 match JSON_FD.get() {
                     Some(&fd) => {
@@ -89,8 +92,11 @@ impl JsonArg {
     }
 }
 
-/// Writes `text` to standard output and flushes it.
+/// Writes `text` to standard output and flushes it, control characters but newlines and tabs
+/// shown as `\xNN` ([`crate::report::text::visible`]): a compile log, a program's output or a
+/// file name never moves the cursor or colours the terminal. racegate prints none of its own.
 pub fn print(text: &str) -> Result<()> {
+    let text = crate::report::text::visible(text);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
@@ -101,7 +107,12 @@ pub fn print(text: &str) -> Result<()> {
 
 /// A note for the person running racegate, on standard error (ignored if that is closed).
 pub fn note(text: &str) {
-    let _ = writeln!(std::io::stderr(), "note: {text}");
+    // ignored: a note on a closed standard error has nowhere else to go
+    let _ = writeln!(
+        std::io::stderr(),
+        "note: {}",
+        crate::report::text::visible(text)
+    );
 }
 
 /// `print!` through [`print`]: returns the error from the enclosing function with `?`.

@@ -27,7 +27,7 @@ pub struct ReportArgs {
     see: Option<String>,
 }
 
-fn parse_lang(s: &str) -> std::result::Result<Lang, String> {
+pub(super) fn parse_lang(s: &str) -> std::result::Result<Lang, String> {
     Lang::parse(s).ok_or_else(|| format!("`{s}` is not a language racegate speaks (en, ko)"))
 }
 

@@ -1,7 +1,8 @@
 //! `racegate sanitize CASE --tool TOOL`: one compute-sanitizer tool on one case, on the family's
-//! small sanitizer geometry, with the normalized findings; `racegate sanitize --tool TOOL --
-//! PROGRAM ARGS` runs an existing program under it instead (its raw report kept with
-//! `--save-xml`, which `gate --` does not keep).
+//! small sanitizer geometry (or `--size`), with the normalized findings; `racegate sanitize --tool
+//! TOOL -- PROGRAM ARGS` runs an existing program under it instead (its raw report kept with
+//! `--save-xml`, which `gate --` does not keep). racegate's own tools may be given together
+//! (`--tool globalcheck,sharedcheck`): one injected run, a result for each.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -21,7 +22,8 @@ pub const HELP: &str = concat!(
     "Exit codes: 0 clean, 1 findings or a hang, 2 bad input, 3 inconclusive (the tool missing or failing), 4 no CUDA device (--json and --save-log still written).\n",
     "Examples:\n",
     "  racegate sanitize --tool racecheck scale\n",
-    "  racegate sanitize --tool memcheck --save-xml memcheck.xml -- ./build/app --small"
+    "  racegate sanitize --tool memcheck --save-xml memcheck.xml -- ./build/app --small\n",
+    "  racegate sanitize --tool globalcheck,sharedcheck --size 1024 matmul_tiled32 --json -   # one run, two results"
 );
 
 #[derive(clap::Args)]
@@ -33,10 +35,20 @@ pub struct SanitizeArgs {
     /// The case, as `racegate list` names it.
     #[arg(required_unless_present = "program", conflicts_with = "program")]
     case: Option<String>,
-    /// racecheck, synccheck, memcheck, initcheck (compute-sanitizer) or globalcheck (racegate's
-    /// race detector for global memory, built on first use).
-    #[arg(long, value_parser = parse_tool)]
-    tool: Tool,
+    /// racecheck, synccheck, memcheck, initcheck (compute-sanitizer), globalcheck (racegate's
+    /// race detector for global memory, built on first use), sharedcheck (racegate's
+    /// detector for shared memory: unwritten reads, atomics racing plain accesses), fencecheck
+    /// (the fences of handoffs between blocks, checked on the SASS),
+    /// or streamcheck (races between streams, copies and the host, for programs after `--`).
+    /// racegate's own tools may be listed together, comma-separated (`globalcheck,sharedcheck`):
+    /// they then share one run, and --json holds `{"seconds": the run's, "runs": [one per tool]}`.
+    #[arg(long, value_parser = parse_tool, value_delimiter = ',', required = true)]
+    tool: Vec<Tool>,
+    /// Problem size of a case's run instead of the sanitizer geometry: N (every dimension N),
+    /// as `stress --size` (e.g. 4096 for a 4096x4096 transpose); a racegate.toml kernel clamps
+    /// it into each size's range.
+    #[arg(long, value_parser = crate::run::stress::parse_size, conflicts_with = "program")]
+    size: Option<crate::source::exercises::SizeChoice>,
     /// Keep compute-sanitizer's raw XML here (for globalcheck: its JSON-lines report, with
     /// nvdisasm's line table of each module beside it as FILE.module-K.lines.txt).
     #[arg(long, value_name = "FILE")]
@@ -63,8 +75,9 @@ fn config(a: &SanitizeArgs, s: &Settings) -> SanitizeConfig {
     SanitizeConfig {
         keep_xml: a.save_xml.clone(),
         seed: a.seed,
+        size: a.size,
         ..SanitizeConfig::new(
-            a.tool,
+            a.tool[0],
             s.sanitizer.clone(),
             Duration::from_secs_f64(a.timeout),
             &s.arch,
@@ -75,7 +88,7 @@ fn config(a: &SanitizeArgs, s: &Settings) -> SanitizeConfig {
 pub fn parse_tool(s: &str) -> std::result::Result<Tool, String> {
     Tool::from_name(s).ok_or_else(|| {
         format!(
-            "unknown tool `{s}`; expected racecheck, synccheck, memcheck, initcheck or globalcheck"
+            "unknown tool `{s}`; expected racecheck, synccheck, memcheck, initcheck, globalcheck, sharedcheck, fencecheck or streamcheck"
         )
     })
 }
@@ -97,6 +110,15 @@ fn no_device(a: &SanitizeArgs, subject: &str, done: &[&str]) -> Result<()> {
 
 pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
     a.out.claim_stdout();
+    let mut tools = a.tool.clone();
+    tools.dedup();
+    if tools.len() > 1 {
+        if let Some(t) = tools.iter().find(|t| !t.is_own()) {
+            return Err(crate::Error::Usage(format!(
+                "--tool {t} cannot share a run with other tools: only racegate's own tools (globalcheck, sharedcheck, ...) can be given together"
+            )));
+        }
+    }
     let outputs = |inputs: &[PathBuf]| {
         let inputs: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
         settings::check_outputs(
@@ -116,7 +138,11 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
         no_device(&a, &case.name, &["signatures checked"])?;
         let s = Settings::new(None)?;
         let cfg = config(&a, &s);
-        sanitize::runner::run(&catalog, case, &cfg, &s.worker)?
+        if tools.len() > 1 {
+            sanitize::runner::run_own(&catalog, case, &cfg, &s.worker, &tools)?
+        } else {
+            vec![sanitize::runner::run(&catalog, case, &cfg, &s.worker)?]
+        }
     } else {
         let exe = crate::gate::program::resolve(&a.program[0])?;
         let exe = std::path::absolute(&exe).unwrap_or(exe);
@@ -135,16 +161,46 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
             .unwrap_or_else(|| "program".into());
         let mut target: Vec<OsString> = vec![exe.into_os_string()];
         target.extend(a.program[1..].iter().cloned());
-        sanitize::runner::run_target(&label, &target, &cfg, &root)?
+        if tools.len() > 1 {
+            sanitize::globalcheck::run::run_tools(&label, &target, &cfg, &root, &tools)?
+        } else {
+            vec![sanitize::runner::run_target(&label, &target, &cfg, &root)?]
+        }
     };
     if let Some(p) = &a.save_log {
-        settings::write_file(p, &format!("$ {}\n{}", r.command, r.log))?;
+        // One run: its command once, then each tool's reading of it.
+        let logs: Vec<&str> = r.iter().map(|r| r.log.as_str()).collect();
+        settings::write_file(p, &format!("$ {}\n{}", r[0].command, logs.join("\n")))?;
     }
-    a.out.text(&report::sanitizer(&r))?;
-    a.out.write(&r)?;
-    Ok(match r.outcome {
+    let text: Vec<String> = r.iter().map(report::sanitizer).collect();
+    a.out.text(&text.join("\n"))?;
+    match r.as_slice() {
+        [one] => a.out.write(one)?,
+        runs => a.out.write(&SharedRun {
+            seconds: runs.iter().map(|r| r.seconds).sum(),
+            runs,
+        })?,
+    }
+    // The exit-code table's precedence: inconclusive before found.
+    let code = |o: &Outcome| match o {
         Outcome::Clean => exit::OK,
         Outcome::Findings(_) | Outcome::Hang { .. } => exit::FOUND,
         Outcome::Inconclusive(_) => exit::INCONCLUSIVE,
+    };
+    let inconclusive = r
+        .iter()
+        .any(|r| matches!(r.outcome, Outcome::Inconclusive(_)));
+    Ok(if inconclusive {
+        exit::INCONCLUSIVE
+    } else {
+        r.iter().map(|r| code(&r.outcome)).max().unwrap_or(exit::OK)
     })
+}
+
+/// `--json` of several tools in one run: the run's whole time and each tool's result (each
+/// with its share of the time).
+#[derive(serde::Serialize)]
+struct SharedRun<'a> {
+    seconds: f64,
+    runs: &'a [sanitize::SanitizerRun],
 }

@@ -109,7 +109,9 @@ pub fn catalog(global: &Global, manifest: Option<&Path>) -> Result<Catalog> {
     let local = Path::new(crate::source::manifest::FILE);
     // A worker child gets --root or --manifest from its parent, so this never changes which
     // catalog a child loads.
-    let found = (global.root.is_none() && local.is_file()).then_some(local);
+    // Anything named racegate.toml counts as found (a folder, a FIFO, a dangling link), so that
+    // it is refused by name below rather than silently passed over for the kernels/ catalog.
+    let found = (global.root.is_none() && local.symlink_metadata().is_ok()).then_some(local);
     match global.manifest.as_deref().or(manifest).or(found) {
         Some(m) => {
             // Anything there is read as a manifest, which refuses a FIFO or a folder by name.
@@ -274,6 +276,17 @@ pub fn refuse_overwriting_inputs(output: &Path, inputs: &[&Path]) -> Result<()> 
 /// `outputs` pairs each flag with its file.
 pub fn check_outputs(outputs: &[(&str, Option<&Path>)], inputs: &[&Path]) -> Result<()> {
     for (flag, path) in outputs {
+        // `-` is standard output for `--json` alone (the text report then goes to standard
+        // error); for any other report it would be a file named `-`, which nobody means.
+        if *path == Some(Path::new("-")) {
+            if *flag == "--json" {
+                continue;
+            }
+            return Err(Error::Usage(format!(
+                "{flag} -: only --json writes to standard output (`--json -`); give {flag} a \
+                 file name (`./-` for a file named `-`)"
+            )));
+        }
         if let Some(p) = path {
             check_destination(p, flag)?;
             refuse_overwriting_inputs(p, inputs)?;

@@ -17,15 +17,22 @@ pub struct SetupArgs {
     python: Option<String>,
 }
 
-pub const HELP: &str = concat!(
-    "Installs, with `python3 -m pip install --target`, the wheels nvidia-cuda-nvrtc==13.0.88, \
-nvidia-cuda-runtime==13.0.96 and nvidia-cuda-cccl==13.0.85 into racegate's cache folder \
-($RACEGATE_CACHE, else $XDG_CACHE_HOME/racegate, else ~/.cache/racegate; mode 0700). Pinned to \
-13.0: driver 580 cannot load the PTX of a newer NVRTC. Idempotent. On a machine with a CUDA \
-toolkit racegate uses the system's NVRTC and needs no setup. `racegate doctor` then says what \
-is there.\n\n",
-    "Exit codes: 0 installed (or already there), 3 python, pip or the network failed."
-);
+/// The end of `racegate setup --help`: what it installs (from [`setup::NVRTC_WHEELS`], so the
+/// list cannot drift), examples, then the exit codes.
+pub fn help() -> String {
+    format!(
+        "Installs, with `python3 -m pip install --target`, the {} wheels {} into racegate's cache \
+folder ($RACEGATE_CACHE, else $XDG_CACHE_HOME/racegate, else ~/.cache/racegate; mode 0700): NVRTC, \
+the runtime's headers and CCCL for compiling kernels, and nvcc with the Sanitizer API, from which \
+racegate builds its globalcheck tool. Pinned to 13.0: driver 580 cannot load the PTX of a newer \
+NVRTC. Idempotent. On a machine with a CUDA toolkit racegate uses the system's NVRTC and needs no \
+setup. `racegate doctor` then says what is there.\n\n\
+Examples:\n  racegate setup\n  racegate setup --force --python python3.12\n\n\
+Exit codes: 0 installed (or already there), 3 python, pip or the network failed.",
+        setup::NVRTC_WHEELS.len(),
+        setup::NVRTC_WHEELS.join(", ")
+    )
+}
 
 pub fn run(_global: &Global, a: SetupArgs) -> Result<u8> {
     let python = a

@@ -4,6 +4,8 @@
 use std::time::Duration;
 
 use crate::errors::exit;
+use crate::run::schedule::JitterMode;
+use crate::run::shrink;
 use crate::run::stress::{self, StressConfig, StressEvent};
 use crate::run::trial::TrialResult;
 use crate::source::exercises::SizeChoice;
@@ -38,9 +40,14 @@ pub struct StressArgs {
     /// or `sanitize` (the small geometry sanitizers use). Default: the family's range.
     #[arg(long, value_parser = stress::parse_size)]
     size: Option<SizeChoice>,
-    /// Turn off schedule jitter (per-warp sleeps after every __syncthreads()).
+    /// Turn off schedule jitter (the same as --jitter none).
     #[arg(long)]
     no_jitter: bool,
+    /// Schedule jitter after __syncthreads(): `pct` (a few seeded change points per trial:
+    /// chosen warps sleep at chosen barrier instances, sized from the kernel's measured
+    /// duration), `dense` (the old jitter: three warps in four sleep at every barrier) or `none`.
+    #[arg(long, default_value = "pct")]
+    jitter: JitterMode,
     /// Consecutive trials that reuse one input set (sizes, inputs, reference), each under
     /// its own jitter seed. 1 draws new sizes and inputs for every trial.
     #[arg(long, default_value_t = stress::DEFAULT_PER_SET, value_parser = clap::value_parser!(u32).range(1..))]
@@ -48,8 +55,25 @@ pub struct StressArgs {
     /// Deadline for one trial, in seconds; a trial past it is a Hang.
     #[arg(long, default_value_t = 10.0, value_parser = values::seconds)]
     timeout: f64,
+    /// Do not look for a minimal repro after a failure. By default a failing run (wrong
+    /// results) searches, within --shrink-budget, for the smallest failing size and a seed that
+    /// fails on its first trial, reruns that command a few times and prints it.
+    #[arg(long)]
+    no_shrink: bool,
+    /// Seconds the minimal-repro search may take.
+    #[arg(long, default_value_t = 30.0, value_parser = values::seconds)]
+    shrink_budget: f64,
     #[command(flatten)]
     out: JsonArg,
+}
+
+/// The JSON of a stress run: the report, and the minimal repro when one was searched for.
+#[derive(serde::Serialize)]
+struct WithShrink<'a> {
+    #[serde(flatten)]
+    report: &'a stress::StressReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shrunk: Option<shrink::Shrunk>,
 }
 
 pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
@@ -74,13 +98,19 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
         return Err(e);
     }
     let s = Settings::new(None)?;
+    let mode = if a.no_jitter {
+        JitterMode::None
+    } else {
+        a.jitter
+    };
     let cfg = StressConfig {
         size: a.size,
         per_set: a.per_set,
+        jitter_mode: mode,
         ..StressConfig::new(
             a.trials,
             a.seed.unwrap_or_else(settings::random_seed),
-            !a.no_jitter,
+            mode != JitterMode::None,
             Duration::from_secs_f64(a.timeout),
             &s.arch,
         )
@@ -99,7 +129,26 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
         );
     })?;
     progress.finish();
-    a.out.text(&report::stress(&r))?;
-    a.out.write(&r)?;
+    let mut text = report::stress(&r);
+    let shrunk = if r.verdict == stress::Verdict::Fail && !a.no_shrink {
+        let cfg_shrink = shrink::ShrinkConfig {
+            budget: Duration::from_secs_f64(a.shrink_budget),
+            ..Default::default()
+        };
+        eprintln!(
+            "looking for a minimal repro (at most {:.0} s; --no-shrink skips this)",
+            a.shrink_budget
+        );
+        let found = shrink::shrink(&catalog, case, &cfg, &s.worker, &cfg_shrink)?;
+        match &found {
+            Some(sh) => text.push_str(&shrink::describe(sh)),
+            None => text.push_str("shrunk: no smaller failing problem found within the budget; the repro above stands\n"),
+        }
+        found
+    } else {
+        None
+    };
+    a.out.text(&text)?;
+    a.out.write(&WithShrink { report: &r, shrunk })?;
     Ok(if r.flagged() { exit::FOUND } else { exit::OK })
 }

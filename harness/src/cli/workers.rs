@@ -8,7 +8,9 @@
 use std::path::PathBuf;
 
 use crate::errors::{exit, Result};
-use crate::proc::subcommands::{COMPILE_CHILD, GRADE_WORKER, SANITIZE_TARGET, STRESS_WORKER};
+use crate::proc::subcommands::{
+    COMPILE_CHILD, GRADE_WORKER, PERF_WORKER, SANITIZE_TARGET, STRESS_WORKER,
+};
 use crate::source::catalog::Catalog;
 use crate::source::exercises::SizeChoice;
 use crate::{judge::sanitize, run::stress};
@@ -51,7 +53,13 @@ pub struct WorkerCli {
 /// Whether `args` (without the program name) are a worker's: a hidden subcommand after the
 /// catalog options.
 pub fn is_worker(args: &[std::ffi::OsString]) -> bool {
-    let names = [STRESS_WORKER, SANITIZE_TARGET, GRADE_WORKER, COMPILE_CHILD];
+    let names = [
+        STRESS_WORKER,
+        SANITIZE_TARGET,
+        GRADE_WORKER,
+        COMPILE_CHILD,
+        PERF_WORKER,
+    ];
     args.iter().take(3).any(|a| names.iter().any(|n| a == *n))
 }
 
@@ -76,6 +84,9 @@ pub enum Internal {
         size: Option<SizeChoice>,
         #[arg(long)]
         jitter: bool,
+        /// pct or dense (with --jitter).
+        #[arg(long, default_value = "pct")]
+        jitter_mode: crate::run::schedule::JitterMode,
     },
     /// (internal) The target compute-sanitizer runs: one launch on the sanitizer geometry.
     #[command(name = SANITIZE_TARGET, hide = true)]
@@ -86,6 +97,8 @@ pub enum Internal {
         ptx: PathBuf,
         #[arg(long)]
         seed: u64,
+        #[arg(long, value_parser = stress::parse_size)]
+        size: Option<SizeChoice>,
     },
     /// (internal) Runs a submission on problems from a request file.
     #[command(name = GRADE_WORKER, hide = true)]
@@ -98,6 +111,27 @@ pub enum Internal {
         response: Option<PathBuf>,
         #[arg(long)]
         time: bool,
+    },
+    /// (internal) Times one kernel with CUDA events and prints one JSON line.
+    #[command(name = PERF_WORKER, hide = true)]
+    PerfWorker {
+        #[arg(long)]
+        case: String,
+        #[arg(long)]
+        ptx: PathBuf,
+        /// Time the manifest reference kernel of the case, built into this PTX.
+        #[arg(long)]
+        reference_ptx: Option<PathBuf>,
+        #[arg(long)]
+        size: u32,
+        #[arg(long, default_value_t = 5)]
+        warmup: u32,
+        #[arg(long, default_value_t = 25)]
+        min_reps: u32,
+        #[arg(long, default_value_t = 1000)]
+        max_reps: u32,
+        #[arg(long, default_value_t = 300)]
+        budget_ms: u32,
     },
     /// (internal) Compiles one source under limits and writes the reply file.
     #[command(name = COMPILE_CHILD, hide = true)]
@@ -128,6 +162,7 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
             per_set,
             size,
             jitter,
+            jitter_mode,
         } => {
             let catalog = global.catalog()?;
             let w = stress::WorkerArgs {
@@ -139,12 +174,21 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
                 per_set,
                 size,
                 jitter,
+                jitter_mode,
             };
             stress::worker(&catalog, &w)?;
         }
-        Internal::SanitizeTarget { case, ptx, seed } => {
+        Internal::SanitizeTarget {
+            case,
+            ptx,
+            seed,
+            size,
+        } => {
             let catalog = global.catalog()?;
-            println!("{}", sanitize::runner::target(&catalog, &case, &ptx, seed)?);
+            println!(
+                "{}",
+                sanitize::runner::target(&catalog, &case, &ptx, seed, size)?
+            );
         }
         Internal::GradeWorker {
             ptx,
@@ -152,6 +196,31 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
             response,
             time,
         } => crate::grade::worker(&ptx, &request, response.as_deref(), time)?,
+        Internal::PerfWorker {
+            case,
+            ptx,
+            reference_ptx,
+            size,
+            warmup,
+            min_reps,
+            max_reps,
+            budget_ms,
+        } => {
+            let reps = crate::run::perf::Repetitions {
+                warmup,
+                min: min_reps,
+                max: max_reps,
+                budget_ms,
+            };
+            let w = crate::run::perf::WorkerArgs {
+                case,
+                ptx,
+                reference_ptx,
+                size,
+                reps,
+            };
+            crate::run::perf::worker(&global.catalog()?, &w)?;
+        }
         Internal::Compile {
             request,
             reply,

@@ -230,16 +230,30 @@ pub struct Diff<'a> {
     /// Entries for subjects the manifest no longer has (manifest mode only): reported, never
     /// a failure; `--update-baseline` drops them.
     pub stale: Vec<Accepted>,
+    /// Entries whose fingerprint matches a finding but whose recorded label (subject,
+    /// detector, kind, function, source, occurrence) is not the finding's: an edited entry, or
+    /// two identities with one hash. Such an entry does not accept the finding (it is in
+    /// `new` too): what a reader sees in the baseline must be what it accepts.
+    pub relabelled: Vec<Relabelled<'a>>,
+}
+
+/// A baseline entry matched by fingerprint whose label differs from the finding's.
+#[derive(Clone, Debug)]
+pub struct Relabelled<'a> {
+    /// The finding, as this run labels it.
+    pub finding: &'a GateFinding,
+    /// The entry, as the baseline labels it.
+    pub entry: Accepted,
 }
 
 /// Splits the findings into new and accepted (by fingerprint), and lists accepted ones that
 /// are fixed or stale. `stale_subjects`: whether entries of other subjects are stale (manifest
 /// mode) or simply not run (an ad-hoc program's baseline is shared by several programs).
 pub fn diff<'a>(run: &'a GateRun, base: &Baseline, stale_subjects: bool) -> Diff<'a> {
-    let known: BTreeSet<&str> = base
+    let known: std::collections::BTreeMap<&str, &Accepted> = base
         .accepted
         .iter()
-        .map(|a| a.fingerprint.as_str())
+        .map(|a| (a.fingerprint.as_str(), a))
         .collect();
     let now: BTreeSet<&str> = run
         .findings
@@ -248,10 +262,16 @@ pub fn diff<'a>(run: &'a GateRun, base: &Baseline, stale_subjects: bool) -> Diff
         .collect();
     let mut d = Diff::default();
     for f in &run.findings {
-        if known.contains(f.fingerprint.as_str()) {
-            d.accepted.push(f);
-        } else {
-            d.new.push(f);
+        match known.get(f.fingerprint.as_str()) {
+            Some(a) if a.id == f.id => d.accepted.push(f),
+            Some(a) => {
+                d.relabelled.push(Relabelled {
+                    finding: f,
+                    entry: (*a).clone(),
+                });
+                d.new.push(f);
+            }
+            None => d.new.push(f),
         }
     }
     for a in &base.accepted {
@@ -334,6 +354,73 @@ mod tests {
         assert!(!fps.contains(&stale.fingerprint.as_str()));
         assert_eq!(up.accepted.len(), 2);
         assert!(base.updated(&r, false).accepted.contains(&stale));
+    }
+
+    /// An entry is matched by fingerprint, but accepts a finding only when every part of its
+    /// label is the finding's: each part of the identity changed in turn (as a hand edit of the
+    /// file would) makes it `relabelled` and the finding new. Before, any entry with the
+    /// fingerprint accepted the finding whatever it said.
+    #[test]
+    fn an_entry_whose_label_differs_is_relabelled_not_accepted() {
+        let f = finding("a", "racecheck", "x=1;", 12);
+        let r = run(vec![f.clone()]);
+        let edits: [fn(&mut Identity); 6] = [
+            |i| i.subject.push('x'),
+            |i| i.detector = "memcheck".into(),
+            |i| i.kind = "Analysis: Something else".into(),
+            |i| i.function = "other".into(),
+            |i| i.source = "y=2;".into(),
+            |i| i.occurrence = 3,
+        ];
+        for (n, edit) in edits.iter().enumerate() {
+            let mut entry = Accepted::of(&f);
+            edit(&mut entry.id);
+            let base = Baseline {
+                version: VERSION,
+                accepted: vec![entry.clone()],
+            };
+            let d = diff(&r, &base, false);
+            assert!(d.accepted.is_empty(), "edit {n} still accepts");
+            assert_eq!(d.new.len(), 1, "edit {n}");
+            assert_eq!(d.relabelled.len(), 1, "edit {n}");
+            assert_eq!(d.relabelled[0].entry, entry);
+            assert_eq!(d.relabelled[0].finding.id, f.id);
+        }
+        // The unedited entry accepts it, and nothing is relabelled.
+        let base = Baseline::default().updated(&r, true);
+        let d = diff(&r, &base, false);
+        assert_eq!(
+            (d.accepted.len(), d.new.len(), d.relabelled.len()),
+            (1, 0, 0)
+        );
+        // Where the file was when accepted is for people: moving it relabels nothing.
+        let mut moved = Accepted::of(&f);
+        moved.file = "elsewhere.cu".into();
+        let d = diff(
+            &r,
+            &Baseline {
+                version: VERSION,
+                accepted: vec![moved],
+            },
+            false,
+        );
+        assert_eq!((d.accepted.len(), d.relabelled.len()), (1, 0));
+    }
+
+    /// The committed example baseline stays valid: every entry's fingerprint is its label's
+    /// (findings with lines keep their fingerprints across this change).
+    #[test]
+    fn the_example_baseline_entries_are_their_labels_fingerprints() {
+        let p = crate::source::paths::package_dir()
+            .parent()
+            .unwrap()
+            .join("examples/gate")
+            .join(BASELINE);
+        let b = Baseline::load(&p).unwrap();
+        assert!(!b.accepted.is_empty());
+        for a in &b.accepted {
+            assert_eq!(a.id.fingerprint(), a.fingerprint, "{a:?}");
+        }
     }
 
     #[test]

@@ -28,7 +28,11 @@ pub struct Identity {
     /// The function the finding is in (empty for a whole program).
     #[serde(default)]
     pub function: String,
-    /// The source line, normalized (whitespace collapsed, comments dropped) (empty where there is none).
+    /// The source line, normalized (whitespace collapsed, comments dropped). For a finding
+    /// without a source line (a kernel built without `-lineinfo`), the detector's own identity
+    /// of the access in its place ([`access_identity`]: `(no line) pc 0x290`, else the access
+    /// directions), so two line-less races of one function do not share a fingerprint; empty
+    /// only where the detector names no access at all (stress, a whole program).
     #[serde(default)]
     pub source: String,
     /// How many identical normalized lines come before this one in its function.
@@ -74,6 +78,49 @@ pub fn normalized_line(text: &str) -> String {
         .map(|(_, t)| t)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// What stands in [`Identity::source`] for a finding without a source line: the detector's
+/// own identity of the access. The PC (SASS offset) where the detector gives one, which no two
+/// accesses of one function share; else the access directions of each racing pair, with the
+/// places dropped (`Write -> Read`), sorted and once each. Empty when there is neither.
+///
+/// It starts with `(no line)`, which no normalized source line can be (tokens are joined by
+/// one space: a line holding those tokens reads `( no line )`), so it never equals one.
+///
+/// ```
+/// use racegate::gate::fingerprint::access_identity;
+/// assert_eq!(access_identity(Some("0x290"), ""), "(no line) pc 0x290");
+/// assert_eq!(
+///     access_identity(None, "Write -> Read <no line info>; Read -> Write <no line info>"),
+///     "(no line) Read -> Write; Write -> Read"
+/// );
+/// assert_eq!(access_identity(None, ""), "");
+/// ```
+// Its caller is `gate/sanitizers.rs::finding` (for a finding without a line), whose owner wires
+// it in; until then only the tests and doc tests use it.
+#[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))]
+pub fn access_identity(pc: Option<&str>, accesses: &str) -> String {
+    if let Some(pc) = pc.map(str::trim).filter(|p| !p.is_empty()) {
+        return format!("(no line) pc {}", pc.to_ascii_lowercase());
+    }
+    let mut pairs: Vec<String> = accesses
+        .split(';')
+        .filter_map(|pair| {
+            // `Write -> Read kernels/x.cu:33`: the two directions, without the other side's place.
+            let words: Vec<&str> = pair.split_whitespace().collect();
+            match words.as_slice() {
+                [a, "->", b, ..] => Some(format!("{a} -> {b}")),
+                _ => None,
+            }
+        })
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    if pairs.is_empty() {
+        return String::new();
+    }
+    format!("(no line) {}", pairs.join("; "))
 }
 
 /// The identifier a tool's function name ends with: `void ns::reduce<256>(float*)` gives
@@ -164,6 +211,8 @@ fn names_call(line: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     #[test]
@@ -246,6 +295,64 @@ mod tests {
         );
         assert_eq!(s.locate("k.cu", 99, "a"), None);
         assert_eq!(s.locate("missing.cu", 1, "a"), None);
+    }
+
+    /// Two different line-less races of one function never share a fingerprint: every pair of
+    /// distinct PCs, and every pair of distinct direction sets, gives two fingerprints; the same
+    /// access (whatever the other side's place, the order or repetition of pairs) gives one.
+    /// Before, such findings had an empty source and occurrence 0, so one accepted race
+    /// accepted every later one of its function.
+    #[test]
+    fn line_less_findings_are_told_apart_by_their_access() {
+        let id = |source: String| Identity {
+            subject: "k".into(),
+            detector: "racecheck".into(),
+            kind: "Analysis: Race condition".into(),
+            function: "k".into(),
+            source,
+            occurrence: 0,
+        };
+        let pcs: Vec<String> = (0..64u32).map(|i| format!("0x{:x}", i * 0x10)).collect();
+        let fps: BTreeSet<String> = pcs
+            .iter()
+            .map(|pc| id(access_identity(Some(pc), "Write -> Read")).fingerprint())
+            .collect();
+        assert_eq!(fps.len(), pcs.len(), "two PCs share a fingerprint");
+        assert_eq!(
+            access_identity(Some(" 0X2A0 "), ""),
+            access_identity(Some("0x2a0"), "Read -> Write")
+        );
+        let dirs = ["Read", "Write", "Atomic"];
+        let mut sets = BTreeMap::new();
+        for a in dirs {
+            for b in dirs {
+                let one = format!("{a} -> {b} <no line info>");
+                let fp = id(access_identity(None, &one)).fingerprint();
+                assert!(
+                    sets.insert(fp, one.clone()).is_none(),
+                    "{one} shares a fingerprint"
+                );
+                // The other side's place and repetition do not matter.
+                assert_eq!(
+                    access_identity(
+                        None,
+                        &format!("{a} -> {b} kernels/x.cu:3; {a} -> {b} <no line info>")
+                    ),
+                    access_identity(None, &one)
+                );
+            }
+        }
+        assert_eq!(
+            access_identity(None, "Write -> Read x; Read -> Write y"),
+            access_identity(None, "Read -> Write y; Write -> Read x")
+        );
+        // A finding with no access at all keeps the empty source it had.
+        assert_eq!(access_identity(None, ""), "");
+        assert_eq!(access_identity(Some(""), "garbage"), "");
+        // Never equal to a normalized line, whatever tokens that line holds.
+        let s = access_identity(Some("0x10"), "");
+        assert_ne!(normalized_line(&s), s);
+        assert_ne!(normalized_line("(no line) pc 0x10"), s);
     }
 
     #[test]

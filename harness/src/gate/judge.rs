@@ -201,7 +201,7 @@ pub fn golden(
     let shown = expect.display();
     if o.bless {
         first.write_masked(expect, &cfg.masks)?;
-        let _ = std::fs::remove_file(&pending);
+        remove_pending(&pending)?;
         run.notes.push(format!(
             "{subject}: wrote the expected output {shown} from run {first_run} (--bless)"
         ));
@@ -214,7 +214,7 @@ pub fn golden(
         .filter(|out| !golden.as_deref().is_some_and(|g| out.is(g)))
         .collect();
     let Some(bad) = differ.first() else {
-        let _ = std::fs::remove_file(&pending);
+        remove_pending(&pending)?;
         return Ok(());
     };
     let bad_run = bad.run;
@@ -261,6 +261,18 @@ pub fn golden(
     ));
     run.findings.push(f);
     Ok(())
+}
+
+/// Removes the `FILE.new` of an earlier mismatch once the output matches (or is blessed): none
+/// is the usual case; one that cannot be removed is an error, since it would go on saying the
+/// output differs.
+fn remove_pending(pending: &std::path::Path) -> Result<()> {
+    match std::fs::remove_file(pending) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::io("removing", pending, e))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Runs `--check CMD` on each passing run's output (as printed, before masks: the checker

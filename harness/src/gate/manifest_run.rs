@@ -24,7 +24,9 @@ fn entry_line(root: &Path, file: &str, entry: &str) -> Option<u32> {
 
 enum Job<'a> {
     Stress(&'a Case),
-    Sanitize(&'a Case, Tool),
+    /// One run of a group of tools ([`sanitizers::run_groups`]): globalcheck and sharedcheck
+    /// share one when both are chosen.
+    Sanitize(&'a Case, Vec<Tool>),
 }
 
 /// Runs every manifest kernel through stress (unless its oracle is `none`) and the sanitizers.
@@ -37,9 +39,9 @@ pub fn run_manifest(
 ) -> Result<GateRun> {
     let start = std::time::Instant::now();
     let mut jobs = Vec::new();
-    for tool in &cfg.tools {
+    for group in sanitizers::run_groups(&cfg.tools) {
         for c in &catalog.cases {
-            jobs.push(Job::Sanitize(c, *tool));
+            jobs.push(Job::Sanitize(c, group.clone()));
         }
     }
     let stressed: Vec<&str> = catalog
@@ -56,16 +58,12 @@ pub fn run_manifest(
     let results = crate::proc::pool::run_all(
         jobs,
         cfg.battery.jobs,
-        |job| -> Result<(GateRun, Option<PendingHang>)> {
+        |job| -> Result<(GateRun, Vec<PendingHang>)> {
             let mut out = GateRun::default();
-            let mut pending = None;
+            let mut pending = Vec::new();
             match job {
-                Job::Sanitize(case, tool) => {
-                    let mut sc = cfg.battery.sanitize(tool);
-                    sc.extra_args = cfg.sanitizer_args.clone();
-                    let r = sanitize::runner::run(catalog, case, &sc, exe)?;
-                    let mut sources = Sources::new(&catalog.root);
-                    pending = sanitizers::add(&case.name, &r, &case.path, &mut sources, &mut out);
+                Job::Sanitize(case, group) => {
+                    pending = sanitize_job(catalog, case, &group, cfg, exe, &mut out)?;
                 }
                 Job::Stress(case) => stress_job(catalog, case, cfg, exe, &mut out)?,
             }
@@ -83,9 +81,9 @@ pub fn run_manifest(
     };
     let mut pending = Vec::new();
     for r in results {
-        let (part, hang) = r?;
+        let (part, hangs) = r?;
         run.absorb(part);
-        pending.extend(hang);
+        pending.extend(hangs);
     }
     for h in pending {
         let subject = h.subject().to_string();
@@ -143,6 +141,66 @@ pub fn run_one(
     run.tidy();
     run.seconds = start.elapsed().as_secs_f64();
     Ok(run)
+}
+
+/// One run of `group` on `case` (one tool, or globalcheck and sharedcheck together); each
+/// detector's findings and time (its share of a shared run's) recorded as its own. Hangs are
+/// returned to be judged against the plain runs.
+fn sanitize_job(
+    catalog: &Catalog,
+    case: &Case,
+    group: &[Tool],
+    cfg: &GateConfig,
+    exe: &Path,
+    out: &mut GateRun,
+) -> Result<Vec<PendingHang>> {
+    let mut sc = cfg.battery.sanitize(group[0]);
+    sc.extra_args = cfg.sanitizer_args.clone();
+    let runs = match group {
+        [_] => vec![sanitize::runner::run(catalog, case, &sc, exe)?],
+        _ => sanitize::runner::run_own(catalog, case, &sc, exe, group)?,
+    };
+    let mut sources = Sources::new(&catalog.root);
+    Ok(runs
+        .iter()
+        .filter_map(|r| sanitizers::add(&case.name, r, &case.path, &mut sources, out))
+        .collect())
+}
+
+#[cfg(any(test, feature = "internals", feature = "testing"))]
+/// globalcheck and sharedcheck on one manifest kernel in one injected run: a [`GateRun`] for
+/// each, in that order, as [`run_one`] would give it (each with its share of the run's time).
+pub fn run_own_pair(
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &GateConfig,
+    exe: &Path,
+) -> Result<Vec<GateRun>> {
+    let mut sc = cfg.battery.sanitize(Tool::Globalcheck);
+    sc.extra_args = cfg.sanitizer_args.clone();
+    let runs = sanitize::runner::run_own(
+        catalog,
+        case,
+        &sc,
+        exe,
+        &[Tool::Globalcheck, Tool::Sharedcheck],
+    )?;
+    Ok(runs
+        .iter()
+        .map(|r| {
+            let mut run = GateRun {
+                subjects: vec![case.name.clone()],
+                ..Default::default()
+            };
+            let mut sources = Sources::new(&catalog.root);
+            if let Some(h) = sanitizers::add(&case.name, r, &case.path, &mut sources, &mut run) {
+                h.resolve(None, &mut run);
+            }
+            run.tidy();
+            run.seconds = r.seconds;
+            run
+        })
+        .collect())
 }
 
 fn stress_job(

@@ -1,6 +1,6 @@
 //! What may differ between two runs of a program without meaning anything: the built-in masks
-//! (durations, rates per second, numbers after a word that says time or clocks, timestamps,
-//! addresses, process ids; nothing else, so `counter: 1 expected: 51200` still differs from
+//! (durations, rates per second (as `X/s` or in words), numbers after a word that says time or
+//! clocks, counts of polls made while waiting, timestamps, addresses, process ids; nothing else, so `counter: 1 expected: 51200` still differs from
 //! `counter: 51200`) and the user's `--mask REGEX`. Output is bytes: masks
 //! match bytes, and a byte that is not UTF-8 is just a byte.
 
@@ -48,6 +48,23 @@ pub const BUILT_IN: &[BuiltIn] = &[
         example: "Time (ms): 188.152359, Processing time: 86.957001 (ms), time spent executing by the GPU: 34.40",
         replacement: "${1}${2}<duration>",
     },
+    // A rate written out in words, its number before or after them (`Gigaoptions per second :
+    // 56.965634`, `56.9 options per second`): NVIDIA's BlackScholes sample, H200 run 22.
+    BuiltIn {
+        name: "rates in words",
+        pattern: r"(?i)(?-u:\b)(per\s+(?:second|sec|s))(?-u:\b)([^\n\d]{0,40}?)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|(?-u:\b)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?([^\n\d]{0,40}?(?-u:\b)per\s+(?:second|sec)s?(?-u:\b))",
+        example: "Gigaoptions per second : 56.965634, 56.9 options per second",
+        replacement: "${1}${2}<rate>${3}",
+    },
+    // A count of polls made while the program waited for the GPU (`CPU executed 45020
+    // iterations while waiting for GPU to finish`): how long the GPU took, not a result.
+    // NVIDIA's asyncAPI sample, H200 run 22.
+    BuiltIn {
+        name: "waiting counts",
+        pattern: r"(?i)(?-u:\b)\d+([^\n\d]{0,60}?(?-u:\b)(?:while\s+waiting|while\s+polling|waiting\s+for)(?-u:\b))",
+        example: "CPU executed 45020 iterations while waiting for GPU to finish",
+        replacement: "<count>${1}",
+    },
     // Clock counts and cycles, on a line that says so (`Average clocks/block = 80081.03`).
     BuiltIn {
         name: "clocks",
@@ -72,8 +89,21 @@ pub const BUILT_IN: &[BuiltIn] = &[
 /// One mask, ready to apply.
 #[derive(Clone, Debug)]
 struct Mask {
+    /// The rule as reports name it: a built-in's name, or a user's `mask REGEX`.
+    name: String,
     regex: Regex,
     replacement: String,
+}
+
+/// One output line a mask changed, for the report: which line, as printed, and by which rules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MaskedLine {
+    /// From 1.
+    pub line: usize,
+    /// The line as printed (bytes that are not UTF-8 as U+FFFD).
+    pub text: String,
+    /// The rules that changed it, in the order they apply.
+    pub rules: Vec<String>,
 }
 
 /// The masks of a gate run.
@@ -90,6 +120,7 @@ impl Masks {
         if builtin {
             for b in BUILT_IN {
                 masks.push(Mask {
+                    name: b.name.to_string(),
                     regex: Regex::new(b.pattern).expect("built-in masks compile"),
                     replacement: b.replacement.to_string(),
                 });
@@ -99,6 +130,7 @@ impl Masks {
             let regex = Regex::new(u)
                 .map_err(|e| Error::Usage(format!("--mask `{u}` is not a regex: {e}")))?;
             masks.push(Mask {
+                name: format!("mask `{u}`"),
                 regex,
                 replacement: "<masked>".into(),
             });
@@ -114,6 +146,30 @@ impl Masks {
                 .regex
                 .replace_all(&out, m.replacement.as_bytes())
                 .into_owned();
+        }
+        out
+    }
+
+    /// The lines of `output` a mask changes, each with the rules that changed it, in order.
+    pub fn masked_lines(&self, output: &[u8]) -> Vec<MaskedLine> {
+        let mut out = Vec::new();
+        for (i, line) in output.split(|b| *b == b'\n').enumerate() {
+            let mut now = line.to_vec();
+            let mut rules = Vec::new();
+            for m in &self.masks {
+                let next = m.regex.replace_all(&now, m.replacement.as_bytes());
+                if next.as_ref() != now.as_slice() {
+                    rules.push(m.name.clone());
+                    now = next.into_owned();
+                }
+            }
+            if !rules.is_empty() {
+                out.push(MaskedLine {
+                    line: i + 1,
+                    text: String::from_utf8_lossy(line).into_owned(),
+                    rules,
+                });
+            }
         }
         out
     }
@@ -193,16 +249,34 @@ mod tests {
             ("Time= 15.941 msec", "Time= 9.5 msec"),
             ("GPU time: 110.149002 msecs.", "GPU time: 99.1 msecs."),
             ("Time (ms): 188.152359", "Time (ms): 17.2"),
-            ("Processing time: 86.957001 (ms)", "Processing time: 86.1 (ms)"),
+            (
+                "Processing time: 86.957001 (ms)",
+                "Processing time: 86.1 (ms)",
+            ),
             ("Throughput = 5.0572 GB/s", "Throughput = 6.1 GB/s"),
             ("Bandwidth 218907.6000 MB/sec", "Bandwidth 218000.1 MB/sec"),
             ("Performance= 263.12 GFlop/s", "Performance= 200.5 GFlop/s"),
             ("0.348313 MegaElements/s", "0.41 MegaElements/s"),
-            ("Throughput: 0.000354 gigaedges/s", "Throughput: 0.0004 gigaedges/s"),
-            ("Average clocks/block = 80081.031250", "Average clocks/block = 79000.5"),
+            (
+                "Throughput: 0.000354 gigaedges/s",
+                "Throughput: 0.0004 gigaedges/s",
+            ),
+            (
+                "Average clocks/block = 80081.031250",
+                "Average clocks/block = 79000.5",
+            ),
             (
                 "time spent executing by the GPU: 34.40",
                 "time spent executing by the GPU: 31.02",
+            ),
+            (
+                "Gigaoptions per second    : 56.965634     ",
+                "Gigaoptions per second    : 93.150186     ",
+            ),
+            ("56.9 options per second", "93 options per second"),
+            (
+                "CPU executed 45020 iterations while waiting for GPU to finish",
+                "CPU executed 33239 iterations while waiting for GPU to finish",
             ),
         ];
         for (a, b) in lines {
@@ -216,6 +290,10 @@ mod tests {
             "Test passed",
             "n = 1048576 elements, 256 threads/block",
             "max error 3.2e-06",
+            "Options count             : 8000000     ",
+            "waited 3 times, result 42",
+            "per-block sums: 12 13 14",
+            "second pass: 7 errors",
         ] {
             assert_eq!(masked(keep), keep);
         }
@@ -235,6 +313,31 @@ mod tests {
             masked("3 steps, 0x1c30, 7 hazards"),
             "3 steps, 0x1c30, 7 hazards"
         );
+    }
+
+    #[test]
+    fn masked_lines_name_their_rules_and_nothing_else_is_listed() {
+        let m = Masks::new(&["seed [0-9]+".into()], true).unwrap();
+        let out =
+            b"Test passed\nTime= 15.941 msec\nseed 42 took 3 ms\ncounter: 1 expected: 51200\n\
+                    Throughput = 5.0572 GB/s\nAverage clocks/block = 80081.031250\nsum = 0.996214";
+        let got: Vec<(usize, Vec<String>)> = m
+            .masked_lines(out)
+            .into_iter()
+            .map(|l| (l.line, l.rules))
+            .collect();
+        let rules = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            [
+                (2, rules(&["durations"])),
+                (3, rules(&["durations", "mask `seed [0-9]+`"])),
+                (5, rules(&["rates"])),
+                (6, rules(&["clocks"])),
+            ]
+        );
+        assert_eq!(m.masked_lines(out)[0].text, "Time= 15.941 msec");
+        assert!(Masks::new(&[], false).unwrap().masked_lines(out).is_empty());
     }
 
     #[test]

@@ -13,7 +13,6 @@ use super::judge::{self, runs_shown, RunOutput};
 use super::oracles::RegexVerdict;
 use super::sanitizers::{self, PendingHang};
 use crate::errors::{Error, Result};
-use crate::judge::sanitize;
 use crate::judge::sanitize::tool::{read_capture, Capture};
 use crate::proc::watchdog::{self, Deadline, Exit};
 
@@ -130,16 +129,21 @@ pub fn run_target_with(
         subjects: vec![subject.clone()],
         ..Default::default()
     };
+    // racegate's own tools that were chosen share one injected run (`run_groups`); each
+    // compute-sanitizer tool runs alone.
     let sanitizer_runs = crate::proc::pool::run_all(
-        cfg.tools.clone(),
+        sanitizers::run_groups(&cfg.tools),
         cfg.battery.jobs,
-        |tool| -> Result<(GateRun, Option<PendingHang>)> {
-            let mut sc = cfg.battery.sanitize(tool);
+        |group| -> Result<(GateRun, Vec<PendingHang>)> {
+            let mut sc = cfg.battery.sanitize(group[0]);
             sc.extra_args = cfg.sanitizer_args.clone();
-            let r = sanitize::runner::run_target(&subject, &target, &sc, root)?;
+            let runs = sanitizers::run_group_target(&subject, &target, &sc, root, &group)?;
             let mut part = GateRun::default();
             let mut sources = Sources::new(root);
-            let pending = sanitizers::add(&subject, &r, &file, &mut sources, &mut part);
+            let mut pending = Vec::new();
+            for r in &runs {
+                pending.extend(sanitizers::add(&subject, r, &file, &mut sources, &mut part));
+            }
             Ok((part, pending))
         },
         |r| {
@@ -150,9 +154,9 @@ pub fn run_target_with(
     );
     let mut pending = Vec::new();
     for r in sanitizer_runs {
-        let (part, hang) = r?;
+        let (part, hangs) = r?;
         run.absorb(part);
-        pending.extend(hang);
+        pending.extend(hangs);
     }
     let mut plain_part = GateRun::default();
     let plain = plain_runs(&exe, t, &file, root, cfg, &mut plain_part)?;
@@ -208,6 +212,12 @@ fn jitter_env(
 /// The plain runs: exit codes (or the regex oracle), deadlines, leftovers, then the outputs of
 /// the runs that passed, against each other, the golden output and the checker. Says whether
 /// any run hung.
+///
+/// With schedule jitter, a jittered run that fails on its exit code (or its regexes) is not
+/// reported before the program has run as many times again without jitter: the finding then says
+/// whether it failed both ways or only under jitter (a race the jitter exposed, or a launch the
+/// injection should have stepped aside from), so racegate's own injection never passes silently
+/// for the program's failure.
 fn plain_runs(
     exe: &Path,
     t: &Target,
@@ -218,21 +228,143 @@ fn plain_runs(
 ) -> Result<bool> {
     let subject = t.subject.as_str();
     let timeout = t.timeout.unwrap_or(cfg.battery.stress_timeout);
-    let mut spawn = watchdog::Spawn {
-        env: t.env.clone(),
-        cwd: t.cwd.clone(),
-        ..Default::default()
-    };
     let jitter = jitter_env(root, cfg, run, subject)?;
-    let mut outputs: Vec<RunOutput> = Vec::new();
-    // The whole of a long output stays (on disk) past its run only for the oracles that need it.
-    let whole = cfg.oracles.expect.is_some() || cfg.oracles.check.is_some();
-    // kind -> (detector, runs it happened in, last stderr line)
-    let mut failures: BTreeMap<String, (&str, Vec<u32>, String)> = BTreeMap::new();
-    let (mut seconds, mut hung) = (0.0, false);
+    let mut runs = Runs {
+        exe,
+        t,
+        cfg,
+        timeout,
+        outputs: Vec::new(),
+        failures: BTreeMap::new(),
+        seconds: 0.0,
+        hung: false,
+    };
     for i in 1..=cfg.runs {
-        if let Some((dir, env)) = &jitter {
-            spawn.env = t.env.clone();
+        runs.one(i, jitter.as_ref(), run)?;
+    }
+    // Runs past `cfg.runs` are the re-runs without jitter.
+    let rerun = jitter.is_some()
+        && runs
+            .failures
+            .values()
+            .any(|(det, ..)| *det == "exit" || *det == "regex");
+    if rerun {
+        for i in cfg.runs + 1..=2 * cfg.runs {
+            runs.one(i, None, run)?;
+        }
+        run.notes.push(format!(
+            "{subject}: a run under schedule jitter failed, so the program ran {} more time(s) \
+             without jitter before anything was reported: runs 1-{} with jitter, {}-{} without",
+            cfg.runs,
+            cfg.runs,
+            cfg.runs + 1,
+            2 * cfg.runs
+        ));
+    }
+    let Runs {
+        outputs,
+        failures,
+        seconds,
+        hung,
+        ..
+    } = runs;
+    let mut dets = vec!["exit", "watchdog", "output"];
+    if cfg.oracles.decides_exits() {
+        dets.push("regex");
+    }
+    for det in dets {
+        run.mark_checked(subject, det, seconds);
+    }
+    for (kind, (det, failed, stderr)) in failures {
+        let id = Identity {
+            subject: subject.into(),
+            detector: det.into(),
+            kind: kind.clone(),
+            ..Default::default()
+        };
+        let oracle = if det == "regex" {
+            "regex"
+        } else if det == "exit" {
+            "exit code"
+        } else {
+            "hang"
+        };
+        let (with, without): (Vec<u32>, Vec<u32>) = failed.iter().partition(|r| **r <= cfg.runs);
+        let when = if !rerun {
+            format!(
+                "in {} of {} runs ({})",
+                failed.len(),
+                cfg.runs,
+                runs_shown(&failed)
+            )
+        } else {
+            let part = |n: &[u32]| {
+                if n.is_empty() {
+                    "none".to_string()
+                } else {
+                    format!("{} ({})", n.len(), runs_shown(n))
+                }
+            };
+            let only = if without.is_empty() {
+                "; only under jitter: a race the jitter exposes, or a launch racegate's \
+                 injection should have stepped aside from"
+            } else {
+                ""
+            };
+            format!(
+                "in {} of {} runs with schedule jitter and {} of {} without{only}",
+                part(&with),
+                cfg.runs,
+                part(&without),
+                cfg.runs
+            )
+        };
+        let message = format!("{oracle}: {kind} {when}; last stderr line: {stderr}");
+        run.findings.push(GateFinding::new(id, file, None, message));
+    }
+    if let Some(note) = masked_note(subject, &outputs, cfg) {
+        run.notes.push(note);
+    }
+    if cfg.oracles.vary_ok {
+        run.notes.push(format!(
+            "{subject}: output may vary (vary = \"ok\"): not compared between runs"
+        ));
+    } else if let Some(f) = output_finding(&outputs, subject, file, cfg) {
+        run.findings.push(f);
+    }
+    judge::golden(&outputs, subject, file, cfg, run)?;
+    judge::checker(&outputs, subject, file, t.cwd.as_deref(), cfg, run);
+    if let Some((dir, _)) = &jitter {
+        jitter_report(subject, dir.path(), run);
+    }
+    Ok(hung)
+}
+
+/// kind -> (detector, runs it happened in, last stderr line)
+type Failures = BTreeMap<String, (&'static str, Vec<u32>, String)>;
+
+/// The plain runs of one program so far.
+struct Runs<'a> {
+    exe: &'a Path,
+    t: &'a Target,
+    cfg: &'a GateConfig,
+    timeout: std::time::Duration,
+    outputs: Vec<RunOutput>,
+    failures: Failures,
+    seconds: f64,
+    hung: bool,
+}
+
+impl Runs<'_> {
+    /// Run `i` (from 1), under `jitter` when given.
+    fn one(&mut self, i: u32, jitter: Option<&JitterEnv>, run: &mut GateRun) -> Result<()> {
+        let (t, cfg, subject) = (self.t, self.cfg, self.t.subject.as_str());
+        let mut spawn = watchdog::Spawn {
+            env: t.env.clone(),
+            cwd: t.cwd.clone(),
+            ..Default::default()
+        };
+        if let Some((dir, env)) = jitter {
             spawn.env.extend(env.iter().cloned());
             // Each run its own schedule: the seed moves with the run.
             spawn.env.push((
@@ -243,17 +375,20 @@ fn plain_runs(
                 .env
                 .push(("RACEGATE_GC_DIR".into(), dir.path().display().to_string()));
         }
+        // The whole of a long output stays (on disk) past its run only for the oracles that
+        // need it.
+        let whole = cfg.oracles.expect.is_some() || cfg.oracles.check.is_some();
         // Bounded memory whatever the program prints: its head and tail, and past them the
         // whole on disk, read back after the run (masks and regexes cost racegate's time, not
         // the program's deadline).
         let mut stdout = watchdog::Output::spilling();
         let f = watchdog::run_spawn_bytes(
-            exe,
+            self.exe,
             &t.argv[1..],
             &spawn,
             Deadline {
-                idle: timeout,
-                total: Some(timeout),
+                idle: self.timeout,
+                total: Some(self.timeout),
             },
             |l| stdout.push_line(l),
         )?;
@@ -263,7 +398,7 @@ fn plain_runs(
         if !whole {
             stdout.discard_spill();
         }
-        seconds += f.elapsed.as_secs_f64();
+        self.seconds += f.elapsed.as_secs_f64();
         if !f.killed.is_empty() && f.exit != Exit::TimedOut {
             run.notes.push(format!(
                 "{subject}: run {i} left {} running after it exited; killed: {}",
@@ -292,90 +427,113 @@ fn plain_runs(
                 };
                 match verdict {
                     Some(RegexVerdict::Pass) => {
-                        outputs.push(RunOutput::new(i, stdout, masked, &cfg.masks));
-                        continue;
+                        self.outputs
+                            .push(RunOutput::new(i, stdout, masked, &cfg.masks));
+                        return Ok(());
                     }
                     Some(RegexVerdict::Fail(kind)) => ("regex", kind),
                     None if c == 0 => {
-                        outputs.push(RunOutput::new(i, stdout, masked, &cfg.masks));
-                        continue;
+                        self.outputs
+                            .push(RunOutput::new(i, stdout, masked, &cfg.masks));
+                        return Ok(());
                     }
                     None => ("exit", format!("exits with code {c}")),
                 }
             }
             Exit::Signal(s) => ("exit", format!("killed by signal {s}")),
             Exit::TimedOut => {
-                hung = true;
+                self.hung = true;
                 (
                     "watchdog",
-                    format!("hang: no exit within {:.0} s", timeout.as_secs_f64()),
+                    format!("hang: no exit within {:.0} s", self.timeout.as_secs_f64()),
                 )
             }
         };
-        let e = failures
+        let e = self
+            .failures
             .entry(kind)
             .or_insert((det, Vec::new(), String::new()));
         e.1.push(i);
         e.2 = f.stderr.lines().last().unwrap_or("").to_string();
+        Ok(())
     }
-    let mut dets = vec!["exit", "watchdog", "output"];
-    if cfg.oracles.decides_exits() {
-        dets.push("regex");
+}
+
+/// At most this many masked lines are named in a report; the rest are counted.
+const MASKED_SHOWN: usize = 6;
+
+/// Which lines of the first passing run's output the masks changed before the runs were
+/// compared, and by which rule: `None` when none was.
+fn masked_note(subject: &str, outputs: &[RunOutput], cfg: &GateConfig) -> Option<String> {
+    let first = outputs.first()?;
+    let lines = cfg.masks.masked_lines(&first.out.bytes());
+    if lines.is_empty() {
+        return None;
     }
-    for det in dets {
-        run.mark_checked(subject, det, seconds);
-    }
-    for (kind, (det, runs, stderr)) in failures {
-        let id = Identity {
-            subject: subject.into(),
-            detector: det.into(),
-            kind: kind.clone(),
-            ..Default::default()
-        };
-        let oracle = if det == "regex" {
-            "regex"
-        } else if det == "exit" {
-            "exit code"
-        } else {
-            "hang"
-        };
-        let message = format!(
-            "{oracle}: {kind} in {} of {} runs ({}); last stderr line: {stderr}",
-            runs.len(),
-            cfg.runs,
-            runs_shown(&runs),
-        );
-        run.findings.push(GateFinding::new(id, file, None, message));
-    }
-    if cfg.oracles.vary_ok {
-        run.notes.push(format!(
-            "{subject}: output may vary (vary = \"ok\"): not compared between runs"
-        ));
-    } else if let Some(f) = output_finding(&outputs, subject, file, cfg) {
-        run.findings.push(f);
-    }
-    judge::golden(&outputs, subject, file, cfg, run)?;
-    judge::checker(&outputs, subject, file, t.cwd.as_deref(), cfg, run);
-    // A failure of the injection itself must not pass for the program's: the runs' verdicts
-    // then cannot be trusted.
-    if let Some((dir, _)) = &jitter {
-        // The program can write into the tool's folder: read as a capture (regular, bounded).
-        let text = match read_capture(&dir.path().join("report.jsonl"), 64 << 20) {
-            Capture::Text(t) => t,
-            _ => String::new(),
-        };
-        if let Some(e) = crate::judge::sanitize::globalcheck::report::parse(&text)
-            .errors
-            .first()
-        {
-            run.mark_inconclusive(
-                subject,
-                "jitter",
-                format!("the jitter injection failed: {e}"),
-            );
+    let shown: Vec<String> = lines
+        .iter()
+        .take(MASKED_SHOWN)
+        .map(|l| {
+            let text: String = l.text.trim().chars().take(80).collect();
+            format!("line {} `{text}` ({})", l.line, l.rules.join(", "))
+        })
+        .collect();
+    let more = match lines.len().saturating_sub(MASKED_SHOWN) {
+        0 => String::new(),
+        n => format!("; and {n} more"),
+    };
+    Some(format!(
+        "{subject}: masked before the runs were compared (run {}): {}{more}",
+        first.run,
+        shown.join("; ")
+    ))
+}
+
+/// What the jitter injection's report says of the runs: a failure of the injection itself
+/// must not pass for the program's (the runs' verdicts then cannot be trusted), a report that
+/// is not there means the runs were not jittered, and launches it stepped aside from (CUDA
+/// graphs) ran without jitter.
+fn jitter_report(subject: &str, dir: &Path, run: &mut GateRun) {
+    // The program can write into the tool's folder: read as a capture (regular, bounded).
+    let text = match read_capture(&dir.join("report.jsonl"), 64 << 20) {
+        Capture::Text(t) => t,
+        Capture::Missing => String::new(),
+        Capture::TooLarge(limit) => {
+            let why = format!("the jitter injection's report is over {limit} bytes: not read");
+            return run.mark_inconclusive(subject, "jitter", why);
         }
+        Capture::NotAFile => {
+            let why = "the jitter injection's report is not a regular file: not read".into();
+            return run.mark_inconclusive(subject, "jitter", why);
+        }
+    };
+    let report = crate::judge::sanitize::globalcheck::report::parse(&text);
+    if let Some(e) = report.errors.first() {
+        let why = format!("the jitter injection failed: {e}");
+        return run.mark_inconclusive(subject, "jitter", why);
     }
-    Ok(hung)
+    if !report.started {
+        // Nothing was jittered: said, never counted as a jittered pass.
+        run.notes.push(format!(
+            "{subject}: the runs were not jittered: the injection wrote no report (the program \
+             never initialized CUDA, or the driver did not load the tool)"
+        ));
+        return;
+    }
+    let mut aside: BTreeMap<&str, u64> = BTreeMap::new();
+    for n in report.notes.iter().filter(|n| n.note == "stepped-aside") {
+        *aside.entry(n.reason.as_str()).or_default() += n.launches;
+    }
+    for (reason, launches) in aside {
+        let what = match reason {
+            "cuda-graph" => "CUDA-graph launches".to_string(),
+            "" => "launches".to_string(),
+            r => format!("launches ({r})"),
+        };
+        run.notes.push(format!(
+            "{subject}: jitter stepped aside for {launches} {what}: they ran without jitter"
+        ));
+    }
 }
 
 /// A finding when the successful runs' outputs differ after masking, with the diff of the first

@@ -4,13 +4,52 @@
 //! without the tool (or the tool itself saw a deadlock), inconclusive otherwise.
 
 use super::finding::{GateFinding, GateRun};
-use super::fingerprint::{Identity, Sources};
+use super::fingerprint::{access_identity, Identity, Sources};
 use crate::judge::sanitize::normalize::Finding;
-use crate::judge::sanitize::{Outcome, SanitizerRun};
+use crate::judge::sanitize::{Outcome, SanitizerRun, Tool};
+
+/// How `tools` are run: each compute-sanitizer tool in a run of its own; racegate's own tools
+/// (globalcheck, sharedcheck, and the opt-in ones), all those chosen, in one injected run, in
+/// the place of the first of them. Each run still reports each tool as its own detector.
+pub fn run_groups(tools: &[Tool]) -> Vec<Vec<Tool>> {
+    let own = crate::judge::sanitize::runner::own_tools(tools);
+    let mut out: Vec<Vec<Tool>> = Vec::new();
+    for &t in tools {
+        if !t.is_own() {
+            out.push(vec![t]);
+        } else if Some(&t) == own.first() {
+            out.push(own.clone());
+        }
+    }
+    out
+}
+
+/// Runs one group of [`run_groups`] on any target command: one [`SanitizerRun`] per tool of the
+/// group, from one run.
+pub fn run_group_target(
+    label: &str,
+    target: &[std::ffi::OsString],
+    cfg: &crate::judge::sanitize::SanitizeConfig,
+    root: &std::path::Path,
+    group: &[Tool],
+) -> crate::Result<Vec<SanitizerRun>> {
+    match group {
+        [one] => {
+            let mut cfg = cfg.clone();
+            cfg.tool = *one;
+            Ok(vec![crate::judge::sanitize::runner::run_target(
+                label, target, &cfg, root,
+            )?])
+        }
+        _ => crate::judge::sanitize::globalcheck::run::run_tools(label, target, cfg, root, group),
+    }
+}
 
 /// The detector name of a sanitizer run.
 pub fn detector(r: &SanitizerRun) -> String {
-    crate::source::catalog::Detector::from(r.tool).name().to_string()
+    crate::source::catalog::Detector::from(r.tool)
+        .name()
+        .to_string()
 }
 
 /// A gate finding from one normalized sanitizer finding of `subject`; `fallback_file` is used
@@ -26,9 +65,11 @@ pub fn finding(
         Some((file, line)) => (file.to_string(), Some(line)),
         None => (fallback_file.to_string(), None),
     };
+    // Without a line (or its text), the tool's own identity of the access: its pc, else its
+    // directions. An empty source made every line-less race of a function one fingerprint.
     let (source, occurrence) = line
         .and_then(|l| sources.locate(&file, l, &f.kernel))
-        .unwrap_or_default();
+        .unwrap_or_else(|| (access_identity(f.pc(), &f.accesses), 0));
     let id = Identity {
         subject: subject.into(),
         detector: detector.into(),
@@ -165,6 +206,113 @@ mod tests {
             }
         }
         (fps, files)
+    }
+
+    /// A racecheck analysis record of `func` built without `-lineinfo`: a source access at
+    /// `pc` (no path, no line), one destination.
+    fn line_less_record(func: &str, pc: &str, dir: &str) -> String {
+        format!(
+            "<record><kind>Analysis</kind><level>Error</level><what><text>Race condition</text>\
+             <source><direction>{dir}</direction><where><func>{func}</func><pc>{pc}</pc></where>\
+             </source><destination><direction>Read</direction><where><func>{func}</func>\
+             <pc>0x8</pc></where><count>3</count></destination></what></record>"
+        )
+    }
+
+    /// Line-less races of one kernel at different pcs are different findings with different
+    /// fingerprints (before: one merged finding, one empty-source fingerprint); the same pc
+    /// twice is one. Over 1 to 24 pcs, both directions, and the H200 racecheck fixtures with
+    /// every path and line taken out.
+    #[test]
+    fn line_less_races_at_different_pcs_have_different_fingerprints() {
+        let root = Path::new("/nonexistent-root");
+        for n in 1..=24u32 {
+            for dir in ["Write", "Read"] {
+                let mut xml_text = String::from("<ComputeSanitizerOutput>");
+                for i in 0..n {
+                    xml_text.push_str(&line_less_record(
+                        "k",
+                        &format!("0x{:x}", 0x100 + i * 0x10),
+                        dir,
+                    ));
+                }
+                // The first pc again: the same race, reported twice.
+                xml_text.push_str(&line_less_record("k", "0x100", dir));
+                xml_text.push_str("</ComputeSanitizerOutput>");
+                let records = xml::parse(&xml_text).unwrap();
+                let found = normalize::findings(&records, root);
+                assert_eq!(found.len(), n as usize, "{n} pcs ({dir}): {found:?}");
+                let mut sources = Sources::new(root);
+                let fps: BTreeSet<String> = found
+                    .iter()
+                    .map(|f| {
+                        assert_eq!(f.file_line(), None, "{}", f.line());
+                        let g = finding("case", "racecheck", f, "x.cu", &mut sources);
+                        assert!(g.id.source.contains("pc 0x"), "{:?}", g.id);
+                        g.fingerprint
+                    })
+                    .collect();
+                assert_eq!(fps.len(), n as usize, "{n} pcs ({dir})");
+            }
+        }
+        let strip = regex::Regex::new(r"<(path|line)>[^<]*</(path|line)>").unwrap();
+        let pc = regex::Regex::new(
+            r"<source>\s*<direction>[^<]*</direction>\s*<where>(?s:.)*?<pc>([^<]*)</pc>",
+        )
+        .unwrap();
+        let mut checked = 0;
+        let dir = repo().join("harness/tests/fixtures/h200");
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with("racecheck.xml") {
+                continue;
+            }
+            let text = strip
+                .replace_all(&std::fs::read_to_string(&p).unwrap(), "")
+                .into_owned();
+            let pcs: BTreeSet<String> = pc.captures_iter(&text).map(|c| c[1].to_string()).collect();
+            if pcs.is_empty() {
+                continue;
+            }
+            let records = xml::parse(&text).unwrap();
+            let mut sources = Sources::new(root);
+            let fps: BTreeSet<String> = normalize::findings(&records, root)
+                .iter()
+                .filter(|f| f.kind == "Analysis")
+                .map(|f| finding("case", "racecheck", f, "x.cu", &mut sources).fingerprint)
+                .collect();
+            assert_eq!(
+                fps.len(),
+                pcs.len(),
+                "{name}: one fingerprint per source pc"
+            );
+            checked += 1;
+        }
+        assert!(checked > 0, "no racecheck fixture has a pc");
+    }
+
+    #[test]
+    fn racegates_own_tools_share_one_run_and_the_others_run_alone() {
+        use Tool::*;
+        assert_eq!(
+            run_groups(&[Racecheck, Sharedcheck, Memcheck, Globalcheck]),
+            [
+                vec![Racecheck],
+                vec![Sharedcheck, Globalcheck],
+                vec![Memcheck]
+            ]
+        );
+        assert_eq!(
+            run_groups(&[Globalcheck, Fencecheck, Synccheck, Sharedcheck]),
+            [vec![Globalcheck, Fencecheck, Sharedcheck], vec![Synccheck]]
+        );
+        assert_eq!(
+            run_groups(&[Globalcheck, Initcheck]),
+            [vec![Globalcheck], vec![Initcheck]]
+        );
+        assert_eq!(run_groups(&[Sharedcheck]), [vec![Sharedcheck]]);
+        assert_eq!(run_groups(&Tool::ALL).len(), Tool::ALL.len() - 1);
     }
 
     #[test]

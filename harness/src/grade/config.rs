@@ -34,3 +34,61 @@ pub struct GradeConfig {
     /// Where notes for the person running the grader go (waiting for the GPU, say).
     pub note: fn(&str),
 }
+
+/// Before any submission is graded with limits other than the defaults (`--compile-memory`,
+/// `--compile-timeout`): the exercise's own reference kernel must compile within them, as a
+/// submission's compile would. One that hits a limit makes every correct submission fail
+/// "compiles", which is the configuration's fault, not the students': bad input (exit 2),
+/// and nothing is graded. Anything else that stops this compile (no NVRTC, no reference) is left
+/// to the grading itself, which reports it as it always does.
+pub fn check_limits(
+    root: &std::path::Path,
+    spec: &super::spec::Spec,
+    limits: &Limits,
+    exe: &std::path::Path,
+    arch: &str,
+) -> crate::errors::Result<()> {
+    use crate::build::compile_child::{self, LimitHit, Outcome, Request};
+    let default = Limits::default();
+    if limits.memory_mib >= default.memory_mib && limits.deadline >= default.deadline {
+        return Ok(());
+    }
+    let Some((file, _)) = &spec.reference else {
+        return Ok(());
+    };
+    let path = root.join(file);
+    let Ok(source) = super::submission::read(&path) else {
+        // ignored: a reference that cannot be read is the performance item's to report
+        return Ok(());
+    };
+    let mut req = Request::new_submission(file, &source);
+    req.options.arch = arch.to_string();
+    req.allowed_includes = spec.headers.clone();
+    if !spec.headers.is_empty() {
+        let dirs = crate::build::toolchain::cuda_include_dirs(root);
+        match crate::build::headers::serve(&spec.headers, &dirs) {
+            Ok(h) => req.headers = h,
+            // ignored: headers that cannot be served fail every compile, and grading says so
+            Err(_) => return Ok(()),
+        }
+    }
+    let outcome = match compile_child::compile(exe, root, &req, limits) {
+        Ok(c) => c.outcome,
+        // ignored: no NVRTC (or no child): grading reports it as a tool failure (exit 3)
+        Err(_) => return Ok(()),
+    };
+    let flag = match &outcome {
+        Outcome::Limit(LimitHit::Memory(_) | LimitHit::Stack(_)) => "--compile-memory",
+        Outcome::Limit(LimitHit::Deadline(_)) => "--compile-timeout",
+        _ => return Ok(()),
+    };
+    Err(crate::errors::Error::Usage(format!(
+        "{flag} is too small: the exercise's own reference {file} does not compile within these \
+         limits ({} MiB of memory, {:.0} s): {outcome}. Every correct submission would fail \
+         \"compiles\"; raise {flag} (default: {} MiB, {:.0} s). Nothing was graded",
+        limits.memory_mib,
+        limits.deadline.as_secs_f64(),
+        default.memory_mib,
+        default.deadline.as_secs_f64()
+    )))
+}

@@ -21,11 +21,11 @@ use super::submission;
 use super::worker::{self, run_worker, Scratch, WorkerResult};
 use crate::build::compile::{self, BuildOptions, Built};
 use crate::build::compile_child::{self, Outcome as Compiled, Request};
-use crate::proc::confine::Wanted;
 use crate::errors::{Error, Result};
-use crate::source::exercises::{self, Problem, SizeChoice};
 use crate::judge::sanitize::{self, Outcome, SanitizeConfig, Tool};
+use crate::proc::confine::Wanted;
 use crate::proc::watchdog::{self, Deadline};
+use crate::source::exercises::{self, Problem, SizeChoice};
 use crate::{build::headers, build::toolchain};
 
 /// The compile item: the file, then NVRTC in a child ([`compile_child`]), once plainly and
@@ -99,7 +99,10 @@ pub(super) fn compiles(
 /// wrote none or something else.
 fn timing(response: &Path) -> Option<f64> {
     let text = std::fs::read_to_string(response).ok()?;
-    text.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0)
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
 }
 
 /// What the items after compilation share: one submission, compiled, about to run on the GPU.
@@ -136,8 +139,7 @@ impl Items<'_> {
     /// A problem of the exercise's family, drawn with the seed of trial `t`.
     fn problem(&self, t: u32, size: SizeChoice) -> Problem {
         let family = exercises::by_name(&self.spec.family).expect("spec checked the family");
-        let mut rng =
-            rand::rngs::ChaCha8Rng::seed_from_u64(trial_seed(self.cfg, self.code, t));
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(trial_seed(self.cfg, self.code, t));
         family.problem(&self.spec.entry(), size, &mut rng)
     }
 
@@ -227,6 +229,11 @@ impl Items<'_> {
             Tool::Memcheck => Item::Memcheck,
             Tool::Initcheck => Item::Initcheck,
             Tool::Globalcheck => Item::Globalcheck,
+            Tool::Sharedcheck => Item::Sharedcheck,
+            // Not graded (not in Tool::ALL, which grading draws from): its race class is globalcheck's.
+            Tool::Fencecheck => Item::Globalcheck,
+            // Not graded either (not in Tool::ALL): the course's exercises use one stream.
+            Tool::Streamcheck => Item::Globalcheck,
         };
         let problem = self.problem(1_000_000, SizeChoice::Sanitize);
         let (args, response) =
@@ -245,7 +252,7 @@ impl Items<'_> {
         }
         // A kernel that faulted leaves globalcheck nothing to read back, and it cannot be shown
         // free of races: no points, as for a hang (memcheck names the faulting line).
-        if tool == Tool::Globalcheck && matches!(r.outcome, Outcome::Inconclusive(_)) {
+        if tool.is_own() && matches!(r.outcome, Outcome::Inconclusive(_)) {
             if let Some(fault) = worker::run_fault(&response) {
                 return Ok(score::item(
                     rubric,
@@ -418,6 +425,7 @@ mod tests {
             memcheck: 10.0,
             initcheck: 5.0,
             globalcheck: 10.0,
+            sharedcheck: 0.0,
             performance: 0.0,
             performance_rule: Default::default(),
         };

@@ -75,6 +75,7 @@ impl GpuLock {
 /// Who holds the lock, as its file says: `process 1234`.
 fn holder(file: &mut std::fs::File) -> String {
     let mut text = String::new();
+    // ignored: only for the message; an unreadable pid reads as "did not write its pid"
     let _ = file.rewind().and_then(|_| file.read_to_string(&mut text));
     match text.trim().parse::<u32>() {
         Ok(pid) => format!("process {pid}"),

@@ -67,13 +67,14 @@ impl Grade {
 }
 
 /// The items graded once the submission compiles.
-const AFTER_COMPILE: [Item; 7] = [
+const AFTER_COMPILE: [Item; 8] = [
     Item::Correct,
     Item::Racecheck,
     Item::Synccheck,
     Item::Memcheck,
     Item::Initcheck,
     Item::Globalcheck,
+    Item::Sharedcheck,
     Item::Performance,
 ];
 
@@ -174,10 +175,15 @@ fn grade_items(
     // 3. Correctness on random sizes, with jitter.
     items.push(on_gpu.correctness(&ptx_jitter)?);
     // 4. The sanitizers, on the small geometry, side by side.
-    // globalcheck is an optional item: it runs only when the rubric gives it points.
+    // globalcheck and sharedcheck are optional items: each runs only when the rubric gives it
+    // points.
     let tools: Vec<Tool> = Tool::ALL
         .into_iter()
-        .filter(|t| *t != Tool::Globalcheck || rubric.globalcheck > 0.0)
+        .filter(|t| match t {
+            Tool::Globalcheck => rubric.globalcheck > 0.0,
+            Tool::Sharedcheck => rubric.sharedcheck > 0.0,
+            _ => true,
+        })
         .collect();
     let sanitizer_items =
         crate::proc::pool::run_all(tools, 4, |tool| on_gpu.sanitizer(&ptx_plain, tool), |_| {});

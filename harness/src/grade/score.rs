@@ -15,6 +15,7 @@ pub enum Item {
     Memcheck,
     Initcheck,
     Globalcheck,
+    Sharedcheck,
     Performance,
 }
 
@@ -28,6 +29,7 @@ impl Item {
             Item::Memcheck => "memcheck",
             Item::Initcheck => "initcheck",
             Item::Globalcheck => "globalcheck",
+            Item::Sharedcheck => "sharedcheck",
             Item::Performance => "performance",
         }
     }
@@ -46,6 +48,9 @@ impl Item {
                 "No read of uninitialized global memory (compute-sanitizer initcheck)"
             }
             Item::Globalcheck => "No race on global memory (racegate globalcheck)",
+            Item::Sharedcheck => {
+                "No read of unwritten shared memory, no atomic racing a plain access (racegate sharedcheck)"
+            }
             Item::Performance => "Performance against the course's reference kernel",
         }
     }
@@ -59,6 +64,7 @@ impl Item {
             Item::Memcheck => r.memcheck,
             Item::Initcheck => r.initcheck,
             Item::Globalcheck => r.globalcheck,
+            Item::Sharedcheck => r.sharedcheck,
             Item::Performance => r.performance,
         }
     }
@@ -66,7 +72,7 @@ impl Item {
 
 impl Item {
     /// Every item, in the order grades list them.
-    pub const ALL: [Item; 8] = [
+    pub const ALL: [Item; 9] = [
         Item::Compiles,
         Item::Correct,
         Item::Racecheck,
@@ -74,6 +80,7 @@ impl Item {
         Item::Memcheck,
         Item::Initcheck,
         Item::Globalcheck,
+        Item::Sharedcheck,
         Item::Performance,
     ];
 
@@ -165,6 +172,7 @@ mod tests {
             memcheck: 15.0,
             initcheck: 10.0,
             globalcheck: 0.0,
+            sharedcheck: 0.0,
             performance: 0.0,
             performance_rule: Default::default(),
         }

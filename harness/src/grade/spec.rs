@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::source::catalog::Entry;
 use crate::errors::{Error, Result};
+use crate::source::catalog::Entry;
 use crate::source::exercises;
 use crate::source::files;
 
@@ -42,6 +42,10 @@ struct RawExercise {
     reference: Option<String>,
     #[serde(default)]
     headers: Vec<String>,
+    /// The course section to read when an item fails (e.g. "2.8 동기화 I"), shown beside
+    /// each fix hint.
+    #[serde(default)]
+    see: Option<String>,
 }
 
 /// One exercise.
@@ -67,6 +71,8 @@ pub struct Spec {
     pub reference: Option<(String, String)>,
     /// Headers submissions may `#include` (served from memory; every other include is refused).
     pub headers: Vec<String>,
+    /// The course section a failing student should read (`see` in the exercise file).
+    pub see: Option<String>,
 }
 
 impl Spec {
@@ -82,6 +88,7 @@ impl Spec {
     pub fn find(root: &Path, name: &str) -> Result<Spec> {
         let path = root.join(SPEC_DIR).join(format!("{name}.toml"));
         if !path.is_file() {
+            // ignored: only the message's list of known exercises; the error is the missing one
             let known = list(root).unwrap_or_default();
             return Err(Error::Usage(format!(
                 "no exercise `{name}`; known exercises: {}",
@@ -213,6 +220,7 @@ impl Spec {
             family_params: x.params,
             reference,
             headers: x.headers,
+            see: x.see.filter(|s| !s.trim().is_empty()),
         })
     }
 }
@@ -294,6 +302,10 @@ pub struct Rubric {
     /// Optional (0 unless the rubric names it): no race on global memory (globalcheck).
     #[serde(default)]
     pub globalcheck: f64,
+    /// Optional (0 unless the rubric names it): no read of unwritten shared memory and no
+    /// atomic racing a plain shared access (sharedcheck).
+    #[serde(default)]
+    pub sharedcheck: f64,
     #[serde(default)]
     pub performance: f64,
     #[serde(default)]
@@ -336,6 +348,7 @@ impl Rubric {
             ("memcheck", r.memcheck),
             ("initcheck", r.initcheck),
             ("globalcheck", r.globalcheck),
+            ("sharedcheck", r.sharedcheck),
             ("performance", r.performance),
         ] {
             if !(v >= 0.0 && v.is_finite()) {
@@ -365,6 +378,7 @@ impl Rubric {
             + self.memcheck
             + self.initcheck
             + self.globalcheck
+            + self.sharedcheck
             + self.performance
     }
 }

@@ -102,7 +102,9 @@ pub fn read(path: &Path) -> Result<String, Rejection> {
     // link is refused, never followed.
     use crate::source::files::{read_raw, Refusal};
     let bytes = read_raw(path, MAX_BYTES, false).map_err(|r| match r {
-        Refusal::Link => Rejection::Unreadable("it is a symbolic link; submit the file itself".into()),
+        Refusal::Link => {
+            Rejection::Unreadable("it is a symbolic link; submit the file itself".into())
+        }
         Refusal::NotRegular(kind) => Rejection::Unreadable(format!("not a regular file: {kind}")),
         Refusal::TooLarge { size, .. } => Rejection::TooLarge(size.unwrap_or(MAX_BYTES + 1)),
         Refusal::Missing => Rejection::Unreadable("no such file".into()),
@@ -111,8 +113,11 @@ pub fn read(path: &Path) -> Result<String, Rejection> {
     check_bytes(&bytes).map(str::to_string)
 }
 
-/// The byte-level checks of [`read`], on bytes already in memory.
+/// The byte-level checks of [`read`], on bytes already in memory. A leading UTF-8 byte-order
+/// mark (which some editors write) is dropped: NVRTC and the signature check would read it as a
+/// stray character, and a correct file would get zero.
 pub fn check_bytes(bytes: &[u8]) -> Result<&str, Rejection> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     if bytes.len() as u64 > MAX_BYTES {
         return Err(Rejection::TooLarge(bytes.len() as u64));
     }
@@ -130,6 +135,46 @@ pub fn check_bytes(bytes: &[u8]) -> Result<&str, Rejection> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every sample submission reads the same with a byte-order mark in front (before, the mark
+    /// stayed in the text NVRTC compiled, and a correct file got zero); a mark elsewhere, or
+    /// a mark alone, is not dropped or counted as code.
+    #[test]
+    fn a_leading_byte_order_mark_is_dropped() {
+        let dir = crate::source::paths::package_dir().join("tests/submissions");
+        let mut seen = 0;
+        for ex in std::fs::read_dir(&dir).unwrap().flatten() {
+            for f in std::fs::read_dir(ex.path()).into_iter().flatten().flatten() {
+                let p = f.path();
+                if p.extension().is_none_or(|e| e != "cu") {
+                    continue;
+                }
+                let bytes = std::fs::read(&p).unwrap();
+                let Ok(plain) = check_bytes(&bytes) else {
+                    continue;
+                };
+                let mut with = b"\xef\xbb\xbf".to_vec();
+                with.extend_from_slice(&bytes);
+                assert_eq!(check_bytes(&with).ok(), Some(plain), "{}", p.display());
+                seen += 1;
+            }
+        }
+        assert!(seen > 10, "only {seen} samples");
+        assert_eq!(
+            check_bytes(b"\xef\xbb\xbf").unwrap_err().to_string(),
+            Rejection::Empty.to_string()
+        );
+        assert_eq!(
+            check_bytes(b"\xef\xbb\xbf \n").unwrap_err().to_string(),
+            Rejection::Empty.to_string()
+        );
+        // Only one mark, and only at the start.
+        assert_eq!(
+            check_bytes(b"\xef\xbb\xbf\xef\xbb\xbfx").unwrap(),
+            "\u{feff}x"
+        );
+        assert_eq!(check_bytes(b"x\xef\xbb\xbf").unwrap(), "x\u{feff}");
+    }
 
     #[test]
     fn links_and_fifos_are_not_read() {

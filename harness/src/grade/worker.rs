@@ -20,9 +20,9 @@ use super::config::GradeConfig;
 use super::wire::{self, Bytes, Record};
 use crate::build::compile;
 use crate::errors::{Error, Result};
-use crate::source::exercises::Problem;
-use crate::run::launch::{Gpu, RunOptions};
 use crate::proc::watchdog::{self, Deadline, Exit, Spawn};
+use crate::run::launch::{Gpu, RunOptions};
+use crate::source::exercises::Problem;
 
 /// A private scratch folder for one grade's PTX, request and response files, inside racegate's
 /// cache folder (so `RACEGATE_CACHE` moves it too).
@@ -65,7 +65,13 @@ impl Scratch {
             &wire::encode_request(problems, jitter),
         )?;
         let response = self.path().join(format!("{tag}.resp"));
-        let _ = std::fs::remove_file(&response);
+        // An earlier response left there would be read as this run's.
+        match std::fs::remove_file(&response) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io("removing", &response, e))
+            }
+            _ => {}
+        }
         let mut args: Vec<OsString> = vec![
             crate::proc::subcommands::GRADE_WORKER.into(),
             "--ptx".into(),
@@ -195,6 +201,7 @@ fn run_worker_once(
         },
         |_| {},
     )?;
+    // ignored: a worker that died before writing leaves none; every problem then reads as not run, judged below
     let bytes = std::fs::read(&response).unwrap_or_default();
     let mut results = read_response(&bytes, problems.len());
     let after_fault = results.iter().any(|r| matches!(r, WorkerResult::Fault(_)));
@@ -325,7 +332,10 @@ mod tests {
             .worker_call("mine", Path::new("k.ptx"), &[], false, true)
             .unwrap();
         let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
-        let at = args.iter().position(|a| a == "--response").expect("--response");
+        let at = args
+            .iter()
+            .position(|a| a == "--response")
+            .expect("--response");
         assert_eq!(Path::new(&args[at + 1]), response);
         assert!(args.contains(&"--time".to_string()), "{args:?}");
     }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::judge::sanitize::{SanitizeConfig, Tool};
 use crate::run::stress::StressConfig;
+use crate::source::case::Detector;
 
 /// What every run of a battery shares.
 #[derive(Clone, Debug)]
@@ -75,6 +76,39 @@ impl Battery {
     }
 }
 
+/// A rough cost of one matrix cell in seconds, for ordering only (long cells first, so the
+/// pool's tail is short): compute-sanitizer's process start and its slowdown per tool (the
+/// H200 showed racecheck far slower than synccheck, memcheck, then initcheck; globalcheck and
+/// sharedcheck about a plain run), stress by its trials, scaled by how heavy the family's
+/// problems are. Never a deadline.
+pub fn estimated_seconds(det: Detector, exercise: &str, trials: u32) -> f64 {
+    let base = match det {
+        Detector::Racecheck => 8.0,
+        Detector::Synccheck => 3.0,
+        Detector::Memcheck => 2.0,
+        Detector::Initcheck => 1.5,
+        Detector::Globalcheck
+        | Detector::Sharedcheck
+        | Detector::Fencecheck
+        | Detector::Streamcheck => 2.0,
+        Detector::Stress | Detector::Watchdog => 1.0 + 0.006 * trials as f64,
+        Detector::StressNojitter => 1.0 + 0.004 * trials as f64,
+    };
+    let weight = match exercise {
+        "matmul" => 1.5,
+        "transpose" => 1.3,
+        _ => 1.0,
+    };
+    base * weight
+}
+
+/// The order to start work in: the most expensive first by `cost`; equal costs keep their
+/// given order (a stable sort: the same input, the same order).
+pub fn long_first<T>(mut items: Vec<T>, cost: impl Fn(&T) -> f64) -> Vec<T> {
+    items.sort_by(|a, b| cost(b).total_cmp(&cost(a)));
+    items
+}
+
 /// The default number of processes at once: the number of cores.
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism()
@@ -87,4 +121,39 @@ pub fn default_jobs() -> usize {
 pub fn current_worker() -> crate::Result<PathBuf> {
     std::env::current_exe()
         .map_err(|e| crate::Error::Child(format!("cannot find racegate itself: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_cells_start_first_and_ties_keep_their_order() {
+        let cells = vec![
+            ("a", Detector::Initcheck, "reduce"),
+            ("b", Detector::Stress, "reduce"),
+            ("c", Detector::Racecheck, "reduce"),
+            ("d", Detector::Racecheck, "matmul"),
+            ("e", Detector::Initcheck, "reduce"),
+            ("f", Detector::StressNojitter, "reduce"),
+        ];
+        let order: Vec<&str> = long_first(cells.clone(), |(_, d, x)| estimated_seconds(*d, x, 100))
+            .iter()
+            .map(|c| c.0)
+            .collect();
+        // racecheck (matmul weighs more), stress with jitter (1.6 s at 100 trials), initcheck
+        // (1.5 s, twice in their given order), stress without jitter (1.4 s).
+        assert_eq!(order, ["d", "c", "b", "a", "e", "f"]);
+        // Deterministic: the same input gives the same order, whatever ran before.
+        let again: Vec<&str> = long_first(cells, |(_, d, x)| estimated_seconds(*d, x, 100))
+            .iter()
+            .map(|c| c.0)
+            .collect();
+        assert_eq!(order, again);
+        // More trials make a stress cell longer than a cheap sanitizer cell.
+        assert!(
+            estimated_seconds(Detector::Stress, "reduce", 1000)
+                > estimated_seconds(Detector::Synccheck, "reduce", 1000)
+        );
+    }
 }

@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::judge::battery::Battery;
-use crate::source::catalog::{Case, Catalog, Detector, Expect};
 use crate::errors::Result;
+use crate::judge::battery::Battery;
 use crate::judge::sanitize::{self, Outcome, SanitizerRun, Tool};
 use crate::run::stress::{self, StressReport, Verdict};
+use crate::source::catalog::{Case, Catalog, Detector, Expect};
 
 /// What a detector observed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -85,6 +85,9 @@ pub enum CheckEvent<'a> {
 enum Task<'a> {
     Stress(&'a Case, bool),
     Sanitize(&'a Case, Tool),
+    /// racegate's own tools (globalcheck, sharedcheck, the opt-in ones) in one injected run: a
+    /// cell for each, each with its share of the run's time.
+    Own(&'a Case, Vec<Tool>),
 }
 
 /// Runs the matrix over `cases`.
@@ -98,15 +101,55 @@ pub fn run(
     let start = Instant::now();
     let mut tasks: Vec<Task> = Vec::new();
     // Slow sanitizer runs (racecheck) first, so the pool's tail is short.
-    for tool in Tool::ALL {
+    // streamcheck judges programs' streams, copies and host accesses; on catalog cases every
+    // run is inconclusive (racegate's own launches free memory in stream order, which it does
+    // not model: H200 run 22), so the matrix leaves it out.
+    let all: Vec<Tool> = Tool::ALL
+        .into_iter()
+        .chain(Tool::OPT_IN)
+        .filter(|t| *t != Tool::Streamcheck)
+        .collect();
+    let own = sanitize::runner::own_tools(&all);
+    for tool in &all {
         for c in cases {
-            tasks.push(Task::Sanitize(c, tool));
+            if !tool.is_own() {
+                tasks.push(Task::Sanitize(c, *tool));
+            } else if Some(tool) == own.first() {
+                tasks.push(Task::Own(c, own.clone()));
+            }
         }
     }
     for c in cases {
         tasks.push(Task::Stress(c, true));
         tasks.push(Task::Stress(c, false));
     }
+    // Long cells first (racecheck on the heavy families, then the other tools and stress by
+    // their estimated cost): the pool then starts each next cell as soon as a slot is free,
+    // and the tail is short cells.
+    let tasks = crate::judge::battery::long_first(tasks, |t| match t {
+        Task::Stress(c, jitter) => crate::judge::battery::estimated_seconds(
+            if *jitter {
+                Detector::Stress
+            } else {
+                Detector::StressNojitter
+            },
+            &c.exercise,
+            cfg.trials,
+        ),
+        Task::Sanitize(c, tool) => {
+            crate::judge::battery::estimated_seconds(Detector::from(*tool), &c.exercise, cfg.trials)
+        }
+        Task::Own(c, tools) => tools
+            .iter()
+            .map(|t| {
+                crate::judge::battery::estimated_seconds(
+                    Detector::from(*t),
+                    &c.exercise,
+                    cfg.trials,
+                )
+            })
+            .sum(),
+    });
     let results = crate::proc::pool::run_all(
         tasks,
         cfg.jobs,
@@ -190,35 +233,39 @@ fn run_task(catalog: &Catalog, task: &Task, cfg: &Battery, exe: &Path) -> Result
         }
         Task::Sanitize(case, tool) => {
             let r = sanitize::runner::run(catalog, case, &cfg.sanitize(*tool), exe)?;
-            let det = Detector::from(*tool);
-            let (observed, loc) = match &r.outcome {
-                Outcome::Clean => (Observed::Clean("clean".into()), None),
-                Outcome::Findings(f) => {
-                    let errors = f.iter().filter(|x| x.level == "Error").count();
-                    let summary = match (errors, f.len() - errors) {
-                        (e, 0) => format!("{e} error(s)"),
-                        (0, w) => format!("{w} warning(s)"),
-                        (e, w) => format!("{e} error(s), {w} warning(s)"),
-                    };
-                    let loc = f
-                        .iter()
-                        .find_map(|x| x.file_line())
-                        .map(|(f, l)| (f.to_string(), l));
-                    (Observed::Flagged(summary), loc)
-                }
-                Outcome::Hang { .. } => (Observed::Flagged("hang".into()), None),
-                Outcome::Inconclusive(why) => (Observed::Inconclusive(why.clone()), None),
-            };
-            Ok(vec![cell(
-                case,
-                det,
-                observed,
-                r.seconds,
-                loc,
-                Evidence::Sanitizer(r),
-            )])
+            Ok(vec![sanitizer_cell(case, r)])
+        }
+        Task::Own(case, tools) => {
+            let runs =
+                sanitize::runner::run_own(catalog, case, &cfg.sanitize(tools[0]), exe, tools)?;
+            Ok(runs.into_iter().map(|r| sanitizer_cell(case, r)).collect())
         }
     }
+}
+
+/// The cell of one sanitizer run (its time: the run's, or its share of a shared run's).
+fn sanitizer_cell(case: &Case, r: SanitizerRun) -> Cell {
+    let det = Detector::from(r.tool);
+    let (observed, loc) = match &r.outcome {
+        Outcome::Clean => (Observed::Clean("clean".into()), None),
+        Outcome::Findings(f) => {
+            let errors = f.iter().filter(|x| x.level == "Error").count();
+            let summary = match (errors, f.len() - errors) {
+                (e, 0) => format!("{e} error(s)"),
+                (0, w) => format!("{w} warning(s)"),
+                (e, w) => format!("{e} error(s), {w} warning(s)"),
+            };
+            let loc = f
+                .iter()
+                .find_map(|x| x.file_line())
+                .map(|(f, l)| (f.to_string(), l));
+            (Observed::Flagged(summary), loc)
+        }
+        Outcome::Hang { .. } => (Observed::Flagged("hang".into()), None),
+        Outcome::Inconclusive(why) => (Observed::Inconclusive(why.clone()), None),
+    };
+    let seconds = r.seconds;
+    cell(case, det, observed, seconds, loc, Evidence::Sanitizer(r))
 }
 
 fn stress_cell(case: &Case, det: Detector, r: &StressReport) -> Cell {

@@ -3,4 +3,5 @@
 
 pub mod battery;
 pub mod check;
+pub mod perf;
 pub mod sanitize;

@@ -23,6 +23,8 @@ pub struct Func {
     pub name: String,
     pub open: usize,
     pub close: usize,
+    /// Whether its head says `__global__`: an entry point the host launches.
+    pub global: bool,
 }
 
 /// A source file's code tokens.
@@ -264,6 +266,7 @@ impl<'a> Code<'a> {
                             name,
                             open: i,
                             close,
+                            global: head.iter().any(|t| t.is_ident("__global__")),
                         });
                         i = close + 1;
                         head_start = i;
@@ -281,6 +284,30 @@ impl<'a> Code<'a> {
 /// The name in a function's head: the identifier before the first `(` that does not open an
 /// attribute's arguments.
 fn function_name(head: &[Token]) -> Option<String> {
+    // `template <int (*F)()>`: the parameter list's parentheses name no function (its name
+    // was read as `int`, and reachability then left the template out).
+    let mut skip = 0;
+    while head.get(skip).is_some_and(|t| t.is_ident("template")) {
+        let mut angle = 0i32;
+        let from = skip + 1;
+        skip = from;
+        for (k, t) in head.iter().enumerate().skip(from) {
+            match t.canonical() {
+                "<" => angle += 1,
+                ">" => angle -= 1,
+                ">>" => angle -= 2,
+                _ => {}
+            }
+            if angle <= 0 {
+                skip = k + 1;
+                break;
+            }
+        }
+        if angle > 0 {
+            return None;
+        }
+    }
+    let head = &head[skip..];
     let mut depth = 0;
     for (k, t) in head.iter().enumerate() {
         if t.is_punct("(") {

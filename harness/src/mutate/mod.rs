@@ -8,7 +8,8 @@
 //!
 //! Stages, one file each: the code tokens an operator may touch (`code.rs`, on `cscan`), the
 //! operators (`operators.rs`, atomics in `atomics.rs`), mutants with stable ids and diffs
-//! (`mutant.rs`), the equivalents file (`equivalent.rs`), the outcomes and the score
+//! (`mutant.rs`), what the tested entries reach (`reach.rs`: nothing else is mutated), the
+//! equivalents file (`equivalent.rs`), the outcomes and the score
 //! (`score.rs`), and running the battery on each mutant (`run.rs`). `report::mutate` renders.
 //!
 //! ```
@@ -23,11 +24,12 @@ pub mod code;
 pub mod equivalent;
 pub mod mutant;
 pub mod operators;
+pub mod reach;
 pub mod run;
 pub mod score;
 
 pub use equivalent::{equivalents_path, Equivalents, EQUIVALENTS_SUFFIX};
 pub use mutant::{mutants, parse_operators};
 pub use operators::Operator;
-pub use run::{compiles, entry_function, run, MutateConfig, MutateEvent, Unit};
+pub use run::{compiles, entry_function, keep_reachable, run, MutateConfig, MutateEvent, Unit};
 pub use score::{MutantResult, MutationReport, OperatorScore, Outcome};

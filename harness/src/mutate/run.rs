@@ -19,14 +19,15 @@ use std::time::{Duration, Instant};
 use super::equivalent::Equivalents;
 use super::mutant::Mutant;
 use super::operators::Operator;
+use super::reach::Reach;
 use super::score::{Control, KernelResult, MutantResult, MutationReport, OperatorScore, Outcome};
-use crate::judge::battery::Battery;
-use crate::source::catalog::{Case, Catalog, Detector, Origin};
 use crate::build::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};
-use crate::source::manifest::Check;
+use crate::judge::battery::Battery;
 use crate::judge::sanitize::{self, Tool};
 use crate::run::stress::{self, Verdict};
+use crate::source::catalog::{Case, Catalog, Detector, Origin};
+use crate::source::manifest::Check;
 
 /// One kernel to mutate: a file with the cases (entries) it is run as.
 #[derive(Clone, Debug)]
@@ -39,6 +40,9 @@ pub struct Unit<'a> {
     pub cases: Vec<&'a Case>,
     pub mutants: Vec<Mutant>,
     pub equivalents: Equivalents,
+    /// `__global__` functions of the file that no tested entry reaches, set by
+    /// [`keep_reachable`]: their code is not mutated.
+    pub unreachable: Vec<String>,
 }
 
 /// How to run.
@@ -129,8 +133,8 @@ pub fn entry_function(entry: &str) -> &str {
 }
 
 /// The cases a mutant in `function` can change: only the case whose entry point that function
-/// is (a `__global__` function calls no other), else every case of the unit (a device helper
-/// may serve them all).
+/// is (a `__global__` function calls no other), else the cases whose entry reaches it
+/// ([`Reach`]: a device helper serves the entries that call it), else every case of the unit.
 fn reached<'c>(unit: &Unit<'c>, function: &str) -> Vec<&'c Case> {
     let own: Vec<&Case> = unit
         .cases
@@ -138,10 +142,44 @@ fn reached<'c>(unit: &Unit<'c>, function: &str) -> Vec<&'c Case> {
         .copied()
         .filter(|c| !function.is_empty() && entry_function(&c.entry.name) == function)
         .collect();
-    match own.is_empty() {
-        true => unit.cases.clone(),
-        false => own,
+    if !own.is_empty() {
+        return own;
     }
+    let callers: Vec<&Case> = unit
+        .cases
+        .iter()
+        .copied()
+        .filter(|c| Reach::of(&unit.source, &[entry_function(&c.entry.name)]).reaches(function))
+        .collect();
+    match callers.is_empty() {
+        true => unit.cases.clone(),
+        false => callers,
+    }
+}
+
+/// What the unit's entries reach in its file.
+pub fn reach(unit: &Unit) -> Reach {
+    let entries: Vec<&str> = unit
+        .cases
+        .iter()
+        .map(|c| entry_function(&c.entry.name))
+        .collect();
+    Reach::of(&unit.source, &entries)
+}
+
+/// Drops the mutants no tested entry can reach (a `__global__` function no case launches, a
+/// device function none of them calls): they could change nothing the battery runs. The
+/// `__global__` functions left out are named in the report ([`KernelResult::unreachable`]),
+/// except `tested_elsewhere`: entries of other cases, which their own units mutate. A unit
+/// without cases (nothing to run) keeps all.
+pub fn keep_reachable(unit: &mut Unit, tested_elsewhere: &[&str]) {
+    let r = reach(unit);
+    unit.mutants.retain(|m| r.reaches(&m.function));
+    unit.unreachable = r
+        .unreachable_entries
+        .into_iter()
+        .filter(|f| !tested_elsewhere.contains(&f.as_str()))
+        .collect();
 }
 
 /// The detectors in order on `cases` of `unit`, `path` the file to build (the original when
@@ -276,9 +314,7 @@ pub fn run(
                 kernel: &units[*u].kernel,
                 control: c,
             }),
-            Ok(Done::Mutant(_, m, ..)) => on_event(MutateEvent::Mutant {
-                result: m,
-            }),
+            Ok(Done::Mutant(_, m, ..)) => on_event(MutateEvent::Mutant { result: m }),
             Err(_) => {}
         },
     );
@@ -323,6 +359,7 @@ pub fn kernel_result(unit: &Unit, mutants: Vec<MutantResult>) -> KernelResult {
         mutants,
         wall_seconds: 0.0,
         stale_equivalents: unit.equivalents.stale(ids),
+        unreachable: unit.unreachable.clone(),
     }
 }
 
@@ -425,6 +462,7 @@ mod tests {
             cases: catalog.cases.iter().filter(|c| c.path == file).collect(),
             mutants: Vec::new(),
             equivalents: Equivalents::default(),
+            unreachable: Vec::new(),
         }
     }
 
@@ -445,7 +483,8 @@ mod tests {
     #[test]
     fn a_manifest_mutant_keeps_its_includes_and_its_case_name() {
         let m =
-            crate::source::manifest::Manifest::load(&root().join("examples/corpus/racegate.toml")).unwrap();
+            crate::source::manifest::Manifest::load(&root().join("examples/corpus/racegate.toml"))
+                .unwrap();
         let catalog = Catalog::from_manifest(m);
         let case = catalog.get("prefix_sum_inplace").unwrap();
         let dir = root().join("examples/corpus/kernels");

@@ -141,6 +141,8 @@ pub struct KernelResult {
     pub wall_seconds: f64,
     /// Entries of its equivalents file that no mutant has any more.
     pub stale_equivalents: Vec<String>,
+    /// `__global__` functions of its file that no tested entry reaches: not mutated.
+    pub unreachable: Vec<String>,
 }
 
 /// The whole run.

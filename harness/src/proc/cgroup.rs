@@ -232,6 +232,7 @@ impl JobCgroup {
     pub fn kill(&self, within: Duration) -> bool {
         let until = Instant::now() + within;
         if self.kill_file {
+            // ignored: without cgroup.kill the loop below SIGKILLs every member, and says whether any is left
             let _ = std::fs::write(self.dir.join("cgroup.kill"), "1");
         }
         loop {

@@ -9,5 +9,8 @@ pub const STRESS_WORKER: &str = "__worker";
 pub const SANITIZE_TARGET: &str = "__sanitize-target";
 /// Runs a graded submission on problems from a request file (`grade/`).
 pub const GRADE_WORKER: &str = "__grade-worker";
+/// Times one kernel with CUDA events and prints one JSON line (`judge/perf/runner.rs`); also the
+/// program Nsight Compute profiles.
+pub const PERF_WORKER: &str = "__perf-worker";
 /// Compiles code racegate does not trust, under limits (`compile_child.rs`).
 pub const COMPILE_CHILD: &str = "__compile";

@@ -22,6 +22,7 @@ pub enum Lang {
 
 impl Lang {
     /// Both, in the order tests and `--help` list them.
+    #[cfg(test)]
     pub const ALL: [Lang; 2] = [Lang::En, Lang::Ko];
 
     /// The code `--lang` takes: `en`, `ko`.
@@ -99,6 +100,7 @@ fn catalog(lang: Lang) -> &'static Catalog {
 }
 
 /// Every message key (English's keys; Korean has the same, tested).
+#[cfg(test)]
 pub fn keys() -> impl Iterator<Item = &'static str> {
     catalog(Lang::En).keys().map(String::as_str)
 }
@@ -196,6 +198,15 @@ pub fn key_for(detector: &str, kind: &str, accesses: &str) -> &'static str {
                 "hang"
             } else {
                 "unknown"
+            }
+        }
+        "streamcheck" => {
+            if k.starts_with("hang") {
+                "hang"
+            } else if k.contains("between the host") || k.contains("streamhost") {
+                "stream-host-race"
+            } else {
+                "stream-race"
             }
         }
         "stress" | "stress-nojitter" => {

@@ -105,6 +105,7 @@ pub fn grade() -> Grade {
         memcheck: 15.0,
         initcheck: 10.0,
         globalcheck: 0.0,
+        sharedcheck: 0.0,
         performance: 0.0,
         performance_rule: Default::default(),
     };

@@ -9,11 +9,39 @@
 
 use serde_json::json;
 
-use crate::grade::score::{Item, Status};
+use super::explain::{self, Lang};
+use crate::grade::score::{Item, ItemResult, Status};
 use crate::grade::Grade;
 
-/// For people: the total, then every item with its points and why.
+/// How feedback speaks: the language of the explanations and the course section to read.
+#[derive(Clone, Debug, Default)]
+pub struct Feedback {
+    pub lang: Lang,
+    /// The exercise's `see`, shown beside every fix hint.
+    pub see: Option<String>,
+}
+
+/// For a failed or partial item, its explanation (what the item checks, the usual cause and
+/// the fix, in the feedback's language); nothing for items that passed or did not run.
+pub fn explanation(it: &ItemResult, fb: &Feedback) -> Option<String> {
+    match it.status {
+        Status::Failed | Status::Partial => Some(explain::render(
+            explain::key_for_item(it.item.name()),
+            fb.lang,
+            fb.see.as_deref(),
+        )),
+        Status::Passed | Status::NotRun => None,
+    }
+}
+
+/// For people: the total, then every item with its points and why (English).
+#[cfg(test)]
 pub fn human(g: &Grade) -> String {
+    human_with(g, &Feedback::default())
+}
+
+/// [`human`] in the feedback's language, each failed item followed by its explanation.
+pub fn human_with(g: &Grade, fb: &Feedback) -> String {
     let mut s = match &g.not_graded {
         Some(n) => format!(
             "{}: not graded ({}): {}\n",
@@ -47,6 +75,11 @@ pub fn human(g: &Grade) -> String {
         for l in lines {
             s.push_str(&format!("{:>33}{l}\n", ""));
         }
+        if let Some(e) = explanation(it, fb) {
+            for l in e.lines() {
+                s.push_str(&format!("{:>7}{}\n", "", l.trim_start()));
+            }
+        }
     }
     s
 }
@@ -77,7 +110,14 @@ fn value(g: &Grade) -> serde_json::Value {
 
 /// Gradescope's `results.json`; `None` when the submission was not graded: then no file may be
 /// written, which Gradescope shows as an autograder failure rather than a score.
+#[cfg(test)]
 pub fn gradescope(g: &Grade) -> Option<String> {
+    gradescope_with(g, &Feedback::default())
+}
+
+/// [`gradescope`] in the feedback's language: each test's output is HTML (`output_format:
+/// "html"`, everything escaped) with the detail and, for a failed item, the explanation.
+pub fn gradescope_with(g: &Grade, fb: &Feedback) -> Option<String> {
     if g.not_graded.is_some() {
         return None;
     }
@@ -94,8 +134,8 @@ pub fn gradescope(g: &Grade) -> Option<String> {
             "score": it.score,
             "max_score": it.max_score,
             "status": if it.status == Status::Passed { "passed" } else { "failed" },
-            "output": it.detail,
-            "output_format": "text",
+            "output": item_html(it, fb),
+            "output_format": "html",
             "tags": [it.item.name()],
             "visibility": "visible",
         })).collect::<Vec<_>>(),
@@ -104,12 +144,18 @@ pub fn gradescope(g: &Grade) -> Option<String> {
 }
 
 /// PrairieLearn's external grader `results.json`; not graded: `gradable: false` and why.
+#[cfg(test)]
 pub fn prairielearn(g: &Grade) -> String {
+    prairielearn_with(g, &Feedback::default())
+}
+
+/// [`prairielearn`] in the feedback's language, failed items with their explanation.
+pub fn prairielearn_with(g: &Grade, fb: &Feedback) -> String {
     if let Some(n) = &g.not_graded {
         let v = json!({
             "gradable": false,
             "message": format!("not graded: {}", n.reason),
-            "output": human(g),
+            "output": human_with(g, fb),
         });
         return serde_json::to_string_pretty(&v).expect("serializable");
     }
@@ -117,17 +163,39 @@ pub fn prairielearn(g: &Grade) -> String {
         "gradable": true,
         "score": if g.max_score > 0.0 { g.score / g.max_score } else { 0.0 },
         "message": format!("{} / {}", points(g.score), points(g.max_score)),
-        "output": human(g),
+        "output": human_with(g, fb),
         "tests": g.items.iter().map(|it| json!({
             "name": it.item.title(),
             "description": it.item.name(),
             "points": it.score,
             "max_points": it.max_score,
             "message": it.detail.lines().next().unwrap_or(""),
-            "output": it.detail,
+            "output": match explanation(it, fb) {
+                Some(e) => format!("{}\n\n{e}", it.detail),
+                None => it.detail.clone(),
+            },
         })).collect::<Vec<_>>(),
     });
     serde_json::to_string_pretty(&v).expect("serializable")
+}
+
+/// One item's feedback as HTML for Gradescope: the detail as preformatted text, then the
+/// explanation; every character a submission could have put there is escaped.
+fn item_html(it: &ItemResult, fb: &Feedback) -> String {
+    let esc = |t: &str| super::html::visible(&minijinja::HtmlEscape(t).to_string());
+    let mut s = format!("<pre>{}</pre>", esc(&it.detail));
+    if let Some(e) = explanation(it, fb) {
+        let mut lines = e.lines();
+        s.push_str(&format!(
+            "<p><strong>{}</strong></p><ul>",
+            esc(lines.next().unwrap_or(""))
+        ));
+        for l in lines {
+            s.push_str(&format!("<li>{}</li>", esc(l.trim())));
+        }
+        s.push_str("</ul>");
+    }
+    s
 }
 
 /// A batch as one JSON array of grades.
@@ -252,6 +320,84 @@ mod tests {
         assert_eq!(v["score"], 0.6);
         assert_eq!(v["gradable"], true);
         assert_eq!(v["tests"][1]["max_points"], 40.0);
+    }
+
+    /// Every item, failed, in both languages: the explanation is there, in the course's words
+    /// under Korean, with the exercise's section to read.
+    #[test]
+    fn a_failed_item_is_explained_in_the_chosen_language() {
+        use crate::grade::score::Item;
+        let all = [
+            Item::Compiles,
+            Item::Correct,
+            Item::Racecheck,
+            Item::Synccheck,
+            Item::Memcheck,
+            Item::Initcheck,
+            Item::Globalcheck,
+            Item::Performance,
+        ];
+        for lang in explain::Lang::ALL {
+            let fb = Feedback {
+                lang,
+                see: Some("2.8 동기화 I".into()),
+            };
+            for item in all {
+                let mut g = grade();
+                g.items[1].item = item;
+                g.items[1].status = Status::Failed;
+                let e = explain::explain(explain::key_for_item(item.name()), lang);
+                let h = human_with(&g, &fb);
+                assert!(
+                    h.contains(&e.title) && h.contains(&e.fix),
+                    "{lang:?} {item:?}: {h}"
+                );
+                let read = if lang == explain::Lang::Ko {
+                    "참고"
+                } else {
+                    "Read"
+                };
+                assert!(h.contains(&format!("({read}: 2.8 동기화 I)")), "{h}");
+                let gs: serde_json::Value =
+                    serde_json::from_str(&gradescope_with(&g, &fb).unwrap()).unwrap();
+                assert_eq!(gs["tests"][1]["output_format"], "html");
+                assert!(gs["tests"][1]["output"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&minijinja::HtmlEscape(&e.title).to_string()));
+                let pl: serde_json::Value =
+                    serde_json::from_str(&prairielearn_with(&g, &fb)).unwrap();
+                assert!(pl["tests"][1]["output"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&e.cause));
+            }
+        }
+        // A passed item gets no explanation.
+        let mut g = grade();
+        g.items[1].status = Status::Passed;
+        let e = explain::explain("item-correct", explain::Lang::En);
+        assert!(!human(&g).contains(&e.fix));
+    }
+
+    #[test]
+    fn gradescope_html_escapes_what_a_submission_printed() {
+        for hostile in [
+            "<script>alert(1)</script>",
+            "</pre><img src=x>",
+            "a\u{1b}[31mred",
+        ] {
+            let mut g = grade();
+            g.items[1].detail = hostile.into();
+            g.items[1].status = Status::Failed;
+            let v: serde_json::Value = serde_json::from_str(&gradescope(&g).unwrap()).unwrap();
+            let out = v["tests"][1]["output"].as_str().unwrap();
+            assert!(
+                !out.contains("<script") && !out.contains("<img") && !out.contains('\u{1b}'),
+                "{out}"
+            );
+            assert_eq!(out.matches("<pre>").count(), 1, "{out}");
+        }
     }
 
     #[test]

@@ -22,7 +22,9 @@ use super::explain::{self, Lang};
 /// One file of the report: its name in the folder and its text.
 pub type Page = (String, String);
 
-const TEMPLATES: [(&str, &str); 7] = [
+const TEMPLATES: [(&str, &str); 9] = [
+    ("mutate.html", include_str!("../../templates/mutate.html")),
+    ("mutant.html", include_str!("../../templates/mutant.html")),
     ("base.html", include_str!("../../templates/base.html")),
     ("list.html", include_str!("../../templates/list.html")),
     ("matrix.html", include_str!("../../templates/matrix.html")),
@@ -76,18 +78,8 @@ fn env() -> Environment<'static> {
 }
 
 /// Text safe to show: escape sequences and other control characters (but newlines and tabs)
-/// become visible `\xNN`, so a program's colours or cursor moves never reach a reader raw.
-pub fn visible(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() && c != '\n' && c != '\t' {
-            out.push_str(&format!("\\x{:02x}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+/// become visible `\xNN` ([`super::text::visible`], the same for the terminal).
+pub use super::text::visible;
 
 /// Renders a saved result into the pages of a report (index.html first). The shape decides:
 /// `cells` is a check matrix, `findings` a gate run, a list of submissions with `items` a
@@ -105,6 +97,19 @@ pub fn render(doc: &Json, root: &Path, lang: Lang, see: Option<&str>) -> Result<
         r.matrix(doc)
     } else if doc.get("findings").is_some_and(Json::is_array) {
         r.gate(doc)
+    } else if is_mutation(doc) {
+        r.mutate(&[("mutate".to_string(), doc)])
+    } else if let Some(parts) = doc
+        .as_object()
+        .filter(|o| !o.is_empty() && o.values().all(|v| v.is_null() || is_mutation(v)))
+    {
+        // Several mutation runs side by side (the H200 record's catalog and corpus).
+        let parts: Vec<(String, &Json)> = parts
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.clone(), v))
+            .collect();
+        r.mutate(&parts)
     } else if doc
         .as_array()
         .is_some_and(|a| !a.is_empty() && a.iter().all(|s| s.get("items").is_some()))
@@ -382,6 +387,72 @@ impl Renderer<'_> {
         let index = self.page(
             "grade.html",
             context! { verdict => verdict, verdict_class => if all_full { "pass" } else { "fail" }, items => items, subs => rows },
+        )?;
+        pages.insert(0, ("index.html".into(), index));
+        Ok(pages)
+    }
+}
+
+fn is_mutation(v: &Json) -> bool {
+    v.get("kernels").is_some_and(Json::is_array) && v.get("total").is_some()
+}
+
+impl Renderer<'_> {
+    fn mutate(&self, parts: &[(String, &Json)]) -> Result<Vec<Page>, String> {
+        let mut pages = Vec::new();
+        let mut views = Vec::new();
+        let mut survivors_all = 0;
+        for (name, doc) in parts {
+            let mut operators = Vec::new();
+            for o in doc["per_operator"].as_array().into_iter().flatten() {
+                let rate = o["kill_rate"]
+                    .as_f64()
+                    .map(|r| format!("{:.1}%", r * 100.0));
+                operators.push(
+                    context! { name => s(o, "operator"), mutants => s(o, "mutants"),
+                    killed => s(o, "killed"), survived => o["survived"].as_u64().unwrap_or(0),
+                    rate => rate.unwrap_or_default() },
+                );
+            }
+            let t = &doc["total"];
+            operators.push(context! { name => "all", mutants => s(t, "mutants"), killed => s(t, "killed"),
+                survived => t["survived"].as_u64().unwrap_or(0),
+                rate => t["kill_rate"].as_f64().map(|r| format!("{:.1}%", r * 100.0)).unwrap_or_default() });
+            let mut survivors = Vec::new();
+            let mut unreachable = Vec::new();
+            for k in doc["kernels"].as_array().into_iter().flatten() {
+                for u in k["unreachable"].as_array().into_iter().flatten() {
+                    unreachable.push(u.as_str().map(visible).unwrap_or_default());
+                }
+                for m in k["mutants"].as_array().into_iter().flatten() {
+                    if m["outcome"] != "survived" {
+                        continue;
+                    }
+                    let n = pages.len() + 1;
+                    let page = format!("mutant-{n}.html");
+                    let place = place(m);
+                    let ctx = context! { m => context! { id => s(m, "id"), operator => s(m, "operator"),
+                    where => place.clone(), outcome => s(m, "outcome"), original => s(m, "original"),
+                    replacement => s(m, "replacement"), diff => s(m, "diff"), detail => s(m, "detail"),
+                    raw => raw(m) } };
+                    pages.push((page.clone(), self.page("mutant.html", ctx)?));
+                    survivors.push(context! { page => page, id => s(m, "id"), where => place });
+                }
+            }
+            survivors_all += survivors.len();
+            views.push(
+                context! { name => name, operators => operators, survivors => survivors,
+                unreachable => unreachable },
+            );
+        }
+        let verdict = format!(
+            "{survivors_all} {}",
+            self.ui.get("survived").cloned().unwrap_or_default()
+        );
+        let class = if survivors_all == 0 { "pass" } else { "fail" };
+        let index = self.page(
+            "mutate.html",
+            context! { verdict => verdict, verdict_class => class, parts => views },
         )?;
         pages.insert(0, ("index.html".into(), index));
         Ok(pages)

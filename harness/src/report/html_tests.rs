@@ -120,6 +120,41 @@ fn a_graded_batch_gets_a_page_per_submission_with_explanations() {
     }
 }
 
+/// Run 15's mutation runs (catalog and corpus, side by side as the H200 record keeps them):
+/// a table per part, a page per surviving mutant with its diff.
+#[test]
+fn a_mutation_run_gets_its_operators_and_a_page_per_survivor() {
+    let archive = repo().join("docs/h200/run-15/raw.tar.gz");
+    let out = std::process::Command::new("tar")
+        .arg("xzf")
+        .arg(&archive)
+        .args(["-O", "mutate.json"])
+        .output()
+        .unwrap();
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let survived: u64 = ["catalog", "corpus"]
+        .iter()
+        .map(|p| doc[p]["total"]["survived"].as_u64().unwrap())
+        .sum();
+    assert!(survived > 0);
+    for lang in Lang::ALL {
+        let pages = render(&doc, &repo(), lang, None).unwrap();
+        assert_eq!(pages.len() as u64, 1 + survived);
+        let index = page(&pages, "index.html");
+        for n in 1..=survived {
+            assert!(index.contains(&format!("href=\"mutant-{n}.html\"")));
+        }
+        assert!(index.contains("atomic-to-plain") && index.contains(&ui(lang)["kill_rate"]));
+        assert!(page(&pages, "mutant-1.html").contains("class=\"diff\""));
+    }
+    // One part alone renders too.
+    let pages = render(&doc["catalog"], &repo(), Lang::En, None).unwrap();
+    assert_eq!(
+        pages.len() as u64,
+        1 + doc["catalog"]["total"]["survived"].as_u64().unwrap()
+    );
+}
+
 #[test]
 fn a_gate_run_lists_its_findings() {
     let run = crate::report::fixtures::gate_run();

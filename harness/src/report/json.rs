@@ -46,6 +46,11 @@ pub fn gate(run: &GateRun, d: &Diff, baseline: &str, code: u8) -> String {
         "findings": findings,
         "fixed": d.fixed,
         "stale": d.stale,
+        "relabelled": d
+            .relabelled
+            .iter()
+            .map(|r| json!({"entry": r.entry, "finding": r.finding.id}))
+            .collect::<Vec<_>>(),
         "inconclusive": run.inconclusive,
         "notes": run.notes,
         "checked": run.checked,

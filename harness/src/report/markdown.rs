@@ -62,6 +62,26 @@ pub fn course_table(m: &Matrix, catalog: &Catalog) -> String {
     out
 }
 
+/// The course table of a `check` that could not run (no CUDA device): the same rows and columns,
+/// each cell what the header expects and that it was not run, and why, under the table.
+pub fn course_table_not_run(cases: &[&crate::source::case::Case], why: &str) -> String {
+    let mut out = String::from("| case | ");
+    let names: Vec<&str> = Detector::ALL.iter().map(|d| d.name()).collect();
+    out.push_str(&names.join(" | "));
+    out.push_str(" |\n|---|");
+    out.push_str(&"---|".repeat(Detector::ALL.len()));
+    out.push('\n');
+    for c in cases {
+        out.push_str(&format!("| `{}` |", c.name));
+        for d in Detector::ALL {
+            out.push_str(&format!(" not run (expects {:?}) |", c.expectation(d)).to_lowercase());
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("\nNothing ran: {}.\n", why.replace('|', "/")));
+    out
+}
+
 /// The gate's verdict, counts, and a table per kind of finding, for `$GITHUB_STEP_SUMMARY`;
 /// an output diff goes in a collapsed block under the table.
 pub fn gate_summary(run: &GateRun, d: &Diff) -> String {

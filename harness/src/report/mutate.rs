@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use crate::mutate::score::KernelResult;
 use crate::mutate::{MutationReport, OperatorScore, Outcome};
 
 fn rate(s: &OperatorScore) -> String {
@@ -89,6 +90,9 @@ pub fn listing(r: &MutationReport) -> String {
         for w in &k.stale_equivalents {
             let _ = writeln!(out, "warning: {w}");
         }
+        if let Some(line) = unreachable(k) {
+            let _ = writeln!(out, "{line}");
+        }
         out.push('\n');
     }
     let _ = writeln!(
@@ -118,15 +122,19 @@ pub fn summary(r: &MutationReport) -> String {
             k.wall_seconds
         );
         if let Some(c) = &k.control {
-            let _ = match c.flagged_by {
-                Some(d) => writeln!(
-                    out,
-                    "  CONTROL FLAGGED by {d}: {} (the unmutated kernel fails the battery; its \
-                     mutants' outcomes mean nothing)",
-                    c.detail
-                ),
-                None => writeln!(out, "  control: {} ({:.1}s)", c.detail, c.seconds),
-            };
+            match c.flagged_by {
+                Some(d) => {
+                    let _ = writeln!(
+                        out,
+                        "  CONTROL FLAGGED by {d}: {} (the unmutated kernel fails the battery; its \
+                         mutants' outcomes mean nothing)",
+                        c.detail
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "  control: {} ({:.1}s)", c.detail, c.seconds);
+                }
+            }
         }
         for m in &k.mutants {
             let how = match &m.outcome {
@@ -141,6 +149,9 @@ pub fn summary(r: &MutationReport) -> String {
         }
         for w in &k.stale_equivalents {
             let _ = writeln!(out, "  warning: {w}");
+        }
+        if let Some(line) = unreachable(k) {
+            let _ = writeln!(out, "  {line}");
         }
     }
     let mut rows = vec![std::iter::once("KERNEL")
@@ -289,4 +300,15 @@ pub fn markdown(r: &MutationReport) -> String {
         }
     }
     out
+}
+
+/// `not mutated: not reachable from any tested entry: f, g`, for a kernel whose file holds
+/// `__global__` functions no tested entry reaches; `None` when there are none.
+fn unreachable(k: &KernelResult) -> Option<String> {
+    (!k.unreachable.is_empty()).then(|| {
+        format!(
+            "not mutated: not reachable from any tested entry: {}",
+            k.unreachable.join(", ")
+        )
+    })
 }

@@ -18,6 +18,8 @@ pub const RULES: &[(&str, &str)] = &[
     ("synccheck", "compute-sanitizer synccheck found an invalid or divergent barrier."),
     ("memcheck", "compute-sanitizer memcheck found an invalid memory access or a CUDA API error."),
     ("initcheck", "compute-sanitizer initcheck found a read of uninitialized global memory."),
+    ("globalcheck", "racegate globalcheck found a race on global memory (between blocks, warps or lanes) with no ordering between the accesses."),
+    ("sharedcheck", "racegate sharedcheck found a read of shared memory no thread of the block wrote, or an atomic and a plain access to one shared word with no barrier between them."),
     ("watchdog", "A run did not finish before its deadline and was killed."),
     ("exit", "The program exited with an error or was killed by a signal."),
     ("output", "Identical runs of the program printed different output, after masking durations, timestamps, addresses and process ids."),

@@ -11,13 +11,51 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::source::catalog::{Catalog, Detector, Expect};
-use crate::judge::check::{Evidence, Judgement, Matrix};
 use crate::gate::finding::summary;
 use crate::gate::{Baseline, Diff, GateRun};
+use crate::judge::check::{Evidence, Judgement, Matrix};
 use crate::judge::sanitize::{Outcome, SanitizerRun};
 use crate::run::stress::{StressReport, Verdict};
 use crate::run::trial::TrialResult;
+use crate::source::catalog::{Catalog, Detector, Expect};
+
+/// Text safe to show on a terminal or in a page: every control character but newline and tab
+/// (`char::is_control`: C0, DEL, C1, so every escape sequence's ESC) becomes a visible `\xNN`,
+/// so a compile log's, a program's or a file name's colours and cursor moves never reach a
+/// reader raw. One function for the terminal (`cli/output.rs`) and HTML (`html.rs`).
+pub fn visible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    push_visible(&mut out, s);
+    out
+}
+
+/// [`visible`] for bytes that may not be UTF-8: each invalid byte is shown as `\xNN` too.
+pub fn visible_bytes(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len());
+    for chunk in b.utf8_chunks() {
+        push_visible(&mut out, chunk.valid());
+        for x in chunk.invalid() {
+            let _ = write!(out, "\\x{x:02x}");
+        }
+    }
+    out
+}
+
+/// [`visible_bytes`] of a path's bytes, as a file name reaches the terminal.
+pub fn visible_path(p: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    visible_bytes(p.as_os_str().as_bytes())
+}
+
+fn push_visible(out: &mut String, s: &str) {
+    for c in s.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            let _ = write!(out, "\\x{:02x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+}
 
 /// `racegate list`: one row per case.
 pub fn catalog_table(catalog: &Catalog) -> String {
@@ -288,6 +326,18 @@ pub fn gate(run: &GateRun, d: &Diff, baseline: &Path) -> String {
             a.id.subject
         );
     }
+    for r in &d.relabelled {
+        let _ = writeln!(
+            out,
+            "relabelled {} [{}]: the baseline entry {} reads `{}` but the finding is `{}`; \
+             it does not accept it (review, then --update-baseline)",
+            r.entry.id.subject,
+            r.entry.id.detector,
+            r.entry.fingerprint,
+            summary(&r.entry.id),
+            r.finding.summary()
+        );
+    }
     for n in &run.notes {
         let _ = writeln!(out, "note     {n}");
     }
@@ -429,6 +479,44 @@ mod tests {
                  process time per detector: racecheck 1.5 s\n"
             ),
             "{s}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod visible_tests {
+    use super::{visible, visible_bytes};
+
+    /// Every byte alone, and after valid text: controls but newline and tab, and every byte
+    /// that is not UTF-8, come out as `\xNN`; nothing raw but newline and tab is left.
+    #[test]
+    fn every_byte_is_shown_safely() {
+        for b in 0u8..=255 {
+            for prefix in [&b""[..], b"ok ", "\u{e9}".as_bytes()] {
+                let mut input = prefix.to_vec();
+                input.push(b);
+                let out = visible_bytes(&input);
+                assert!(
+                    out.chars()
+                        .all(|c| !c.is_control() || c == '\n' || c == '\t'),
+                    "{b:#04x}: {out:?}"
+                );
+                let raw = (b as char).is_control() && b != b'\n' && b != b'\t';
+                if raw || b >= 0x80 {
+                    assert!(out.ends_with(&format!("\\x{b:02x}")), "{b:#04x}: {out:?}");
+                } else {
+                    assert!(out.ends_with(b as char), "{b:#04x}: {out:?}");
+                }
+            }
+        }
+        assert_eq!(
+            visible("a\u{1b}[31mred\u{9b}\n\t"),
+            "a\\x1b[31mred\\x9b\n\t"
+        );
+        assert_eq!(
+            visible(&visible("\u{7f}")),
+            "\\x7f",
+            "escaping twice changes nothing"
         );
     }
 }

@@ -13,11 +13,12 @@ use std::time::Duration;
 use rand::SeedableRng;
 use serde::Serialize;
 
-use crate::source::catalog::{Case, Catalog};
 use crate::build::compile::{self, BuildOptions};
 use crate::errors::Result;
-use crate::source::exercises::SizeChoice;
 use crate::run::launch::{Gpu, RunOptions};
+use crate::run::schedule::{JitterMode, Plan, DEFAULT_BUDGET};
+use crate::source::catalog::{Case, Catalog};
+use crate::source::exercises::SizeChoice;
 
 /// The default problem size of a family: one where a launch takes tens of microseconds or more,
 /// so launch overhead does not dominate the ratio.
@@ -48,7 +49,74 @@ pub struct BenchRow {
     pub new_set_us: f64,
 }
 
-/// Measures `case` at `size`: `rounds` alternating rounds of `iters` iterations each.
+/// A row with the old jitter beside the new: `row.stress_jitter_us` is the default (pct)
+/// jitter, `stress_dense_us` the old dense one, measured in the same alternating rounds.
+#[derive(Clone, Debug, Serialize)]
+pub struct JitterRow {
+    #[serde(flatten)]
+    pub row: BenchRow,
+    /// One stress trial with the old dense jitter, in microseconds.
+    pub stress_dense_us: f64,
+    /// stress_dense_us / bare_us.
+    pub ratio_dense: f64,
+}
+
+/// Geometric mean and worst case of each ratio over the rows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub jitter_geomean: f64,
+    pub jitter_worst: f64,
+    pub dense_geomean: f64,
+    pub dense_worst: f64,
+    pub nojitter_geomean: f64,
+    pub nojitter_worst: f64,
+}
+
+fn geomean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+fn worst(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::NAN, f64::max)
+}
+
+/// The summary of a run's rows.
+pub fn summary(rows: &[JitterRow]) -> Summary {
+    let pick = |f: fn(&JitterRow) -> f64| rows.iter().map(f).collect::<Vec<f64>>();
+    let (j, d, n) = (
+        pick(|r| r.row.ratio_jitter),
+        pick(|r| r.ratio_dense),
+        pick(|r| r.row.ratio),
+    );
+    Summary {
+        jitter_geomean: geomean(&j),
+        jitter_worst: worst(&j),
+        dense_geomean: geomean(&d),
+        dense_worst: worst(&d),
+        nojitter_geomean: geomean(&n),
+        nojitter_worst: worst(&n),
+    }
+}
+
+/// The summary as the lines `docs/benchmark.md` quotes (`jitter geomean: N.NNx`, ...).
+pub fn summary_lines(s: &Summary) -> String {
+    format!(
+        "jitter geomean: {:.2}x\njitter worst: {:.2}x\ndense jitter geomean: {:.2}x\n\
+         dense jitter worst: {:.2}x\nno-jitter geomean: {:.2}x\nno-jitter worst: {:.2}x\n",
+        s.jitter_geomean,
+        s.jitter_worst,
+        s.dense_geomean,
+        s.dense_worst,
+        s.nojitter_geomean,
+        s.nojitter_worst
+    )
+}
+
+/// Measures `case` at `size`: `rounds` alternating rounds of `iters` iterations each of the
+/// bare loop, the stress trial without jitter, with the pct jitter, and with the dense jitter.
 pub fn measure(
     catalog: &Catalog,
     gpu: &Gpu,
@@ -57,7 +125,7 @@ pub fn measure(
     iters: u32,
     rounds: u32,
     arch: &str,
-) -> Result<BenchRow> {
+) -> Result<JitterRow> {
     let family = case.family();
     let draw_start = std::time::Instant::now();
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(7);
@@ -77,43 +145,97 @@ pub fn measure(
     let (plain, jittered) = (load(false)?, load(true)?);
     let mut resident = gpu.upload(&problem)?;
     let new_set_us = draw_start.elapsed().as_secs_f64() * 1e6;
-    let mut trial = |module, jitter: bool| -> Result<Duration> {
-        let opts = RunOptions {
-            jitter_seed: jitter.then_some(1),
-            poison_shared: true,
-            poison_outputs: true,
-            poison: crate::run::poison::POISONS[0],
-        };
+    // What a stress worker measures once per kernel to size its pct plans.
+    let cal = gpu.calibrate(&jittered, &problem, &mut resident)?;
+    let mut trial = |module, mode: JitterMode| -> Result<Duration> {
         let t = std::time::Instant::now();
-        for _ in 0..iters {
-            let counts = gpu.run_resident(module, &problem, &mut resident, opts)?;
+        for i in 0..iters {
+            let seed = 1 + i as u64;
+            let opts = RunOptions {
+                jitter_seed: (mode != JitterMode::None).then_some(seed),
+                poison_shared: true,
+                poison_outputs: true,
+                poison: crate::run::poison::POISONS[0],
+            };
+            let plan = Plan::for_mode(mode, seed, &cal, DEFAULT_BUDGET);
+            let counts = gpu.run_planned(module, &problem, &mut resident, opts, Some(&plan))?;
             std::hint::black_box(counts);
         }
         Ok(t.elapsed())
     };
-    // Warm up both paths (module JIT, allocator).
+    // Warm up every path (module JIT, allocator).
     gpu.bare_loop(&plain, &problem, 3)?;
-    trial(&plain, false)?;
-    trial(&jittered, true)?;
-    let (mut bare, mut stress, mut stress_j) = (Vec::new(), Vec::new(), Vec::new());
+    trial(&plain, JitterMode::None)?;
+    trial(&jittered, JitterMode::Pct)?;
+    trial(&jittered, JitterMode::Dense)?;
+    let (mut bare, mut stress, mut pct, mut dense) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         bare.push(gpu.bare_loop(&plain, &problem, iters)?);
-        stress.push(trial(&plain, false)?);
-        stress_j.push(trial(&jittered, true)?);
+        stress.push(trial(&plain, JitterMode::None)?);
+        pct.push(trial(&jittered, JitterMode::Pct)?);
+        dense.push(trial(&jittered, JitterMode::Dense)?);
     }
     let per = |v: &mut Vec<Duration>| {
         v.sort();
         v[v.len() / 2].as_secs_f64() * 1e6 / iters as f64
     };
-    let (b, s, j) = (per(&mut bare), per(&mut stress), per(&mut stress_j));
-    Ok(BenchRow {
-        case: case.name.clone(),
-        problem: problem.label,
-        bare_us: b,
-        stress_us: s,
-        stress_jitter_us: j,
-        ratio: s / b,
-        ratio_jitter: j / b,
-        new_set_us,
+    let (b, s, j, d) = (
+        per(&mut bare),
+        per(&mut stress),
+        per(&mut pct),
+        per(&mut dense),
+    );
+    Ok(JitterRow {
+        row: BenchRow {
+            case: case.name.clone(),
+            problem: problem.label,
+            bare_us: b,
+            stress_us: s,
+            stress_jitter_us: j,
+            ratio: s / b,
+            ratio_jitter: j / b,
+            new_set_us,
+        },
+        stress_dense_us: d,
+        ratio_dense: d / b,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(ratio: f64, pct: f64, dense: f64) -> JitterRow {
+        JitterRow {
+            row: BenchRow {
+                case: "c".into(),
+                problem: String::new(),
+                bare_us: 10.0,
+                stress_us: 10.0 * ratio,
+                stress_jitter_us: 10.0 * pct,
+                ratio,
+                ratio_jitter: pct,
+                new_set_us: 0.0,
+            },
+            stress_dense_us: 10.0 * dense,
+            ratio_dense: dense,
+        }
+    }
+
+    #[test]
+    fn the_summary_is_the_geometric_mean_and_the_worst_case() {
+        let s = summary(&[row(1.0, 2.0, 4.0), row(1.5, 8.0, 16.0)]);
+        assert!((s.jitter_geomean - 4.0).abs() < 1e-9, "{s:?}");
+        assert_eq!(s.jitter_worst, 8.0);
+        assert!((s.dense_geomean - 8.0).abs() < 1e-9);
+        assert_eq!(s.dense_worst, 16.0);
+        assert_eq!(s.nojitter_worst, 1.5);
+        let lines = summary_lines(&s);
+        assert!(
+            lines.starts_with("jitter geomean: 4.00x\njitter worst: 8.00x\n"),
+            "{lines}"
+        );
+        assert!(lines.contains("no-jitter worst: 1.50x"), "{lines}");
+    }
 }

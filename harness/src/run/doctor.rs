@@ -182,7 +182,7 @@ fn version_of(path: &Path) -> String {
 }
 
 /// `name` on `PATH` or in the CUDA install folders.
-fn find_on_path(name: &str) -> Option<PathBuf> {
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();

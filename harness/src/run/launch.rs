@@ -12,40 +12,52 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
+use crate::run::compare::DeviceCompare;
 use crate::run::poison::{poison_bytes, FIXED_POISON};
+use crate::run::schedule::{Plan, MODE_PCT};
 
 use crate::errors::{Error, Result};
 use crate::source::exercises::{Arg, Bits, Init, LaunchStep, Problem};
 
 /// The device, its stream, and what the shared-memory poisoner needs to know.
 pub struct Gpu {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    sm_count: u32,
-    smem_optin: u32,
+    pub(super) ctx: Arc<CudaContext>,
+    pub(super) stream: Arc<CudaStream>,
+    pub(super) sm_count: u32,
+    pub(super) smem_optin: u32,
 }
 
 /// A loaded module.
 pub struct Module {
-    module: Arc<CudaModule>,
+    pub(super) module: Arc<CudaModule>,
     /// Name expressions of C++ kernels -> their lowered names (from the PTX).
-    names: std::collections::BTreeMap<String, String>,
+    pub(super) names: std::collections::BTreeMap<String, String>,
 }
 
 /// A problem's buffers kept on the device (see [`Gpu::upload`]).
 pub struct Resident {
-    bufs: Vec<CudaSlice<u8>>,
+    pub(super) bufs: Vec<CudaSlice<u8>>,
     /// Inputs and in-out buffers: their data as generated, restored before every trial.
-    pristine: Vec<Option<CudaSlice<u8>>>,
+    pub(super) pristine: Vec<Option<CudaSlice<u8>>>,
     /// Outputs and in-out buffers: the expected bytes.
-    expected: Vec<Option<CudaSlice<u8>>>,
-    counts: CudaSlice<u32>,
+    pub(super) expected: Vec<Option<CudaSlice<u8>>>,
+    /// One counter per buffer, then one for the barrier instances the jitter prelude counted.
+    pub(super) counts: CudaSlice<u32>,
+    /// Barriers warp 0 of block 0 went through in the last pct-jittered trial (0: not counted).
+    pub instances: u32,
+    /// How each buffer is compared on the device.
+    pub(super) compares: Vec<DeviceCompare>,
+    /// Per buffer, the hash sum of an unordered output (`racegate_hash_elems`) and its
+    /// expected value.
+    pub(super) sums: CudaSlice<u64>,
+    pub(super) expected_sums: CudaSlice<u64>,
 }
 
 /// Per-run switches.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions {
-    /// Seed for the jitter prelude; ignored by modules built without jitter.
+    /// Seed for the jitter prelude; ignored by modules built without jitter. Without a
+    /// [`Plan`] of its own, a launch with a seed gets the dense jitter ([`Plan::dense`]).
     pub jitter_seed: Option<u64>,
     /// Fill every SM's shared memory with [`RunOptions::poison`] before the problem's launches.
     pub poison_shared: bool,
@@ -98,6 +110,11 @@ impl Gpu {
         })
     }
 
+    /// The stream every launch goes to (`run/perf.rs` records its timing events on it).
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
     /// Loads PTX text (module load is where the driver JIT-compiles it).
     pub fn load(&self, ptx: &str) -> Result<Module> {
         let module = self
@@ -146,7 +163,7 @@ impl Gpu {
             .map_err(|e| Error::cuda(format!("uploading `{}`", b.name), e))?;
             bufs.push(slice);
         }
-        self.launch_problem(module, problem, &bufs, opts)?;
+        self.launch_problem(module, problem, &bufs, opts, None)?;
         self.stream
             .synchronize()
             .map_err(|e| Error::cuda("running the kernel", e))?;
@@ -160,16 +177,20 @@ impl Gpu {
             .collect()
     }
 
-    /// Sets the jitter seed, poisons shared memory if asked, and launches the problem's steps.
-    fn launch_problem(
+    /// Writes the jitter plan (`plan`, else the dense jitter under the seed, else nothing),
+    /// poisons shared memory if asked, and launches the problem's steps.
+    pub(super) fn launch_problem(
         &self,
         module: &Module,
         problem: &Problem,
         bufs: &[CudaSlice<u8>],
         opts: RunOptions,
+        plan: Option<&Plan>,
     ) -> Result<()> {
-        if let Some(seed) = opts.jitter_seed {
-            self.set_jitter_seed(module, seed)?;
+        match (plan, opts.jitter_seed) {
+            (Some(p), _) => self.set_jitter_plan(module, p)?,
+            (None, Some(seed)) => self.set_jitter_plan(module, &Plan::dense(seed))?,
+            (None, None) => {}
         }
         if opts.poison_shared {
             self.poison_shared(module, opts.poison)?;
@@ -234,19 +255,21 @@ impl Gpu {
             .map_err(|e| Error::cuda(format!("launching `{}`", step.kernel), e))
     }
 
-    fn set_jitter_seed(&self, module: &Module, seed: u64) -> Result<()> {
-        let Ok(mut global) = module
-            .module
-            .get_global("racegate_jitter_seed", &self.stream)
-        else {
-            return Ok(()); // built without jitter
-        };
-        self.stream
-            .memcpy_htod(&seed.to_le_bytes(), &mut global)
-            .map_err(|e| Error::cuda("setting the jitter seed", e))
+    /// Restores every buffer that has a pristine copy (inputs and in-out buffers), on the device.
+    pub(super) fn restore_all(&self, res: &mut Resident) -> Result<()> {
+        for (d, p) in res.bufs.iter_mut().zip(&res.pristine) {
+            if let Some(p) = p {
+                if d.len() == p.len() {
+                    self.stream
+                        .memcpy_dtod(p, d)
+                        .map_err(|e| Error::cuda("restoring an input", e))?;
+                }
+            }
+        }
+        Ok(())
     }
 
-    fn poison_shared(&self, module: &Module, pattern: u32) -> Result<()> {
+    pub(super) fn poison_shared(&self, module: &Module, pattern: u32) -> Result<()> {
         let func = self.function(module, "racegate_poison_shared")?;
         func.set_attribute(
             sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -269,7 +292,15 @@ impl Gpu {
 
     /// Uploads a problem once: its buffers, a pristine copy of each input and the expected
     /// bytes of each output, all kept on the device for the trials that reuse this input set.
+    /// Outputs are compared exactly, as their [`crate::source::exercises::Compare`] says.
     pub fn upload(&self, problem: &Problem) -> Result<Resident> {
+        self.upload_with(problem, 0.0)
+    }
+
+    /// [`Gpu::upload`] with the judge's kernel-wide tolerance for float outputs that declare
+    /// none: every compare, that tolerance included, then runs on the device
+    /// ([`crate::run::compare`]).
+    pub fn upload_with(&self, problem: &Problem, tolerance: f64) -> Result<Resident> {
         let up = |bytes: &[u8], what: &str| {
             self.stream
                 .clone_htod(bytes)
@@ -300,29 +331,47 @@ impl Gpu {
                 None => None,
             });
         }
+        let n = problem.buffers.len();
         let counts = self
             .stream
-            .alloc_zeros::<u32>(problem.buffers.len())
+            .alloc_zeros::<u32>(n + 1)
             .map_err(|e| Error::cuda("allocating counters", e))?;
+        let compares = crate::run::compare::plan(&problem.buffers, &problem.sizes, tolerance);
+        let want: Vec<u64> = compares
+            .iter()
+            .map(|c| match c {
+                DeviceCompare::Unordered { expected, .. } => *expected,
+                _ => 0,
+            })
+            .collect();
+        let expected_sums = self
+            .stream
+            .clone_htod(&want)
+            .map_err(|e| Error::cuda("uploading hash sums", e))?;
+        let sums = self
+            .stream
+            .alloc_zeros::<u64>(n.max(1))
+            .map_err(|e| Error::cuda("allocating hash sums", e))?;
         Ok(Resident {
             bufs,
             pristine,
             expected,
             counts,
+            instances: 0,
+            compares,
+            sums,
+            expected_sums,
         })
     }
 
-    /// One trial on resident buffers: reset the outputs (0xFF poison, or zero where the
-    /// contract says the host clears them), poison shared memory, launch every step, then
-    /// compare every buffer with its reference on the device. Returns the number of differing
-    /// bytes per buffer; all zero means the trial passed.
-    pub fn run_resident(
+    /// Resets every buffer for a trial: in-out buffers from their pristine copy (device to
+    /// device), outputs to their poison (or zero where the contract says the host clears them).
+    pub(super) fn reset(
         &self,
-        module: &Module,
         problem: &Problem,
         res: &mut Resident,
         opts: RunOptions,
-    ) -> Result<Vec<u32>> {
+    ) -> Result<()> {
         for ((b, d), p) in problem.buffers.iter().zip(&mut res.bufs).zip(&res.pristine) {
             let fill = match (&b.init, p) {
                 // An in-out buffer starts every trial from its generated data; a pure input
@@ -352,39 +401,141 @@ impl Gpu {
             })()
             .map_err(|e| Error::cuda(format!("resetting `{}`", b.name), e))?;
         }
+        Ok(())
+    }
+
+    /// One trial on resident buffers: reset the outputs (0xFF poison, or zero where the
+    /// contract says the host clears them; in-out buffers from their pristine copy, device to
+    /// device), poison shared memory, launch every step under `plan` (`None`: the dense jitter
+    /// under `opts.jitter_seed`, if any), then compare every buffer with its reference on the
+    /// device. Returns the count of differences per buffer; all zero means the trial passed. Every compare runs on the device as
+    /// [`crate::run::compare`] decided at upload; only one counter per buffer (and the barrier
+    /// count of a pct plan, kept in [`Resident::instances`]) comes back. A nonzero counter
+    /// means "differs, or the device cannot tell": the caller reads the data back.
+    pub fn run_planned(
+        &self,
+        module: &Module,
+        problem: &Problem,
+        res: &mut Resident,
+        opts: RunOptions,
+        plan: Option<&Plan>,
+    ) -> Result<Vec<u32>> {
+        self.reset(problem, res, opts)?;
         self.stream
             .memset_zeros(&mut res.counts)
             .map_err(|e| Error::cuda("clearing counters", e))?;
-        self.launch_problem(module, problem, &res.bufs, opts)?;
-        let diff = self.function(module, "racegate_diff")?;
-        for (i, ((d, e), p)) in res
-            .bufs
+        let counting = plan.is_some_and(|p| p.mode == MODE_PCT);
+        if counting {
+            self.clear_instances(module)?;
+        }
+        self.launch_problem(module, problem, &res.bufs, opts, plan)?;
+        let n = problem.buffers.len();
+        if counting {
+            self.copy_instances(module, &mut res.counts, n)?;
+        }
+        if res
+            .compares
             .iter()
-            .zip(&res.expected)
-            .zip(&res.pristine)
-            .enumerate()
+            .any(|c| matches!(c, DeviceCompare::Unordered { .. }))
         {
+            self.stream
+                .memset_zeros(&mut res.sums)
+                .map_err(|e| Error::cuda("clearing hash sums", e))?;
+        }
+        let blocks = |n: u64| n.div_ceil(4 * 256).clamp(1, 4 * self.sm_count as u64) as u32;
+        let cfg = |n: u64| LaunchConfig {
+            grid_dim: (blocks(n), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        for i in 0..n {
+            let d = &res.bufs[i];
             // Outputs against their expected bytes, inputs against their pristine copy.
-            let Some(r) = e.as_ref().or(p.as_ref()) else {
+            let Some(r) = res.expected[i].as_ref().or(res.pristine[i].as_ref()) else {
                 continue;
             };
-            let n = d.len() as u64;
-            let blocks = n.div_ceil(4 * 256).clamp(1, 4 * self.sm_count as u64) as u32;
+            if r.len() != d.len() {
+                // A reference of another length than the buffer: the host says how.
+                self.stream
+                    .memcpy_htod(&[1u32], &mut res.counts.slice_mut(i..i + 1))
+                    .map_err(|e| Error::cuda("flagging a length", e))?;
+                continue;
+            }
             let counter = res.counts.slice(i..i + 1);
-            let mut b = self.stream.launch_builder(&diff);
-            b.arg(d).arg(r).arg(&n).arg(&counter);
-            let cfg = LaunchConfig {
-                grid_dim: (blocks, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: racegate_diff reads n bytes of two buffers of at least n bytes and adds to
-            // one counter.
-            unsafe { b.launch(cfg) }.map_err(|e| Error::cuda("comparing on the device", e))?;
+            match res
+                .compares
+                .get(i)
+                .cloned()
+                .unwrap_or(DeviceCompare::Bytes {
+                    bytes: d.len() as u64,
+                }) {
+                DeviceCompare::Skip => {}
+                DeviceCompare::Bytes { bytes } => {
+                    let bytes = bytes.min(d.len() as u64);
+                    let f = self.function(module, "racegate_diff")?;
+                    let mut b = self.stream.launch_builder(&f);
+                    b.arg(d).arg(r).arg(&bytes).arg(&counter);
+                    // SAFETY: racegate_diff reads `bytes` bytes of two buffers of at least that
+                    // many bytes and adds to one counter.
+                    unsafe { b.launch(cfg(bytes)) }
+                        .map_err(|e| Error::cuda("comparing on the device", e))?;
+                }
+                DeviceCompare::Elems {
+                    n: elems,
+                    size,
+                    kind,
+                    unwritten,
+                    abs,
+                    rel,
+                    ulp,
+                } => {
+                    let elems = elems.min((d.len() / size.max(1) as usize) as u64);
+                    let f = self.function(module, "racegate_diff_elems")?;
+                    let unwritten = unwritten as u32;
+                    let mut b = self.stream.launch_builder(&f);
+                    b.arg(d)
+                        .arg(r)
+                        .arg(&elems)
+                        .arg(&size)
+                        .arg(&kind)
+                        .arg(&unwritten);
+                    b.arg(&abs).arg(&rel).arg(&ulp).arg(&counter);
+                    // SAFETY: reads `elems` elements of `size` bytes of two buffers at least
+                    // that long (just clamped) and adds to one counter.
+                    unsafe { b.launch(cfg(elems)) }
+                        .map_err(|e| Error::cuda("comparing on the device", e))?;
+                }
+                DeviceCompare::Unordered { n: elems, size, .. } => {
+                    let elems = elems.min((d.len() / size.max(1) as usize) as u64);
+                    let f = self.function(module, "racegate_hash_elems")?;
+                    let sum = res.sums.slice(i..i + 1);
+                    let mut b = self.stream.launch_builder(&f);
+                    b.arg(d).arg(&elems).arg(&size).arg(&sum);
+                    // SAFETY: reads `elems` elements of `size` bytes of one buffer that long and
+                    // adds to one 64-bit sum.
+                    unsafe { b.launch(cfg(elems)) }
+                        .map_err(|e| Error::cuda("hashing on the device", e))?;
+                    // The sum against the expected sum, as 8 bytes.
+                    let want = res.expected_sums.slice(i..i + 1);
+                    let f = self.function(module, "racegate_diff")?;
+                    let eight = 8u64;
+                    let mut b = self.stream.launch_builder(&f);
+                    b.arg(&sum).arg(&want).arg(&eight).arg(&counter);
+                    // SAFETY: racegate_diff reads 8 bytes of two 8-byte slots.
+                    unsafe { b.launch(cfg(8)) }
+                        .map_err(|e| Error::cuda("comparing on the device", e))?;
+                }
+            }
         }
-        self.stream
+        let mut counts = self
+            .stream
             .clone_dtoh(&res.counts)
-            .map_err(|e| Error::cuda("running the kernel", e))
+            .map_err(|e| Error::cuda("running the kernel", e))?;
+        if counting {
+            res.instances = counts[n];
+        }
+        counts.truncate(n);
+        Ok(counts)
     }
 
     /// Reads every resident buffer back (after a failed trial, for the report), and restores
@@ -428,78 +579,8 @@ impl Gpu {
             })
             .collect()
     }
-
-    /// A bare launch loop for the benchmark: the problem's steps `iters` times, no checks.
-    pub fn bare_loop(
-        &self,
-        module: &Module,
-        problem: &Problem,
-        iters: u32,
-    ) -> Result<std::time::Duration> {
-        let bufs: Vec<CudaSlice<u8>> = problem
-            .buffers
-            .iter()
-            .map(|b| match &b.init {
-                Init::Data(d) => self.stream.clone_htod(d),
-                Init::Poison(n) | Init::Zero(n) => self.stream.alloc_zeros::<u8>(*n),
-            })
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| Error::cuda("uploading", e))?;
-        let funcs: Vec<CudaFunction> = problem
-            .launches
-            .iter()
-            .map(|s| self.function(module, &s.kernel))
-            .collect::<Result<_>>()?;
-        self.stream
-            .synchronize()
-            .map_err(|e| Error::cuda("sync", e))?;
-        let start = std::time::Instant::now();
-        for _ in 0..iters {
-            for (f, s) in funcs.iter().zip(&problem.launches) {
-                // SAFETY: as in `run`.
-                unsafe { self.launch(f, s, &bufs, s.shared) }?;
-            }
-            self.stream
-                .synchronize()
-                .map_err(|e| Error::cuda("running", e))?;
-        }
-        Ok(start.elapsed())
-    }
 }
 
 #[cfg(test)]
-mod fill_tests {
-    use super::*;
-    use crate::source::exercises::{Buffer, Elem, Init};
-
-    fn out(prefix: Option<&str>, unwritten: bool) -> Buffer {
-        let mut b = Buffer::input("o", Elem::U32, vec![]);
-        b.init = Init::Poison(16);
-        b.may_stay_unwritten = unwritten;
-        b.compare.prefix = prefix.map(String::from);
-        b
-    }
-
-    #[test]
-    fn a_prefix_output_is_filled_for_sanitizer_runs_like_an_unwritten_one() {
-        let sanitizer = RunOptions::default();
-        let stress = RunOptions {
-            poison_outputs: true,
-            poison: 0,
-            ..RunOptions::default()
-        };
-        assert_eq!(output_fill(&out(None, false), &sanitizer), None);
-        assert_eq!(
-            output_fill(&out(Some("count[0]"), false), &sanitizer),
-            Some(FIXED_POISON)
-        );
-        assert_eq!(
-            output_fill(&out(None, true), &sanitizer),
-            Some(FIXED_POISON)
-        );
-        // Stress: the rotating poison, but the fixed one where the oracle expects it.
-        assert_eq!(output_fill(&out(Some("count[0]"), false), &stress), Some(0));
-        assert_eq!(output_fill(&out(None, false), &stress), Some(0));
-        assert_eq!(output_fill(&out(None, true), &stress), Some(FIXED_POISON));
-    }
-}
+#[path = "launch_tests.rs"]
+mod fill_tests;

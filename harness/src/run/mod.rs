@@ -2,10 +2,16 @@
 //! Layer 3: may import `errors`, `proc/`, `source/` and `build/`.
 
 pub mod bench;
+pub mod calibrate;
+pub mod compare;
+pub mod detection;
 pub mod device;
 pub mod doctor;
 pub mod launch;
 pub mod oracle;
+pub mod perf;
 pub mod poison;
+pub mod schedule;
+pub mod shrink;
 pub mod stress;
 pub mod trial;

@@ -99,7 +99,7 @@ pub fn check_within(
 
 /// The length of a compared prefix: `expr` over the sizes, where `name[i]` is element `i` of
 /// buffer `name`'s expected output (or its data, for an input).
-fn prefix_len(
+pub(crate) fn prefix_len(
     expr: &str,
     buffers: &[Buffer],
     sizes: &BTreeMap<String, i64>,

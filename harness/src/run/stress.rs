@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::source::catalog::{Case, Catalog};
 use crate::build::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};
+use crate::proc::watchdog::{self, Deadline, Exit};
+use crate::run::schedule::JitterMode;
+use crate::run::trial::{TrialOutcome, TrialResult};
+use crate::source::catalog::{Case, Catalog};
 use crate::source::exercises::SizeChoice;
 use crate::source::manifest::Check;
-use crate::run::trial::{TrialOutcome, TrialResult};
-use crate::proc::watchdog::{self, Deadline, Exit};
 
 /// Consecutive trials that share one input set unless a command says otherwise.
 pub const DEFAULT_PER_SET: u32 = 4;
@@ -25,6 +26,8 @@ pub struct StressConfig {
     pub trials: u32,
     pub seed: u64,
     pub jitter: bool,
+    /// Which jitter when `jitter` is on: pct (the default) or the old dense one.
+    pub jitter_mode: JitterMode,
     /// `None`: the family's default range.
     pub size: Option<SizeChoice>,
     /// Deadline for one trial (no result line for this long means a hang).
@@ -42,6 +45,7 @@ impl StressConfig {
             trials,
             seed,
             jitter,
+            jitter_mode: JitterMode::Pct,
             size: None,
             timeout,
             per_set: DEFAULT_PER_SET,
@@ -208,6 +212,8 @@ pub fn run(
     }
     if cfg.jitter {
         args.push("--jitter".into());
+        args.push("--jitter-mode".into());
+        args.push(cfg.jitter_mode.name().into());
     }
     if let Some(s) = size_arg(cfg.size) {
         args.push("--size".into());
@@ -323,7 +329,10 @@ pub fn repro_line(catalog: &Catalog, case: &Case, cfg: &StressConfig, t: u32) ->
     let mut s = format!(
         "racegate {}stress {} --seed {seed} --trials {} --per-set {}",
         match &catalog.manifest {
-            Some(m) => format!("--manifest {} ", m.path.display()),
+            Some(m) => format!(
+                "--manifest {} ",
+                manifest_arg(&m.path, std::env::current_dir().ok().as_deref())
+            ),
             None => String::new(),
         },
         case.name,
@@ -332,11 +341,36 @@ pub fn repro_line(catalog: &Catalog, case: &Case, cfg: &StressConfig, t: u32) ->
     );
     if !cfg.jitter {
         s.push_str(" --no-jitter");
+    } else if cfg.jitter_mode != JitterMode::Pct {
+        s.push_str(&format!(" --jitter {}", cfg.jitter_mode));
     }
     if let Some(size) = size_arg(cfg.size) {
         s.push_str(&format!(" --size {size}"));
     }
     s
+}
+
+/// The manifest as a repro line names it: relative to `cwd` (where the user stands) when it is
+/// under it, else as it is; quoted for a shell when it needs it.
+fn manifest_arg(path: &Path, cwd: Option<&Path>) -> String {
+    // Both canonical (a symlinked folder, `..` in the path), else as written without `..`.
+    let under = |dir: &Path| -> Option<std::path::PathBuf> {
+        if let (Ok(p), Ok(d)) = (path.canonicalize(), dir.canonicalize()) {
+            return p.strip_prefix(d).ok().map(Path::to_path_buf);
+        }
+        let p = crate::build::toolchain::normalize(path);
+        p.strip_prefix(dir).ok().map(Path::to_path_buf)
+    };
+    let shown = match cwd.filter(|_| path.is_absolute()).and_then(under) {
+        Some(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    };
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,=:@".contains(c);
+    if shown.chars().all(plain) {
+        shown
+    } else {
+        format!("'{}'", shown.replace('\'', "'\\''"))
+    }
 }
 
 fn last_lines(s: &str, n: usize) -> String {
@@ -361,6 +395,8 @@ pub struct WorkerArgs {
     pub per_set: u32,
     pub size: Option<SizeChoice>,
     pub jitter: bool,
+    /// Which jitter when `jitter` is on.
+    pub jitter_mode: JitterMode,
 }
 
 /// Worker side: opens the device, loads the PTX, runs the trials and prints one JSON line each.
@@ -404,21 +440,39 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
     let stdout = std::io::stdout();
     {
         let mut out = stdout.lock();
+        // ignored: as the flush below: the parent judges a missing line
         let _ = writeln!(out, "{READY}");
+        // ignored: the parent reads this pipe; if it is gone there is nobody to tell, and it judges a missing line itself
         let _ = out.flush();
     }
     let mut set = None;
     for t in 0..w.trials {
         let outcome = crate::run::trial::run(
-            &gpu, &module, family, &judge, case, w.seed, t, w.per_set, size, w.jitter, &mut set,
+            &gpu,
+            &module,
+            family,
+            &judge,
+            case,
+            w.seed,
+            t,
+            w.per_set,
+            size,
+            if w.jitter {
+                w.jitter_mode
+            } else {
+                JitterMode::None
+            },
+            &mut set,
         );
         let fault = matches!(outcome.result, TrialResult::Fault { .. });
         let mut out = stdout.lock();
+        // ignored: as the flush below: the parent judges a missing line
         let _ = writeln!(
             out,
             "{}",
             serde_json::to_string(&outcome).expect("serializable")
         );
+        // ignored: the parent reads this pipe; if it is gone there is nobody to tell, and it judges a missing line itself
         let _ = out.flush();
         if fault {
             break;
@@ -472,6 +526,44 @@ mod tests {
         for s in ["256", "64..512", "sanitize"] {
             assert_eq!(size_arg(Some(parse_size(s).unwrap())).as_deref(), Some(s));
         }
+    }
+
+    /// Repro lines name the manifest from where the user stands: relative under the current
+    /// folder (at any depth, through `..` too), as it is elsewhere or when already relative.
+    #[test]
+    fn repro_lines_name_the_manifest_relative_to_the_current_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for sub in ["", "ci", "a/b/c", "with space"] {
+            let folder = root.join(sub);
+            std::fs::create_dir_all(&folder).unwrap();
+            let m = folder.join("racegate.toml");
+            std::fs::write(&m, "").unwrap();
+            let want = Path::new(sub).join("racegate.toml").display().to_string();
+            let want = if sub.contains(' ') {
+                format!("'{want}'")
+            } else {
+                want
+            };
+            assert_eq!(manifest_arg(&m, Some(&root)), want, "{sub}");
+            let dotted = root.join("x/..").join(sub).join("racegate.toml");
+            std::fs::create_dir_all(root.join("x")).unwrap();
+            assert_eq!(manifest_arg(&dotted, Some(&root)), want, "{sub} through ..");
+            // Outside the current folder (a sibling): the path as it is.
+            let other = root.join("elsewhere");
+            std::fs::create_dir_all(&other).unwrap();
+            if !sub.contains(' ') {
+                assert_eq!(manifest_arg(&m, Some(&other)), m.display().to_string());
+            }
+        }
+        assert_eq!(
+            manifest_arg(Path::new("ci/racegate.toml"), Some(&root)),
+            "ci/racegate.toml"
+        );
+        assert_eq!(
+            manifest_arg(Path::new("/etc/racegate.toml"), None),
+            "/etc/racegate.toml"
+        );
     }
 
     #[test]

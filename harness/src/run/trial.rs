@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::run::launch::{Gpu, Module, Resident, RunOptions};
 use crate::run::oracle::{self, Wrong};
 use crate::run::poison::{poison, JUDGE_POISON, POISONS};
+use crate::run::schedule::{Calibration, JitterMode, Plan, DEFAULT_BUDGET};
 use crate::source::catalog::Case;
 use crate::source::exercises::{self, Problem, SizeChoice};
 
@@ -126,6 +127,9 @@ pub struct InputSet {
     /// The kernel overwrote racegate's device copies (inputs or expected results): the next
     /// trial uploads the set again instead of comparing against them.
     stale: bool,
+    /// What pct plans of this set are sized from (measured on the worker's first set, then
+    /// rescaled to each set's geometry, with the barrier count the last trial reported).
+    cal: Option<Calibration>,
 }
 
 /// Runs trial `t` of a run started with `master`, drawing a new input set when `t` starts one.
@@ -140,7 +144,7 @@ pub fn run(
     t: u32,
     per_set: u32,
     size: SizeChoice,
-    jitter: bool,
+    jitter: JitterMode,
     current: &mut Option<InputSet>,
 ) -> TrialOutcome {
     let start = std::time::Instant::now();
@@ -149,26 +153,43 @@ pub fn run(
     let seed = seed(master, t);
     let result = (|| -> crate::Result<TrialResult> {
         if current.as_ref().map(|c| (c.start, c.stale)) != Some((s, false)) {
-            *current = None;
+            let previous = current.take().and_then(|c| c.cal);
             let mut problem =
                 family.problem(&case.entry, size, &mut ChaCha8Rng::seed_from_u64(set_seed));
             complete(gpu, module, &mut problem, judge, set_seed)?;
-            let resident = gpu.upload(&problem)?;
+            let mut resident = gpu.upload_with(&problem, judge.tolerance() as f64)?;
+            let cal = match (jitter, previous) {
+                (JitterMode::Pct, Some(c)) => {
+                    let (warps, blocks, waves) = gpu.geometry(module, &problem)?;
+                    Some(c.rescaled(warps, blocks, waves, None))
+                }
+                (JitterMode::Pct, None) => Some(gpu.calibrate(module, &problem, &mut resident)?),
+                _ => None,
+            };
             *current = Some(InputSet {
                 start: s,
                 problem,
                 resident,
                 stale: false,
+                cal,
             });
         }
         let set = current.as_mut().expect("just set");
+        let jitter_seed = seed ^ 0x9e37_79b9_7f4a_7c15;
         let opts = RunOptions {
-            jitter_seed: jitter.then_some(seed ^ 0x9e37_79b9_7f4a_7c15),
+            jitter_seed: (jitter != JitterMode::None).then_some(jitter_seed),
             poison_shared: true,
             poison_outputs: true,
             poison: poison(master, t),
         };
-        let counts = gpu.run_resident(module, &set.problem, &mut set.resident, opts)?;
+        let plan = plan_for(jitter, jitter_seed, set.cal.as_ref());
+        let counts =
+            gpu.run_planned(module, &set.problem, &mut set.resident, opts, plan.as_ref())?;
+        if let (Some(c), n) = (set.cal.as_mut(), set.resident.instances) {
+            if n > 0 {
+                c.instances = n;
+            }
+        }
         if counts.iter().all(|c| *c == 0) {
             return Ok(TrialResult::Pass);
         }
@@ -184,7 +205,7 @@ pub fn run(
         Ok(
             match oracle::check_within(&problem.buffers, &actual, &problem.sizes, tolerance) {
                 Some(mut w) => {
-                    w.cause = poison_cause(gpu, module, set, opts)?;
+                    w.cause = poison_cause(gpu, module, set, opts, plan.as_ref())?;
                     TrialResult::Wrong(w)
                 }
                 // The results are right but the device compare saw a difference: either the
@@ -229,6 +250,21 @@ pub fn run(
     }
 }
 
+/// The plan a trial of `mode` runs under: drawn from its jitter seed alone (and, for pct, the
+/// set's calibration), so a repro line reproduces it. `None` for the dense jitter (the seed in
+/// [`RunOptions`] is enough) and for no jitter.
+pub fn plan_for(mode: JitterMode, jitter_seed: u64, cal: Option<&Calibration>) -> Option<Plan> {
+    match (mode, cal) {
+        (JitterMode::Pct, Some(c)) => Some(Plan::pct(jitter_seed, c, DEFAULT_BUDGET)),
+        (JitterMode::Pct, None) => Some(Plan::pct(
+            jitter_seed,
+            &Calibration::unknown(8, 1),
+            DEFAULT_BUDGET,
+        )),
+        _ => None,
+    }
+}
+
 /// After a wrong trial: the same trial three more times under its own schedule (jitter seed),
 /// with poison A, B, then A again. The same output twice under A and another under B means the
 /// output depends on the poison alone: the kernel reads memory it never wrote (shared memory,
@@ -238,14 +274,16 @@ fn poison_cause(
     module: &Module,
     set: &mut InputSet,
     opts: RunOptions,
+    plan: Option<&Plan>,
 ) -> crate::Result<Option<String>> {
     let mut outputs = Vec::new();
     for p in [POISONS[0], POISONS[1], POISONS[0]] {
-        gpu.run_resident(
+        gpu.run_planned(
             module,
             &set.problem,
             &mut set.resident,
             RunOptions { poison: p, ..opts },
+            plan,
         )?;
         let all = gpu.read_back(&mut set.resident)?;
         // Outputs only: inputs are restored between runs.

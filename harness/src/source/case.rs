@@ -30,12 +30,18 @@ pub enum Detector {
     Initcheck,
     /// racegate's race detector for global memory.
     Globalcheck,
+    /// racegate's detector for shared memory (uninitialized reads, atomic/plain races).
+    Sharedcheck,
+    /// racegate's check of the fences in handoffs between blocks (opt-in in the gate).
+    Fencecheck,
+    /// racegate's check of the order between streams, copies and the host (opt-in in the gate).
+    Streamcheck,
     /// A launch that does not finish before its deadline.
     Watchdog,
 }
 
 impl Detector {
-    pub const ALL: [Detector; 8] = [
+    pub const ALL: [Detector; 11] = [
         Detector::Stress,
         Detector::StressNojitter,
         Detector::Racecheck,
@@ -43,6 +49,9 @@ impl Detector {
         Detector::Memcheck,
         Detector::Initcheck,
         Detector::Globalcheck,
+        Detector::Sharedcheck,
+        Detector::Fencecheck,
+        Detector::Streamcheck,
         Detector::Watchdog,
     ];
 
@@ -55,6 +64,9 @@ impl Detector {
             Detector::Memcheck => "memcheck",
             Detector::Initcheck => "initcheck",
             Detector::Globalcheck => "globalcheck",
+            Detector::Sharedcheck => "sharedcheck",
+            Detector::Fencecheck => "fencecheck",
+            Detector::Streamcheck => "streamcheck",
             Detector::Watchdog => "watchdog",
         }
     }
@@ -185,4 +197,121 @@ impl Case {
             None => Vec::new(),
         }
     }
+}
+
+/// What a `//@ perf:` header says about a kernel's shared-memory bank conflicts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BankConflicts {
+    /// (Near) zero conflicts per shared-memory request: a padded or swizzled tile.
+    None,
+    /// The kernel is the course's example of conflicts: they must be there.
+    Expected,
+}
+
+/// One `//@ perf:` header line: the performance facts a kernel declares, checked by
+/// `racegate perf --check` against Nsight Compute's counters.
+///
+/// ```text
+/// //@ perf: transpose_padded bank-conflicts=none coalesced=yes
+/// //@ perf: bank-conflicts=expected          (no entry name: every entry of the file)
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PerfExpect {
+    /// The entry it is about; `None`: every entry of the file.
+    pub entry: Option<String>,
+    pub bank_conflicts: Option<BankConflicts>,
+    /// `coalesced=yes|no`: global loads and stores take the fewest sectors per request.
+    pub coalesced: Option<bool>,
+    /// The header line, 1-based.
+    pub line: usize,
+}
+
+impl PerfExpect {
+    /// Whether this line is about `entry`.
+    pub fn applies_to(&self, entry: &str) -> bool {
+        self.entry.as_deref().is_none_or(|e| e == entry)
+    }
+}
+
+/// The keys a `//@ perf:` line takes.
+pub const PERF_KEYS: [&str; 2] = ["bank-conflicts", "coalesced"];
+
+/// Parses the value of a `//@ perf:` line: an optional entry name, then `key=value` words.
+pub fn parse_perf(value: &str, line: usize) -> std::result::Result<PerfExpect, String> {
+    let mut out = PerfExpect {
+        entry: None,
+        bank_conflicts: None,
+        coalesced: None,
+        line,
+    };
+    let mut any = false;
+    for (i, w) in value.split_whitespace().enumerate() {
+        let Some((k, v)) = w.split_once('=') else {
+            if i == 0 && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                out.entry = Some(w.to_string());
+                continue;
+            }
+            return Err(format!(
+                "`{w}` is not `key=value` (perf keys: {}; an entry name may come first)",
+                PERF_KEYS.join(", ")
+            ));
+        };
+        let twice = || format!("perf key `{k}` given twice");
+        match k {
+            "bank-conflicts" => {
+                let b = match v {
+                    "none" => BankConflicts::None,
+                    "expected" => BankConflicts::Expected,
+                    _ => return Err(format!("`{w}`: expected bank-conflicts=none|expected")),
+                };
+                if out.bank_conflicts.replace(b).is_some() {
+                    return Err(twice());
+                }
+            }
+            "coalesced" => {
+                let c = match v {
+                    "yes" => true,
+                    "no" => false,
+                    _ => return Err(format!("`{w}`: expected coalesced=yes|no")),
+                };
+                if out.coalesced.replace(c).is_some() {
+                    return Err(twice());
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "unknown perf key `{k}`; known: {}",
+                    PERF_KEYS.join(", ")
+                ))
+            }
+        }
+        any = true;
+    }
+    if !any {
+        return Err(format!(
+            "`perf` names no expectation (keys: {})",
+            PERF_KEYS.join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+/// The `//@ perf:` lines of a source's leading comment block, parsed; every other line is left
+/// to the catalog's parser (a manifest's kernel file has no other `//@` lines).
+pub fn perf_lines(text: &str) -> std::result::Result<Vec<PerfExpect>, (usize, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim_end();
+        if !line.starts_with("//") {
+            break;
+        }
+        let Some((key, value)) = line.strip_prefix("//@").and_then(|m| m.split_once(':')) else {
+            continue;
+        };
+        if key.trim() == "perf" {
+            out.push(parse_perf(value.trim(), i + 1).map_err(|m| (i + 1, m))?);
+        }
+    }
+    Ok(out)
 }

@@ -11,6 +11,8 @@
 //! //@ bug: missing barrier, RAW on shared   (variants only) the bug class
 //! //@ expect: stress=flag racecheck=flag    (variants only) what each detector must do
 //! //@ escapes: why nothing catches it        (variants only) required when no detector must flag
+//! //@ perf: ENTRY bank-conflicts=none        (optional, repeatable) performance facts `racegate perf
+//!                                           --check` checks with Nsight Compute ([`PerfExpect`])
 //! ```
 //!
 //! A buggy variant also marks its wrong line with a comment containing `BUG`, exactly once.
@@ -24,7 +26,7 @@ use std::sync::Arc;
 // The case types live in their own files so that manifests and families need not import the
 // catalog; they stay reachable here, where every stage has always found them.
 use crate::errors::{Error, Result};
-pub use crate::source::case::{Bug, Case, Detector, Expect, Origin};
+pub use crate::source::case::{Bug, Case, Detector, Expect, Origin, PerfExpect};
 pub use crate::source::entry::Entry;
 use crate::source::exercises;
 use crate::source::files;
@@ -235,7 +237,9 @@ pub struct ParsedFile {
     pub bug_marker: Option<usize>,
 }
 
-const KEYS: [&str; 6] = ["exercise", "entry", "breaks", "bug", "expect", "escapes"];
+const KEYS: [&str; 7] = [
+    "exercise", "entry", "breaks", "bug", "expect", "escapes", "perf",
+];
 
 /// Parses the header of one file. `path` is used in messages and decides whether the file is a
 /// variant (it lives under `buggy_variants/`).
@@ -253,6 +257,7 @@ pub fn parse_file(path: &str, text: &str) -> Result<ParsedFile> {
     let mut expect = None;
     let mut escapes = None;
     let mut markers = Vec::new();
+    let mut perf: Vec<PerfExpect> = Vec::new();
     let mut in_header = true;
 
     for (idx, raw) in text.lines().enumerate() {
@@ -335,6 +340,9 @@ pub fn parse_file(path: &str, text: &str) -> Result<ParsedFile> {
                 }
                 expect = Some((parse_expect(value).map_err(|m| err(line_no, m))?, line_no));
             }
+            "perf" => perf.push(
+                crate::source::case::parse_perf(value, line_no).map_err(|m| err(line_no, m))?,
+            ),
             other => {
                 return Err(err(
                     line_no,
@@ -349,6 +357,17 @@ pub fn parse_file(path: &str, text: &str) -> Result<ParsedFile> {
     };
     if entries.is_empty() {
         return Err(err(1, "missing required key `//@ entry:`".into()));
+    }
+    // Checked here, read where they are judged (`source::case::perf_lines`).
+    for p in &perf {
+        if let Some(e) = p.entry.as_deref() {
+            if !entries.iter().any(|(x, _)| x.name == e) {
+                return Err(err(
+                    p.line,
+                    format!("`perf` names `{e}`, which no `entry` declares"),
+                ));
+            }
+        }
     }
     let is_variant = path.starts_with(&format!("{VARIANT_DIR}/"));
     let bug_marker = if is_variant {

@@ -153,8 +153,9 @@ pub const MAX_SIGNS: usize = 16;
 pub const MAX_LEN: usize = 4096;
 
 /// Refuses an expression the parser could not take in bounded time and stack, saying which
-/// bound it passes, before any parsing.
-fn check_shape(expr: &str) -> Result<(), String> {
+/// bound it passes, before any parsing. The manifest's generators (`sorted(...)`) recurse the
+/// same way and use the same bounds.
+pub(crate) fn check_shape(expr: &str) -> Result<(), String> {
     if expr.len() > MAX_LEN {
         return Err(format!(
             "an expression of {} characters: at most {MAX_LEN}",
@@ -164,11 +165,11 @@ fn check_shape(expr: &str) -> Result<(), String> {
     let (mut depth, mut deepest, mut signs, mut most_signs) = (0usize, 0usize, 0usize, 0usize);
     for c in expr.chars() {
         match c {
-            '(' => {
+            '(' | '[' => {
                 depth += 1;
                 deepest = deepest.max(depth);
             }
-            ')' => depth = depth.saturating_sub(1),
+            ')' | ']' => depth = depth.saturating_sub(1),
             _ => {}
         }
         match c {
@@ -176,7 +177,7 @@ fn check_shape(expr: &str) -> Result<(), String> {
                 signs += 1;
                 most_signs = most_signs.max(signs);
             }
-            c if c.is_whitespace() || c == '(' => {}
+            c if c.is_whitespace() || c == '(' || c == '[' => {}
             _ => signs = 0,
         }
     }

@@ -31,7 +31,27 @@ fn a_missing_manifest_is_bad_input() {
 #[test]
 fn run_without_a_device_is_exit_4() {
     if racegate::run::device::probe().is_ok() {
-        // With a device the gate runs for real; the GPU suite covers that.
+        // With a device this process cannot see the no-device path: this very test runs again
+        // in a child that is told there is none (it used to return here, and pass untested).
+        assert!(
+            std::env::var_os("RACEGATE_NO_GPU").is_none(),
+            "RACEGATE_NO_GPU is set and a device was found anyway"
+        );
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "api::run_without_a_device_is_exit_4",
+                "--exact",
+                "--nocapture",
+            ])
+            .env("RACEGATE_NO_GPU", "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("1 passed"),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         return;
     }
     let gate = Gate::from_manifest(example_manifest())

@@ -196,7 +196,14 @@ printf '{\"reply\":{\"Failed\":{\"log\":\"%s|%s\"}},\"layers\":null}' \"$(env | 
 fn an_allowed_header_is_served_from_memory_and_no_other() {
     let dirs = racegate::build::toolchain::cuda_include_dirs(&root());
     if !dirs.iter().any(|d| d.join("cuda_fp16.h").is_file()) {
-        eprintln!("no cuda_fp16.h in {dirs:?}: install the toolkit headers with `racegate setup`");
+        // A plain `#[test]` cannot be ignored at run time: under CI=true this fails (CI
+        // installs the headers), elsewhere it says loudly that it did not run.
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        let why = format!(
+            "no cuda_fp16.h in {dirs:?}: install the toolkit headers with `racegate setup`"
+        );
+        assert!(!ci, "{why} (CI=true: this test must run)");
+        eprintln!("NOT RUN: {why}");
         return;
     }
     let served = racegate::build::headers::serve(&["cuda_fp16.h".to_string()], &dirs).unwrap();

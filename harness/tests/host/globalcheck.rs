@@ -25,6 +25,10 @@ fn the_tool_and_its_patches_build_from_the_pinned_wheels() {
         "gc_barrier_release",
         "gc_syncwarp",
         "gc_shfl",
+        "sc_access",
+        "sc_memcpy_async",
+        "sc_bulk_g2s",
+        "sc_matrix",
     ] {
         assert!(
             fatbin.windows(patch.len()).any(|w| w == patch.as_bytes()),
@@ -300,4 +304,102 @@ fn an_earlier_access_across_a_4_gib_boundary_keeps_its_line() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// An H200-captured sharedcheck report (`docs/h200/run-22/sharedcheck/NOTES.md`) decided as
+/// `racegate sanitize --tool sharedcheck` decides it.
+fn decide_shared_fixture(stem: &str) -> racegate::judge::sanitize::Outcome {
+    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run};
+    let root = super::package_dir().parent().unwrap().to_path_buf();
+    let path = super::package_dir().join(format!("tests/fixtures/h200/{stem}.jsonl"));
+    let rep = report::parse(&std::fs::read_to_string(&path).unwrap());
+    let mut tables = std::collections::BTreeMap::new();
+    for m in rep.modules_with_findings() {
+        let t = std::fs::read_to_string(run::lines_path(&path, m)).unwrap();
+        tables.insert(m, LineTable::parse(&t));
+    }
+    let mut log = String::new();
+    run::decide_shared(
+        &racegate::proc::watchdog::Exit::Code(0),
+        false,
+        &rep,
+        &tables,
+        &root,
+        &mut log,
+    )
+}
+
+/// The 1-based line of `file` (repo-relative) holding `text`, so that tests name lines by
+/// their code, not by numbers.
+fn line_of(file: &str, text: &str) -> String {
+    let root = super::package_dir().parent().unwrap().to_path_buf();
+    let src = std::fs::read_to_string(root.join(file)).unwrap();
+    let n = src
+        .lines()
+        .position(|l| l.contains(text))
+        .unwrap_or_else(|| panic!("{text:?} not in {file}"));
+    format!("{file}:{}", n + 1)
+}
+
+#[test]
+fn sharedcheck_flags_the_h200_captures_at_their_lines_and_passes_their_twins() {
+    use racegate::judge::sanitize::Outcome;
+    for clean in [
+        "sc-counter_block__sharedcheck",
+        "sc-histogram_shared__sharedcheck",
+    ] {
+        assert_eq!(decide_shared_fixture(clean), Outcome::Clean, "{clean}");
+    }
+    let found = |stem: &str| match decide_shared_fixture(stem) {
+        Outcome::Findings(f) => f,
+        o => panic!("{stem}: {o:?}"),
+    };
+    // The per-block count read by thread 0 with no barrier after the block's atomicAdds.
+    let f = found("sc-counter_block__read_before_sync__sharedcheck");
+    let file = "buggy_variants/counter_block/read_before_sync.cu";
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].location, line_of(file, "// BUG"));
+    assert_eq!(
+        f[0].accesses,
+        format!("Atomic -> Plain {}", line_of(file, "atomicAdd(&count, 1u)"))
+    );
+    assert_eq!(f[0].kind, "Shared");
+    // The flush that reads the bins while other warps still add: both lines named.
+    let f = found("sc-histogram_shared__no_sync_before_flush__sharedcheck");
+    let file = "buggy_variants/histogram_shared/no_sync_before_flush.cu";
+    let flush = line_of(file, "// BUG");
+    let count = line_of(file, "atomicAdd(&local[data[i]], 1u)");
+    assert!(
+        f.iter().any(
+            |x| x.location == flush && x.accesses == format!("Atomic -> Plain {count}")
+                || x.location == count && x.accesses == format!("Plain -> Atomic {flush}")
+        ),
+        "{f:?}"
+    );
+    // The halo slot no thread wrote, read where the tile is summed.
+    let f = found("sc-stencil3_tiled__halo_unwritten__sharedcheck");
+    let file = "buggy_variants/stencil_tiled/halo_unwritten.cu";
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].location, line_of(file, "out[i] = tile[t - 1]"));
+    assert!(f[0].what.contains("no thread of the block wrote"), "{f:?}");
+}
+
+#[test]
+fn kernels_of_cuda_graphs_are_stepped_aside_with_a_note_never_judged_clean() {
+    use racegate::judge::sanitize::globalcheck::report;
+    let path = super::package_dir().join("tests/fixtures/h200/sc-graph__globalcheck.jsonl");
+    let rep = report::parse(&std::fs::read_to_string(&path).unwrap());
+    assert!(rep.errors.is_empty(), "{:?}", rep.errors);
+    assert!(rep.stepped_aside() > 0, "{:?}", rep.notes);
+    assert!(rep.notes.iter().all(|n| n.reason == "cuda-graph"));
+    // The plain launch after the graph was judged.
+    assert_eq!(rep.launches.len(), 1);
+    let out = decide_fixture(
+        "sc-graph__globalcheck",
+        racegate::proc::watchdog::Exit::Code(0),
+    );
+    assert!(
+        matches!(&out, racegate::judge::sanitize::Outcome::Inconclusive(w) if w.contains("CUDA graphs")),
+        "{out:?}"
+    );
 }

@@ -9,15 +9,19 @@
 
 mod api;
 mod atomic_write;
+mod check_no_device;
 mod compile_child;
 mod confinement;
 mod containment;
 mod edges;
+mod edges_input;
 mod error_chain;
 mod exit_codes;
+mod fencecheck;
 mod globalcheck;
 mod header;
 mod hostile;
+mod ignored_errors;
 mod inputs;
 mod layout;
 mod manifest;
@@ -25,7 +29,11 @@ mod mutate;
 mod no_device_artifacts;
 mod onboarding;
 mod outside_target;
+mod perf;
+mod program_report;
+mod readme;
 mod setup;
+mod streamcheck;
 
 use std::fmt::Debug;
 use std::path::PathBuf;

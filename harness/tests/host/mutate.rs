@@ -247,6 +247,7 @@ fn fixed_report() -> MutationReport {
         mutants: results,
         wall_seconds: 3.0,
         stale_equivalents: Vec::new(),
+        unreachable: Vec::new(),
     };
     MutationReport::new(
         true,
@@ -445,6 +446,7 @@ fn build_all(catalog: &Catalog, keep: impl Fn(&racegate::source::catalog::Case) 
             source,
             cases: catalog.cases.iter().filter(|c| c.path == f).collect(),
             equivalents: Equivalents::default(),
+            unreachable: Vec::new(),
         };
         assert!(!unit.mutants.is_empty(), "{f} has mutants");
         for m in &unit.mutants {
@@ -586,7 +588,88 @@ fn an_inconclusive_control_makes_the_run_inconclusive() {
         mutants: Vec::new(),
         wall_seconds: 0.1,
         stale_equivalents: Vec::new(),
+        unreachable: Vec::new(),
     };
     let r = MutationReport::new(true, vec![Operator::RemoveBarrier], vec![kernel], 0.1);
     assert_eq!(r.exit_code(), 3);
+}
+
+/// A file with a second `__global__` function that no manifest kernel names, and device
+/// functions only it calls: none of their code is mutated (before, each such mutant ran the
+/// tested entry, which never calls it, and counted as a survivor), and the report names the
+/// function left out. The device function the tested entry calls, through another, is mutated.
+#[test]
+fn code_no_tested_entry_reaches_is_not_mutated_and_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = "__device__ void fill(float* y, int i) {\n    y[i] = 1.0f;\n    __syncthreads();\n}\n\n\
+             __device__ void step(float* y, int i) {\n    fill(y, i);\n    __syncthreads();\n}\n\n\
+             __device__ void only_other(float* y, int i) {\n    y[i] = 2.0f;\n    __syncthreads();\n}\n\n\
+             extern \"C\" __global__ void k(float* y, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) step(y, i);\n    __syncthreads();\n}\n\n\
+             extern \"C\" __global__ void untested(float* y, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) only_other(y, i);\n    __syncthreads();\n}\n";
+    std::fs::write(dir.path().join("k.cu"), k).unwrap();
+    std::fs::write(
+        dir.path().join("racegate.toml"),
+        r#"[[kernel]]
+name = "k"
+source = "k.cu"
+entry = "k"
+sizes = { n = [1, 1000] }
+grid = ["ceil_div(n, 128)"]
+block = ["128"]
+oracle = "none"
+args = [
+  { name = "y", kind = "out", type = "f32", len = "n" },
+  { name = "n", kind = "scalar", type = "i32", value = "n" },
+]
+"#,
+    )
+    .unwrap();
+    let (code, json, err) = racegate(dir.path(), &["mutate", "--no-compile", "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let functions: std::collections::BTreeSet<&str> = v["kernels"][0]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        functions.into_iter().collect::<Vec<_>>(),
+        ["fill", "k", "step"],
+        "{json}"
+    );
+    assert_eq!(
+        v["kernels"][0]["unreachable"],
+        serde_json::json!(["untested"])
+    );
+    let (code, out, err) = racegate(dir.path(), &["mutate", "--no-compile"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("not mutated: not reachable from any tested entry: untested\n"),
+        "{out}"
+    );
+    // Tested from both entries (a second manifest kernel), everything is mutated again.
+    let toml = std::fs::read_to_string(dir.path().join("racegate.toml")).unwrap();
+    let second = toml
+        .replace("name = \"k\"", "name = \"u\"")
+        .replace("entry = \"k\"", "entry = \"untested\"");
+    std::fs::write(
+        dir.path().join("racegate.toml"),
+        format!("{toml}\n{second}"),
+    )
+    .unwrap();
+    let (code, json, err) = racegate(dir.path(), &["mutate", "--no-compile", "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mut all = std::collections::BTreeSet::new();
+    for kernel in v["kernels"].as_array().unwrap() {
+        assert_eq!(kernel["unreachable"], serde_json::json!([]), "{json}");
+        for m in kernel["mutants"].as_array().unwrap() {
+            all.insert(m["function"].as_str().unwrap().to_string());
+        }
+    }
+    assert!(
+        all.contains("only_other") && all.contains("untested"),
+        "{all:?}"
+    );
 }

@@ -31,6 +31,14 @@ impl Finding {
         Some((f, l.parse().ok()?))
     }
 
+    /// The tool's pc of a finding without a line (see `loc`).
+    pub fn pc(&self) -> Option<&str> {
+        if self.file_line().is_some() {
+            return None;
+        }
+        self.location.rsplit_once(PC).map(|(_, pc)| pc)
+    }
+
     /// One line of normalized text.
     pub fn line(&self) -> String {
         let mut s = format!(
@@ -56,13 +64,23 @@ impl Finding {
     }
 }
 
+/// `file:line`; without a line, the file (or `<no line info>`) and the tool's pc where the XML
+/// gives one: two line-less races of one kernel at different pcs stay two findings (merged into
+/// one by [`merge_by_location`] before) with two fingerprints ([`Finding::pc`]).
 fn loc(w: &Where) -> String {
+    let pc = match w.pc.as_deref().map(str::trim) {
+        Some(pc) if !pc.is_empty() => format!("{PC}{pc}"),
+        _ => String::new(),
+    };
     match w.line {
         Some(l) => format!("{}:{l}", w.path),
-        None if w.path.is_empty() => "<no line info>".to_string(),
-        None => w.path.clone(),
+        None if w.path.is_empty() => format!("<no line info>{pc}"),
+        None => format!("{}{pc}", w.path),
     }
 }
+
+/// What separates the pc from the place in a line-less location.
+const PC: &str = " pc ";
 
 /// Raw findings: one per record, or per (source, destination) pair of a race analysis.
 pub fn raw(records: &[Record]) -> Vec<Finding> {
@@ -483,7 +501,10 @@ mod tests {
 
     #[test]
     fn analysis_records_become_one_finding_per_destination_line() {
-        let xml = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/reference/race_mm2.xml"));
+        let xml = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/reference/race_mm2.xml"
+        ));
         let records = super::super::xml::parse(xml).unwrap();
         let out = findings(&records, Path::new("/src"));
         // The reference run has an Error and a Warning record at one source line, each with

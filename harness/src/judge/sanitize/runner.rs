@@ -9,10 +9,10 @@ use std::path::Path;
 use super::normalize;
 use super::tool::{read_capture, Capture, Outcome, SanitizeConfig, SanitizerRun, Tool};
 use super::xml;
-use crate::source::catalog::{Case, Catalog};
 use crate::build::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};
 use crate::proc::watchdog::{self, Exit};
+use crate::source::catalog::{Case, Catalog};
 
 /// The exit code racegate asks compute-sanitizer to use when it found errors.
 pub const FINDINGS_EXIT: i32 = 86;
@@ -24,9 +24,40 @@ pub fn run(
     cfg: &SanitizeConfig,
     exe: &Path,
 ) -> Result<SanitizerRun> {
-    if cfg.sanitizer.is_none() && cfg.tool != Tool::Globalcheck {
+    if cfg.sanitizer.is_none() && !cfg.tool.is_own() {
         return Ok(inconclusive(&case.name, cfg, NOT_FOUND.into()));
     }
+    let target = target_command(catalog, case, cfg, exe)?;
+    run_target(&case.name, &target, cfg, &catalog.root)
+}
+
+/// Runs racegate's own `tools` (globalcheck, sharedcheck, ...) on `case` in one injected run: one
+/// [`SanitizerRun`] per tool, in the order given, each with its share of the run's time
+/// ([`super::globalcheck::run::run_tools`]). `cfg.tool` is not read.
+pub fn run_own(
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &SanitizeConfig,
+    exe: &Path,
+    tools: &[Tool],
+) -> Result<Vec<SanitizerRun>> {
+    let target = target_command(catalog, case, cfg, exe)?;
+    super::globalcheck::run::run_tools(&case.name, &target, cfg, &catalog.root, tools)
+}
+
+/// racegate's own tools among `tools`, in their order: one injected run serves them all.
+pub fn own_tools(tools: &[Tool]) -> Vec<Tool> {
+    tools.iter().copied().filter(|t| t.is_own()).collect()
+}
+
+/// The command line of the sanitizer target for `case`: racegate (or `exe`) re-executed on the
+/// case's PTX.
+fn target_command(
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &SanitizeConfig,
+    exe: &Path,
+) -> Result<Vec<OsString>> {
     let ptx = compile::compile_to_cache(
         &catalog.root,
         &case.path,
@@ -47,7 +78,10 @@ pub fn run(
         "--seed".into(),
         cfg.seed.to_string().into(),
     ]);
-    run_target(&case.name, &target, cfg, &catalog.root)
+    if let Some(s) = crate::run::stress::size_arg(cfg.size) {
+        target.extend(["--size".into(), s.into()]);
+    }
+    Ok(target)
 }
 
 const NOT_FOUND: &str =
@@ -61,7 +95,7 @@ pub fn run_target(
     cfg: &SanitizeConfig,
     root: &Path,
 ) -> Result<SanitizerRun> {
-    if cfg.tool == Tool::Globalcheck {
+    if cfg.tool.is_own() {
         return super::globalcheck::run_target(label, target, cfg, root);
     }
     let start = std::time::Instant::now();
@@ -85,6 +119,7 @@ pub fn run_target(
             ))
         }
     };
+    // ignored: usually there is none; one that stays is overwritten by the tool, and a run that writes none is inconclusive
     let _ = std::fs::remove_file(&xml_path);
     let mut args: Vec<OsString> = vec![
         "--tool".into(),
@@ -225,16 +260,23 @@ fn tail(log: &str) -> String {
     lines[lines.len().saturating_sub(3)..].join(" | ")
 }
 
-/// Target side: one launch of the case on the sanitizer geometry. Prints what the oracle says
-/// (for the log), and exits 0 whatever the result: sanitizers judge here, not the oracle.
-pub fn target(catalog: &Catalog, case_name: &str, ptx: &Path, seed: u64) -> Result<String> {
+/// Target side: one launch of the case on the sanitizer geometry (or `size`). Prints what the
+/// oracle says (for the log), and exits 0 whatever the result: sanitizers judge here, not the
+/// oracle.
+pub fn target(
+    catalog: &Catalog,
+    case_name: &str,
+    ptx: &Path,
+    seed: u64,
+    size: Option<crate::source::exercises::SizeChoice>,
+) -> Result<String> {
     use rand::SeedableRng;
     let case = catalog.get(case_name)?;
     let family = case.family();
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(seed);
     let problem = family.problem(
         &case.entry,
-        crate::source::exercises::SizeChoice::Sanitize,
+        size.unwrap_or(crate::source::exercises::SizeChoice::Sanitize),
         &mut rng,
     );
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;

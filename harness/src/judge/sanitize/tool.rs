@@ -25,17 +25,44 @@ pub enum Tool {
     /// racegate's own race detector for global memory (not a compute-sanitizer tool: a
     /// Sanitizer API tool injected into the target, see `sanitize::globalcheck`).
     Globalcheck,
+    /// racegate's own detector for shared memory, in the same injected tool as globalcheck:
+    /// reads of shared bytes no thread of the block wrote, and atomics racing plain accesses
+    /// to one shared word.
+    Sharedcheck,
+    /// racegate's own check of the fences in handoffs between blocks, in the same injected
+    /// tool: each handoff globalcheck's rule orders, checked on the SASS for a GPU-scope fence
+    /// between the store and its releasing atomic. Opt-in ([`Tool::OPT_IN`]).
+    Fencecheck,
+    /// racegate's own check of the order between streams, copies and the host, in the same
+    /// injected tool: a happens-before model of the CUDA calls the program makes (events,
+    /// synchronizations, default-stream rules). Opt-in ([`Tool::OPT_IN`]).
+    Streamcheck,
 }
 
 impl Tool {
-    /// All five, in the order racegate runs them.
-    pub const ALL: [Tool; 5] = [
+    /// All six, in the order racegate runs them.
+    pub const ALL: [Tool; 6] = [
         Tool::Racecheck,
         Tool::Synccheck,
         Tool::Memcheck,
         Tool::Initcheck,
         Tool::Globalcheck,
+        Tool::Sharedcheck,
     ];
+
+    /// The tools run only when chosen (`--tools`), never by default: fencecheck, until an H200
+    /// record shows it raises no false alarm. The detection matrix runs them too.
+    /// streamcheck too, until an H200 record shows every correct twin of `examples/streams/` clean.
+    pub const OPT_IN: [Tool; 2] = [Tool::Fencecheck, Tool::Streamcheck];
+
+    /// Whether the tool is racegate's own injected one (globalcheck, sharedcheck, fencecheck),
+    /// which needs no compute-sanitizer.
+    pub fn is_own(self) -> bool {
+        matches!(
+            self,
+            Tool::Globalcheck | Tool::Sharedcheck | Tool::Fencecheck | Tool::Streamcheck
+        )
+    }
 
     /// The tool's name as compute-sanitizer's `--tool` takes it.
     pub fn name(self) -> &'static str {
@@ -45,12 +72,18 @@ impl Tool {
             Tool::Memcheck => "memcheck",
             Tool::Initcheck => "initcheck",
             Tool::Globalcheck => "globalcheck",
+            Tool::Sharedcheck => "sharedcheck",
+            Tool::Fencecheck => "fencecheck",
+            Tool::Streamcheck => "streamcheck",
         }
     }
 
     /// The tool named `s` (`racecheck`, ...), if any.
     pub fn from_name(s: &str) -> Option<Tool> {
-        Tool::ALL.into_iter().find(|t| t.name() == s)
+        Tool::ALL
+            .into_iter()
+            .chain(Tool::OPT_IN)
+            .find(|t| t.name() == s)
     }
 }
 
@@ -63,6 +96,9 @@ impl From<Tool> for Detector {
             Tool::Memcheck => Detector::Memcheck,
             Tool::Initcheck => Detector::Initcheck,
             Tool::Globalcheck => Detector::Globalcheck,
+            Tool::Sharedcheck => Detector::Sharedcheck,
+            Tool::Fencecheck => Detector::Fencecheck,
+            Tool::Streamcheck => Detector::Streamcheck,
         }
     }
 }
@@ -74,6 +110,7 @@ impl TryFrom<Detector> for Tool {
     fn try_from(d: Detector) -> std::result::Result<Tool, Detector> {
         Tool::ALL
             .into_iter()
+            .chain(Tool::OPT_IN)
             .find(|t| Detector::from(*t) == d)
             .ok_or(d)
     }
@@ -100,6 +137,9 @@ pub struct SanitizeConfig {
     /// More compute-sanitizer options, passed before the target (e.g. racecheck's detect level
     /// or a kernel filter); none by default.
     pub extra_args: Vec<String>,
+    /// The problem size of a case's run; `None` (the default) is the family's sanitizer
+    /// geometry. Cost measurements use one large launch (`sanitize --size`).
+    pub size: Option<crate::source::exercises::SizeChoice>,
 }
 
 impl SanitizeConfig {
@@ -113,6 +153,7 @@ impl SanitizeConfig {
             keep_xml: None,
             seed: SANITIZE_SEED,
             extra_args: Vec::new(),
+            size: None,
         }
     }
 }

@@ -5,7 +5,8 @@
 //! `u`, `U` prefixes), raw strings, numbers, identifiers, punctuators and digraphs, after line
 //! splices are joined, with each token's line in the original file. It serves every reader of
 //! source text that must not be fooled by what a comment or a string holds: the refusal of
-//! file-system access in graded submissions ([`file_access`]), the declared signature of a kernel,
+//! file-system access in graded submissions ([`file_access`]), the declared signature of a kernel
+//! ([`decl`]; a C++ kernel's lowered name read back into parameter types: [`mangled`]),
 //! fingerprints of normalized source lines ([`normalized_lines`]) and mutation operators (each
 //! token's byte span in the original text).
 //!
@@ -25,6 +26,8 @@
 //! ```
 
 pub mod access;
+pub mod decl;
+pub mod mangled;
 pub mod tokens;
 
 pub use access::{file_access, literal_includes, FileAccess};

@@ -151,8 +151,17 @@ fn float(s: &str) -> Result<f64, String> {
 }
 
 impl Gen {
-    /// Parses a generator as the manifest writes it.
+    /// Parses a generator as the manifest writes it. Nesting, length and runs of signs are
+    /// bounded as in size expressions ([`expr::MAX_DEPTH`], [`expr::MAX_LEN`],
+    /// [`expr::MAX_SIGNS`]), checked once before the parse recurses: 40,000 `sorted(`
+    /// overflowed the stack.
     pub fn parse(s: &str) -> Result<Gen, String> {
+        expr::check_shape(s.trim())?;
+        Gen::parse_checked(s)
+    }
+
+    /// [`Gen::parse`] below the shape check: recursion is at most [`expr::MAX_DEPTH`] deep.
+    fn parse_checked(s: &str) -> Result<Gen, String> {
         let s = s.trim();
         match s {
             "zeros" => return Ok(Gen::Zeros),
@@ -172,7 +181,7 @@ impl Gen {
         };
         let one = || -> Result<Gen, String> {
             match args.as_slice() {
-                [g] if !g.is_empty() => Gen::parse(g),
+                [g] if !g.is_empty() => Gen::parse_checked(g),
                 _ => Err(format!(
                     "`{s}`: give one inner generator, as in sorted(int(0, 9))"
                 )),
@@ -438,6 +447,23 @@ mod tests {
         ] {
             assert!(Gen::parse(bad).is_err(), "{bad} parsed");
         }
+    }
+
+    /// Nesting is bounded as in size expressions, checked once: 40,000 levels of any nesting
+    /// generator are refused at once, 64 parse, 65 are refused naming the bound.
+    #[test]
+    fn nesting_is_bounded() {
+        let start = std::time::Instant::now();
+        for (open, close) in [("sorted(", ")"), ("prefix_sum(", ")")] {
+            let at = |n: usize| Gen::parse(&format!("{}iota{}", open.repeat(n), close.repeat(n)));
+            assert!(at(expr::MAX_DEPTH).is_ok());
+            assert!(at(expr::MAX_DEPTH + 1)
+                .unwrap_err()
+                .contains("nested 65 deep"));
+            assert!(at(40_000).unwrap_err().contains("at most"));
+        }
+        assert!(Gen::parse(&format!("int({}1, 2)", "-".repeat(100_000))).is_err());
+        assert!(start.elapsed() < std::time::Duration::from_secs(1));
     }
 
     #[test]

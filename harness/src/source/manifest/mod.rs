@@ -46,6 +46,7 @@ pub mod draw;
 pub mod gen;
 pub mod parse;
 pub mod program;
+mod sizes;
 pub mod spec;
 pub mod validate;
 

@@ -11,7 +11,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::args::{self, RawArg};
-use super::spec::{ArgSpec, BufKind, Check, KernelSpec, LaunchSpec, Manifest};
+use super::sizes::{SizeSpec, Sizes};
+use super::spec::{
+    split_reference, ArgSpec, BufKind, Check, KernelLines, KernelSpec, LaunchSpec, Manifest,
+};
 use super::validate::{self, LaunchSites, Site, Sites};
 use crate::errors::{Error, Result};
 use crate::source::files;
@@ -34,7 +37,7 @@ struct RawKernel {
     #[serde(default)]
     options: Vec<String>,
     include: Option<Spanned<Vec<String>>>,
-    sizes: Spanned<BTreeMap<String, SizeSpec>>,
+    sizes: Spanned<Sizes>,
     sanitize_sizes: Option<Spanned<BTreeMap<String, u32>>>,
     grid: Option<Spanned<Vec<String>>>,
     block: Option<Spanned<Vec<String>>>,
@@ -44,13 +47,6 @@ struct RawKernel {
     args: Vec<Spanned<RawArg>>,
     #[serde(default)]
     launch: Vec<Spanned<RawLaunch>>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
-enum SizeSpec {
-    Fixed(u32),
-    Range([u32; 2]),
 }
 
 /// `"determinism"`, `"none"`, or a table read by [`RawReference`].
@@ -85,28 +81,32 @@ fn line_of(text: &str, span: Range<usize>) -> usize {
     text[..span.start.min(text.len())].matches('\n').count() + 1
 }
 
-/// Splits `file.cu:entry` at its last `:` that is not half of a `::`, so that a namespaced or
-/// templated entry (`ref.cu:ns::sum<float, 256>`) keeps its own colons.
-pub(super) fn split_reference(s: &str) -> Option<(&str, &str)> {
-    let b = s.as_bytes();
-    let at = (0..b.len()).rev().find(|&i| {
-        b[i] == b':' && (i == 0 || b[i - 1] != b':') && b.get(i + 1).is_none_or(|c| *c != b':')
-    })?;
-    let (path, entry) = (s[..at].trim(), s[at + 1..].trim());
-    (!path.is_empty() && !entry.is_empty()).then_some((path, entry))
-}
-
 /// Builds the errors of one manifest.
-struct Errors<'a> {
+struct Errors {
     shown: String,
-    text: &'a str,
+    /// Where each line but the first starts: a line number is a binary search here, not a
+    /// count of the newlines before it (quadratic: `list` of 20,000 kernels took 6 minutes).
+    starts: Vec<usize>,
 }
 
-impl Errors<'_> {
+impl Errors {
+    fn new(path: &Path, text: &str) -> Errors {
+        let starts = text.match_indices('\n').map(|(i, _)| i + 1).collect();
+        Errors {
+            shown: path.display().to_string(),
+            starts,
+        }
+    }
+
+    /// The 1-based line on which `span` starts.
+    fn line(&self, span: Range<usize>) -> usize {
+        self.starts.partition_point(|&s| s <= span.start) + 1
+    }
+
     fn at(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> Error {
         Error::Toml {
             path: self.shown.clone(),
-            line: line_of(self.text, span),
+            line: self.line(span),
             message: format!("`{key}`: {}", message.into()),
         }
     }
@@ -121,10 +121,7 @@ impl Manifest {
 
     /// Parses manifest text; `path` is used in messages and to resolve relative files.
     pub fn parse(path: &Path, text: &str) -> Result<Manifest> {
-        let errors = Errors {
-            shown: path.display().to_string(),
-            text,
-        };
+        let errors = Errors::new(path, text);
         let raw: RawManifest = toml::from_str(text).map_err(|e| Error::Toml {
             path: errors.shown.clone(),
             line: e.span().map(|s| line_of(text, s)).unwrap_or(1),
@@ -132,10 +129,11 @@ impl Manifest {
         })?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut kernels: Vec<KernelSpec> = Vec::new();
+        let mut names = std::collections::HashSet::new();
         for k in raw.kernel {
             let span = k.span();
             let k = k.into_inner();
-            if kernels.iter().any(|o| o.name == *k.name.get_ref()) {
+            if !names.insert(k.name.get_ref().clone()) {
                 return Err(errors.at(
                     k.name.span(),
                     "name",
@@ -205,7 +203,7 @@ fn kernel(errors: &Errors, dir: &Path, kspan: Range<usize>, k: RawKernel) -> Res
     }
 
     let mut sizes = BTreeMap::new();
-    for (s, spec) in k.sizes.get_ref() {
+    for (s, spec) in &k.sizes.get_ref().0 {
         let (lo, hi) = match spec {
             SizeSpec::Fixed(n) => (*n, *n),
             SizeSpec::Range([lo, hi]) => (*lo, *hi),
@@ -307,7 +305,40 @@ fn kernel(errors: &Errors, dir: &Path, kspan: Range<usize>, k: RawKernel) -> Res
         ));
     }
 
+    let line = |span: Range<usize>| errors.line(span);
+    let first_arg = k
+        .args
+        .first()
+        .map_or(line(kspan.clone()), |a| line(a.span()));
+    let lines = KernelLines {
+        kernel: line(k.name.span()),
+        args: k
+            .args
+            .iter()
+            .map(|a| (a.get_ref().name.clone(), line(a.span())))
+            .collect(),
+        launches: if k.launch.is_empty() {
+            let entry = k
+                .entry
+                .as_ref()
+                .map_or(line(kspan.clone()), |e| line(e.span()));
+            vec![(entry, first_arg)]
+        } else {
+            k.launch
+                .iter()
+                .map(|l| {
+                    (
+                        line(l.get_ref().entry.span()),
+                        line(l.get_ref().args.span()),
+                    )
+                })
+                .collect()
+        },
+        tables: !k.launch.is_empty(),
+        oracle: line(k.oracle.span()),
+    };
     let spec = KernelSpec {
+        lines,
         name,
         source: k.source.into_inner(),
         entry: launches[0].entry.clone(),
@@ -403,7 +434,8 @@ fn launches(
     let mut sites = Vec::new();
     for (i, l) in k.launch.iter().enumerate() {
         let l = l.get_ref();
-        let key = |part: &str| format!("launch[{i}].{part}");
+        // Numbered from 1, as parameters are: the second `[[kernel.launch]]` is `launch #2`.
+        let key = |part: &str| format!("launch #{}.{part}", i + 1);
         let entry = l.entry.get_ref().trim();
         if entry.is_empty() {
             return Err(errors.at(l.entry.span(), &key("entry"), "give the kernel's name"));
@@ -538,28 +570,4 @@ fn oracle(
         }),
         Some(sites),
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn references_split_at_the_last_lone_colon() {
-        assert_eq!(
-            split_reference("ref/sum.cu:sum_ref"),
-            Some(("ref/sum.cu", "sum_ref"))
-        );
-        assert_eq!(
-            split_reference("ref.cu:ns::reduce_ref<float, 256>"),
-            Some(("ref.cu", "ns::reduce_ref<float, 256>"))
-        );
-        assert_eq!(
-            split_reference("C:/proj/ref.cu:k"),
-            Some(("C:/proj/ref.cu", "k"))
-        );
-        assert_eq!(split_reference("ref.cu"), None);
-        assert_eq!(split_reference("ref.cu:"), None);
-        assert_eq!(split_reference(":k"), None);
-    }
 }

@@ -15,7 +15,7 @@
 //! pass_regex = ["counter: 51200"]        # and fail_regex, will_fail: CTest's meaning
 //! runs = 3
 //! timeout = 10.0                         # one plain run, seconds
-//! sanitizers = ["racecheck", "memcheck"] # default: the gate's --tools
+//! sanitizers = ["racecheck", "globalcheck"] # default: the gate's --tools
 //! vary = "ok"                            # output may differ between runs: no variance finding
 //! ```
 
@@ -29,9 +29,19 @@ use toml::Spanned;
 use super::spec::ProgramSpec;
 use crate::errors::{Error, Result};
 
-/// The sanitizers by name (as `sanitize::Tool` names them; not imported: the manifest is read
-/// before anything runs and depends on nothing that runs).
-const TOOLS: [&str; 4] = ["racecheck", "memcheck", "synccheck", "initcheck"];
+/// The tools by name (as `sanitize::Tool` names them; not imported: the manifest is read before
+/// anything runs and depends on nothing that runs; `tests/host/readme.rs` keeps the two lists
+/// equal).
+pub const TOOLS: [&str; 8] = [
+    "racecheck",
+    "memcheck",
+    "synccheck",
+    "initcheck",
+    "globalcheck",
+    "sharedcheck",
+    "fencecheck",
+    "streamcheck",
+];
 
 /// One `[[program]]` table as written.
 #[derive(Debug, Deserialize)]
@@ -126,9 +136,7 @@ pub fn programs(
                     return Err(at(
                         s.span(),
                         "sanitizers",
-                        format!(
-                            "unknown sanitizer `{t}` (racecheck, memcheck, synccheck, initcheck)"
-                        ),
+                        format!("unknown sanitizer `{t}` ({})", TOOLS.join(", ")),
                     ));
                 }
             }

@@ -133,6 +133,25 @@ pub struct KernelSpec {
     pub tolerance: f32,
     /// Every argument, in declaration order.
     pub args: Vec<ArgSpec>,
+    /// Where the launch keys were written, for the checks against the compiled code.
+    pub lines: KernelLines,
+}
+
+/// Lines (1-based) of a kernel's keys in the manifest, so a check that runs after parsing (the
+/// signature against the compiled code) points at what it judged, not at `[[kernel]]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelLines {
+    /// The `name = ...` line.
+    pub kernel: usize,
+    /// Each argument's `{ name = ... }` line, by name.
+    pub args: BTreeMap<String, usize>,
+    /// Per launch, in order: its `entry` line and its `args` line (the kernel-level launch: the
+    /// `entry` key, and the first argument's line).
+    pub launches: Vec<(usize, usize)>,
+    /// Whether the launches are `[[kernel.launch]]` tables (else the kernel-level launch).
+    pub tables: bool,
+    /// The `oracle` line.
+    pub oracle: usize,
 }
 
 impl KernelSpec {
@@ -239,4 +258,39 @@ pub struct ProgramSpec {
     /// Tool names (`racecheck`, ...); `None`: the gate's.
     pub sanitizers: Option<Vec<String>>,
     pub vary_ok: bool,
+}
+
+/// Splits `file.cu:entry` at its last `:` that is not half of a `::`, so that a namespaced or
+/// templated entry (`ref.cu:ns::sum<float, 256>`) keeps its own colons.
+pub(super) fn split_reference(s: &str) -> Option<(&str, &str)> {
+    let b = s.as_bytes();
+    let at = (0..b.len()).rev().find(|&i| {
+        b[i] == b':' && (i == 0 || b[i - 1] != b':') && b.get(i + 1).is_none_or(|c| *c != b':')
+    })?;
+    let (path, entry) = (s[..at].trim(), s[at + 1..].trim());
+    (!path.is_empty() && !entry.is_empty()).then_some((path, entry))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_split_at_the_last_lone_colon() {
+        assert_eq!(
+            split_reference("ref/sum.cu:sum_ref"),
+            Some(("ref/sum.cu", "sum_ref"))
+        );
+        assert_eq!(
+            split_reference("ref.cu:ns::reduce_ref<float, 256>"),
+            Some(("ref.cu", "ns::reduce_ref<float, 256>"))
+        );
+        assert_eq!(
+            split_reference("C:/proj/ref.cu:k"),
+            Some(("C:/proj/ref.cu", "k"))
+        );
+        assert_eq!(split_reference("ref.cu"), None);
+        assert_eq!(split_reference("ref.cu:"), None);
+        assert_eq!(split_reference(":k"), None);
+    }
 }

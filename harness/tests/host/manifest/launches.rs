@@ -126,7 +126,7 @@ fn launch_table_mistakes() {
             r#"args = ["out", "sum", "n"]"#,
         ),
         r#"args = ["out", "sum""#,
-        "`launch[1].args`: `sum` is not an argument (arguments: x, out, sums, n)",
+        "`launch #2.args`: `sum` is not an argument (arguments: x, out, sums, n)",
     );
     rejects_at(
         &TWO_LAUNCHES.replace(
@@ -134,7 +134,7 @@ fn launch_table_mistakes() {
             r#"args = ["out", "out", "n"]"#,
         ),
         r#"args = ["out", "out""#,
-        "`launch[1].args`: `out` is listed twice",
+        "`launch #2.args`: `out` is listed twice",
     );
     rejects_at(
         &TWO_LAUNCHES.replace(
@@ -162,7 +162,7 @@ fn launch_table_mistakes() {
     rejects_at(
         &TWO_LAUNCHES.replacen("block = [\"256\"]\nshared", "block = []\nshared", 1),
         "block = []",
-        "`launch[0].block`: give 1 to 3 expressions",
+        "`launch #1.block`: give 1 to 3 expressions",
     );
     rejects_at(
         &TWO_LAUNCHES.replacen(
@@ -171,7 +171,7 @@ fn launch_table_mistakes() {
             1,
         ),
         "grid = [\"0\"]",
-        "`launch[0].grid`: `0` is 0 at n=1: a grid dimension must be at least 1",
+        "`launch #1.grid`: `0` is 0 at n=1: a grid dimension must be at least 1",
     );
     rejects_at(
         &TWO_LAUNCHES.replace("oracle.shared = \"128\"", "oracle.shared = \"n * 1000\""),

@@ -16,6 +16,7 @@ fn repo() -> std::path::PathBuf {
 #[test]
 fn every_shipped_manifest_matches_its_ptx() {
     for rel in [
+        "examples/cargo-test/racegate.toml",
         "examples/corpus/racegate.toml",
         "examples/gate/racegate.toml",
         "harness/tests/fixtures/manifest_gpu/racegate.toml",
@@ -83,40 +84,103 @@ fn a_templated_entry_is_found_by_its_name_expression() {
     assert_eq!(code, 0, "{out}");
 }
 
+/// `args` with `y` of type `ty` (line 9 of the manifest `project` writes when the body opens
+/// with `entry` and `oracle`) and `n` a scalar of type `n_ty` (line 10).
+fn args(ty: &str, n_ty: &str, n_value: &str) -> String {
+    format!(
+        "args = [\n  {{ name = \"y\", kind = \"out\", type = \"{ty}\", len = \"n\" }},\n  \
+         {{ name = \"n\", kind = \"scalar\", type = \"{n_ty}\", value = \"{n_value}\" }},\n]"
+    )
+}
+
 #[test]
 fn mismatches_are_refused_with_file_line_and_key() {
+    // (manifest body, the line the message must point at, what it must say)
     let cases = [
         (
             format!("entry = \"missing\"\noracle = \"determinism\"\n{Y_N}"),
-            "no kernel `missing`",
+            7,
+            "kernel `k`: `entry`: no kernel `missing`".to_string(),
         ),
         (
             format!("entry = \"k\"\noracle = {{ reference = \"k.cu:nope\" }}\n{Y_N}"),
-            "`oracle`: no kernel `nope`",
+            8,
+            "kernel `k`: `oracle`: no kernel `nope`".into(),
         ),
         (
             "entry = \"k\"\noracle = \"determinism\"\nargs = [\n  { name = \"y\", kind = \"out\", type = \"f32\", len = \"n\" },\n]"
                 .to_string(),
-            "takes 2 parameter(s), the launch passes 1",
+            10,
+            "`args`: `k` takes 2 parameter(s), the launch passes 1".into(),
         ),
         (
-            "entry = \"k\"\noracle = \"determinism\"\nargs = [\n  { name = \"y\", kind = \"out\", type = \"f32\", len = \"n\" },\n  { name = \"n\", kind = \"scalar\", type = \"i64\", value = \"n\" },\n]"
-                .to_string(),
-            "parameter 1 of `k` is 4 byte(s), but `n` is a i64 scalar",
+            format!("entry = \"k\"\noracle = \"determinism\"\n{}", args("f32", "i64", "n")),
+            11,
+            "`args.n`: parameter 2 `n` of `k`: declared `int` (k.cu:1), manifest says a i64 scalar"
+                .into(),
         ),
         (
-            "entry = \"k\"\noracle = \"determinism\"\nargs = [\n  { name = \"y\", kind = \"out\", type = \"f32\", len = \"n\" },\n  { name = \"n\", kind = \"scalar\", type = \"f32\", value = \"1.5\" },\n]"
-                .to_string(),
-            "`n` is a f32 scalar",
+            format!("entry = \"k\"\noracle = \"determinism\"\n{}", args("f32", "f32", "1.5")),
+            11,
+            "`args.n`: parameter 2 `n` of `k`: declared `int` (k.cu:1), manifest says a f32 scalar"
+                .into(),
+        ),
+        // The element type, from the declaration of an `extern "C"` kernel ...
+        (
+            format!("entry = \"k\"\noracle = \"determinism\"\n{}", args("f64", "i32", "n")),
+            10,
+            "`args.y`: parameter 1 `y` of `k`: declared `float*` (k.cu:1), manifest says f64".into(),
+        ),
+        // ... of its reference, checked with the kernel's arguments ...
+        (
+            format!("entry = \"t<double>\"\noracle = {{ reference = \"k.cu:r\" }}\n{}", args("f64", "i32", "n")),
+            10,
+            "`args.y`: parameter 1 `y` of `r`: declared `float*` (k.cu:2), manifest says f64".into(),
+        ),
+        // ... and from the compiled name of a C++ name expression.
+        (
+            format!("entry = \"t<float>\"\noracle = \"determinism\"\n{}", args("i32", "i32", "n")),
+            10,
+            "`args.y`: parameter 1 `y` of `t<float>`: declared `float*` (as compiled), manifest says i32"
+                .into(),
         ),
     ];
-    for (body, want) in cases {
+    for (body, line, want) in cases {
         let p = project(&body);
         let (code, out) = compile(p.path());
         assert_eq!(code, 2, "{want}: {out}");
+        let at = format!("racegate.toml:{line}: kernel `k`");
         assert!(
-            out.contains("racegate.toml:2: kernel `k`") && out.contains(want),
-            "expected `{want}` at racegate.toml:2:\n{out}"
+            out.contains(&at) && out.contains(&want),
+            "expected `{want}` at {at}:\n{out}"
         );
     }
+}
+
+#[test]
+fn a_launch_table_is_named_from_1_at_its_args_line() {
+    let p = project(
+        "oracle = \"determinism\"\n\
+         args = [\n  { name = \"y\", kind = \"out\", type = \"f32\", len = \"n\" },\n  \
+         { name = \"n\", kind = \"scalar\", type = \"i32\", value = \"n\" },\n]\n\
+         [[kernel.launch]]\nentry = \"k\"\ngrid = [\"1\"]\nblock = [\"1\"]\nargs = [\"y\", \"n\"]\n\
+         [[kernel.launch]]\nentry = \"t<double>\"\ngrid = [\"1\"]\nblock = [\"1\"]\nargs = [\"y\", \"n\"]\n",
+    );
+    // `project` writes grid/block at kernel level; a launch table refuses those, so drop them.
+    let toml = p.path().join("racegate.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        text.replace("grid = [\"1\"]\nblock = [\"128\"]\n", ""),
+    )
+    .unwrap();
+    let (code, out) = compile(p.path());
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains(
+            "racegate.toml:19: kernel `k`: `launch #2.args`: parameter 1 `y` of `t<double>`: \
+             declared `double*` (as compiled), manifest says f32"
+        ),
+        "{out}"
+    );
 }

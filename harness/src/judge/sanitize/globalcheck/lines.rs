@@ -22,7 +22,19 @@ pub struct LineTable {
     /// load or store. The device side sees those as plain accesses, so a handoff through them
     /// is invisible to it.
     pub strong_load_store: std::collections::BTreeSet<String>,
+    /// function -> offsets of the plain shared loads that open a compare-and-swap loop: an
+    /// `LDS` whose address an `ATOMS.CAS*` on the same operand uses within the next
+    /// [`CAS_WINDOW`] instructions. A float or double `atomicAdd` (and any atomic the GPU has
+    /// no instruction for) on shared memory compiles to such a loop on sm_90 (`LDS R2, [R8]`,
+    /// `FADD`, `ATOMS.CAST.SPIN R3, [R8], R2, R3`, branch back): the load is the atomic's own
+    /// read of the old value, and a stale one only makes the swap fail and retry. sharedcheck
+    /// does not take it as a plain access racing the atomic.
+    pub atomic_emulation: BTreeMap<String, std::collections::BTreeSet<u64>>,
 }
+
+/// How many instructions after an `LDS` an `ATOMS.CAS*` on its address still makes it the
+/// loop's load (nvcc 13.0 puts one to three between them: the operation, a move).
+pub const CAS_WINDOW: usize = 4;
 
 impl LineTable {
     /// Reads nvdisasm's text.
@@ -30,12 +42,15 @@ impl LineTable {
         let mut t = LineTable::default();
         let mut func: Option<String> = None;
         let mut pos: Option<Position> = None;
+        // LDS instructions not yet matched: (offset, address operand, instructions left).
+        let mut loads: Vec<(u64, String, usize)> = Vec::new();
         for raw in text.lines() {
             let l = raw.trim();
             if let Some(name) = l.strip_prefix(".text.").and_then(|s| s.strip_suffix(':')) {
                 if !name.contains(char::is_whitespace) {
                     func = Some(name.to_string());
                     pos = None;
+                    loads.clear();
                     continue;
                 }
             }
@@ -59,6 +74,22 @@ impl LineTable {
                     if l.contains(".STRONG.") && is_load_or_store(l) {
                         t.strong_load_store.insert(f.clone());
                     }
+                    let (op, addr) = opcode_and_address(l);
+                    if op.starts_with("ATOMS.CAS") {
+                        for (at, _, _) in loads.iter().filter(|(_, a, _)| Some(a.as_str()) == addr)
+                        {
+                            t.atomic_emulation.entry(f.clone()).or_default().insert(*at);
+                        }
+                    }
+                    loads.retain_mut(|(_, _, left)| {
+                        *left -= 1;
+                        *left > 0
+                    });
+                    if op == "LDS" || op.starts_with("LDS.") {
+                        if let Some(a) = addr {
+                            loads.push((off, a.to_string(), CAS_WINDOW));
+                        }
+                    }
                 }
             }
         }
@@ -68,6 +99,14 @@ impl LineTable {
     /// Whether the instruction at `offset` in `function` is a strong load or store.
     pub fn is_strong(&self, function: &str, offset: u64) -> bool {
         self.strong
+            .get(function)
+            .is_some_and(|s| s.contains(&offset))
+    }
+
+    /// Whether the instruction at `offset` in `function` is the plain load of a
+    /// compare-and-swap loop ([`LineTable::atomic_emulation`]).
+    pub fn is_atomic_emulation(&self, function: &str, offset: u64) -> bool {
+        self.atomic_emulation
             .get(function)
             .is_some_and(|s| s.contains(&offset))
     }
@@ -119,6 +158,20 @@ fn is_load_or_store(l: &str) -> bool {
         .unwrap_or("");
     let name = op.split('.').next().unwrap_or("");
     matches!(name, "LD" | "LDG" | "ST" | "STG")
+}
+
+/// The mnemonic of the instruction on line `l` (predicate left out) and its first memory
+/// operand (`[R8]`, `[R2+UR4]`), if any.
+fn opcode_and_address(l: &str) -> (&str, Option<&str>) {
+    let after = l.find("*/").map_or(l, |i| &l[i + 2..]);
+    let op = after
+        .split_whitespace()
+        .find(|t| !t.starts_with('@'))
+        .unwrap_or("");
+    let addr = after
+        .find('[')
+        .and_then(|s| after[s..].find(']').map(|e| &after[s..s + e + 1]));
+    (op, addr)
 }
 
 /// `/*0040*/ ...` -> 0x40.
@@ -208,5 +261,52 @@ mod tests {
         assert_eq!(inl.len(), 2);
         assert_eq!(inl[1], ("/w/k.cu".to_string(), 27));
         assert!(t.locate("other", 0).is_none());
+    }
+
+    /// From `nvdisasm -c` (13.2) of cubins built here by nvcc 13.0 for sm_90: the corpus's
+    /// deposit_mass (a float atomicAdd into shared bins, then a plain read of them to flush) and
+    /// a double atomicAdd beside a native integer atomicMax.
+    const CAS_LOOPS: &str = r#"
+.text.deposit_mass:
+        /*0260*/                   IMAD R8, R2, 0x4, R9 ;
+.L_x_6:
+        /*0270*/                   LDS R2, [R8] ;
+        /*0280*/                   FADD R3, R5, R2 ;
+        /*0290*/                   ATOMS.CAST.SPIN R3, [R8], R2, R3 ;
+        /*02a0*/                   ISETP.EQ.U32.AND P0, PT, R3, 0x1, PT ;
+        /*02b0*/              @!P0 BRA `(.L_x_6) ;
+        /*02c0*/                   BSYNC B1 ;
+        /*03b0*/                   LDS R7, [R2] ;
+        /*03c0*/                   FSETP.NEU.AND P0, PT, R7, RZ, PT ;
+.text.k:
+        /*0160*/                   LDS.64 R4, [R9] ;
+        /*0170*/                   DADD R6, R4, 1 ;
+        /*0180*/                   ATOMS.CAST.SPIN.64 R6, [R9], R4, R6 ;
+        /*0240*/                   ATOMS.MAX.S32 RZ, [R6], R7 ;
+        /*0280*/                   LDS R6, [R4] ;
+        /*0290*/                   NOP ;
+        /*0300*/                   NOP ;
+        /*0310*/                   NOP ;
+        /*0320*/                   NOP ;
+        /*0330*/                   ATOMS.CAST.SPIN R7, [R4], R6, R7 ;
+        /*0340*/                   LDS R3, [R3+UR5] ;
+        /*0350*/                   ATOMS.CAST.SPIN R7, [R4], R6, R7 ;
+"#;
+
+    #[test]
+    fn the_load_of_a_compare_and_swap_loop_is_told_from_a_plain_read() {
+        let t = LineTable::parse(CAS_LOOPS);
+        // The float and double atomicAdd loops' loads.
+        assert!(t.is_atomic_emulation("deposit_mass", 0x270));
+        assert!(t.is_atomic_emulation("k", 0x160));
+        // The flush's plain read of a bin, a load on another address just before a swap, and a
+        // load too far from the swap on its address stay plain accesses.
+        assert!(!t.is_atomic_emulation("deposit_mass", 0x3b0));
+        assert!(!t.is_atomic_emulation("k", 0x340));
+        assert!(!t.is_atomic_emulation("k", 0x280));
+        assert_eq!(
+            t.atomic_emulation.values().map(|s| s.len()).sum::<usize>(),
+            2
+        );
     }
 }

@@ -9,8 +9,15 @@
 //! ([`report`]), with program counters mapped to source lines through nvdisasm ([`lines`]) ->
 //! the same [`crate::judge::sanitize::normalize::Finding`]s as the compute-sanitizer tools.
 
+pub mod decide;
+pub mod fence;
 pub mod lines;
 pub mod report;
 pub mod run;
+pub mod sass;
+pub mod shared;
+pub mod streams;
+pub mod streams_trace;
+pub mod streams_verdict;
 
 pub use run::run_target;

@@ -1,6 +1,9 @@
 //! The tool's report (`report.jsonl`, one JSON object per line: the tool's settings, each
-//! loaded module with its functions' addresses, each launch with its findings, errors) ->
-//! [`Finding`]s. Program counters become `file:line` through each module's [`LineTable`].
+//! loaded module with its functions' addresses, each launch with its findings, errors, notes
+//! on launches the tool stepped aside from) -> [`Finding`]s. One report serves globalcheck
+//! (`findings`) and sharedcheck (`shared_findings`, with the launch's `shared` window) when
+//! both ran in one injection. Program counters become `file:line` through each module's
+//! [`LineTable`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -51,6 +54,82 @@ pub struct RawFinding {
     pub count: u64,
 }
 
+/// sharedcheck's view of one launch's shared window (present when the tool ran with
+/// `RACEGATE_GC_MODE` naming `shared`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct SharedWindow {
+    /// Bytes the shadow covered per block: reserved + static + dynamic.
+    pub bytes: u64,
+    #[serde(rename = "static")]
+    pub static_bytes: u64,
+    pub dynamic: u64,
+    /// Whether the dynamic size came from the launch call (else 0 was assumed, and a block
+    /// with more is counted in `unsized`).
+    #[serde(default)]
+    pub dynamic_known: bool,
+    #[serde(default)]
+    pub reserved: u64,
+    /// The shadow did not fit the budget: nothing of this launch's shared memory was judged.
+    #[serde(default)]
+    pub over_budget: bool,
+    /// A cluster launch: other blocks' accesses (distributed shared memory) are not seen.
+    #[serde(default)]
+    pub cluster: bool,
+    #[serde(default)]
+    pub accesses: u64,
+    /// Accesses past the window the shadow covered.
+    #[serde(default)]
+    pub untracked: u64,
+    /// Accesses of blocks with more dynamic shared memory than the shadow was sized for.
+    #[serde(default)]
+    #[serde(rename = "unsized")]
+    pub unsized_accesses: u64,
+    /// Writes into shared memory the tool cannot see byte by byte (bulk/TMA copies, stmatrix).
+    #[serde(default)]
+    pub unseen_writes: u64,
+    #[serde(default)]
+    pub dropped: u64,
+    /// The lowest window offset accessed, for the record.
+    #[serde(default)]
+    pub min_offset: Option<u64>,
+}
+
+/// One distinct sharedcheck finding as the device saw it.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct SharedFinding {
+    /// `uninitialized-read` or `atomic-plain`.
+    pub kind: String,
+    /// `block` for an uninitialized read; `warps` or `lanes` for an atomic/plain pair.
+    pub scope: String,
+    pub pc_now: u64,
+    /// The other access (atomic/plain pairs only; 0 otherwise).
+    pub pc_then: u64,
+    /// The shared word's offset in the window.
+    pub offset: u64,
+    pub block_now: u32,
+    pub thread_now: u32,
+    #[serde(default)]
+    pub thread_then: u32,
+    /// For an uninitialized read: the bytes of the word read unwritten (bit k = byte k).
+    #[serde(default)]
+    pub bytes: u32,
+    /// For an atomic/plain pair: whether the later access (`pc_now`) is the atomic one.
+    #[serde(default)]
+    pub now_atomic: bool,
+    pub count: u64,
+}
+
+/// A note of the tool: e.g. `{"note":"stepped-aside","reason":"cuda-graph","launches":N}`, kernel
+/// launches it did not instrument (kernel nodes of CUDA graphs), so it judged nothing of them.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct Note {
+    pub note: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub launches: u64,
+}
+
 /// One kernel launch.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 pub struct Launch {
@@ -72,6 +151,11 @@ pub struct Launch {
     pub untracked_allocations: Vec<Untracked>,
     #[serde(default)]
     pub findings: Vec<RawFinding>,
+    /// sharedcheck's window (absent when it did not run).
+    #[serde(default)]
+    pub shared: Option<SharedWindow>,
+    #[serde(default)]
+    pub shared_findings: Vec<SharedFinding>,
 }
 
 /// Everything in one report.
@@ -82,6 +166,8 @@ pub struct Report {
     pub modules: BTreeMap<u32, Module>,
     pub launches: Vec<Launch>,
     pub errors: Vec<String>,
+    /// The tool's notes, in order (launches stepped aside).
+    pub notes: Vec<Note>,
 }
 
 /// Reads `report.jsonl`. A line that is not JSON (a write cut short by a crash) is an error of
@@ -106,6 +192,8 @@ pub fn parse(text: &str) -> Report {
             serde_json::from_value::<Module>(v.clone()).map(|m| {
                 r.modules.insert(m.module, m);
             })
+        } else if has("note") {
+            serde_json::from_value::<Note>(v.clone()).map(|n| r.notes.push(n))
         } else if has("tool") {
             r.started = true;
             Ok(())
@@ -128,12 +216,22 @@ impl Report {
         let mut m: Vec<u32> = self
             .launches
             .iter()
-            .filter(|l| !l.findings.is_empty() && l.module >= 0)
+            .filter(|l| (!l.findings.is_empty() || !l.shared_findings.is_empty()) && l.module >= 0)
             .map(|l| l.module as u32)
             .collect();
         m.sort();
         m.dedup();
         m
+    }
+
+    /// Kernel launches the tool stepped aside from (kernel nodes of CUDA graphs), all notes
+    /// together: none of them was judged or jittered.
+    pub fn stepped_aside(&self) -> u64 {
+        self.notes
+            .iter()
+            .filter(|n| n.note == "stepped-aside")
+            .map(|n| n.launches)
+            .sum()
     }
 
     /// Accesses no shadow covered, and the allocations the budget left out, for the log.
@@ -160,7 +258,7 @@ pub fn level(scope: &str) -> &'static str {
     }
 }
 
-fn directions(kind: &str) -> (&'static str, &'static str) {
+pub(super) fn directions(kind: &str) -> (&'static str, &'static str) {
     match kind {
         "write-write" => ("Write", "Write"),
         "read-write" => ("Read", "Write"),
@@ -170,7 +268,7 @@ fn directions(kind: &str) -> (&'static str, &'static str) {
     }
 }
 
-fn describe(kind: &str, scope: &str) -> String {
+pub(super) fn describe(kind: &str, scope: &str) -> String {
     let what = match kind {
         "lost-update" => "Lost update (plain read-modify-write) on global memory",
         "write-write" => "Write-write race on global memory",
@@ -188,7 +286,7 @@ fn describe(kind: &str, scope: &str) -> String {
 }
 
 /// `pc` -> (function, offset) in `module`.
-fn function_at(m: &Module, pc: u64) -> Option<(&str, u64)> {
+pub(super) fn function_at(m: &Module, pc: u64) -> Option<(&str, u64)> {
     m.functions
         .iter()
         .find(|f| pc >= f.pc && pc < f.pc + f.size.max(1))
@@ -196,7 +294,7 @@ fn function_at(m: &Module, pc: u64) -> Option<(&str, u64)> {
 }
 
 /// The module, function and offset of `pc` in a launch of `module`.
-fn function_of(report: &Report, module: i64, pc: u64) -> Option<(&Module, &str, u64)> {
+pub(super) fn function_of(report: &Report, module: i64, pc: u64) -> Option<(&Module, &str, u64)> {
     let m = u32::try_from(module)
         .ok()
         .and_then(|i| report.modules.get(&i))?;
@@ -206,7 +304,7 @@ fn function_of(report: &Report, module: i64, pc: u64) -> Option<(&Module, &str, 
 
 /// `file:line` of `pc`: the innermost position inside `root` (code inlined from a toolkit
 /// header is reported at the user's line that called it), else the innermost one.
-fn location(
+pub(crate) fn location(
     report: &Report,
     tables: &BTreeMap<u32, LineTable>,
     module: i64,
@@ -231,7 +329,7 @@ fn location(
 }
 
 /// Whether `pc` is a strong (volatile or relaxed-atomic) access, by the module's line table.
-fn strong(report: &Report, tables: &BTreeMap<u32, LineTable>, module: i64, pc: u64) -> bool {
+pub(super) fn strong(report: &Report, tables: &BTreeMap<u32, LineTable>, module: i64, pc: u64) -> bool {
     function_of(report, module, pc).is_some_and(|(m, func, off)| {
         tables
             .get(&m.module)
@@ -253,6 +351,10 @@ pub enum Distrust {
     /// No line table for the module (nvdisasm missing or failed): the finding has no line, and
     /// strong accesses cannot be told apart.
     NoLineTable,
+    /// sharedcheck: the launch wrote shared memory in ways it cannot see byte by byte (bulk or
+    /// TMA copies, stmatrix, a cluster's distributed shared memory), so a read it finds
+    /// unwritten may have been written.
+    UnseenWrites,
 }
 
 /// Whether `f`, a finding of launch `l`, cannot be trusted, and why. Lane-level findings are
@@ -296,7 +398,7 @@ pub fn distrust(
 /// The earlier access's full pc. The device keeps its low 32 bits and takes the high half from
 /// the later access; where that lands in no function, the code crossed a 4 GiB boundary, and
 /// the neighbouring window is tried.
-fn pc_then(report: &Report, module: i64, pc_now: u64, pc: u64) -> u64 {
+pub(super) fn pc_then(report: &Report, module: i64, pc_now: u64, pc: u64) -> u64 {
     if function_of(report, module, pc).is_some() || pc_now >> 32 != pc >> 32 {
         return pc;
     }
@@ -388,5 +490,14 @@ pub fn log(report: &Report) -> String {
     for e in &report.errors {
         s.push_str(&format!("globalcheck error: {e}\n"));
     }
+    for n in &report.notes {
+        s.push_str(&format!(
+            "globalcheck note: {} ({}): {} launch(es)\n",
+            n.note, n.reason, n.launches
+        ));
+    }
     s
 }
+
+
+

@@ -1,4 +1,5 @@
-//! Runs a target under globalcheck: the built tool injected through `CUDA_INJECTION64_PATH`,
+//! Runs a target under globalcheck and/or sharedcheck (one injected tool, one run, one report
+//! read once per detector): the built tool injected through `CUDA_INJECTION64_PATH`,
 //! under a deadline and a process-group kill like every sanitizer run; then reads its report,
 //! maps program counters to lines and decides. Nothing undecidable is ever clean: no report,
 //! a tool error, a crash or memory the shadow budget left out are `Inconclusive`.
@@ -9,38 +10,93 @@ use std::path::Path;
 
 use super::lines::LineTable;
 use super::report;
-use super::report::Distrust;
 use crate::build::globalcheck as build;
 use crate::errors::{Error, Result};
-use crate::judge::sanitize::tool::{read_capture, Capture, Outcome, SanitizeConfig, SanitizerRun};
+use crate::judge::sanitize::tool::{
+    read_capture, Capture, Outcome, SanitizeConfig, SanitizerRun, Tool,
+};
 use crate::proc::watchdog::{self, Exit};
 
 /// The shadow budget unless `RACEGATE_GLOBALCHECK_BUDGET_MB` says otherwise: 4 GiB of shadow,
 /// which covers 512 MiB of tracked data (32 bytes of shadow per 4-byte word).
 pub const DEFAULT_BUDGET_MB: u64 = 4096;
 
-/// Runs `target` (`target[0]` is the program) under globalcheck.
+/// sharedcheck's shadow budget per launch unless `RACEGATE_SHAREDCHECK_BUDGET_MB` says
+/// otherwise: 32.5 bytes per shared word per block (a 48 KiB window of 4096 blocks fits).
+pub const DEFAULT_SHARED_BUDGET_MB: u64 = 8192;
+
+/// Runs `target` (`target[0]` is the program) under `cfg.tool` (globalcheck or sharedcheck).
 pub fn run_target(
     label: &str,
     target: &[OsString],
     cfg: &SanitizeConfig,
     root: &Path,
 ) -> Result<SanitizerRun> {
+    let mut runs = run_tools(label, target, cfg, root, &[cfg.tool])?;
+    Ok(runs.remove(0))
+}
+
+fn budget_mb(var: &str, default: u64) -> Result<u64> {
+    match std::env::var(var) {
+        Err(_) => Ok(default),
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&mb| mb > 0)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "{var} must be a whole number of MiB above 0, got `{v}`"
+                ))
+            }),
+    }
+}
+
+/// Runs `target` once with the tool injected for every one of `tools` (globalcheck and/or
+/// sharedcheck: one run when both are chosen) and returns one [`SanitizerRun`] per tool, in
+/// the order given, each decided from the same report. Each run's `seconds` is its even share
+/// of the one run's time, so that times summed per detector add up to the time spent; the log
+/// of each says the whole run's time and which tools shared it.
+pub fn run_tools(
+    label: &str,
+    target: &[OsString],
+    cfg: &SanitizeConfig,
+    root: &Path,
+    tools: &[Tool],
+) -> Result<Vec<SanitizerRun>> {
     let start = std::time::Instant::now();
-    let finish = |outcome: Outcome, exit: String, log: String, command: String| SanitizerRun {
-        case: label.to_string(),
-        tool: cfg.tool,
-        outcome,
-        exit,
-        seconds: start.elapsed().as_secs_f64(),
-        log,
-        command,
+    let tools: Vec<Tool> = if tools.is_empty() {
+        vec![cfg.tool]
+    } else {
+        tools.to_vec()
     };
+    if let Some(t) = tools.iter().find(|t| !t.is_own()) {
+        return Err(Error::Usage(format!(
+            "{t} is not one of racegate's own tools"
+        )));
+    }
+    let finish_all =
+        |outcome: &dyn Fn(Tool) -> Outcome, exit: String, log: String, command: String| {
+            share_time(
+                tools
+                    .iter()
+                    .map(|&tool| SanitizerRun {
+                        case: label.to_string(),
+                        tool,
+                        outcome: outcome(tool),
+                        exit: exit.clone(),
+                        seconds: start.elapsed().as_secs_f64(),
+                        log: log.clone(),
+                        command: command.clone(),
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        };
     let built = match build::ensure(root) {
         Ok(b) => b,
         Err(why) => {
-            return Ok(finish(
-                Outcome::Inconclusive(format!("globalcheck could not be built: {why}")),
+            return Ok(finish_all(
+                &|t| Outcome::Inconclusive(format!("{t} could not be built: {why}")),
                 "not run".into(),
                 String::new(),
                 String::new(),
@@ -49,19 +105,18 @@ pub fn run_target(
     };
     let dir = tempfile::tempdir_in(crate::build::compile::cache_dir()?)
         .map_err(|e| Error::io("creating", "a globalcheck run folder", e))?;
-    let budget = match std::env::var("RACEGATE_GLOBALCHECK_BUDGET_MB") {
-        Err(_) => DEFAULT_BUDGET_MB,
-        Ok(v) => v
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .filter(|&mb| mb > 0)
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                "RACEGATE_GLOBALCHECK_BUDGET_MB must be a whole number of MiB above 0, got `{v}`"
-            ))
-            })?,
-    };
+    let budget = budget_mb("RACEGATE_GLOBALCHECK_BUDGET_MB", DEFAULT_BUDGET_MB)?;
+    let shared_budget = budget_mb("RACEGATE_SHAREDCHECK_BUDGET_MB", DEFAULT_SHARED_BUDGET_MB)?;
+    let mode = tools
+        .iter()
+        .map(|t| match t {
+            Tool::Sharedcheck => "shared",
+            Tool::Fencecheck => "fence",
+            Tool::Streamcheck => "streams",
+            _ => "detect",
+        })
+        .collect::<Vec<_>>()
+        .join(",");
     let env: Vec<(String, String)> = vec![
         (
             "CUDA_INJECTION64_PATH".into(),
@@ -72,8 +127,12 @@ pub fn run_target(
             "RACEGATE_GC_PATCHES".into(),
             built.patches.display().to_string(),
         ),
-        ("RACEGATE_GC_MODE".into(), "detect".into()),
+        ("RACEGATE_GC_MODE".into(), mode),
         ("RACEGATE_GC_BUDGET_MB".into(), budget.to_string()),
+        (
+            "RACEGATE_GC_SHARED_BUDGET_MB".into(),
+            shared_budget.to_string(),
+        ),
     ];
     let command = env
         .iter()
@@ -83,7 +142,7 @@ pub fn run_target(
         .collect::<Vec<_>>()
         .join(" ");
     let Some((program, args)) = target.split_first() else {
-        return Err(Error::Usage("globalcheck: no target to run".into()));
+        return Err(Error::Usage(format!("{}: no target to run", tools[0])));
     };
     let (done, stdout) = watchdog::run_collecting(Path::new(program), args, &env, cfg.timeout)?;
     let exit = done.exit.describe(cfg.timeout);
@@ -95,25 +154,33 @@ pub fn run_target(
         // No report: the tool was not loaded (decide says so).
         Capture::Missing => String::new(),
         other => {
-            return Ok(finish(
-                Outcome::Inconclusive(format!(
-                    "globalcheck's report was not read ({}): the target may have written it",
-                    match other {
-                        Capture::TooLarge(l) => format!("over {} MiB", l >> 20),
-                        _ => "not a regular file".into(),
-                    }
-                )),
+            let why = match other {
+                Capture::TooLarge(l) => format!("over {} MiB", l >> 20),
+                _ => "not a regular file".into(),
+            };
+            return Ok(finish_all(
+                &|t| {
+                    Outcome::Inconclusive(format!(
+                        "{t}'s report was not read ({why}): the target may have written it"
+                    ))
+                },
                 exit,
                 format!("{stdout}{}", done.stderr),
                 command,
-            ))
+            ));
         }
     };
     let rep = report::parse(&text);
+    let trace = super::streams_verdict::read_trace(dir.path());
+    let handoffs = super::fence::parse(&text);
     let mut tables = BTreeMap::new();
     let mut line_texts = Vec::new();
     if let Some(nvdisasm) = build::nvdisasm(root) {
-        for m in rep.modules_with_findings() {
+        let mut wanted = rep.modules_with_findings();
+        if tools.contains(&Tool::Fencecheck) {
+            wanted = super::fence::modules(&handoffs, wanted);
+        }
+        for m in wanted {
             let Some(module) = rep.modules.get(&m) else {
                 continue;
             };
@@ -146,14 +213,61 @@ pub fn run_target(
     if let Some(keep) = &cfg.keep_xml {
         // The raw capture: the report as the tool wrote it, and nvdisasm's line tables beside it.
         let _ = std::fs::write(keep, &text);
+        super::streams_verdict::keep(keep, trace.as_deref());
         for (m, t) in &line_texts {
             let _ = std::fs::write(lines_path(keep, *m), t);
         }
     }
-    let mut log = format!("{stdout}{}", done.stderr);
-    log.push_str(&report::log(&rep));
-    let outcome = decide(&done.exit, done.left_behind, &rep, &tables, root, &mut log);
-    Ok(finish(outcome, exit, log, command))
+    let mut runs = Vec::new();
+    for &tool in &tools {
+        let mut log = format!("{stdout}{}", done.stderr);
+        let outcome = if tool == Tool::Streamcheck {
+            let (exit, trace) = (&done.exit, trace.as_deref());
+            super::streams_verdict::decide(exit, done.left_behind, trace, root, &mut log)
+        } else if tool == Tool::Fencecheck {
+            let (exit, behind) = (&done.exit, done.left_behind);
+            preamble("fencecheck", exit, behind, &rep).unwrap_or_else(|| {
+                super::fence::decide_texts(exit, &rep, &handoffs, &line_texts, &tables, root, &mut log)
+            })
+        } else if tool == Tool::Sharedcheck {
+            log.push_str(&super::shared::shared_log(&rep));
+            decide_shared(&done.exit, done.left_behind, &rep, &tables, root, &mut log)
+        } else {
+            log.push_str(&report::log(&rep));
+            decide(&done.exit, done.left_behind, &rep, &tables, root, &mut log)
+        };
+        runs.push(SanitizerRun {
+            case: label.to_string(),
+            tool,
+            outcome,
+            exit: exit.clone(),
+            seconds: start.elapsed().as_secs_f64(),
+            log,
+            command: command.clone(),
+        });
+    }
+    Ok(share_time(runs))
+}
+
+/// Several tools' runs that were one run: each gets an even share of its time, and its log says
+/// so (a single run is returned as it is).
+pub fn share_time(mut runs: Vec<SanitizerRun>) -> Vec<SanitizerRun> {
+    if runs.len() < 2 {
+        return runs;
+    }
+    let whole = runs.iter().map(|r| r.seconds).fold(0.0, f64::max);
+    let names: Vec<&str> = runs.iter().map(|r| r.tool.name()).collect();
+    let note = format!(
+        "one run for {}: {whole:.3} s in all, {:.3} s counted for each\n",
+        names.join(" and "),
+        whole / runs.len() as f64
+    );
+    let n = runs.len() as f64;
+    for r in &mut runs {
+        r.seconds = whole / n;
+        r.log.push_str(&note);
+    }
+    runs
 }
 
 /// The most of nvdisasm's line table of one module racegate reads (a large module's is tens of
@@ -188,138 +302,107 @@ pub fn lines_path(report: &Path, m: u32) -> std::path::PathBuf {
     s.into()
 }
 
-/// How every inconclusive outcome that is a limit of the method, not a failure, begins (an
-/// expectation of `may` records these; a tool that failed stays inconclusive everywhere).
-pub const CANNOT_JUDGE: &str = "globalcheck cannot judge this run: ";
+#[allow(unused_imports)] // the reasons, for tests that match on them
+pub use super::decide::{decide, decide_shared, is_limit, CANNOT_JUDGE, SHARED_CANNOT_JUDGE};
+use super::decide::preamble;
 
-/// Whether an inconclusive outcome's text is one of globalcheck's judged limits.
-pub fn is_limit(why: &str) -> bool {
-    why.starts_with(CANNOT_JUDGE)
-}
+#[cfg(test)]
+mod tests {
+    //! Decisions on the report's shape (the parser and the rules that make a run inconclusive);
+    //! findings and their lines are tested on H200 captures in `tests/host/globalcheck.rs`.
+    use super::*;
 
-fn distrust_why(d: Distrust) -> &'static str {
-    match d {
-        Distrust::NamedBarriers => "uses named or partial barriers (bar.sync with an id), which it counts as block-wide, so its findings between warps cannot be trusted",
-        Distrust::StrongAccesses => "has volatile or relaxed/acquire-release atomic loads and stores (.STRONG in its SASS), which it cannot take as a handoff, so its findings between warps or blocks cannot be trusted",
-        Distrust::NoLineTable => "has no line table (nvdisasm missing or failed), so its findings have no line and volatile accesses cannot be told apart",
-    }
-}
+    const START: &str =
+        r#"{"tool":"globalcheck","mode":4,"budget_bytes":1,"shared_budget_bytes":1,"patches":""}"#;
 
-/// The outcome of a finished run. Public for tests on captured reports.
-pub fn decide(
-    exit: &Exit,
-    left_behind: bool,
-    rep: &report::Report,
-    tables: &BTreeMap<u32, LineTable>,
-    root: &Path,
-    log: &mut String,
-) -> Outcome {
-    if *exit == Exit::TimedOut {
-        return Outcome::Hang {
-            left_behind,
-            said: None,
-        };
+    fn launch(shared: &str) -> String {
+        format!(
+            r#"{{"launch":0,"kernel":"k","module":-1,"grid":[1,1,1],"block":[64,1,1],"mode":4,"accesses":0,"untracked_accesses":0,"dropped":0,"named_barriers":0,"epoch_overflow":0,"untracked_allocations":[],"findings":[]{shared}}}"#
+        )
     }
-    if !rep.started {
-        return Outcome::Inconclusive(format!(
-            "globalcheck was not loaded into the target (no report; {})",
-            match exit {
-                Exit::Code(c) => format!("the target exited {c}"),
-                Exit::Signal(s) => format!("the target died of signal {s}"),
-                Exit::TimedOut => unreachable!(),
-            }
-        ));
+
+    fn shared(extra: &str) -> String {
+        format!(
+            r#","shared":{{"bytes":1280,"static":256,"dynamic":0,"dynamic_known":true,"reserved":1024,"over_budget":false,"cluster":false,"accesses":10,"untracked":0,"unsized":0,"unseen_writes":0,"dropped":0,"min_offset":0{extra}}},"shared_findings":[]"#
+        )
     }
-    if let Some(e) = rep.errors.first() {
-        return Outcome::Inconclusive(format!("globalcheck: {e}"));
+
+    fn outcome(lines: &[String]) -> Outcome {
+        let rep = report::parse(&lines.join("\n"));
+        assert!(rep.errors.is_empty(), "{:?}", rep.errors);
+        let mut log = String::new();
+        decide_shared(
+            &Exit::Code(0),
+            false,
+            &rep,
+            &BTreeMap::new(),
+            Path::new("/"),
+            &mut log,
+        )
     }
-    if let Exit::Signal(s) = exit {
-        return Outcome::Inconclusive(format!("the target died of signal {s} under globalcheck"));
-    }
-    if rep.launches.is_empty() {
-        return Outcome::Inconclusive("globalcheck saw no kernel launch".into());
-    }
-    if let Some(l) = rep.launches.iter().find(|l| l.epoch_overflow > 0) {
-        return Outcome::Inconclusive(format!(
-            "{CANNOT_JUDGE}launch {} of {}: threads passed 2^15 barriers, past what its epochs can order",
-            l.launch, l.kernel
-        ));
-    }
-    // Findings the tool could not judge are set aside, launch by launch: a race it can judge
-    // elsewhere in the run still counts, and only a run with nothing else found is inconclusive.
-    let mut distrusted: Vec<(Distrust, u32, String)> = Vec::new();
-    for l in &rep.launches {
-        for f in &l.findings {
-            if let Some(d) = report::distrust(rep, tables, l, f) {
-                if !distrusted
-                    .iter()
-                    .any(|(d2, n, _)| *d2 == d && *n == l.launch)
-                {
-                    distrusted.push((d, l.launch, l.kernel.clone()));
+
+    #[test]
+    fn a_fully_seen_launch_without_findings_is_clean_and_every_blind_spot_is_inconclusive() {
+        assert_eq!(
+            outcome(&[START.into(), launch(&shared(""))]),
+            Outcome::Clean
+        );
+        for (field, says) in [
+            (r#""over_budget":true"#, "over the budget"),
+            (r#""unsized":3"#, "dynamic shared memory"),
+            (r#""untracked":2"#, "outside the"),
+            (r#""unseen_writes":1"#, "cannot see"),
+            (r#""cluster":true"#, "cannot see"),
+            (r#""dropped":1"#, "overflowed"),
+        ] {
+            let key = field.split(':').next().unwrap();
+            let line = launch(&shared(""));
+            // The same launch with one field changed (serde keeps the last duplicate key out:
+            // replace the field instead).
+            let base = shared("");
+            let at = base.find(key).unwrap();
+            let end = at + base[at..].find([',', '}']).unwrap();
+            let changed = format!("{}{}{}", &base[..at], field, &base[end..]);
+            let line = line.replace(&base, &changed);
+            match outcome(&[START.into(), line]) {
+                Outcome::Inconclusive(why) => {
+                    assert!(why.contains(says), "{field}: {why}");
+                    assert!(is_limit(&why), "{field}: {why}");
                 }
+                o => panic!("{field}: {o:?}"),
             }
         }
-    }
-    let all = report::findings_where(rep, tables, root, |l, f| {
-        report::distrust(rep, tables, l, f).is_none()
-    });
-    let (errors, warnings): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| f.level == "Error");
-    for w in &warnings {
-        log.push_str(&format!(
-            "globalcheck warning (not counted): {}\n",
-            w.line()
+        // A run of globalcheck alone has no shared window: sharedcheck judged nothing.
+        assert!(matches!(
+            outcome(&[START.into(), launch("")]),
+            Outcome::Inconclusive(_)
         ));
     }
-    for (d, launch, kernel) in &distrusted {
-        log.push_str(&format!(
-            "globalcheck: findings of launch {launch} of {kernel} set aside: {}\n",
-            distrust_why(*d)
-        ));
-    }
-    let (untracked, over_budget) = rep.untracked();
-    if untracked > 0 {
-        log.push_str(&format!(
-            "globalcheck: {untracked} global access(es) outside every tracked allocation\n"
-        ));
-    }
-    if !errors.is_empty() {
-        return Outcome::Findings(errors);
-    }
-    // Nothing found is "clean" only when everything was seen.
-    if let Exit::Code(c) = exit {
-        if *c != 0 {
-            return Outcome::Inconclusive(format!(
-                "the target exited {c} without a globalcheck finding (a failed launch leaves nothing to judge)"
-            ));
+
+    #[test]
+    fn launches_of_cuda_graphs_stepped_aside_are_parsed_and_never_clean() {
+        let note = r#"{"note":"stepped-aside","reason":"cuda-graph","launches":3}"#;
+        let rep = report::parse(&[START, note].join("\n"));
+        assert_eq!(rep.stepped_aside(), 3);
+        assert_eq!(rep.notes[0].reason, "cuda-graph");
+        match outcome(&[START.into(), launch(&shared("")), note.into()]) {
+            Outcome::Inconclusive(why) => {
+                assert!(why.contains("3 kernel launch(es) of CUDA graphs"), "{why}")
+            }
+            o => panic!("{o:?}"),
         }
+        let mut log = String::new();
+        let gc = decide(
+            &Exit::Code(0),
+            false,
+            &report::parse(&[START.to_string(), launch(""), note.into()].join("\n")),
+            &BTreeMap::new(),
+            Path::new("/"),
+            &mut log,
+        );
+        assert!(
+            matches!(gc, Outcome::Inconclusive(ref w) if w.contains("CUDA graphs")),
+            "{gc:?}"
+        );
     }
-    let dropped: u64 = rep.launches.iter().map(|l| l.dropped).sum();
-    if dropped > 0 {
-        return Outcome::Inconclusive(format!(
-            "globalcheck's finding table overflowed: {dropped} finding(s) dropped"
-        ));
-    }
-    if let Some((d, launch, kernel)) = distrusted.first() {
-        return Outcome::Inconclusive(format!(
-            "{CANNOT_JUDGE}launch {launch} of {kernel} {}",
-            distrust_why(*d)
-        ));
-    }
-    if untracked > 0 && over_budget.is_empty() {
-        return Outcome::Inconclusive(format!(
-            "{CANNOT_JUDGE}{untracked} global access(es) outside every allocation it knows (host-mapped, managed or imported memory is not tracked)"
-        ));
-    }
-    if untracked > 0 && !over_budget.is_empty() {
-        let list: Vec<String> = over_budget
-            .iter()
-            .map(|u| format!("{} bytes at 0x{:x}", u.size, u.base))
-            .collect();
-        return Outcome::Inconclusive(format!(
-            "{CANNOT_JUDGE}its shadow budget left {} allocation(s) untracked ({}); raise RACEGATE_GLOBALCHECK_BUDGET_MB",
-            list.len(),
-            list.join(", ")
-        ));
-    }
-    Outcome::Clean
 }

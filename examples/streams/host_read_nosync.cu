@@ -1,0 +1,59 @@
+// The host reads pinned memory that an async device-to-host copy may still be writing: the
+// stream is synchronized only after the read. streamcheck must report a stream-host-race
+// (Error) between the cudaMemcpyAsync and the host read of h[0] (both lines of this file; the
+// read is caught by a guard page on the pinned buffer). Twin: host_read_sync.cu.
+//
+// streamcheck: race
+// key: stream-host-race
+// Build: nvcc -arch=sm_90 -g -lineinfo -o host_read_nosync host_read_nosync.cu
+#include <cstdio>
+#include <cuda_runtime.h>
+
+#define CHECK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); return 2; } } while (0)
+
+__global__ void scale(float* d, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int k = 0; k < 64 && i < n; k++)
+        d[i] = d[i] * 1.0001f + 1.0f;
+}
+
+__global__ void shift(const float* in, float* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = in[i] + 1.0f;
+}
+
+int main()
+{
+    const int n = 1 << 20;
+    float *d, *out, *h;
+    cudaStream_t a, b;
+    cudaEvent_t ev;
+    CHECK(cudaMalloc(&d, n * sizeof(float)));
+    CHECK(cudaMalloc(&out, n * sizeof(float)));
+    CHECK(cudaMallocHost(&h, n * sizeof(float)));
+    CHECK(cudaMemset(d, 0, n * sizeof(float)));
+    for (int i = 0; i < n; i++)
+        h[i] = 1.0f;
+    CHECK(cudaStreamCreate(&a));
+    CHECK(cudaStreamCreate(&b));
+    CHECK(cudaEventCreate(&ev));
+    CHECK(cudaDeviceSynchronize());
+
+    scale<<<n / 256, 256, 0, a>>>(d, n);
+    CHECK(cudaMemcpyAsync(h, d, n * sizeof(float), cudaMemcpyDeviceToHost, a));
+    float first = h[0];  // BUG: the copy may still be writing h
+    printf("first %f\n", first);
+
+    CHECK(cudaDeviceSynchronize());
+    printf("h[1] %f\n", h[1]);
+    CHECK(cudaEventDestroy(ev));
+    CHECK(cudaStreamDestroy(a));
+    CHECK(cudaStreamDestroy(b));
+    CHECK(cudaFreeHost(h));
+    CHECK(cudaFree(out));
+    CHECK(cudaFree(d));
+    return 0;
+}

@@ -1,0 +1,475 @@
+// streamcheck's recorder (see streams.h). One JSON line per operation, with its host thread `t`,
+// its stream (`s`: the Sanitizer API's unique handle; `api`: the CUstream the program passed,
+// 0 or 1 for the legacy default stream, 2 for the per-thread one) and its call site (`site`:
+// the return addresses of the host backtrace that lie in the program's own executable, as
+// offsets from its load bias, innermost first; racegate maps them to file:line with addr2line).
+// Line kinds: start, stream, alloc, free, kernel, memcpy, memset, record, wait, event_sync,
+// stream_sync, ctx_sync, host, guard, unjudged (the fields are the ones streams.rs reads).
+//
+// Kernels: the pointer words of a launch's arguments (read at the driver's launch call, sized
+// by cuFuncGetParamInfo) that point into a known allocation. Host accesses: while an async copy
+// may still write (or read) host-pinned memory, its pages are protected; a fault there is
+// written as a host access (with `in_api` when it happened inside a CUDA call) and the page is
+// opened again. Guards are lifted at a synchronization that covers their stream; one kept too
+// long only costs a fault that racegate's model then finds ordered.
+#include "streams.h"
+
+#include <cuda.h>
+
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+namespace {
+
+struct Alloc {
+    uint64_t size = 0;
+    std::string kind;
+};
+
+struct Guard {
+    uint64_t lo = 0, hi = 0;  // page-aligned
+    uint64_t stream = 0;
+};
+
+struct Recorder {
+    std::recursive_mutex lock;
+    FILE* out = nullptr;
+    std::map<uint64_t, Alloc> allocs;
+    std::map<uint64_t, uint64_t> event_stream;  // event -> stream of its last record
+    std::vector<Guard> guards;
+    uintptr_t exe_bias = 0, exe_lo = ~(uintptr_t)0, exe_hi = 0;
+    CUcontext context = nullptr;
+    struct sigaction old_segv;
+    CUresult (*param_info)(CUfunction, size_t, size_t*, size_t*) = nullptr;
+    CUresult (*stream_flags)(CUstream, unsigned*) = nullptr;
+};
+
+Recorder* r = nullptr;
+thread_local int in_api = 0;              // depth of driver API calls on this thread
+thread_local bool api_ptsz = false;       // the current driver call is a per-thread-stream variant
+thread_local std::string pending_args;    // the next launch's pointer arguments (JSON)
+thread_local bool pending_known = false;
+thread_local bool pending_set = false;
+
+uint64_t tid() { return (uint64_t)syscall(SYS_gettid); }
+
+void emit(const std::string& s)
+{
+    if (!r->out)
+        return;
+    fputs(s.c_str(), r->out);
+    fputc('\n', r->out);
+    fflush(r->out);
+}
+
+std::string esc(const char* p)
+{
+    std::string o;
+    for (; p && *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"' || c == '\\') {
+            o += '\\';
+            o += (char)c;
+        } else if (c < 0x20) {
+            char b[8];
+            snprintf(b, sizeof b, "\\u%04x", c);
+            o += b;
+        } else {
+            o += (char)c;
+        }
+    }
+    return o;
+}
+
+std::string n(uint64_t v) { return std::to_string(v); }
+
+// The frames of this call that lie in the program's executable (the CUDA runtime linked into it
+// included: racegate passes over those by name).
+std::string site()
+{
+    void* pcs[32];
+    int k = backtrace(pcs, 32);
+    std::string s = "[";
+    int kept = 0;
+    for (int i = 0; i < k && kept < 12; i++) {
+        uintptr_t pc = (uintptr_t)pcs[i];
+        if (pc < r->exe_lo || pc >= r->exe_hi)
+            continue;
+        s += std::string(kept ? "," : "") + n(pc - r->exe_bias);
+        kept++;
+    }
+    return s + "]";
+}
+
+int first_object(struct dl_phdr_info* info, size_t, void*)
+{
+    // The first object is the program itself.
+    r->exe_bias = info->dlpi_addr;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr)& p = info->dlpi_phdr[i];
+        if (p.p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = info->dlpi_addr + p.p_vaddr, hi = lo + p.p_memsz;
+        if (lo < r->exe_lo)
+            r->exe_lo = lo;
+        if (hi > r->exe_hi)
+            r->exe_hi = hi;
+    }
+    return 1;
+}
+
+const Alloc* alloc_of(uint64_t a, uint64_t* base)
+{
+    auto it = r->allocs.upper_bound(a);
+    if (it == r->allocs.begin())
+        return nullptr;
+    --it;
+    if (a >= it->first + it->second.size)
+        return nullptr;
+    if (base)
+        *base = it->first;
+    return &it->second;
+}
+
+uint64_t api_stream(CUstream s)
+{
+    uint64_t v = (uint64_t)(uintptr_t)s;
+    if (v == 0 && api_ptsz)
+        return 2;
+    return v;
+}
+
+long page() { return sysconf(_SC_PAGESIZE); }
+
+void lift_if(bool (*pred)(const Guard&, uint64_t), uint64_t arg)
+{
+    for (size_t i = 0; i < r->guards.size();) {
+        if (pred(r->guards[i], arg)) {
+            mprotect((void*)r->guards[i].lo, r->guards[i].hi - r->guards[i].lo, PROT_READ | PROT_WRITE);
+            r->guards.erase(r->guards.begin() + i);
+        } else {
+            i++;
+        }
+    }
+}
+
+// Protects the pages of [addr, addr+size) of pinned memory: none for a copy's destination (the
+// host must not read or write it yet), read-only for its source (the host must not write it).
+void guard(uint64_t addr, uint64_t size, uint64_t stream, bool dst)
+{
+    uint64_t base = 0;
+    const Alloc* a = alloc_of(addr, &base);
+    if (!a || a->kind != "pinned" || size == 0)
+        return;
+    uint64_t ps = (uint64_t)page();
+    Guard g;
+    g.lo = addr & ~(ps - 1);
+    g.hi = (addr + size + ps - 1) & ~(ps - 1);
+    g.stream = stream;
+    bool ok = mprotect((void*)g.lo, g.hi - g.lo, dst ? PROT_NONE : PROT_READ) == 0;
+    if (ok)
+        r->guards.push_back(g);
+    emit("{\"op\":\"guard\",\"base\":" + n(addr) + ",\"size\":" + n(size) + ",\"ok\":" + (ok ? "true" : "false") + "}");
+}
+
+void on_segv(int sig, siginfo_t* info, void* uc)
+{
+    uint64_t a = (uint64_t)(uintptr_t)info->si_addr;
+    if (r) {
+        std::lock_guard<std::recursive_mutex> hold(r->lock);
+        for (size_t i = 0; i < r->guards.size(); i++) {
+            Guard g = r->guards[i];
+            if (a < g.lo || a >= g.hi)
+                continue;
+            bool write = false;
+#if defined(__x86_64__)
+            write = (((ucontext_t*)uc)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#endif
+            emit("{\"op\":\"host\",\"t\":" + n(tid()) + ",\"addr\":" + n(a) + ",\"write\":" + (write ? "true" : "false")
+                 + ",\"in_api\":" + (in_api > 0 ? "true" : "false") + ",\"site\":" + site() + "}");
+            mprotect((void*)g.lo, g.hi - g.lo, PROT_READ | PROT_WRITE);
+            r->guards.erase(r->guards.begin() + i);
+            return;  // the access runs again, now allowed
+        }
+    }
+    // Not ours: the program's own handler, or the default action when the access runs again.
+    sigaction(SIGSEGV, &r->old_segv, nullptr);
+    (void)sig;
+}
+
+// The pointer words of a launch's arguments that point into known allocations.
+void launch_args(CUfunction f, void** params, void** extra)
+{
+    pending_set = true;
+    pending_known = false;
+    pending_args.clear();
+    if (!r->param_info)
+        return;
+    std::vector<std::pair<size_t, size_t>> info;  // (offset, size) per parameter
+    for (size_t i = 0; i < 4096; i++) {
+        size_t off = 0, size = 0;
+        if (r->param_info(f, i, &off, &size) != CUDA_SUCCESS)
+            break;
+        info.push_back({off, size});
+    }
+    const char* buffer = nullptr;
+    if (!params && extra) {
+        for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2)
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+                buffer = (const char*)extra[i + 1];
+    }
+    if (!params && !buffer && !info.empty())
+        return;
+    auto scan = [&](size_t idx, const char* p, size_t size) {
+        for (size_t o = 0; o + 8 <= size; o += 8) {
+            uint64_t w;
+            memcpy(&w, p + o, 8);
+            if (alloc_of(w, nullptr))
+                pending_args += std::string(pending_args.empty() ? "" : ",") + "[" + n(idx) + "," + n(w) + "]";
+        }
+    };
+    for (size_t i = 0; i < info.size(); i++)
+        scan(i, params ? (const char*)params[i] : buffer + info[i].first, info[i].second);
+    pending_known = true;
+}
+
+void driver_api(const Sanitizer_CallbackData* c)
+{
+    if (!c->functionName)
+        return;
+    std::string fn = c->functionName;
+    if (c->callbackSite == SANITIZER_API_EXIT) {
+        if (in_api > 0)
+            in_api--;
+        CUresult ret = c->functionReturnValue ? *(const CUresult*)c->functionReturnValue : CUDA_ERROR_UNKNOWN;
+        // A query that says "done" orders the host after the work, like a synchronize.
+        if (ret == CUDA_SUCCESS && c->functionParams && (fn == "cuStreamQuery" || fn == "cuStreamQuery_ptsz")) {
+            CUstream s = *(const CUstream*)c->functionParams;
+            Sanitizer_StreamHandle h = nullptr;
+            sanitizerGetStreamHandle(nullptr, s, &h);
+            emit("{\"op\":\"stream_sync\",\"t\":" + n(tid()) + ",\"s\":" + n((uint64_t)(uintptr_t)h) + ",\"api\":"
+                 + n(api_stream(s)) + "}");
+        } else if (ret == CUDA_SUCCESS && c->functionParams && fn == "cuEventQuery") {
+            CUevent e = *(const CUevent*)c->functionParams;
+            emit("{\"op\":\"event_sync\",\"t\":" + n(tid()) + ",\"ev\":" + n((uint64_t)(uintptr_t)e) + "}");
+        }
+        return;
+    }
+    in_api++;
+    api_ptsz = fn.size() > 5 && (fn.compare(fn.size() - 5, 5, "_ptsz") == 0 || fn.compare(fn.size() - 5, 5, "_ptds") == 0);
+    if (fn.rfind("cuIpcOpenMemHandle", 0) == 0 || fn.rfind("cuIpcOpenEventHandle", 0) == 0)
+        emit("{\"op\":\"unjudged\",\"why\":\"memory or events shared with another process (IPC)\"}");
+    if (fn.rfind("cuLaunchHostFunc", 0) == 0 || fn.rfind("cuStreamAddCallback", 0) == 0)
+        emit("{\"op\":\"unjudged\",\"why\":\"host functions run in stream order (cudaLaunchHostFunc): their accesses are not seen\"}");
+    if (fn.rfind("cuStreamWaitValue", 0) == 0 || fn.rfind("cuStreamWriteValue", 0) == 0 || fn.rfind("cuStreamBatchMemOp", 0) == 0)
+        emit("{\"op\":\"unjudged\",\"why\":\"stream memory operations (cuStreamWaitValue and the like) order streams in ways not modelled\"}");
+    if (!c->functionParams)
+        return;
+    struct Launch { CUfunction f; unsigned gx, gy, gz, bx, by, bz, shared; CUstream s; void** params; void** extra; };
+    struct LaunchEx { const CUlaunchConfig* config; CUfunction f; void** params; void** extra; };
+    if (fn.rfind("cuLaunchKernelEx", 0) == 0) {
+        auto* p = (const LaunchEx*)c->functionParams;
+        launch_args(p->f, p->params, p->extra);
+    } else if (fn.rfind("cuLaunchKernel", 0) == 0) {
+        auto* p = (const Launch*)c->functionParams;
+        launch_args(p->f, p->params, p->extra);
+    } else if (fn.rfind("cuLaunchCooperativeKernel", 0) == 0) {
+        auto* p = (const Launch*)c->functionParams;
+        launch_args(p->f, p->params, nullptr);
+    }
+}
+
+bool on_stream(const Guard& g, uint64_t s) { return g.stream == s; }
+bool always(const Guard&, uint64_t) { return true; }
+
+}  // namespace
+
+bool streams_init(const char* dir)
+{
+    r = new Recorder();
+    r->out = fopen((std::string(dir) + "/streams.jsonl").c_str(), "a");
+    dl_iterate_phdr(first_object, nullptr);
+    void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!cuda)
+        cuda = dlopen("libcuda.so.1", RTLD_NOW);
+    if (cuda) {
+        r->param_info = (CUresult(*)(CUfunction, size_t, size_t*, size_t*))dlsym(cuda, "cuFuncGetParamInfo");
+        r->stream_flags = (CUresult(*)(CUstream, unsigned*))dlsym(cuda, "cuStreamGetFlags");
+    }
+    char exe[4096] = {0};
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0)
+        exe[k] = 0;
+    void* warm[2];
+    backtrace(warm, 2);  // loads the unwinder now, not first in a signal handler
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &r->old_segv);
+    emit("{\"op\":\"start\",\"pid\":" + n((uint64_t)getpid()) + ",\"exe\":\"" + esc(exe) + "\"}");
+    return r->out != nullptr;
+}
+
+void streams_enable(Sanitizer_SubscriberHandle handle)
+{
+    for (auto d : {SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CB_DOMAIN_LAUNCH, SANITIZER_CB_DOMAIN_MEMCPY,
+                   SANITIZER_CB_DOMAIN_MEMSET, SANITIZER_CB_DOMAIN_SYNCHRONIZE, SANITIZER_CB_DOMAIN_EVENTS,
+                   SANITIZER_CB_DOMAIN_GRAPHS, SANITIZER_CB_DOMAIN_DRIVER_API, SANITIZER_CB_DOMAIN_BATCH_MEMOP})
+        sanitizerEnableDomain(1, handle, d);
+}
+
+void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata)
+{
+    if (!r)
+        return;
+    std::lock_guard<std::recursive_mutex> hold(r->lock);
+    std::string t = n(tid());
+    switch (domain) {
+    case SANITIZER_CB_DOMAIN_DRIVER_API:
+        driver_api((const Sanitizer_CallbackData*)cbdata);
+        break;
+    case SANITIZER_CB_DOMAIN_RESOURCE: {
+        if (cbid == SANITIZER_CBID_RESOURCE_STREAM_CREATED) {
+            auto* d = (const Sanitizer_ResourceStreamData*)cbdata;
+            unsigned flags = 0;
+            if (r->stream_flags && d->stream)
+                r->stream_flags(d->stream, &flags);
+            emit("{\"op\":\"stream\",\"s\":" + n((uint64_t)(uintptr_t)d->hStream) + ",\"cu\":"
+                 + n((uint64_t)(uintptr_t)d->stream) + ",\"flags\":" + n(flags) + "}");
+        } else if (cbid == SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_ALLOC || cbid == SANITIZER_CBID_RESOURCE_HOST_MEMORY_ALLOC
+                   || cbid == SANITIZER_CBID_RESOURCE_MEMORY_ALLOC_ASYNC) {
+            auto* m = (const Sanitizer_ResourceMemoryData*)cbdata;
+            Alloc a;
+            a.size = m->size;
+            a.kind = (m->flags & SANITIZER_MEMORY_FLAG_MANAGED) ? "managed"
+                : (m->flags & SANITIZER_MEMORY_FLAG_HOST_PINNED) ? "pinned"
+                : (m->flags & SANITIZER_MEMORY_FLAG_HOST_MAPPED) ? "mapped"
+                : (m->flags & SANITIZER_MEMORY_FLAG_MODULE) ? "module"
+                : cbid == SANITIZER_CBID_RESOURCE_MEMORY_ALLOC_ASYNC ? "async" : "device";
+            if (cbid == SANITIZER_CBID_RESOURCE_HOST_MEMORY_ALLOC && a.kind == "device")
+                a.kind = "pinned";
+            if (m->flags & SANITIZER_MEMORY_FLAG_PEER)
+                emit("{\"op\":\"unjudged\",\"why\":\"memory of a peer device (several devices)\"}");
+            r->allocs[m->address] = a;
+            emit("{\"op\":\"alloc\",\"base\":" + n(m->address) + ",\"size\":" + n(m->size) + ",\"kind\":\"" + a.kind + "\"}");
+        } else if (cbid == SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_FREE || cbid == SANITIZER_CBID_RESOURCE_HOST_MEMORY_FREE
+                   || cbid == SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC) {
+            auto* m = (const Sanitizer_ResourceMemoryData*)cbdata;
+            uint64_t lo = m->address, hi = m->address + m->size;
+            for (size_t i = 0; i < r->guards.size();)
+                if (r->guards[i].lo < hi && lo < r->guards[i].hi) {
+                    mprotect((void*)r->guards[i].lo, r->guards[i].hi - r->guards[i].lo, PROT_READ | PROT_WRITE);
+                    r->guards.erase(r->guards.begin() + i);
+                } else {
+                    i++;
+                }
+            r->allocs.erase(m->address);
+            if (cbid == SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC)
+                emit("{\"op\":\"unjudged\",\"why\":\"memory freed in stream order (cudaFreeAsync) is not modelled\"}");
+            emit("{\"op\":\"free\",\"base\":" + n(m->address) + ",\"t\":" + t + "}");
+        } else if (cbid == SANITIZER_CBID_RESOURCE_MEMPOOL_IMPORT_POINTER) {
+            emit("{\"op\":\"unjudged\",\"why\":\"memory imported from another process (IPC)\"}");
+        }
+        break;
+    }
+    case SANITIZER_CB_DOMAIN_LAUNCH: {
+        if (cbid != SANITIZER_CBID_LAUNCH_BEGIN)
+            break;
+        auto* d = (const Sanitizer_LaunchData*)cbdata;
+        if (r->context && r->context != d->context)
+            emit("{\"op\":\"unjudged\",\"why\":\"kernels launched in more than one CUDA context (several devices)\"}");
+        r->context = d->context;
+        bool known = pending_set && pending_known;
+        emit("{\"op\":\"kernel\",\"t\":" + t + ",\"s\":" + n((uint64_t)(uintptr_t)d->hStream) + ",\"api\":"
+             + n(api_stream(d->apiStream)) + ",\"name\":\"" + esc(d->functionName) + "\",\"args\":["
+             + (known ? pending_args : "") + "],\"args_known\":" + (known ? "true" : "false") + ",\"site\":" + site() + "}");
+        pending_set = false;
+        break;
+    }
+    case SANITIZER_CB_DOMAIN_MEMCPY: {
+        auto* d = (const Sanitizer_MemcpyData*)cbdata;
+        uint64_t rows = (d->height ? d->height : 1) * (d->depth ? d->depth : 1);
+        bool pitched = rows > 1;
+        uint64_t size = d->size;
+        if (pitched) {
+            uint64_t pitch = d->srcPitch > d->dstPitch ? d->srcPitch : d->dstPitch;
+            size = pitch * (rows - 1) + d->width;
+        }
+        uint64_t s = (uint64_t)(uintptr_t)(d->hApiStream ? d->hApiStream : d->hDstStream);
+        if (d->srcContext != d->dstContext)
+            emit("{\"op\":\"unjudged\",\"why\":\"a copy between two contexts (several devices)\"}");
+        emit("{\"op\":\"memcpy\",\"t\":" + t + ",\"s\":" + n(s) + ",\"api\":" + n(api_stream(d->apiStream)) + ",\"src\":"
+             + n(d->srcAddress) + ",\"dst\":" + n(d->dstAddress) + ",\"size\":" + n(size) + ",\"dir\":"
+             + n((uint64_t)d->direction) + ",\"async\":" + (d->isAsync ? "true" : "false") + ",\"pitched\":"
+             + (pitched ? "true" : "false") + ",\"site\":" + site() + "}");
+        if (d->isAsync) {
+            guard(d->dstAddress, size, s, true);
+            guard(d->srcAddress, size, s, false);
+        }
+        break;
+    }
+    case SANITIZER_CB_DOMAIN_MEMSET: {
+        auto* d = (const Sanitizer_MemsetData*)cbdata;
+        uint64_t elem = d->elementSize ? d->elementSize : 1;
+        bool pitched = d->height > 1;
+        uint64_t size = pitched ? d->pitch * (d->height - 1) + d->width * elem : d->width * elem;
+        emit("{\"op\":\"memset\",\"t\":" + t + ",\"s\":" + n((uint64_t)(uintptr_t)d->hStream) + ",\"api\":"
+             + n(api_stream(d->stream)) + ",\"addr\":" + n(d->address) + ",\"size\":" + n(size) + ",\"async\":"
+             + (d->isAsync ? "true" : "false") + ",\"pitched\":" + (pitched ? "true" : "false") + ",\"site\":" + site() + "}");
+        break;
+    }
+    case SANITIZER_CB_DOMAIN_EVENTS: {
+        auto* d = (const Sanitizer_EventData*)cbdata;
+        uint64_t ev = (uint64_t)(uintptr_t)d->event, s = (uint64_t)(uintptr_t)d->hStream;
+        const char* op = cbid == SANITIZER_CBID_EVENTS_RECORD ? "record" : cbid == SANITIZER_CBID_EVENTS_STREAM_WAIT ? "wait" : nullptr;
+        if (op) {
+            if (cbid == SANITIZER_CBID_EVENTS_RECORD)
+                r->event_stream[ev] = s;
+            emit(std::string("{\"op\":\"") + op + "\",\"t\":" + t + ",\"s\":" + n(s) + ",\"api\":" + n(api_stream(d->stream))
+                 + ",\"ev\":" + n(ev) + ",\"site\":" + site() + "}");
+        } else if (cbid == SANITIZER_CBID_EVENTS_SYNCHRONIZE) {
+            emit("{\"op\":\"event_sync\",\"t\":" + t + ",\"ev\":" + n(ev) + "}");
+            auto it = r->event_stream.find(ev);
+            if (it != r->event_stream.end())
+                lift_if(on_stream, it->second);
+        }
+        break;
+    }
+    case SANITIZER_CB_DOMAIN_SYNCHRONIZE: {
+        auto* d = (const Sanitizer_SynchronizeData*)cbdata;
+        if (cbid == SANITIZER_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED) {
+            uint64_t s = (uint64_t)(uintptr_t)d->hStream;
+            emit("{\"op\":\"stream_sync\",\"t\":" + t + ",\"s\":" + n(s) + ",\"api\":" + n(api_stream(d->stream)) + "}");
+            lift_if(on_stream, s);
+        } else if (cbid == SANITIZER_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED) {
+            emit("{\"op\":\"ctx_sync\",\"t\":" + t + "}");
+            lift_if(always, 0);
+        }
+        break;
+    }
+    case SANITIZER_CB_DOMAIN_GRAPHS:
+        if (cbid == SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN)
+            emit("{\"op\":\"unjudged\",\"why\":\"a CUDA graph was launched (its nodes' order is not modelled)\"}");
+        break;
+    case SANITIZER_CB_DOMAIN_BATCH_MEMOP:
+        emit("{\"op\":\"unjudged\",\"why\":\"stream memory operations (cuStreamWaitValue and the like) order streams in ways not modelled\"}");
+        break;
+    default:
+        break;
+    }
+}

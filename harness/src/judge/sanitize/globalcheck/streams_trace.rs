@@ -1,0 +1,179 @@
+//! streamcheck's trace as the recorder (`harness/globalcheck/streams.cpp`) writes it, one
+//! [`Op`] per line, and what a kernel's mangled name says about its pointer parameters.
+
+use serde::Deserialize;
+
+/// One line of the trace.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Op {
+    /// The recorder started in process `pid` of program `exe`.
+    Start {
+        pid: u64,
+        exe: String,
+    },
+    /// A stream was created (`flags` from `cuStreamGetFlags`; 1 is non-blocking).
+    Stream {
+        s: u64,
+        cu: u64,
+        flags: u32,
+    },
+    /// An allocation: `kind` is device, pinned, managed, mapped, module or async.
+    Alloc {
+        base: u64,
+        size: u64,
+        kind: String,
+    },
+    Free {
+        base: u64,
+        #[serde(default)]
+        t: u64,
+    },
+    /// A kernel launch; `args` holds `[parameter index, pointer word]` for each word of its
+    /// arguments that points into a known allocation; `args_known` is false when the arguments
+    /// could not be read.
+    Kernel {
+        t: u64,
+        s: u64,
+        api: u64,
+        name: String,
+        args: Vec<(u32, u64)>,
+        args_known: bool,
+        site: Vec<u64>,
+    },
+    /// `dir`: 1 host to host, 2 host to device, 3 device to host, 4 device to device, 0 unknown.
+    /// `pitched`: a 2D/3D copy whose ranges are a bound (from the first to the last byte).
+    Memcpy {
+        t: u64,
+        s: u64,
+        api: u64,
+        src: u64,
+        dst: u64,
+        size: u64,
+        dir: u32,
+        #[serde(rename = "async")]
+        is_async: bool,
+        pitched: bool,
+        site: Vec<u64>,
+    },
+    Memset {
+        t: u64,
+        s: u64,
+        api: u64,
+        addr: u64,
+        size: u64,
+        #[serde(rename = "async")]
+        is_async: bool,
+        pitched: bool,
+        site: Vec<u64>,
+    },
+    Record {
+        t: u64,
+        s: u64,
+        api: u64,
+        ev: u64,
+        site: Vec<u64>,
+    },
+    Wait {
+        t: u64,
+        s: u64,
+        api: u64,
+        ev: u64,
+        site: Vec<u64>,
+    },
+    EventSync {
+        t: u64,
+        ev: u64,
+    },
+    StreamSync {
+        t: u64,
+        s: u64,
+        api: u64,
+    },
+    CtxSync {
+        t: u64,
+    },
+    /// A host access to a guarded page (`in_api`: made inside a CUDA call, not by the program).
+    Host {
+        t: u64,
+        addr: u64,
+        write: bool,
+        in_api: bool,
+        site: Vec<u64>,
+    },
+    /// A guard on host memory was set (`ok`) or could not be.
+    Guard {
+        base: u64,
+        size: u64,
+        ok: bool,
+    },
+    /// Something the callbacks cannot judge (CUDA graphs, IPC, several contexts, ...).
+    Unjudged {
+        why: String,
+    },
+}
+
+/// For each parameter of a kernel whose name is an Itanium-mangled `_Z<len><name><params>` of
+/// plain types: `Some(true)` a pointer to const, `Some(false)` a pointer to non-const, `None`
+/// not a pointer or not understood. Anything past what this reads leaves the rest unknown.
+pub fn param_consts(mangled: &str) -> Vec<Option<bool>> {
+    let b = mangled.as_bytes();
+    let Some(rest) = mangled.strip_prefix("_Z") else {
+        return Vec::new();
+    };
+    let mut i = 2;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Ok(n) = rest[..digits].parse::<usize>() else {
+        return Vec::new();
+    };
+    i += digits + n;
+    let mut out = Vec::new();
+    while i < b.len() {
+        let (what, next) = match one_type(b, i) {
+            Some(x) => x,
+            None => break,
+        };
+        out.push(what);
+        i = next;
+    }
+    out
+}
+
+/// One type at `i`: (pointer constness, index after it).
+fn one_type(b: &[u8], i: usize) -> Option<(Option<bool>, usize)> {
+    match *b.get(i)? {
+        b'P' => {
+            let konst = b.get(i + 1) == Some(&b'K');
+            let j = skip_type(b, i + 1)?;
+            Some((Some(konst), j))
+        }
+        _ => Some((None, skip_type(b, i)?)),
+    }
+}
+
+/// The index after the type at `i` (builtins, qualifiers, pointers, named types, S_ and S<n>_).
+fn skip_type(b: &[u8], i: usize) -> Option<usize> {
+    let c = *b.get(i)?;
+    match c {
+        b'K' | b'V' | b'P' | b'R' => skip_type(b, i + 1),
+        b'v' | b'b' | b'c' | b'a' | b'h' | b's' | b't' | b'i' | b'j' | b'l' | b'm' | b'x'
+        | b'y' | b'f' | b'd' | b'e' | b'n' | b'o' | b'g' | b'w' => Some(i + 1),
+        b'D' if matches!(b.get(i + 1), Some(b'h' | b'i' | b's' | b'n')) => Some(i + 2),
+        b'S' => {
+            let j = i
+                + 1
+                + b[i + 1..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() && **c != b'_')
+                    .count();
+            (b.get(j) == Some(&b'_')).then_some(j + 1)
+        }
+        b'0'..=b'9' => {
+            let d = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let n: usize = std::str::from_utf8(&b[i..i + d]).ok()?.parse().ok()?;
+            let j = i + d + n;
+            (j <= b.len() && b.get(j) != Some(&b'I')).then_some(j)
+        }
+        _ => None,
+    }
+}

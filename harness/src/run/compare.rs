@@ -1,0 +1,296 @@
+//! How each buffer is compared on the device, so a trial whose output matches moves nothing
+//! but one counter per buffer across the bus.
+//!
+//! Decided once per input set from the buffer's [`Compare`] (and the kernel-wide tolerance):
+//! exact buffers byte by byte (`racegate_diff`); a tolerance, a prefix, or elements the judge's
+//! run left unwritten, element by element with the host oracle's own rules
+//! (`racegate_diff_elems`); an unordered output by a sum of per-element hashes against the
+//! expected output's sum, computed here ([`hash_sum`] mirrors `racegate_hash_elems`). A device
+//! count of zero is a pass; anything else reads the data back and the host oracle
+//! (`run/oracle.rs`) decides and writes the report, so a device compare that errs towards
+//! "differs" costs time, never a result. Combinations the device does not do (unordered with a
+//! tolerance or with unwritten elements) fall back to the exact compare, and so to the host.
+
+use std::collections::BTreeMap;
+
+use crate::source::exercises::{Buffer, Elem, Init};
+
+/// A buffer's compare on the device.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DeviceCompare {
+    /// Not compared (ignored, or no reference).
+    Skip,
+    /// The first `bytes` bytes, bitwise.
+    Bytes { bytes: u64 },
+    /// The first `n` elements with the oracle's elementwise rules.
+    Elems {
+        n: u64,
+        size: u32,
+        /// 0 bitwise, 1 f16, 2 bf16, 3 f32, 4 f64.
+        kind: u32,
+        unwritten: bool,
+        abs: f64,
+        rel: f64,
+        ulp: u64,
+    },
+    /// The first `n` elements as a multiset: their hash sum must be `expected`.
+    Unordered { n: u64, size: u32, expected: u64 },
+}
+
+fn kind(elem: Elem) -> u32 {
+    match elem {
+        Elem::F16 => 1,
+        Elem::BF16 => 2,
+        Elem::F32 => 3,
+        Elem::F64 => 4,
+        _ => 0,
+    }
+}
+
+/// The hash `racegate_hash_elems` adds up for one element: splitmix64 of its bits.
+pub fn element_hash(bits: u64) -> u64 {
+    let mut z = bits.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The sum of [`element_hash`] over the first `n` elements of `size` bytes (little-endian).
+pub fn hash_sum(bytes: &[u8], n: usize, size: usize) -> u64 {
+    bytes
+        .chunks_exact(size)
+        .take(n)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..size].copy_from_slice(c);
+            element_hash(u64::from_le_bytes(b))
+        })
+        .fold(0u64, u64::wrapping_add)
+}
+
+/// How each of `buffers` is compared on the device (`tolerance`: the kernel-wide absolute
+/// tolerance for float outputs that declare none, as [`crate::run::oracle::check_within`]).
+pub fn plan(
+    buffers: &[Buffer],
+    sizes: &BTreeMap<String, i64>,
+    tolerance: f64,
+) -> Vec<DeviceCompare> {
+    buffers
+        .iter()
+        .map(|b| {
+            let (want, input) = match (&b.init, &b.expected) {
+                (_, Some(e)) => (e, false),
+                (Init::Data(d), None) => (d, true),
+                _ => return DeviceCompare::Skip,
+            };
+            let bytes = want.len() as u64;
+            if input {
+                return DeviceCompare::Bytes { bytes };
+            }
+            let how = &b.compare;
+            if how.ignore {
+                return DeviceCompare::Skip;
+            }
+            let size = b.elem.size();
+            let full = want.len() / size;
+            let n = match &how.prefix {
+                None => full,
+                Some(expr) => match crate::run::oracle::prefix_len(expr, buffers, sizes) {
+                    Ok(n) => n.min(full),
+                    // The host reports the bad expression: make the device say "differs".
+                    Err(_) => return DeviceCompare::Bytes { bytes },
+                },
+            };
+            let tol = how.tolerance.or_else(|| {
+                (tolerance > 0.0 && b.elem.is_float()).then(|| crate::source::values::Tolerance {
+                    abs: tolerance,
+                    ..Default::default()
+                })
+            });
+            let tol = tol.filter(|_| b.elem.is_float());
+            if how.unordered {
+                if tol.is_some() || b.may_stay_unwritten {
+                    return DeviceCompare::Bytes { bytes };
+                }
+                return DeviceCompare::Unordered {
+                    n: n as u64,
+                    size: size as u32,
+                    expected: hash_sum(want, n, size),
+                };
+            }
+            match (tol, b.may_stay_unwritten, n == full) {
+                (None, false, true) => DeviceCompare::Bytes { bytes },
+                (tol, unwritten, _) => {
+                    let float = if tol.is_some() { kind(b.elem) } else { 0 };
+                    let t = tol.unwrap_or_default();
+                    DeviceCompare::Elems {
+                        n: n as u64,
+                        size: size as u32,
+                        kind: float,
+                        unwritten,
+                        abs: t.abs,
+                        rel: t.rel,
+                        ulp: t.ulp,
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::exercises::{Buffer, Compare, Elem, Init};
+    use crate::source::values::Tolerance;
+
+    fn out(elem: Elem, expected: Vec<u8>, compare: Compare) -> Buffer {
+        Buffer {
+            compare,
+            ..Buffer::output("o", elem, Init::Poison(expected.len()), expected)
+        }
+    }
+
+    #[test]
+    fn each_compare_gets_its_device_form() {
+        let none = BTreeMap::new();
+        let exact = out(Elem::U32, vec![0; 16], Compare::default());
+        let input = Buffer::input("i", Elem::U8, vec![1, 2, 3]);
+        let ignored = out(
+            Elem::U32,
+            vec![0; 4],
+            Compare {
+                ignore: true,
+                ..Default::default()
+            },
+        );
+        let p = plan(&[exact, input, ignored], &none, 0.0);
+        assert_eq!(
+            p,
+            vec![
+                DeviceCompare::Bytes { bytes: 16 },
+                DeviceCompare::Bytes { bytes: 3 },
+                DeviceCompare::Skip
+            ]
+        );
+        // A float output under the kernel-wide tolerance, an integer one stays bitwise.
+        let f = out(Elem::F32, vec![0; 8], Compare::default());
+        let i = out(Elem::I32, vec![0; 8], Compare::default());
+        let p = plan(&[f, i], &none, 1e-3);
+        assert!(
+            matches!(p[0], DeviceCompare::Elems { n: 2, size: 4, kind: 3, abs, .. } if abs == 1e-3),
+            "{p:?}"
+        );
+        assert_eq!(p[1], DeviceCompare::Bytes { bytes: 8 });
+        // A declared tolerance with ulps on f16.
+        let h = out(
+            Elem::F16,
+            vec![0; 6],
+            Compare {
+                tolerance: Some(Tolerance {
+                    ulp: 2,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        );
+        assert!(matches!(
+            plan(&[h], &none, 0.0)[0],
+            DeviceCompare::Elems {
+                n: 3,
+                size: 2,
+                kind: 1,
+                ulp: 2,
+                ..
+            }
+        ));
+        // Unwritten elements are free: elementwise, bitwise otherwise.
+        let u = Buffer {
+            may_stay_unwritten: true,
+            ..out(Elem::U32, vec![0; 8], Compare::default())
+        };
+        assert!(matches!(
+            plan(&[u], &none, 0.0)[0],
+            DeviceCompare::Elems {
+                n: 2,
+                kind: 0,
+                unwritten: true,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_prefix_counts_elements_from_the_expected_outputs() {
+        let count = Buffer {
+            name: "count".into(),
+            ..out(Elem::U32, 2u32.to_le_bytes().to_vec(), Compare::default())
+        };
+        let data: Vec<u8> = [7u32, 9, 0, 0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let ordered = out(
+            Elem::U32,
+            data.clone(),
+            Compare {
+                prefix: Some("count[0]".into()),
+                ..Default::default()
+            },
+        );
+        let free = out(
+            Elem::U32,
+            data.clone(),
+            Compare {
+                prefix: Some("count[0]".into()),
+                unordered: true,
+                ..Default::default()
+            },
+        );
+        let p = plan(&[count, ordered, free], &BTreeMap::new(), 0.0);
+        assert!(
+            matches!(
+                p[1],
+                DeviceCompare::Elems {
+                    n: 2,
+                    kind: 0,
+                    unwritten: false,
+                    ..
+                }
+            ),
+            "{p:?}"
+        );
+        assert_eq!(
+            p[2],
+            DeviceCompare::Unordered {
+                n: 2,
+                size: 4,
+                expected: hash_sum(&data, 2, 4)
+            }
+        );
+    }
+
+    #[test]
+    fn the_hash_sum_ignores_order_and_sees_a_changed_element() {
+        let b = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        assert_eq!(
+            hash_sum(&b(&[1, 2, 3, 3]), 4, 4),
+            hash_sum(&b(&[3, 1, 3, 2]), 4, 4)
+        );
+        assert_ne!(
+            hash_sum(&b(&[1, 2, 3, 3]), 4, 4),
+            hash_sum(&b(&[1, 2, 2, 3]), 4, 4)
+        );
+        assert_ne!(
+            hash_sum(&b(&[1, 2, 3, 3]), 4, 4),
+            hash_sum(&b(&[1, 2, 3, 3, 0]), 5, 4)
+        );
+        assert_eq!(
+            hash_sum(&b(&[1, 2, 3, 9]), 3, 4),
+            hash_sum(&b(&[3, 2, 1, 5]), 3, 4),
+            "prefix"
+        );
+        // Known values of splitmix64 (its reference outputs for seed 0 and 1).
+        assert_eq!(element_hash(0), 0xe220_a839_7b1d_cdaf);
+    }
+}

@@ -1,0 +1,570 @@
+//! Schedule jitter plans: which warps the prelude delays, where, and for how long.
+//!
+//! A kernel built with jitter (`-DRACEGATE_JITTER`) replaces every `__syncthreads()` with the
+//! real barrier followed by a look at `racegate_jitter_plan`, a small table in constant memory
+//! that racegate writes before each launch. Three modes:
+//!
+//! - **pct** (the default): a PCT-like schedule. Each trial's seed picks a depth of 2 or 3
+//!   *change points*; each point is one barrier instance (the warp's n-th barrier of the launch),
+//!   a random proper subset of a block's warps, and a delay. At that instance those warps sleep,
+//!   so the other warps of the block run ahead past the barrier: a missing second barrier, a
+//!   read of a neighbour's not-yet-written element, shows at that point. Every other barrier
+//!   costs a few instructions. The delay and the share of blocks that take part are sized from
+//!   the kernel's measured duration ([`Calibration`]), so the added time stays near
+//!   [`DEFAULT_BUDGET`] times one bare launch whatever the kernel.
+//! - **dense** (the old jitter, kept to compare): three warps in four sleep 0-4 µs at *every*
+//!   barrier instance, hashed per warp, barrier line and clock.
+//! - **off**: the real barrier only (a jitter build run without jitter).
+//!
+//! The plan is drawn on the host from the trial's jitter seed alone, so a repro line
+//! reproduces it, and host tests check it: the same seed gives the same plan, and over many
+//! seeds the points cover every barrier instance and every warp. The device's only decision
+//! of its own, which blocks take part at a point, uses [`mix`], mirrored here bit for bit
+//! ([`Plan::delays`] is the device's rule).
+//!
+//! ```text
+//! use racegate::run::schedule::{Calibration, Plan};
+//! let cal = Calibration { kernel_ns: 200_000, instances: 64, warps: 8, blocks: 4096, waves: 4 };
+//! let plan = Plan::pct(42, &cal, 0.5);
+//! assert_eq!(plan, Plan::pct(42, &cal, 0.5));
+//! assert!((2..=3).contains(&plan.points.len()));
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+/// Which jitter a trial gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JitterMode {
+    /// No jitter: the kernel is built without the prelude's barrier wrapper.
+    None,
+    /// Every warp at every barrier (the old jitter).
+    Dense,
+    /// A few chosen (barrier instance, warps) points per trial.
+    #[default]
+    Pct,
+}
+
+impl JitterMode {
+    pub const ALL: [JitterMode; 3] = [JitterMode::None, JitterMode::Dense, JitterMode::Pct];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JitterMode::None => "none",
+            JitterMode::Dense => "dense",
+            JitterMode::Pct => "pct",
+        }
+    }
+}
+
+impl fmt::Display for JitterMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for JitterMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        JitterMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| format!("`{s}` is not a jitter mode (pct, dense or none)"))
+    }
+}
+
+/// The most change points a plan holds (the size of the device table).
+pub const MAX_POINTS: usize = 4;
+/// The added time a pct plan aims at, as a share of one bare launch.
+pub const DEFAULT_BUDGET: f64 = 0.5;
+/// The shortest and longest delay at a point. On the H200, per-thread delays of a few hundred
+/// ns changed nothing, per-warp microseconds did (the old jitter's 0-4 µs caught the matmul
+/// write-after-read race at every size).
+pub const MIN_DELAY_NS: u32 = 1_000;
+pub const MAX_DELAY_NS: u32 = 20_000;
+/// Barrier instances assumed before anything was counted.
+pub const DEFAULT_INSTANCES: u32 = 16;
+
+/// The device table's modes (`racegate_jitter_plan.mode`).
+pub const MODE_OFF: u32 = 0;
+pub const MODE_DENSE: u32 = 1;
+pub const MODE_PCT: u32 = 2;
+
+/// Bytes of the device table: mode, points, block threshold, padding, seed, then the points'
+/// instances, warp masks and delays (`struct racegate_plan_t` in the prelude).
+pub const PLAN_BYTES: usize = 16 + 8 + 3 * 4 * MAX_POINTS;
+
+/// What the host knows about a kernel's launch, to size a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Calibration {
+    /// One launch of the problem's steps without jitter, in ns.
+    pub kernel_ns: u64,
+    /// Barrier instances one warp went through (block 0, warp 0, counted by the device).
+    pub instances: u32,
+    /// Warps per block (the largest over the steps).
+    pub warps: u32,
+    /// Blocks per launch (the largest over the steps).
+    pub blocks: u64,
+    /// Rounds of blocks the device needs: blocks / (SMs x resident blocks per SM), at least 1.
+    pub waves: u32,
+}
+
+/// One change point: at the warp's `instance`-th barrier, the warps in `warps` sleep `delay_ns`
+/// in the blocks that take part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Point {
+    pub instance: u32,
+    /// Bit w: warp w of a block sleeps.
+    pub warps: u32,
+    pub delay_ns: u32,
+}
+
+/// The table the prelude reads before each launch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    pub mode: u32,
+    pub seed: u64,
+    pub points: Vec<Point>,
+    /// A block takes part at point p when `mix(block_key(seed, block, p)) <= block_threshold`
+    /// (`u32::MAX`: every block).
+    pub block_threshold: u32,
+}
+
+/// The 64-bit finalizer of MurmurHash3, truncated to 32 bits: `racegate_mix` in the prelude.
+#[cfg_attr(not(test), allow(dead_code))] // the device's copy is what runs
+pub fn mix(mut x: u64) -> u32 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^= x >> 33;
+    x as u32
+}
+
+/// The key whose [`mix`] decides whether `block` takes part at point `p`
+/// (`racegate_block_key` in the prelude).
+#[cfg_attr(not(test), allow(dead_code))]
+pub fn block_key(seed: u64, block: u64, p: u32) -> u64 {
+    seed ^ block.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ ((p as u64) << 56)
+}
+
+/// A splitmix64 stream: the plan's only source of randomness.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n >= 1; the bias of a 64-bit modulus is negligible here).
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+impl Plan {
+    /// The real barrier only.
+    pub fn off() -> Plan {
+        Plan {
+            mode: MODE_OFF,
+            seed: 0,
+            points: Vec::new(),
+            block_threshold: 0,
+        }
+    }
+
+    /// The old jitter under `seed`.
+    pub fn dense(seed: u64) -> Plan {
+        Plan {
+            mode: MODE_DENSE,
+            seed,
+            points: Vec::new(),
+            block_threshold: 0,
+        }
+    }
+
+    /// No delay anywhere, but the device counts barrier instances (what calibration runs).
+    pub fn count_only(seed: u64) -> Plan {
+        Plan {
+            mode: MODE_PCT,
+            seed,
+            points: Vec::new(),
+            block_threshold: 0,
+        }
+    }
+
+    /// The plan of `mode` for a trial's jitter `seed`.
+    pub fn for_mode(mode: JitterMode, seed: u64, cal: &Calibration, budget: f64) -> Plan {
+        match mode {
+            JitterMode::None => Plan::off(),
+            JitterMode::Dense => Plan::dense(seed),
+            JitterMode::Pct => Plan::pct(seed, cal, budget),
+        }
+    }
+
+    /// A PCT-like plan: 2 or 3 change points at distinct barrier instances among the
+    /// `cal.instances` one warp goes through, each with a random proper subset of the block's
+    /// warps (the one warp of a one-warp block) and a delay near half a block's lifetime; the
+    /// share of blocks that take part keeps the expected added time near `budget` x
+    /// `cal.kernel_ns` (every block when that allows, never fewer than about 8 blocks).
+    pub fn pct(seed: u64, cal: &Calibration, budget: f64) -> Plan {
+        let mut rng = SplitMix(seed ^ 0x5043_545f_706c_616e); // "PCT_plan"
+        let instances = cal.instances.max(1);
+        let depth = (2 + rng.below(2) as u32).min(instances) as usize;
+        let warps = cal.warps.clamp(1, 32);
+        let all: u32 = if warps == 32 {
+            u32::MAX
+        } else {
+            (1u32 << warps) - 1
+        };
+        let waves = cal.waves.max(1) as u64;
+        let block_ns = cal.kernel_ns / waves;
+        let base = (block_ns / 2).clamp(MIN_DELAY_NS as u64, MAX_DELAY_NS as u64) as u32;
+        let mut chosen: Vec<u32> = Vec::with_capacity(depth);
+        let mut points = Vec::with_capacity(depth);
+        while points.len() < depth {
+            let instance = rng.below(instances as u64) as u32;
+            if chosen.contains(&instance) {
+                continue;
+            }
+            chosen.push(instance);
+            let mask = if warps == 1 {
+                1
+            } else {
+                // A proper, non-empty subset: some warps sleep, the others run ahead.
+                loop {
+                    let m = rng.next() as u32 & all;
+                    if m != 0 && m != all {
+                        break m;
+                    }
+                }
+            };
+            // 0.5x to 1.5x the base delay, so successive trials stretch different gaps.
+            let delay_ns = base / 2 + rng.below(base as u64 + 1) as u32;
+            points.push(Point {
+                instance,
+                warps: mask,
+                delay_ns,
+            });
+        }
+        points.sort_by_key(|p| p.instance);
+        // Each taking-part block holds its slot `sum(delay)` longer; spread over the device,
+        // that adds share x waves x sum(delay) to the launch.
+        let slept: u64 = points.iter().map(|p| p.delay_ns as u64).sum();
+        let budget_ns = cal.kernel_ns as f64 * budget.max(0.0);
+        let share = if slept == 0 {
+            1.0
+        } else {
+            (budget_ns / (slept as f64 * waves as f64)).min(1.0)
+        };
+        let floor = (8.0 / cal.blocks.max(1) as f64).min(1.0);
+        let share = share.max(floor);
+        let block_threshold = if share >= 1.0 {
+            u32::MAX
+        } else {
+            (share * u32::MAX as f64) as u32
+        };
+        Plan {
+            mode: MODE_PCT,
+            seed,
+            points,
+            block_threshold,
+        }
+    }
+
+    /// How long warp `warp` of block `block` sleeps after its `instance`-th barrier under this
+    /// plan: the prelude's decision, mirrored (pct mode only; dense mode hashes the clock).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn delays(&self, block: u64, warp: u32, instance: u32) -> u32 {
+        if self.mode != MODE_PCT {
+            return 0;
+        }
+        self.points
+            .iter()
+            .enumerate()
+            .filter(|(p, pt)| {
+                pt.instance == instance
+                    && warp < 32
+                    && (pt.warps >> warp) & 1 == 1
+                    && mix(block_key(self.seed, block, *p as u32)) <= self.block_threshold
+            })
+            .map(|(_, pt)| pt.delay_ns)
+            .sum()
+    }
+
+    /// The device table's bytes (`struct racegate_plan_t`, little-endian).
+    pub fn to_bytes(&self) -> [u8; PLAN_BYTES] {
+        let mut b = [0u8; PLAN_BYTES];
+        let n = self.points.len().min(MAX_POINTS);
+        b[0..4].copy_from_slice(&self.mode.to_le_bytes());
+        b[4..8].copy_from_slice(&(n as u32).to_le_bytes());
+        b[8..12].copy_from_slice(&self.block_threshold.to_le_bytes());
+        b[16..24].copy_from_slice(&self.seed.to_le_bytes());
+        for (i, p) in self.points.iter().take(n).enumerate() {
+            let at = |k: usize| 24 + 4 * (k * MAX_POINTS + i);
+            b[at(0)..at(0) + 4].copy_from_slice(&p.instance.to_le_bytes());
+            b[at(1)..at(1) + 4].copy_from_slice(&p.warps.to_le_bytes());
+            b[at(2)..at(2) + 4].copy_from_slice(&p.delay_ns.to_le_bytes());
+        }
+        b
+    }
+}
+
+impl Calibration {
+    /// Before anything was measured: a 100 µs launch of one wave, [`DEFAULT_INSTANCES`].
+    pub fn unknown(warps: u32, blocks: u64) -> Calibration {
+        Calibration {
+            kernel_ns: 100_000,
+            instances: DEFAULT_INSTANCES,
+            warps,
+            blocks,
+            waves: 1,
+        }
+    }
+
+    /// This calibration moved to another input set of the same kernel: the launch time scaled
+    /// by the blocks, the new geometry, and the instances counted since (when known).
+    pub fn rescaled(&self, warps: u32, blocks: u64, waves: u32, instances: Option<u32>) -> Self {
+        let per_block = self.kernel_ns as f64 / self.blocks.max(1) as f64;
+        Calibration {
+            kernel_ns: (per_block * blocks.max(1) as f64) as u64,
+            instances: instances.filter(|i| *i > 0).unwrap_or(self.instances),
+            warps,
+            blocks,
+            waves,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cal() -> Calibration {
+        Calibration {
+            kernel_ns: 280_000,
+            instances: 128,
+            warps: 8,
+            blocks: 4096,
+            waves: 4,
+        }
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_plan_and_other_seeds_differ() {
+        let c = cal();
+        for seed in [0u64, 1, 42, u64::MAX] {
+            assert_eq!(Plan::pct(seed, &c, 0.5), Plan::pct(seed, &c, 0.5));
+            assert_eq!(
+                Plan::pct(seed, &c, 0.5).to_bytes(),
+                Plan::pct(seed, &c, 0.5).to_bytes()
+            );
+        }
+        let distinct: std::collections::BTreeSet<Vec<(u32, u32)>> = (0..100u64)
+            .map(|s| {
+                Plan::pct(s, &c, 0.5)
+                    .points
+                    .iter()
+                    .map(|p| (p.instance, p.warps))
+                    .collect()
+            })
+            .collect();
+        assert!(distinct.len() > 95, "{} distinct plans", distinct.len());
+    }
+
+    #[test]
+    fn plans_have_depth_two_or_three_at_distinct_instances_with_proper_warp_subsets() {
+        let c = cal();
+        let mut depths = std::collections::BTreeSet::new();
+        for seed in 0..500u64 {
+            let p = Plan::pct(seed, &c, 0.5);
+            depths.insert(p.points.len());
+            let mut at: Vec<u32> = p.points.iter().map(|x| x.instance).collect();
+            at.dedup();
+            assert_eq!(
+                at.len(),
+                p.points.len(),
+                "distinct, sorted instances: {p:?}"
+            );
+            for x in &p.points {
+                assert!(x.instance < c.instances);
+                assert!(
+                    x.warps != 0 && x.warps != 0xFF,
+                    "proper subset of 8 warps: {x:?}"
+                );
+                assert!((MIN_DELAY_NS / 2..=MAX_DELAY_NS * 3 / 2).contains(&x.delay_ns));
+            }
+        }
+        assert_eq!(depths, [2usize, 3].into_iter().collect());
+        // Fewer instances than the depth: one point per instance, no endless loop.
+        let one = Calibration {
+            instances: 1,
+            warps: 1,
+            ..c
+        };
+        let p = Plan::pct(9, &one, 0.5);
+        assert_eq!(p.points.len(), 1);
+        assert_eq!((p.points[0].instance, p.points[0].warps), (0, 1));
+    }
+
+    #[test]
+    fn over_many_seeds_every_barrier_instance_and_every_warp_is_chosen() {
+        for (instances, warps) in [(128u32, 8u32), (9, 8), (3, 2), (40, 32), (7, 1)] {
+            let c = Calibration {
+                instances,
+                warps,
+                ..cal()
+            };
+            let mut inst = vec![false; instances as usize];
+            let mut warp = vec![false; warps as usize];
+            let mut pair = vec![vec![false; warps as usize]; instances as usize];
+            for seed in 0..4000u64 {
+                for p in Plan::pct(seed, &c, 0.5).points {
+                    inst[p.instance as usize] = true;
+                    for w in 0..warps {
+                        if (p.warps >> w) & 1 == 1 {
+                            warp[w as usize] = true;
+                            pair[p.instance as usize][w as usize] = true;
+                        }
+                    }
+                }
+            }
+            assert!(
+                inst.iter().all(|x| *x),
+                "{instances}x{warps}: an instance never chosen"
+            );
+            assert!(
+                warp.iter().all(|x| *x),
+                "{instances}x{warps}: a warp never delayed"
+            );
+            assert!(
+                pair.iter().flatten().all(|x| *x),
+                "{instances}x{warps}: an (instance, warp) pair never chosen"
+            );
+        }
+    }
+
+    #[test]
+    fn the_budget_sets_the_share_of_blocks_and_every_block_takes_part_over_seeds() {
+        // A long kernel in one wave: every block takes part.
+        let long = Plan::pct(3, &Calibration { waves: 1, ..cal() }, 0.5);
+        assert_eq!(long.block_threshold, u32::MAX);
+        // A short kernel with many waves (a reduction: 27 µs, 16 waves): a share of the
+        // blocks, chosen per point by the mirrored hash, and the expected added time near
+        // the budget.
+        let short = Calibration {
+            kernel_ns: 27_000,
+            instances: 9,
+            warps: 8,
+            blocks: 16384,
+            waves: 16,
+        };
+        let p = Plan::pct(5, &short, 0.5);
+        assert!(p.block_threshold < u32::MAX, "{p:?}");
+        let share = p.block_threshold as f64 / u32::MAX as f64;
+        let slept: u64 = p.points.iter().map(|x| x.delay_ns as u64).sum();
+        let added = share * slept as f64 * 16.0;
+        assert!(added <= 0.5 * 27_000.0 * 1.01, "{added} ns added");
+        let taking_part = (0..16384u64)
+            .filter(|b| mix(block_key(p.seed, *b, 0)) <= p.block_threshold)
+            .count() as f64
+            / 16384.0;
+        assert!(
+            (taking_part - share).abs() < 0.03,
+            "{taking_part} vs {share}"
+        );
+        // Over seeds, every block of a small grid is delayed somewhere.
+        let small = Calibration {
+            blocks: 64,
+            ..short
+        };
+        let mut hit = [false; 64];
+        for seed in 0..2000u64 {
+            let p = Plan::pct(seed, &small, 0.5);
+            for (b, h) in hit.iter_mut().enumerate() {
+                *h |= (0..small.instances).any(|i| (0..8).any(|w| p.delays(b as u64, w, i) > 0));
+            }
+        }
+        assert!(hit.iter().all(|h| *h));
+    }
+
+    #[test]
+    fn delays_follow_the_points_only() {
+        let p = Plan::pct(11, &Calibration { waves: 1, ..cal() }, 0.5);
+        assert_eq!(p.block_threshold, u32::MAX, "every block takes part");
+        let pt = p.points[0];
+        let w = pt.warps.trailing_zeros();
+        assert_eq!(p.delays(0, w, pt.instance), pt.delay_ns);
+        let idle = (0..8).find(|w| (pt.warps >> w) & 1 == 0).unwrap();
+        assert_eq!(
+            p.delays(0, idle, pt.instance),
+            0,
+            "a warp outside the subset"
+        );
+        let elsewhere = (0..128)
+            .find(|i| p.points.iter().all(|x| x.instance != *i))
+            .unwrap();
+        assert_eq!(p.delays(0, w, elsewhere), 0, "an instance with no point");
+        assert_eq!(Plan::dense(11).delays(0, w, pt.instance), 0);
+        assert_eq!(Plan::off().delays(0, w, pt.instance), 0);
+    }
+
+    #[test]
+    fn the_table_layout_matches_the_prelude() {
+        let p = Plan {
+            mode: MODE_PCT,
+            seed: 0x0102_0304_0506_0708,
+            points: vec![
+                Point {
+                    instance: 5,
+                    warps: 0b110,
+                    delay_ns: 3000,
+                },
+                Point {
+                    instance: 9,
+                    warps: 1,
+                    delay_ns: 7,
+                },
+            ],
+            block_threshold: 77,
+        };
+        let b = p.to_bytes();
+        let word = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+        assert_eq!((word(0), word(4), word(8), word(12)), (MODE_PCT, 2, 77, 0));
+        assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), p.seed);
+        // instance[4], warps[4], delay_ns[4]
+        assert_eq!((word(24), word(28), word(32)), (5, 9, 0));
+        assert_eq!((word(40), word(44)), (0b110, 1));
+        assert_eq!((word(56), word(60)), (3000, 7));
+        assert_eq!(PLAN_BYTES, 72);
+        // The mixer is the prelude's (values computed from its C code by hand-checked steps).
+        assert_eq!(mix(0), 0);
+        assert_ne!(mix(1), mix(2));
+    }
+
+    #[test]
+    fn modes_parse_and_print() {
+        for m in JitterMode::ALL {
+            assert_eq!(m.name().parse::<JitterMode>(), Ok(m));
+        }
+        assert!("sparse".parse::<JitterMode>().is_err());
+        assert_eq!(JitterMode::default(), JitterMode::Pct);
+    }
+
+    #[test]
+    fn a_calibration_rescales_with_the_blocks() {
+        let c = cal();
+        let r = c.rescaled(4, 8192, 8, None);
+        assert_eq!(r.kernel_ns, 560_000);
+        assert_eq!((r.warps, r.blocks, r.waves, r.instances), (4, 8192, 8, 128));
+        assert_eq!(c.rescaled(8, 4096, 4, Some(3)).instances, 3);
+        assert_eq!(c.rescaled(8, 4096, 4, Some(0)).instances, 128);
+    }
+}

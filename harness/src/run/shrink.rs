@@ -1,0 +1,287 @@
+//! Minimal repros: after stress fails, the smallest problem that still fails and a seed that
+//! fails on its first trial, so a student or a reviewer gets a one-line command that shows the
+//! bug at once, on a size they can reason about.
+//!
+//! The search, each step capped by a time budget:
+//! 1. **size**: a ladder of sizes from the smallest in the range upward (powers of two and the
+//!    sizes just around them, where boundary handling breaks), each run for a few trials; the
+//!    smallest that fails, then a bisection down towards the largest size below it that passed;
+//! 2. **seed**: at that size, seeds from the run's own until one fails on its first trial;
+//! 3. **confirm**: that one-trial command rerun a few times; the rate at that point is reported,
+//!    so a flaky failure is never mistaken for a fix nor a lucky pass for a shrink.
+//!
+//! The grid follows from the size in every family (blocks = ceil(size / block)), so the smallest
+//! size is also the smallest grid. Every candidate runs through [`super::stress::run`]: the same
+//! worker process, deadline and oracle as the failing run.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::stress::{self, StressConfig, StressReport};
+use super::trial::{TrialOutcome, TrialResult};
+use crate::errors::Result;
+use crate::source::case::Case;
+use crate::source::catalog::Catalog;
+use crate::source::exercises::SizeChoice;
+
+/// How hard to look.
+#[derive(Clone, Debug)]
+pub struct ShrinkConfig {
+    /// Wall time for the whole search; what is found by then is reported.
+    pub budget: Duration,
+    /// Trials per size candidate.
+    pub trials: u32,
+    /// Seeds tried at the shrunk size for one that fails on its first trial.
+    pub seeds: u32,
+    /// Reruns of the final one-trial command.
+    pub confirm: u32,
+}
+
+impl Default for ShrinkConfig {
+    fn default() -> Self {
+        ShrinkConfig {
+            budget: Duration::from_secs(30),
+            trials: 8,
+            seeds: 24,
+            confirm: 5,
+        }
+    }
+}
+
+/// What the search found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Shrunk {
+    /// The smallest failing size found (every dimension).
+    pub size: u32,
+    /// The range it was looked for in.
+    pub range: (u32, u32),
+    /// A seed whose first trial failed at that size, when one was found.
+    pub seed: Option<u64>,
+    /// The one-trial command (or, without such a seed, the few-trial one) that fails.
+    pub repro: String,
+    /// Reruns of `repro` that failed, of `confirm`.
+    pub confirmed: u32,
+    pub confirm: u32,
+    /// The first failing trial at that point: problem, first wrong element, expected and got.
+    pub failure: Option<TrialOutcome>,
+    /// Each step, for people: `size 33: 2/8 failed`, ...
+    pub steps: Vec<String>,
+    /// Whether the budget ran out before the search finished.
+    pub out_of_time: bool,
+    pub seconds: f64,
+}
+
+/// The sizes tried, smallest first: the range's bounds, powers of two and their neighbours.
+pub fn ladder(lo: u32, hi: u32) -> Vec<u32> {
+    let mut v = vec![lo, hi];
+    let mut p = 1u64;
+    while p <= u64::from(hi) + 1 {
+        for d in [p.saturating_sub(1), p, p + 1] {
+            if d >= u64::from(lo) && d <= u64::from(hi) {
+                v.push(d as u32);
+            }
+        }
+        p *= 2;
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Shrinks a failure of `case` found with `base`. `None` when no candidate failed
+/// within the budget (a failure too rare to shrink; the original repro stands).
+pub fn shrink(
+    catalog: &Catalog,
+    case: &Case,
+    base: &StressConfig,
+    exe: &Path,
+    cfg: &ShrinkConfig,
+) -> Result<Option<Shrunk>> {
+    let start = Instant::now();
+    let (lo, hi) = match base.size {
+        Some(SizeChoice::Random { lo, hi }) => (lo, hi),
+        Some(SizeChoice::Fixed(n)) => (1.min(n), n),
+        _ => case.family().default_sizes(),
+    };
+    let mut steps = Vec::new();
+    let left = |start: &Instant| cfg.budget.saturating_sub(start.elapsed());
+    let try_size =
+        |size: u32, seed: u64, trials: u32, steps: &mut Vec<String>| -> Result<StressReport> {
+            let c = StressConfig {
+                trials,
+                seed,
+                size: Some(SizeChoice::Fixed(size)),
+                per_set: base.per_set,
+                ..base.clone()
+            };
+            let r = stress::run(catalog, case, &c, exe, |_| {})?;
+            steps.push(format!(
+                "size {size}, seed {seed}: {}/{} failed",
+                r.failures, r.trials_run
+            ));
+            Ok(r)
+        };
+    // 1. The smallest failing size on the ladder, then bisect below it.
+    let mut failing: Option<(u32, StressReport)> = None;
+    let mut passed_below = lo.saturating_sub(1);
+    for size in ladder(lo, hi) {
+        if left(&start).is_zero() {
+            break;
+        }
+        let r = try_size(size, base.seed, cfg.trials, &mut steps)?;
+        if r.flagged() {
+            failing = Some((size, r));
+            break;
+        }
+        passed_below = size;
+    }
+    let Some((mut size, mut found)) = failing else {
+        return Ok(None);
+    };
+    while size > passed_below + 1 && !left(&start).is_zero() {
+        let mid = passed_below + (size - passed_below) / 2;
+        let r = try_size(mid, base.seed, cfg.trials, &mut steps)?;
+        if r.flagged() {
+            (size, found) = (mid, r);
+        } else {
+            passed_below = mid;
+        }
+    }
+    // 2. A seed that fails on its first trial at that size.
+    let mut seed = None;
+    for k in 0..cfg.seeds {
+        if left(&start).is_zero() {
+            break;
+        }
+        let s = base.seed.wrapping_add(u64::from(k) * 7919);
+        let r = try_size(size, s, 1, &mut steps)?;
+        if r.flagged() {
+            seed = Some(s);
+            found = r;
+            break;
+        }
+    }
+    // 3. Confirm the command a person will run.
+    let (cmd_seed, cmd_trials) = match seed {
+        Some(s) => (s, 1),
+        None => (base.seed, cfg.trials),
+    };
+    let final_cfg = StressConfig {
+        trials: cmd_trials,
+        seed: cmd_seed,
+        size: Some(SizeChoice::Fixed(size)),
+        per_set: base.per_set,
+        ..base.clone()
+    };
+    let mut confirmed = 0;
+    let mut tried = 0;
+    for _ in 0..cfg.confirm {
+        if left(&start).is_zero() && tried > 0 {
+            break;
+        }
+        tried += 1;
+        if stress::run(catalog, case, &final_cfg, exe, |_| {})?.flagged() {
+            confirmed += 1;
+        }
+    }
+    steps.push(format!("confirmed: {confirmed} of {tried} reruns failed"));
+    let repro = stress::repro_line(catalog, case, &final_cfg, cmd_trials - 1);
+    Ok(Some(Shrunk {
+        size,
+        range: (lo, hi),
+        seed,
+        repro,
+        confirmed,
+        confirm: tried,
+        failure: found.first_failure.clone(),
+        steps,
+        out_of_time: left(&start).is_zero(),
+        seconds: start.elapsed().as_secs_f64(),
+    }))
+}
+
+/// The shrink for people, a few lines.
+pub fn describe(s: &Shrunk) -> String {
+    let mut out = format!(
+        "shrunk: size {} (range {}..{}){}; {} of {} reruns of the repro failed{}\n",
+        s.size,
+        s.range.0,
+        s.range.1,
+        match s.seed {
+            Some(seed) => format!(", seed {seed} fails on its first trial"),
+            None => ", no seed found that fails on the first trial".into(),
+        },
+        s.confirmed,
+        s.confirm,
+        if s.out_of_time {
+            " (the time budget ran out)"
+        } else {
+            ""
+        }
+    );
+    if let Some(f) = &s.failure {
+        out.push_str(&format!("  problem: {}\n", f.problem));
+        match &f.result {
+            TrialResult::Wrong(w) => {
+                if let Some(m) = w.first.first() {
+                    out.push_str(&format!(
+                        "  first wrong: `{}`[{}] expected {}, got {} ({} of {} wrong)\n",
+                        w.buffer, m.index, m.expected, m.actual, w.wrong, w.total
+                    ));
+                }
+            }
+            TrialResult::Fault { error } => out.push_str(&format!("  fault: {error}\n")),
+            TrialResult::Pass => {}
+        }
+    }
+    out.push_str(&format!("  repro: {}\n", s.repro));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ladder_starts_at_the_bottom_and_covers_the_boundaries() {
+        let l = ladder(1, 1000);
+        assert_eq!(l.first(), Some(&1));
+        assert_eq!(l.last(), Some(&1000));
+        for w in l.windows(2) {
+            assert!(w[0] < w[1], "sorted and distinct: {l:?}");
+        }
+        for s in [31, 32, 33, 255, 256, 257, 511, 512, 513] {
+            assert!(l.contains(&s), "{s} in {l:?}");
+        }
+        assert!(l.iter().all(|&s| (1..=1000).contains(&s)));
+        assert_eq!(ladder(7, 7), vec![7]);
+        let l = ladder(100, 130);
+        assert_eq!(l, vec![100, 127, 128, 129, 130]);
+        // The top of u32 does not overflow.
+        let l = ladder(u32::MAX - 1, u32::MAX);
+        assert_eq!(l, vec![u32::MAX - 1, u32::MAX]);
+    }
+
+    #[test]
+    fn the_description_names_size_seed_rate_and_repro() {
+        let s = Shrunk {
+            size: 33,
+            range: (1, 4096),
+            seed: Some(42),
+            repro: "racegate stress x --seed 42 --trials 1 --per-set 4 --size 33".into(),
+            confirmed: 5,
+            confirm: 5,
+            failure: None,
+            steps: vec![],
+            out_of_time: false,
+            seconds: 1.0,
+        };
+        let d = describe(&s);
+        assert!(d.contains("size 33 (range 1..4096)"), "{d}");
+        assert!(d.contains("seed 42 fails on its first trial"), "{d}");
+        assert!(d.contains("5 of 5 reruns"), "{d}");
+        assert!(d.contains("--size 33"), "{d}");
+    }
+}

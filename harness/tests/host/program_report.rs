@@ -1,0 +1,209 @@
+//! `program_report::<name>`: what a program-mode report says besides its findings, through the
+//! real binary on shell programs: which output lines the masks changed and by which rule, and,
+//! under schedule jitter, a failing run re-run without jitter before anything is reported, the
+//! finding saying which runs failed with and without it. A fake compute-sanitizer stands in for
+//! the sanitizers (globalcheck is left out); the jitter injection is globalcheck's tool, built
+//! from the pinned wheels of `ci/setup` (these shell programs never load it, which the report
+//! says too).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// `racegate gate --json gate.json ARGS` in `dir` with a clean fake compute-sanitizer: the exit
+/// code, the JSON document and both outputs.
+fn gate(dir: &Path, args: &[&str]) -> (i32, serde_json::Value, String) {
+    let fake = script(
+        dir,
+        "compute-sanitizer",
+        "#!/bin/sh\nsave=\nwhile [ $# -gt 0 ]; do [ \"$1\" = --save ] && { save=$2; shift; }; shift; done\n\
+         echo '<?xml version=\"1.0\"?><ComputeSanitizerOutput></ComputeSanitizerOutput>' > \"$save\"\n",
+    );
+    let json = dir.join("gate.json");
+    let _ = std::fs::remove_file(&json);
+    let out = Command::new(crate::racegate_exe())
+        .args(["gate", "--json", "gate.json"])
+        .args(["--tools", "racecheck"])
+        .args(args)
+        .current_dir(dir)
+        .env("RACEGATE_COMPUTE_SANITIZER", &fake)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| panic!("no JSON report:\n{text}"));
+    (out.status.code().unwrap_or(-1), doc, text)
+}
+
+fn notes(doc: &serde_json::Value) -> Vec<String> {
+    doc["notes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn messages(doc: &serde_json::Value, detector: &str) -> Vec<String> {
+    doc["findings"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|f| f["detector"] == detector)
+                .filter_map(|f| f["message"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_report_names_each_masked_line_and_its_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    script(
+        dir.path(),
+        "timings",
+        "#!/bin/sh\necho 'Test passed'\necho \"Time= 1$(date +%N | cut -c1-3).5 msec\"\n\
+         echo 'counter: 1 expected: 51200'\necho \"Throughput = $(date +%N | cut -c1-2).07 GB/s\"\n\
+         echo 'sum = 0.996214'\n",
+    );
+    let (_, doc, text) = gate(
+        dir.path(),
+        &["--runs", "2", "--no-jitter", "--", "./timings"],
+    );
+    assert!(
+        messages(&doc, "output").is_empty(),
+        "timings must be masked:\n{text}"
+    );
+    let masked: Vec<String> = notes(&doc)
+        .into_iter()
+        .filter(|n| n.contains("masked before the runs were compared"))
+        .collect();
+    assert_eq!(masked.len(), 1, "one note on the masked lines:\n{text}");
+    let m = &masked[0];
+    for want in [
+        "line 2 `Time= 1",
+        " msec` (durations)",
+        "line 4 `Throughput = ",
+        " GB/s` (rates)",
+    ] {
+        assert!(m.contains(want), "`{want}` missing from: {m}");
+    }
+    // Lines no mask changed are not named.
+    for line in ["line 1 ", "line 3 ", "line 5 "] {
+        assert!(!m.contains(line), "{line} named in: {m}");
+    }
+    assert!(
+        text.contains("masked before the runs were compared"),
+        "the text report too:\n{text}"
+    );
+
+    // Nothing masked: nothing said.
+    script(dir.path(), "plain", "#!/bin/sh\necho 'Test passed'\n");
+    let (_, doc, _) = gate(dir.path(), &["--runs", "2", "--no-jitter", "--", "./plain"]);
+    assert!(
+        !notes(&doc).iter().any(|n| n.contains("masked before")),
+        "{doc}"
+    );
+}
+
+#[test]
+fn a_failure_under_jitter_is_rerun_without_it_and_the_finding_says_which() {
+    let dir = tempfile::tempdir().unwrap();
+    // Fails only when the jitter injection is in its environment: a program the injection
+    // breaks (or a race it exposes).
+    script(
+        dir.path(),
+        "jitter_breaks",
+        "#!/bin/sh\nif [ -n \"$RACEGATE_GC_MODE\" ]; then echo broken >&2; exit 1; fi\necho ok\n",
+    );
+    script(
+        dir.path(),
+        "always_fails",
+        "#!/bin/sh\necho bad >&2\nexit 3\n",
+    );
+    let (_, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./jitter_breaks"]);
+    if notes(&doc)
+        .iter()
+        .any(|n| n.contains("plain runs without schedule jitter"))
+    {
+        panic!("globalcheck's tool cannot be built here (did ci/setup run?):\n{text}");
+    }
+    let exit = messages(&doc, "exit");
+    assert_eq!(exit.len(), 1, "{text}");
+    assert!(
+        exit[0].contains(
+            "exits with code 1 in 2 (runs 1, 2) of 2 runs with schedule jitter and none of 2 without; only under jitter"
+        ),
+        "{}",
+        exit[0]
+    );
+    assert!(
+        notes(&doc)
+            .iter()
+            .any(|n| n.contains("runs 1-2 with jitter, 3-4 without")),
+        "{text}"
+    );
+
+    let (_, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./always_fails"]);
+    let exit = messages(&doc, "exit");
+    assert_eq!(exit.len(), 1, "{text}");
+    assert!(
+        exit[0].contains("exits with code 3 in 2 (runs 1, 2) of 2 runs with schedule jitter and 2 (runs 3, 4) of 2 without")
+            && !exit[0].contains("only under jitter"),
+        "{}",
+        exit[0]
+    );
+
+    // Without jitter there is nothing to re-run.
+    let (_, doc, text) = gate(
+        dir.path(),
+        &["--runs", "2", "--no-jitter", "--", "./always_fails"],
+    );
+    let exit = messages(&doc, "exit");
+    assert!(
+        exit.len() == 1 && exit[0].contains("exits with code 3 in 2 of 2 runs (runs 1, 2)"),
+        "{text}"
+    );
+    assert!(
+        !notes(&doc)
+            .iter()
+            .any(|n| n.contains("without jitter before")),
+        "{text}"
+    );
+}
+
+#[test]
+fn runs_the_injection_never_reached_are_not_called_jittered() {
+    let dir = tempfile::tempdir().unwrap();
+    script(dir.path(), "no_cuda", "#!/bin/sh\necho 'Test passed'\n");
+    let (_, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./no_cuda"]);
+    assert!(
+        notes(&doc)
+            .iter()
+            .any(|n| n.contains("the runs were not jittered: the injection wrote no report")),
+        "{text}"
+    );
+    let (_, doc, text) = gate(
+        dir.path(),
+        &["--runs", "2", "--no-jitter", "--", "./no_cuda"],
+    );
+    assert!(
+        !notes(&doc).iter().any(|n| n.contains("not jittered")),
+        "{text}"
+    );
+}

@@ -1,0 +1,486 @@
+//! streamcheck's happens-before model on hand-checked traces (the lines the recorder,
+//! `harness/globalcheck/streams.cpp`, writes): each race shape of `examples/streams/` and its
+//! correct twin, event reuse, the legacy and per-thread default streams, non-blocking streams,
+//! kernels' "may touch" as warnings, and what can never be clean. Traces captured on the H200
+//! go to `tests/fixtures/h200/streams/NAME.jsonl` with `NAME.expect` (`race`, `clean`,
+//! `inconclusive`) and are judged alike when present.
+
+use std::path::Path;
+
+use racegate::judge::sanitize::globalcheck::streams::{self, param_consts};
+use racegate::judge::sanitize::globalcheck::streams_verdict;
+use racegate::judge::sanitize::tool::Outcome;
+use racegate::proc::watchdog::Exit;
+
+const A: u64 = 0xa000;
+const B: u64 = 0xb000;
+const BUF: u64 = 0x7f00_0000_0000;
+const PINNED: u64 = 0x7e00_0000_0000;
+const N: u64 = 4096;
+
+/// A trace builder: one JSON line per call, on host thread 1 unless `on` says otherwise.
+#[derive(Default)]
+struct T {
+    lines: Vec<String>,
+    t: u64,
+    site: u64,
+}
+
+impl T {
+    fn new() -> T {
+        let mut t = T {
+            t: 1,
+            site: 0x1000,
+            ..T::default()
+        };
+        t.push(r#"{"op":"start","pid":7,"exe":""}"#.into());
+        t.push(format!(
+            r#"{{"op":"alloc","base":{BUF},"size":{N},"kind":"device"}}"#
+        ));
+        t.push(format!(
+            r#"{{"op":"alloc","base":{PINNED},"size":{N},"kind":"pinned"}}"#
+        ));
+        t
+    }
+    fn push(&mut self, s: String) -> &mut T {
+        self.lines.push(s);
+        self
+    }
+    fn site(&mut self) -> u64 {
+        self.site += 0x10;
+        self.site
+    }
+    fn on(&mut self, t: u64) -> &mut T {
+        self.t = t;
+        self
+    }
+    fn stream(&mut self, s: u64, flags: u32) -> &mut T {
+        self.push(format!(
+            r#"{{"op":"stream","s":{s},"cu":{s},"flags":{flags}}}"#
+        ))
+    }
+    /// A kernel on stream `s` (`api`: the stream as passed; 0 legacy, 2 per-thread) given `ptrs`.
+    fn kernel(&mut self, s: u64, api: u64, name: &str, ptrs: &[u64]) -> &mut T {
+        let args: Vec<String> = ptrs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("[{i},{p}]"))
+            .collect();
+        let (t, site) = (self.t, self.site());
+        self.push(format!(
+            r#"{{"op":"kernel","t":{t},"s":{s},"api":{api},"name":"{name}","args":[{}],"args_known":true,"site":[{site}]}}"#,
+            args.join(",")
+        ))
+    }
+    fn copy(&mut self, s: u64, api: u64, dst: u64, src: u64, dir: u32, is_async: bool) -> &mut T {
+        let (t, site) = (self.t, self.site());
+        self.push(format!(
+            r#"{{"op":"memcpy","t":{t},"s":{s},"api":{api},"src":{src},"dst":{dst},"size":{N},"dir":{dir},"async":{is_async},"pitched":false,"site":[{site}]}}"#
+        ))
+    }
+    fn record(&mut self, s: u64, ev: u64) -> &mut T {
+        let (t, site) = (self.t, self.site());
+        self.push(format!(
+            r#"{{"op":"record","t":{t},"s":{s},"api":{s},"ev":{ev},"site":[{site}]}}"#
+        ))
+    }
+    fn wait(&mut self, s: u64, ev: u64) -> &mut T {
+        let (t, site) = (self.t, self.site());
+        self.push(format!(
+            r#"{{"op":"wait","t":{t},"s":{s},"api":{s},"ev":{ev},"site":[{site}]}}"#
+        ))
+    }
+    fn sync(&mut self, s: u64) -> &mut T {
+        let t = self.t;
+        self.push(format!(
+            r#"{{"op":"stream_sync","t":{t},"s":{s},"api":{s}}}"#
+        ))
+    }
+    fn event_sync(&mut self, ev: u64) -> &mut T {
+        let t = self.t;
+        self.push(format!(r#"{{"op":"event_sync","t":{t},"ev":{ev}}}"#))
+    }
+    fn device_sync(&mut self) -> &mut T {
+        let t = self.t;
+        self.push(format!(r#"{{"op":"ctx_sync","t":{t}}}"#))
+    }
+    fn host_read(&mut self, addr: u64) -> &mut T {
+        let (t, site) = (self.t, self.site());
+        self.push(format!(
+            r#"{{"op":"host","t":{t},"addr":{addr},"write":false,"in_api":false,"site":[{site}]}}"#
+        ))
+    }
+    fn text(&self) -> String {
+        self.lines.join("\n")
+    }
+    /// (near-certain races, warnings)
+    fn races(&self) -> (usize, usize) {
+        let j = streams::judge(&self.text());
+        assert!(j.errors.is_empty(), "{:?}", j.errors);
+        let sure = j.races.iter().filter(|r| r.certain).count();
+        (sure, j.races.len() - sure)
+    }
+    fn outcome(&self) -> Outcome {
+        let mut log = String::new();
+        streams_verdict::decide(
+            &Exit::Code(0),
+            false,
+            Some(&self.text()),
+            Path::new("/"),
+            &mut log,
+        )
+    }
+}
+
+const SCALE: &str = "_Z5scalePfi"; // scale(float*, int): writes through its pointer
+const READ: &str = "_Z4readPKfPf"; // read(const float*, float*)
+
+#[track_caller]
+fn assert_race(t: &T) {
+    assert_eq!(t.races(), (1, 0), "{}", t.text());
+    assert!(
+        matches!(t.outcome(), Outcome::Findings(_)),
+        "{:?}",
+        t.outcome()
+    );
+}
+
+#[track_caller]
+fn assert_clean(t: &T) {
+    assert_eq!(t.races(), (0, 0), "{}", t.text());
+    assert_eq!(t.outcome(), Outcome::Clean);
+}
+
+#[test]
+fn a_kernel_then_a_copy_on_another_stream_races_unless_it_waits_for_an_event() {
+    let mut racy = T::new();
+    racy.stream(A, 0)
+        .stream(B, 0)
+        .kernel(A, A, SCALE, &[BUF])
+        .copy(B, B, PINNED, BUF, 3, true);
+    assert_race(&racy);
+    let mut ok = T::new();
+    ok.stream(A, 0)
+        .stream(B, 0)
+        .kernel(A, A, SCALE, &[BUF])
+        .record(A, 1)
+        .wait(B, 1);
+    ok.copy(B, B, PINNED, BUF, 3, true).sync(B);
+    assert_clean(&ok);
+    // The same stream orders them without any event.
+    let mut same = T::new();
+    same.stream(A, 0)
+        .kernel(A, A, SCALE, &[BUF])
+        .copy(A, A, PINNED, BUF, 3, true);
+    assert_clean(&same);
+}
+
+#[test]
+fn the_found_race_names_both_operations_and_streams() {
+    let mut racy = T::new();
+    racy.stream(A, 0)
+        .stream(B, 1)
+        .kernel(A, A, SCALE, &[BUF])
+        .copy(B, B, PINNED, BUF, 3, true);
+    let Outcome::Findings(f) = racy.outcome() else {
+        panic!("{:?}", racy.outcome())
+    };
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].level, "Error");
+    assert_eq!(f[0].kernel, SCALE);
+    assert!(
+        f[0].what.contains("kernel _Z5scalePfi on stream"),
+        "{}",
+        f[0].what
+    );
+    assert!(
+        f[0].what
+            .contains("memcpy device-to-host (async) on non-blocking stream"),
+        "{}",
+        f[0].what
+    );
+    assert!(
+        f[0].accesses.starts_with("May write -> Read "),
+        "{}",
+        f[0].accesses
+    );
+}
+
+#[test]
+fn a_host_read_of_pinned_memory_races_an_async_copy_until_the_stream_is_synchronized() {
+    let mut racy = T::new();
+    racy.stream(A, 0)
+        .copy(A, A, PINNED, BUF, 3, true)
+        .host_read(PINNED + 8);
+    assert_race(&racy);
+    let j = streams::judge(&racy.text());
+    assert!(
+        j.races[0].host,
+        "a host access to pinned memory is a stream-host race"
+    );
+    let mut ok = T::new();
+    ok.stream(A, 0)
+        .copy(A, A, PINNED, BUF, 3, true)
+        .sync(A)
+        .host_read(PINNED + 8);
+    assert_clean(&ok);
+    // Synchronizing another stream does not order the copy.
+    let mut wrong = T::new();
+    wrong
+        .stream(A, 0)
+        .stream(B, 0)
+        .copy(A, A, PINNED, BUF, 3, true)
+        .sync(B)
+        .host_read(PINNED);
+    assert_race(&wrong);
+    // An event recorded after the copy and waited for by the host orders it; a device sync too.
+    let mut ev = T::new();
+    ev.stream(A, 0)
+        .copy(A, A, PINNED, BUF, 3, true)
+        .record(A, 9)
+        .event_sync(9)
+        .host_read(PINNED);
+    assert_clean(&ev);
+    let mut dev = T::new();
+    dev.stream(A, 0)
+        .copy(A, A, PINNED, BUF, 3, true)
+        .device_sync()
+        .host_read(PINNED);
+    assert_clean(&dev);
+    // A read in the copy's own call (the driver staging it) is no program access.
+    let mut in_api = T::new();
+    in_api.stream(A, 0).copy(A, A, PINNED, BUF, 3, true);
+    in_api.push(format!(
+        r#"{{"op":"host","t":1,"addr":{PINNED},"write":false,"in_api":true,"site":[]}}"#
+    ));
+    assert_clean(&in_api);
+}
+
+#[test]
+fn an_input_updated_while_the_kernel_that_reads_it_may_run_is_a_race() {
+    let input = BUF;
+    let mut racy = T::new();
+    racy.push(format!(
+        r#"{{"op":"alloc","base":{},"size":{N},"kind":"device"}}"#,
+        BUF + N
+    ));
+    racy.stream(A, 0).stream(B, 0);
+    racy.kernel(A, A, READ, &[input, BUF + N])
+        .copy(B, B, input, PINNED, 2, true);
+    assert_race(&racy);
+    let mut ok = T::new();
+    ok.push(format!(
+        r#"{{"op":"alloc","base":{},"size":{N},"kind":"device"}}"#,
+        BUF + N
+    ));
+    ok.stream(A, 0)
+        .stream(B, 0)
+        .kernel(A, A, READ, &[input, BUF + N])
+        .record(A, 3)
+        .wait(B, 3);
+    ok.copy(B, B, input, PINNED, 2, true).device_sync();
+    assert_clean(&ok);
+}
+
+#[test]
+fn the_legacy_default_stream_orders_blocking_streams_but_not_non_blocking_ones() {
+    // Kernel on the legacy stream, copy on a blocking stream: ordered (implicit barrier).
+    let mut ok = T::new();
+    ok.stream(B, 0)
+        .kernel(0x5, 0, SCALE, &[BUF])
+        .copy(B, B, PINNED, BUF, 3, true)
+        .sync(B);
+    assert_clean(&ok);
+    // And the other way: a blocking stream's kernel, then a copy on the legacy stream.
+    let mut back = T::new();
+    back.stream(B, 0)
+        .kernel(B, B, SCALE, &[BUF])
+        .copy(0x5, 0, PINNED, BUF, 3, true)
+        .sync(0x5);
+    assert_clean(&back);
+    // A non-blocking stream is exempt: the same program races.
+    let mut racy = T::new();
+    racy.stream(B, 1)
+        .kernel(0x5, 0, SCALE, &[BUF])
+        .copy(B, B, PINNED, BUF, 3, true);
+    assert_race(&racy);
+    // A synchronous copy on the legacy stream returns once done: the host is ordered after it.
+    let mut sync = T::new();
+    sync.stream(B, 0)
+        .kernel(B, B, SCALE, &[BUF])
+        .copy(0x5, 0, PINNED, BUF, 3, false)
+        .host_read(PINNED);
+    assert_clean(&sync);
+}
+
+#[test]
+fn the_per_thread_default_stream_is_ordered_with_the_legacy_stream_only() {
+    let mut racy = T::new();
+    racy.stream(B, 0)
+        .kernel(0x7, 2, SCALE, &[BUF])
+        .copy(B, B, PINNED, BUF, 3, true);
+    assert_race(&racy);
+    let mut ok = T::new();
+    ok.kernel(0x7, 2, SCALE, &[BUF])
+        .copy(0x5, 0, PINNED, BUF, 3, true)
+        .sync(0x5);
+    assert_clean(&ok);
+}
+
+#[test]
+fn a_reused_event_orders_only_what_was_recorded_before_the_wait() {
+    // Recorded before the kernel, waited for, then recorded again: the wait saw the old record.
+    let mut racy = T::new();
+    racy.stream(A, 0)
+        .stream(B, 0)
+        .record(A, 4)
+        .wait(B, 4)
+        .kernel(A, A, SCALE, &[BUF])
+        .record(A, 4);
+    racy.copy(B, B, PINNED, BUF, 3, true);
+    assert_race(&racy);
+    // Recorded again after the kernel, then waited for: ordered.
+    let mut ok = T::new();
+    ok.stream(A, 0)
+        .stream(B, 0)
+        .record(A, 4)
+        .kernel(A, A, SCALE, &[BUF])
+        .record(A, 4)
+        .wait(B, 4);
+    ok.copy(B, B, PINNED, BUF, 3, true).sync(B);
+    assert_clean(&ok);
+    // Waiting for an event never recorded orders nothing.
+    let mut never = T::new();
+    never
+        .stream(A, 0)
+        .stream(B, 0)
+        .kernel(A, A, SCALE, &[BUF])
+        .wait(B, 5);
+    never.copy(B, B, PINNED, BUF, 3, true);
+    assert_race(&never);
+}
+
+#[test]
+fn what_a_kernel_may_touch_is_a_warning_and_never_clean() {
+    // Two kernels reading one input through pointers to const: no race.
+    let mut reads = T::new();
+    reads
+        .stream(A, 0)
+        .stream(B, 0)
+        .kernel(A, A, "_Z1kPKf", &[BUF])
+        .kernel(B, B, "_Z1kPKf", &[BUF]);
+    assert_clean(&reads);
+    // One writes (non-const), the other reads: a kernel's whole allocation, so only a warning.
+    let mut rw = T::new();
+    rw.stream(A, 0)
+        .stream(B, 0)
+        .kernel(A, A, SCALE, &[BUF])
+        .kernel(B, B, "_Z1kPKf", &[BUF]);
+    assert_eq!(rw.races(), (0, 1));
+    assert!(
+        matches!(rw.outcome(), Outcome::Inconclusive(w) if w.starts_with(streams_verdict::STREAM_CANNOT_JUDGE))
+    );
+    // Chunks of one buffer, each kernel and copy on its own stream: the kernel got another chunk's
+    // pointer, so the overlap is only "may touch".
+    let mut chunks = T::new();
+    chunks.stream(A, 0).stream(B, 0).kernel(A, A, SCALE, &[BUF]);
+    chunks.push(format!(
+        r#"{{"op":"memcpy","t":1,"s":{B},"api":{B},"src":{},"dst":{PINNED},"size":16,"dir":3,"async":true,"pitched":false,"site":[1]}}"#,
+        BUF + 2048
+    ));
+    assert_eq!(chunks.races(), (0, 1));
+    // A copy that reads what a const-pointer kernel reads: nothing.
+    let mut both_read = T::new();
+    both_read
+        .stream(A, 0)
+        .stream(B, 0)
+        .kernel(A, A, "_Z1kPKf", &[BUF])
+        .copy(B, B, PINNED, BUF, 3, true);
+    assert_eq!(both_read.races(), (0, 0));
+}
+
+#[test]
+fn graphs_ipc_unreadable_arguments_and_races_between_host_threads_are_never_clean() {
+    let mut g = T::new();
+    g.stream(A, 0).kernel(A, A, SCALE, &[BUF]);
+    g.push(r#"{"op":"unjudged","why":"a CUDA graph was launched"}"#.into());
+    assert!(matches!(g.outcome(), Outcome::Inconclusive(w) if w.contains("CUDA graph")));
+    let mut args = T::new();
+    args.push(format!(
+        r#"{{"op":"kernel","t":1,"s":{A},"api":{A},"name":"k","args":[],"args_known":false,"site":[]}}"#
+    ));
+    assert!(matches!(args.outcome(), Outcome::Inconclusive(w) if w.contains("arguments")));
+    // Two host threads, each with its stream: they may order their calls by a mutex or a join.
+    let mut threads = T::new();
+    threads
+        .stream(A, 0)
+        .stream(B, 0)
+        .copy(A, A, BUF, PINNED, 2, true);
+    threads.on(2).copy(B, B, BUF, PINNED + 64, 2, true);
+    assert_eq!(threads.races(), (0, 1));
+    // A trace that does not parse, and no trace at all.
+    let mut bad = T::new();
+    bad.push(r#"{"op":"teleport"}"#.into());
+    assert!(matches!(bad.outcome(), Outcome::Inconclusive(w) if w.contains("trace line")));
+    let mut log = String::new();
+    let none = streams_verdict::decide(&Exit::Code(0), false, None, Path::new("/"), &mut log);
+    assert!(matches!(none, Outcome::Inconclusive(w) if w.contains("not loaded")));
+}
+
+#[test]
+fn a_free_and_a_device_synchronize_order_everything_before_them() {
+    let mut ok = T::new();
+    ok.stream(A, 0)
+        .stream(B, 0)
+        .kernel(A, A, SCALE, &[BUF])
+        .device_sync()
+        .copy(B, B, PINNED, BUF, 3, true);
+    ok.sync(B);
+    assert_clean(&ok);
+    let mut freed = T::new();
+    freed.stream(A, 0).stream(B, 0).kernel(A, A, SCALE, &[BUF]);
+    freed.push(format!(r#"{{"op":"free","base":{BUF},"t":1}}"#));
+    freed.push(format!(
+        r#"{{"op":"alloc","base":{BUF},"size":{N},"kind":"device"}}"#
+    ));
+    freed.copy(B, B, PINNED, BUF, 3, true).sync(B);
+    assert_clean(&freed);
+}
+
+#[test]
+fn mangled_names_say_which_pointers_are_to_const() {
+    assert_eq!(param_consts("_Z5scalePfi"), [Some(false), None]);
+    assert_eq!(param_consts("_Z4readPKfPf"), [Some(true), Some(false)]);
+    assert_eq!(
+        param_consts("_Z3addPKfS0_Pfi"),
+        [Some(true), None, Some(false), None]
+    );
+    assert_eq!(param_consts("_Z1kP6float4"), [Some(false)]);
+    assert!(param_consts("plain_c_kernel").is_empty());
+}
+
+/// Traces captured on the H200 (`ci/streams-check` keeps them), judged as their `.expect` says.
+#[test]
+fn captured_traces_are_judged_as_recorded() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200/streams");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return; // none captured yet: the hand-checked traces above are the whole test
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
+        let want = std::fs::read_to_string(p.with_extension("expect")).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let mut log = String::new();
+        let got =
+            streams_verdict::decide(&Exit::Code(0), false, Some(&text), Path::new("/"), &mut log);
+        let got = match got {
+            Outcome::Findings(_) => "race",
+            Outcome::Clean => "clean",
+            _ => "inconclusive",
+        };
+        assert_eq!(got, want.trim(), "{}: {log}", p.display());
+    }
+}
