@@ -84,18 +84,21 @@ impl Gate {
     }
 
     /// Stress trials per kernel. Default: 100.
+    #[must_use]
     pub fn trials(mut self, trials: u32) -> Gate {
         self.trials = trials.max(1);
         self
     }
 
     /// Seed of the first stress trial. Default: 1, so a run and its rerun see the same inputs.
+    #[must_use]
     pub fn seed(mut self, seed: u64) -> Gate {
         self.seed = seed;
         self
     }
 
     /// Deadline of one stress trial (or a plain program run). Default: 10 s.
+    #[must_use]
     pub fn stress_timeout(mut self, timeout: Duration) -> Gate {
         self.stress_timeout = timeout;
         self
@@ -103,18 +106,21 @@ impl Gate {
 
     /// Deadline of one sanitizer run; past it the run is inconclusive unless the kernel also
     /// hangs without the sanitizer. Default: 120 s.
+    #[must_use]
     pub fn sanitize_timeout(mut self, timeout: Duration) -> Gate {
         self.sanitize_timeout = timeout;
         self
     }
 
     /// Processes (stress workers and sanitizers) at once. Default: the number of cores.
+    #[must_use]
     pub fn jobs(mut self, jobs: usize) -> Gate {
         self.jobs = Some(jobs.max(1));
         self
     }
 
     /// The sanitizers to run. Default: all five ([`Tool::ALL`], globalcheck included); an empty list runs stress only.
+    #[must_use]
     pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Gate {
         let mut tools: Vec<Tool> = tools.into_iter().collect();
         tools.sort();
@@ -125,6 +131,7 @@ impl Gate {
 
     /// Extra compute-sanitizer options, passed before the target (e.g.
     /// `--racecheck-detect-level=error`). Default: none.
+    #[must_use]
     pub fn sanitizer_args(mut self, args: impl IntoIterator<Item = impl Into<String>>) -> Gate {
         self.sanitizer_args = args.into_iter().map(Into::into).collect();
         self
@@ -133,6 +140,7 @@ impl Gate {
     /// The executable the engine re-executes as its worker: an installed `racegate` binary, or
     /// a program that calls [`run_worker_if_requested`] first in `main`. Default: the running
     /// executable.
+    #[must_use]
     pub fn worker(mut self, exe: impl Into<PathBuf>) -> Gate {
         self.worker = Some(exe.into());
         self
@@ -151,6 +159,7 @@ impl Gate {
     /// jobs, is outside this process's process group, and started before every job still
     /// running; that includes a child this process started itself in a process group of its
     /// own. The `racegate` binary always runs this way. It cannot be undone for the process.
+    #[must_use]
     pub fn adopt_orphans(mut self, on: bool) -> Gate {
         self.adopt_orphans = on;
         self

@@ -42,6 +42,12 @@
 //! dev-dependency on itself turns on for `cargo test` only; it is not an API.
 
 #![deny(missing_docs)]
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::return_self_not_must_use
+)]
 
 pub mod api;
 pub mod cli;

@@ -188,6 +188,8 @@ pub fn compile_in_memory(
         .ok_or_else(|| fail("a served header holds a NUL byte".into()))?;
     let texts: Vec<*const std::ffi::c_char> = served.iter().map(|(_, t)| t.as_ptr()).collect();
     let includes: Vec<*const std::ffi::c_char> = served.iter().map(|(n, _)| n.as_ptr()).collect();
+    let headers = std::ffi::c_int::try_from(served.len())
+        .map_err(|_| fail(format!("{} headers: more than NVRTC takes", served.len())))?;
     let mut prog = std::mem::MaybeUninit::uninit();
     // SAFETY: every pointer is to a live CString (`src`, `prog_name`, `served`) that outlives the
     // call; the two arrays hold `served.len()` pointers each.
@@ -196,7 +198,7 @@ pub fn compile_in_memory(
             prog.as_mut_ptr(),
             src.as_ptr(),
             prog_name.as_ptr(),
-            served.len() as std::ffi::c_int,
+            headers,
             texts.as_ptr(),
             includes.as_ptr(),
         )
@@ -222,7 +224,7 @@ pub fn compile_in_memory(
                 let log = nvrtc::result::get_program_log(prog).map_err(|e| format!("{e:?}"))?;
                 let log: Vec<u8> = log
                     .iter()
-                    .map(|c| *c as u8)
+                    .map(|c| u8::from_ne_bytes(c.to_ne_bytes()))
                     .take_while(|c| *c != 0)
                     .collect();
                 let log = String::from_utf8_lossy(&log).trim_end().to_string();
@@ -236,7 +238,7 @@ pub fn compile_in_memory(
             let ptx = nvrtc::result::get_ptx(prog).map_err(|e| format!("{e:?}"))?;
             let ptx: Vec<u8> = ptx
                 .iter()
-                .map(|c| *c as u8)
+                .map(|c| u8::from_ne_bytes(c.to_ne_bytes()))
                 .take_while(|c| *c != 0)
                 .collect();
             let mut lowered = Vec::new();

@@ -92,7 +92,7 @@ fn reexec_without_secret(secret: &str) -> Result<()> {
     }
     // SAFETY: writes our own buffer to our own descriptor, then rewinds it.
     let ok = unsafe {
-        libc::write(fd, secret.as_ptr().cast(), secret.len()) == secret.len() as isize
+        usize::try_from(libc::write(fd, secret.as_ptr().cast(), secret.len())) == Ok(secret.len())
             && libc::lseek(fd, 0, libc::SEEK_SET) == 0
     };
     if !ok {

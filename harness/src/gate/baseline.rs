@@ -89,7 +89,7 @@ impl Baseline {
                     path.display()
                 )))
             }
-            Some(v) if v as u32 == VERSION => {
+            Some(v) if v == u64::from(VERSION) => {
                 serde_json::from_value(value).map_err(|e| bad(e.to_string()))
             }
             Some(v) => Err(bad(format!(
@@ -150,6 +150,7 @@ impl Baseline {
     /// The baseline after accepting everything `run` found: entries of subjects and detectors
     /// this run did not decide (inconclusive, or not run) are kept; stale entries (subjects
     /// that are no longer in the manifest, when `stale` says so) are dropped.
+    #[must_use]
     pub fn updated(&self, run: &GateRun, drop_stale: bool) -> Baseline {
         let mut set: BTreeSet<Accepted> = self
             .accepted
@@ -290,6 +291,17 @@ pub fn diff<'a>(run: &'a GateRun, base: &Baseline, stale_subjects: bool) -> Diff
 mod tests {
     use super::*;
     use crate::gate::finding::GateFinding;
+
+    #[test]
+    fn a_version_beyond_u32_is_another_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("baseline.json");
+        // 2^32 + VERSION: the low 32 bits alone would read as this racegate's format.
+        let v = (1u64 << 32) + u64::from(VERSION);
+        std::fs::write(&p, format!("{{\"version\": {v}, \"accepted\": []}}")).unwrap();
+        let e = Baseline::load(&p).unwrap_err().to_string();
+        assert!(e.contains(&format!("format {v}, this racegate reads format")), "{e}");
+    }
 
     fn finding(subject: &str, det: &str, source: &str, line: u32) -> GateFinding {
         GateFinding::new(

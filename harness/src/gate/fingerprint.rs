@@ -187,7 +187,8 @@ impl Sources {
         let occurrence = lines[start..at]
             .iter()
             .filter(|l| normalized_line(l) == text)
-            .count() as u32;
+            .count();
+        let occurrence = u32::try_from(occurrence).unwrap_or(u32::MAX);
         Some((text, occurrence))
     }
 }

@@ -19,7 +19,7 @@ fn entry_line(root: &Path, file: &str, entry: &str) -> Option<u32> {
     let text = files::read_text(&root.join(file), "the kernel", files::TEXT_LIMIT).ok()?;
     text.lines()
         .position(|l| l.contains("__global__") && l.contains(&format!("{entry}(")))
-        .map(|i| i as u32 + 1)
+        .and_then(|i| u32::try_from(i + 1).ok())
 }
 
 enum Job<'a> {
@@ -244,7 +244,10 @@ fn stress_job(
     let mut f = GateFinding::new(id, &case.path, line, message);
     f.detection = r.first_failing_trial().map(|trial| Detection {
         trial,
-        millis: (r.first_detection_seconds.unwrap_or(r.seconds) * 1e3) as u64,
+        // Whole milliseconds, toward zero (a time is never negative).
+        millis: crate::source::values::f64_to_u64(
+            r.first_detection_seconds.unwrap_or(r.seconds) * 1e3,
+        ),
         failures: r.failures,
         trials: r.trials_run,
     });

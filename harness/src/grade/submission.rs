@@ -204,7 +204,7 @@ mod tests {
             Err(Rejection::NotUtf8 { offset: 3 })
         );
         assert_eq!(
-            check_bytes(&vec![b'a'; MAX_BYTES as usize + 1]),
+            check_bytes(&vec![b'a'; usize::try_from(MAX_BYTES + 1).unwrap()]),
             Err(Rejection::TooLarge(MAX_BYTES + 1))
         );
         assert_eq!(check_bytes(b"int x;"), Ok("int x;"));

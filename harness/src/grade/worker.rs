@@ -182,7 +182,9 @@ fn run_worker_once(
     tag: &str,
 ) -> Result<Vec<WorkerResult>> {
     let (args, response) = work.worker_call(tag, ptx, problems, jitter, false)?;
-    let total = cfg.timeout * (problems.len() as u32 + 1);
+    let total = cfg
+        .timeout
+        .saturating_mul(u32::try_from(problems.len()).unwrap_or(u32::MAX).saturating_add(1));
     // The child's stdout is the submission's printf: read and dropped, it never reaches the
     // grade. The child needs no secret (it gets inputs, not seeds): it does not get the
     // variable at all. The worker prints a line after each problem, so the idle deadline is
@@ -283,7 +285,10 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
             poison_shared: jitter,
             poison_outputs: jitter,
             // A different poison per problem: an unwritten element reads differently each time.
-            poison: crate::run::poison::poison(compile::fingerprint(&p.label), t as u32),
+            poison: crate::run::poison::poison(
+                compile::fingerprint(&p.label),
+                u32::try_from(t).unwrap_or(u32::MAX),
+            ),
         };
         let record = match gpu.run(&module, p, opts) {
             Ok(bufs) => Record::Ran(bufs.into_iter().map(Bytes).collect()),

@@ -338,7 +338,9 @@ fn cell(
         Some((f, l)) => (f, Some(l)),
         None => (
             case.path.clone(),
-            case.bug.as_ref().map(|b| b.wrong_line as u32),
+            case.bug
+                .as_ref()
+                .map(|b| u32::try_from(b.wrong_line).unwrap_or(u32::MAX)),
         ),
     };
     Cell {

@@ -84,6 +84,8 @@ pub fn mutants(file: &str, src: &str, ops: &[Operator]) -> Vec<Mutant> {
             let n = seen.entry((function.clone(), context.clone())).or_default();
             let key = format!("{op}\n{name}\n{function}\n{context}\n{n}");
             *n += 1;
+            // bounded: the id shows the hash's low 32 bits; the truncation is the point.
+            #[allow(clippy::cast_possible_truncation)]
             let hash = crate::build::compile::fingerprint(&key) as u32;
             out.push(Mutant {
                 id: format!("{op}:{name}:{hash:08x}"),

@@ -164,6 +164,7 @@ impl JobCgroup {
 
     /// A cgroup killed member by member, as on a kernel without `cgroup.kill` (tests).
     #[cfg(test)]
+    #[must_use]
     pub fn without_kill_file(mut self) -> JobCgroup {
         self.kill_file = false;
         self

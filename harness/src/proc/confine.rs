@@ -255,7 +255,7 @@ pub fn seccomp_program() -> Result<BpfProgram, String> {
                 SeccompCmpOp::MaskedEq(libc::AT_EMPTY_PATH as u64),
                 0,
             )?)?,
-            rule(cond(0, SeccompCmpOp::Eq, libc::AT_FDCWD as u32 as u64)?)?,
+            rule(cond(0, SeccompCmpOp::Eq, u64::from(libc::AT_FDCWD.cast_unsigned()))?)?,
         ])
     };
     rules.insert(libc::SYS_newfstatat, by_descriptor_only(3)?);

@@ -217,7 +217,7 @@ pub fn spawn(cmd: &mut Command, token: &str, use_cgroup: bool) -> Result<(Child,
             return Err(Error::Child(format!("could not start {program}: {e}")));
         }
     };
-    let main = child.id() as i32;
+    let main = crate::proc::pid_t(child.id());
     let id = reg.next;
     reg.next += 1;
     reg.live.insert(
@@ -253,7 +253,7 @@ pub fn orphans(procs: &[Proc], except: Option<u64>) -> Vec<i32> {
     let others = reg.live.iter().filter(|(id, _)| Some(**id) != except);
     let mains: Vec<i32> = others.clone().map(|(_, l)| l.main).collect();
     let oldest = others.map(|(_, l)| l.start).min().unwrap_or(u64::MAX);
-    let me = std::process::id() as i32;
+    let me = crate::proc::pid_t(std::process::id());
     // SAFETY: getpgrp has no preconditions.
     let my_group = unsafe { libc::getpgrp() };
     procs
@@ -386,7 +386,7 @@ pub fn reap_orphans() {
 fn orphans_any_age(table: &[Proc]) -> Vec<i32> {
     let reg = registry();
     let mains: Vec<i32> = reg.live.values().map(|l| l.main).collect();
-    let me = std::process::id() as i32;
+    let me = crate::proc::pid_t(std::process::id());
     // SAFETY: getpgrp has no preconditions.
     let my_group = unsafe { libc::getpgrp() };
     table

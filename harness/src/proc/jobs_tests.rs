@@ -235,13 +235,13 @@ fn a_descendant_adopted_after_its_parent_was_reaped_is_reaped_by_reap_job() {
         .process_group(0)
         .stdout(std::process::Stdio::piped());
     let (mut sh, job) = spawn(&mut cmd, &token, false).unwrap();
-    let pgid = sh.id() as i32;
+    let pgid = crate::proc::pid_t(sh.id());
     let mut out = String::new();
     std::io::Read::read_to_string(sh.stdout.as_mut().unwrap(), &mut out).unwrap();
     sh.wait().unwrap();
     drop(job);
     let sleep: i32 = out.trim().parse().unwrap();
-    let me = std::process::id() as i32;
+    let me = crate::proc::pid_t(std::process::id());
     let until = Instant::now() + Duration::from_secs(5);
     while state(sleep).is_some_and(|(s, _)| s != "Z") && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));

@@ -14,3 +14,10 @@ pub mod watchdog;
 #[allow(unused_imports)]
 pub use jobs::{containment, Containment};
 pub use processes::adopt_orphans;
+
+/// A process id (`Child::id`, `std::process::id`) as the `pid_t` that libc takes.
+// bounded: Linux pids are at most 2^22 (`/proc/sys/kernel/pid_max`), far below i32::MAX.
+#[allow(clippy::cast_possible_wrap)]
+pub fn pid_t(id: u32) -> libc::pid_t {
+    id as libc::pid_t
+}

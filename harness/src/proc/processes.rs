@@ -112,7 +112,7 @@ fn has_token(pid: i32, tokens: &[&str]) -> bool {
 /// The processes of `procs` that are in `seeds`, in one of `groups`, carry one of `tokens`, or
 /// descend from one of those; never racegate itself.
 pub fn closure(procs: Vec<Proc>, seeds: &[i32], groups: &[i32], tokens: &[&str]) -> Vec<Proc> {
-    let me = std::process::id() as i32;
+    let me = crate::proc::pid_t(std::process::id());
     let mut set: BTreeSet<i32> = procs
         .iter()
         .filter(|p| p.pid != me)
@@ -162,7 +162,7 @@ fn members(job: &Scope, main: i32) -> Vec<Proc> {
 
 /// Reaps the zombies racegate adopted (never `main`, which its owner waits for).
 fn reap_adopted(procs: &[Proc], main: i32) {
-    let me = std::process::id() as i32;
+    let me = crate::proc::pid_t(std::process::id());
     for p in procs.iter().filter(|p| p.ppid == me && p.pid != main) {
         let mut status = 0;
         // SAFETY: waits without blocking for one adopted child.
@@ -239,7 +239,7 @@ pub fn end_job(job: &Scope, main: i32, patience: Duration) -> Ended {
 /// racegate, the subreaper, when the child is reaped). Left alone they outlive racegate as
 /// zombies of init, and an init that does not reap (a container's shell) keeps them.
 pub fn reap_job(pgid: i32, token: &str, within: Duration) {
-    let me = std::process::id() as i32;
+    let me = crate::proc::pid_t(std::process::id());
     let until = Instant::now() + within;
     loop {
         let m = closure(table(), &[], &[pgid], &[token]);

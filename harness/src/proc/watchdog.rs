@@ -244,7 +244,7 @@ pub(crate) fn run_contained(
         }
     }
     let (mut child, job) = jobs::spawn(&mut cmd, &token, use_cgroup)?;
-    let pid = child.id() as i32;
+    let pid = crate::proc::pid_t(child.id());
     // Bounded: a reader ahead of the caller waits (and the child with it) instead of queueing
     // all the child prints; at most LINES_QUEUED pieces of MAX_LINE bytes wait in memory.
     let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(LINES_QUEUED);

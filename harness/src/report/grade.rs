@@ -123,7 +123,8 @@ pub fn gradescope_with(g: &Grade, fb: &Feedback) -> Option<String> {
     }
     let v = json!({
         "score": g.score,
-        "execution_time": g.execution_seconds.round() as u64,
+        // Whole seconds, to nearest (Gradescope takes an integer).
+        "execution_time": crate::source::values::f64_to_u64(g.execution_seconds.round()),
         "output": format!("{} ({}): {} / {}", g.exercise, g.submission, points(g.score), points(g.max_score)),
         "output_format": "text",
         "visibility": "visible",

@@ -176,7 +176,7 @@ impl Renderer<'_> {
         let lines: Vec<&str> = text.lines().collect();
         let (lo, hi) = (line.saturating_sub(5).max(1), line.saturating_add(4));
         Some(
-            (lo..=hi.min(lines.len() as u32))
+            (lo..=hi.min(u32::try_from(lines.len()).unwrap_or(u32::MAX)))
                 .map(|n| {
                     context! { no => n, text => visible(lines[(n - 1) as usize]), hit => n == line }
                 })

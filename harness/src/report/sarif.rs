@@ -164,7 +164,7 @@ mod tests {
             assert_eq!(loc["artifactLocation"]["uri"], "kernels/k.cu");
             assert!(loc["region"]["startLine"].as_u64().unwrap() >= 1);
             assert_eq!(
-                driver["rules"][res["ruleIndex"].as_u64().unwrap() as usize]["id"],
+                driver["rules"][usize::try_from(res["ruleIndex"].as_u64().unwrap()).unwrap()]["id"],
                 res["ruleId"]
             );
         }

@@ -86,7 +86,7 @@ impl Gpu {
             let slots = per_sm as u64 * self.sm_count.max(1) as u64;
             warps = warps.max(threads.div_ceil(32));
             blocks = blocks.max(n);
-            waves = waves.max(n.div_ceil(slots).min(u32::MAX as u64) as u32);
+            waves = waves.max(u32::try_from(n.div_ceil(slots)).unwrap_or(u32::MAX));
         }
         Ok((warps, blocks, waves))
     }
@@ -130,7 +130,7 @@ impl Gpu {
             .map_err(|e| Error::cuda("reading the barrier counter", e))?;
         self.restore_all(res)?;
         Ok(Calibration {
-            kernel_ns: best.as_nanos().min(u64::MAX as u128) as u64,
+            kernel_ns: u64::try_from(best.as_nanos()).unwrap_or(u64::MAX),
             instances: counts[n],
             warps,
             blocks,

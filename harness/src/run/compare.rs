@@ -92,6 +92,9 @@ pub fn plan(
                 return DeviceCompare::Skip;
             }
             let size = b.elem.size();
+            // bounded: an element is 1 to 8 bytes.
+            #[allow(clippy::cast_possible_truncation)]
+            let elem_size = size as u32;
             let full = want.len() / size;
             let n = match &how.prefix {
                 None => full,
@@ -114,7 +117,7 @@ pub fn plan(
                 }
                 return DeviceCompare::Unordered {
                     n: n as u64,
-                    size: size as u32,
+                    size: elem_size,
                     expected: hash_sum(want, n, size),
                 };
             }
@@ -125,7 +128,7 @@ pub fn plan(
                     let t = tol.unwrap_or_default();
                     DeviceCompare::Elems {
                         n: n as u64,
-                        size: size as u32,
+                        size: elem_size,
                         kind: float,
                         unwritten,
                         abs: t.abs,

@@ -184,7 +184,8 @@ pub fn run_case(
         seconds.push(r.first_detection_seconds);
         // A hang's trial reported nothing: count its deadline as its time.
         if let Verdict::Hang { deadline_s, .. } = r.verdict {
-            micros += (deadline_s * 1e6) as u64;
+            // Whole microseconds, toward zero (a deadline is never negative).
+            micros += crate::source::values::f64_to_u64(deadline_s * 1e6);
         }
     }
     let (low, high) = clopper_pearson_95(failures, trials);

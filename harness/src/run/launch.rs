@@ -96,11 +96,13 @@ impl Gpu {
             ctx.attribute(a)
                 .map_err(|e| Error::cuda("reading device attributes", e))
         };
+        // Counts, never negative; a negative one would read as none.
+        let count = |v: i32| u32::try_from(v).unwrap_or(0);
         let sm_count =
-            attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-        let smem_optin =
-            attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
-                as u32;
+            count(attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?);
+        let smem_optin = count(attr(
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )?);
         let stream = ctx.default_stream();
         Ok(Gpu {
             ctx,
@@ -222,7 +224,7 @@ impl Gpu {
             .args
             .iter()
             .map(|a| match a {
-                Arg::Int(v) => Bits::B32(*v as u32),
+                Arg::Int(v) => Bits::B32(v.cast_unsigned()),
                 Arg::Scalar(b) => *b,
                 Arg::Buf(_) => Bits::B8(0),
             })
@@ -238,9 +240,12 @@ impl Gpu {
             };
         }
         if smem > 48 * 1024 {
+            let bytes = i32::try_from(smem).map_err(|_| {
+                Error::Usage(format!("{smem} bytes of shared memory: more than a launch takes"))
+            })?;
             func.set_attribute(
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                smem as i32,
+                bytes,
             )
             .map_err(|e| Error::cuda(format!("allowing {smem} bytes of shared memory"), e))?;
         }
@@ -273,7 +278,8 @@ impl Gpu {
         let func = self.function(module, "racegate_poison_shared")?;
         func.set_attribute(
             sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            self.smem_optin as i32,
+            // bounded: read from an i32 device attribute.
+            i32::try_from(self.smem_optin).unwrap_or(i32::MAX),
         )
         .map_err(|e| Error::cuda("sizing the shared-memory poisoner", e))?;
         let step = LaunchStep {
@@ -282,8 +288,9 @@ impl Gpu {
             grid: crate::source::exercises::Dim3(self.sm_count, 1, 1),
             block: crate::source::exercises::Dim3(1024, 1, 1),
             args: vec![
-                Arg::Int((self.smem_optin / 4) as i32),
-                Arg::Int(pattern as i32),
+                Arg::int(self.smem_optin / 4),
+                // The kernel takes it as unsigned: the same bits.
+                Arg::Int(pattern.cast_signed()),
             ],
         };
         // SAFETY: the poisoner takes two unsigned ints and writes only its dynamic shared memory.
@@ -395,7 +402,9 @@ impl Gpu {
             (|| unsafe {
                 sys::cuMemsetD32Async(ptr, fill, words, s).result()?;
                 if tail > 0 {
-                    result::memset_d8_async(ptr + (4 * words) as u64, fill as u8, tail, s)?;
+                    // The tail gets the pattern's low byte (as `fill as u8` did).
+                    let low = fill.to_le_bytes()[0];
+                    result::memset_d8_async(ptr + (4 * words) as u64, low, tail, s)?;
                 }
                 Ok::<(), cudarc::driver::DriverError>(())
             })()
@@ -442,7 +451,11 @@ impl Gpu {
                 .memset_zeros(&mut res.sums)
                 .map_err(|e| Error::cuda("clearing hash sums", e))?;
         }
-        let blocks = |n: u64| n.div_ceil(4 * 256).clamp(1, 4 * self.sm_count as u64) as u32;
+        // bounded: at most 4 x the SM count, a u32.
+        let blocks = |n: u64| {
+            let blocks = n.div_ceil(4 * 256).clamp(1, 4 * u64::from(self.sm_count));
+            u32::try_from(blocks).unwrap_or(u32::MAX)
+        };
         let cfg = |n: u64| LaunchConfig {
             grid_dim: (blocks(n), 1, 1),
             block_dim: (256, 1, 1),

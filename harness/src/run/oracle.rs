@@ -118,7 +118,8 @@ pub(crate) fn prefix_len(
         if (i + 1) * b.elem.size() > bytes.len() {
             return Err(format!("`{name}` has no element {i}"));
         }
-        Ok(b.elem.value(bytes, i) as i64)
+        // Toward zero, saturating: a float element read as a length.
+        Ok(crate::source::values::f64_to_i64(b.elem.value(bytes, i)))
     };
     let n = crate::source::expr::eval_indexed(expr, sizes, &mut element)?;
     usize::try_from(n).map_err(|_| format!("`{expr}` is negative ({n})"))
@@ -162,7 +163,8 @@ fn ulps(elem: Elem, want: &[u8], got: &[u8]) -> Option<u64> {
             }
             _ => {
                 let v = u64::from_le_bytes(b.try_into().expect("8 bytes"));
-                let m = (v & 0x7fff_ffff_ffff_ffff) as i64;
+                // The magnitude's 63 bits: non-negative as an i64.
+                let m = (v & 0x7fff_ffff_ffff_ffff).cast_signed();
                 if v >> 63 != 0 {
                     -m
                 } else {

@@ -126,6 +126,8 @@ pub fn quantile(v: &[f64], q: f64) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let pos = q.clamp(0.0, 1.0) * (s.len() - 1) as f64;
+    // bounded: 0 <= pos <= len - 1, so both are indices of `s`.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
     s[lo] + (s[hi] - s[lo]) * (pos - lo as f64)
 }
@@ -181,8 +183,8 @@ pub fn time_problem(
     let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
     let mut samples = Vec::new();
     let mut total_ms = 0.0f64;
-    while (samples.len() as u32) < reps.max.max(1)
-        && ((samples.len() as u32) < reps.min.max(1) || total_ms < reps.budget_ms as f64)
+    while samples.len() < reps.max.max(1) as usize
+        && (samples.len() < reps.min.max(1) as usize || total_ms < reps.budget_ms as f64)
     {
         let start = stream
             .record_event(flags)

@@ -37,6 +37,8 @@ pub fn poison(master: u64, t: u32) -> u32 {
                 .wrapping_add(0x9e37_79b9_7f4a_7c15);
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            // bounded: the hash's low 32 bits are the word; the truncation is the point.
+            #[allow(clippy::cast_possible_truncation)]
             let w = (z ^ (z >> 31)) as u32;
             match w {
                 JUDGE_POISON | 0xFFFF_FFFF | 0 => w ^ 0x0101_0101,

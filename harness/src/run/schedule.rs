@@ -135,6 +135,7 @@ pub struct Plan {
 
 /// The 64-bit finalizer of MurmurHash3, truncated to 32 bits: `racegate_mix` in the prelude.
 #[cfg_attr(not(test), allow(dead_code))] // the device's copy is what runs
+#[allow(clippy::cast_possible_truncation)] // bounded: truncating to 32 bits is the definition
 pub fn mix(mut x: u64) -> u32 {
     x ^= x >> 33;
     x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -217,7 +218,7 @@ impl Plan {
     pub fn pct(seed: u64, cal: &Calibration, budget: f64) -> Plan {
         let mut rng = SplitMix(seed ^ 0x5043_545f_706c_616e); // "PCT_plan"
         let instances = cal.instances.max(1);
-        let depth = (2 + rng.below(2) as u32).min(instances) as usize;
+        let depth = (2 + usize::from(rng.below(2) == 1)).min(instances as usize);
         let warps = cal.warps.clamp(1, 32);
         let all: u32 = if warps == 32 {
             u32::MAX
@@ -226,10 +227,14 @@ impl Plan {
         };
         let waves = cal.waves.max(1) as u64;
         let block_ns = cal.kernel_ns / waves;
-        let base = (block_ns / 2).clamp(MIN_DELAY_NS as u64, MAX_DELAY_NS as u64) as u32;
+        // bounded: clamped into MIN_DELAY_NS..=MAX_DELAY_NS.
+        let base = (block_ns / 2).clamp(MIN_DELAY_NS.into(), MAX_DELAY_NS.into());
+        let base = u32::try_from(base).unwrap_or(MAX_DELAY_NS);
         let mut chosen: Vec<u32> = Vec::with_capacity(depth);
         let mut points = Vec::with_capacity(depth);
         while points.len() < depth {
+            // bounded: below `instances`, a u32.
+            #[allow(clippy::cast_possible_truncation)]
             let instance = rng.below(instances as u64) as u32;
             if chosen.contains(&instance) {
                 continue;
@@ -240,6 +245,8 @@ impl Plan {
             } else {
                 // A proper, non-empty subset: some warps sleep, the others run ahead.
                 loop {
+                    // bounded: a random word's low 32 bits; the truncation is the point.
+                    #[allow(clippy::cast_possible_truncation)]
                     let m = rng.next() as u32 & all;
                     if m != 0 && m != all {
                         break m;
@@ -247,6 +254,8 @@ impl Plan {
                 }
             };
             // 0.5x to 1.5x the base delay, so successive trials stretch different gaps.
+            // bounded: at most `base`, a u32 of at most MAX_DELAY_NS.
+            #[allow(clippy::cast_possible_truncation)]
             let delay_ns = base / 2 + rng.below(base as u64 + 1) as u32;
             points.push(Point {
                 instance,
@@ -266,6 +275,8 @@ impl Plan {
         };
         let floor = (8.0 / cal.blocks.max(1) as f64).min(1.0);
         let share = share.max(floor);
+        // bounded: 0 <= share < 1 in the second branch; toward zero, as the device compares.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let block_threshold = if share >= 1.0 {
             u32::MAX
         } else {
@@ -293,7 +304,8 @@ impl Plan {
                 pt.instance == instance
                     && warp < 32
                     && (pt.warps >> warp) & 1 == 1
-                    && mix(block_key(self.seed, block, *p as u32)) <= self.block_threshold
+                    && mix(block_key(self.seed, block, u32::try_from(*p).unwrap_or(u32::MAX)))
+                        <= self.block_threshold
             })
             .map(|(_, pt)| pt.delay_ns)
             .sum()
@@ -303,8 +315,11 @@ impl Plan {
     pub fn to_bytes(&self) -> [u8; PLAN_BYTES] {
         let mut b = [0u8; PLAN_BYTES];
         let n = self.points.len().min(MAX_POINTS);
+        // bounded: at most MAX_POINTS.
+        #[allow(clippy::cast_possible_truncation)]
+        let count = n as u32;
         b[0..4].copy_from_slice(&self.mode.to_le_bytes());
-        b[4..8].copy_from_slice(&(n as u32).to_le_bytes());
+        b[4..8].copy_from_slice(&count.to_le_bytes());
         b[8..12].copy_from_slice(&self.block_threshold.to_le_bytes());
         b[16..24].copy_from_slice(&self.seed.to_le_bytes());
         for (i, p) in self.points.iter().take(n).enumerate() {
@@ -331,10 +346,12 @@ impl Calibration {
 
     /// This calibration moved to another input set of the same kernel: the launch time scaled
     /// by the blocks, the new geometry, and the instances counted since (when known).
+    #[must_use]
     pub fn rescaled(&self, warps: u32, blocks: u64, waves: u32, instances: Option<u32>) -> Self {
         let per_block = self.kernel_ns as f64 / self.blocks.max(1) as f64;
         Calibration {
-            kernel_ns: (per_block * blocks.max(1) as f64) as u64,
+            // Toward zero, saturating (a time is never negative).
+            kernel_ns: crate::source::values::f64_to_u64(per_block * blocks.max(1) as f64),
             instances: instances.filter(|i| *i > 0).unwrap_or(self.instances),
             warps,
             blocks,

@@ -79,8 +79,9 @@ pub fn ladder(lo: u32, hi: u32) -> Vec<u32> {
     let mut p = 1u64;
     while p <= u64::from(hi) + 1 {
         for d in [p.saturating_sub(1), p, p + 1] {
-            if d >= u64::from(lo) && d <= u64::from(hi) {
-                v.push(d as u32);
+            match u32::try_from(d) {
+                Ok(d) if (lo..=hi).contains(&d) => v.push(d),
+                _ => {}
             }
         }
         p *= 2;

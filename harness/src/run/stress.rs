@@ -147,8 +147,9 @@ pub fn parse_size(s: &str) -> std::result::Result<SizeChoice, String> {
         x.trim()
             .parse::<u32>()
             .ok()
-            .filter(|v| *v >= 1)
-            .ok_or_else(|| format!("`{x}` is not a size (a positive integer)"))
+            // Kernels take their sizes as `int`.
+            .filter(|v| (1..=i32::MAX.unsigned_abs()).contains(v))
+            .ok_or_else(|| format!("`{x}` is not a size (a positive integer up to 2^31 - 1)"))
     };
     match s.split_once("..") {
         Some((lo, hi)) => {
@@ -243,11 +244,14 @@ pub fn run(
             Err(_) => {} // not a protocol line (the worker prints nothing else on stdout)
         },
     )?;
-    let trials_run = outcomes.len() as u32;
+    // Trials that reported (at most `cfg.trials`, a u32).
+    let reported = u32::try_from(outcomes.len()).unwrap_or(u32::MAX);
+    let trials_run = reported;
     let failures = outcomes
         .iter()
         .filter(|o| o.result != TrialResult::Pass)
-        .count() as u32;
+        .count();
+    let failures = u32::try_from(failures).unwrap_or(u32::MAX);
     let first_failure = outcomes
         .iter()
         .find(|o| o.result != TrialResult::Pass)
@@ -292,7 +296,7 @@ pub fn run(
         _ => (trials_run, failures),
     };
     let failing_trial = match &verdict {
-        Verdict::Hang { .. } => Some(outcomes.len() as u32),
+        Verdict::Hang { .. } => Some(reported),
         _ => first_failure.as_ref().map(|f| f.trial),
     };
     let repro = failing_trial.map(|t| repro_line(catalog, case, cfg, t));
@@ -499,7 +503,7 @@ mod tests {
         for n in [1u32, 2, 7, 50, 1000] {
             let p = super::zero_failure_bound(n);
             assert!((0.0..1.0).contains(&p));
-            assert!(((1.0 - p).powi(n as i32) - 0.05).abs() < 1e-9, "{n}");
+            assert!(((1.0 - p).powi(i32::try_from(n).unwrap()) - 0.05).abs() < 1e-9, "{n}");
         }
     }
 
@@ -519,6 +523,10 @@ mod tests {
         assert!(parse_size("0").is_err());
         assert!(parse_size("9..3").is_err());
         assert!(parse_size("big").is_err());
+        // Kernels take `int` sizes: 2^31 would reach them as a negative number.
+        assert_eq!(parse_size("2147483647"), Ok(SizeChoice::Fixed(i32::MAX.unsigned_abs())));
+        assert!(parse_size("2147483648").is_err());
+        assert!(parse_size("1..2147483648").is_err());
     }
 
     #[test]

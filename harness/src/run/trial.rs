@@ -246,7 +246,7 @@ pub fn run(
             .map(|c| c.problem.label.clone())
             .unwrap_or_default(),
         result,
-        micros: start.elapsed().as_micros() as u64,
+        micros: u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
     }
 }
 

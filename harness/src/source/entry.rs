@@ -17,8 +17,8 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// A family parameter, which the catalog has checked is present.
-    pub fn param(&self, key: &str) -> i64 {
-        self.params[key]
+    /// A family parameter, which the catalog has checked is present and in 1..=1024.
+    pub fn param(&self, key: &str) -> u32 {
+        u32::try_from(self.params[key]).expect("the catalog checks parameters are in 1..=1024")
     }
 }

@@ -388,6 +388,8 @@ mod tests {
         assert_eq!(ceil_div(1, 0), None);
         for a in -20i64..=20 {
             for b in (-7i64..=7).filter(|b| *b != 0) {
+                // bounded: |a / b| <= 20, exact in f64.
+                #[allow(clippy::cast_possible_truncation)]
                 let want = (a as f64 / b as f64).ceil() as i64;
                 assert_eq!(ceil_div(a, b), Some(want), "ceil_div({a}, {b})");
             }

@@ -130,7 +130,8 @@ pub fn read_raw(
     if let Some(kind) = kind_of(&opened.file_type()) {
         return Err(Refusal::NotRegular(kind));
     }
-    let mut bytes = Vec::with_capacity(opened.len().min(limit) as usize);
+    // A capacity hint only: none where the size does not fit this machine's usize.
+    let mut bytes = Vec::with_capacity(usize::try_from(opened.len().min(limit)).unwrap_or(0));
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(Refusal::Io)?;

@@ -79,24 +79,17 @@ impl Elem {
         match self {
             Elem::F16 => f16_bits(v).to_le_bytes().to_vec(),
             Elem::BF16 => bf16_bits(v).to_le_bytes().to_vec(),
-            Elem::F32 => (v as f32).to_le_bytes().to_vec(),
+            Elem::F32 => f64_to_f32(v).to_le_bytes().to_vec(),
             Elem::F64 => v.to_le_bytes().to_vec(),
-            Elem::I8 => (v as i64 as i8).to_le_bytes().to_vec(),
-            Elem::I16 => (v as i64 as i16).to_le_bytes().to_vec(),
-            Elem::I32 => (v as i64 as i32).to_le_bytes().to_vec(),
-            Elem::I64 => (v as i64).to_le_bytes().to_vec(),
-            Elem::U8 => (v as i64 as u8).to_le_bytes().to_vec(),
-            Elem::U16 => (v as i64 as u16).to_le_bytes().to_vec(),
-            Elem::U32 => (v as i64 as u32).to_le_bytes().to_vec(),
-            Elem::U64 => (v as i64 as u64).to_le_bytes().to_vec(),
+            // Toward zero into an i64, then its low bytes: the i64 wrapped to the width.
+            int => f64_to_i64(v).to_le_bytes()[..int.size()].to_vec(),
         }
     }
 
     /// The bytes of an integer `v`, exactly (for integer types; floats via [`Elem::encode`]).
     pub fn encode_int(self, v: i64) -> Vec<u8> {
         match self {
-            Elem::I64 => v.to_le_bytes().to_vec(),
-            Elem::U64 => (v as u64).to_le_bytes().to_vec(),
+            Elem::I64 | Elem::U64 => v.to_le_bytes().to_vec(),
             e => e.encode(v as f64),
         }
     }
@@ -114,7 +107,7 @@ impl Elem {
             Elem::BF16 => half::bf16::from_bits(u16::from_le_bytes(a2())).to_f64(),
             Elem::F32 => f32::from_le_bytes(a4()) as f64,
             Elem::F64 => f64::from_le_bytes(a8()),
-            Elem::I8 => b[0] as i8 as f64,
+            Elem::I8 => f64::from(i8::from_le_bytes([b[0]])),
             Elem::I16 => i16::from_le_bytes(a2()) as f64,
             Elem::I32 => i32::from_le_bytes(a4()) as f64,
             Elem::I64 => i64::from_le_bytes(a8()) as f64,
@@ -146,6 +139,36 @@ impl Elem {
     }
 }
 
+/// `v` rounded to the nearest f32 (ties to even); beyond f32's range it is an infinity.
+/// Manifests are checked to fit their element type before anything is encoded.
+// bounded: the rounding and the overflow to infinity are the meaning wanted here.
+#[allow(clippy::cast_possible_truncation)]
+pub fn f64_to_f32(v: f64) -> f32 {
+    v as f32
+}
+
+/// `v` toward zero as an i64 (the fraction dropped), saturating at i64's ends, NaN as 0: the
+/// integer an integer element gets from a float before it is wrapped to its width.
+// bounded: `as` truncates toward zero and saturates, which is the encoding's meaning.
+#[allow(clippy::cast_possible_truncation)]
+pub fn f64_to_i64(v: f64) -> i64 {
+    v as i64
+}
+
+/// `v` toward zero as a u64, saturating: negatives and NaN are 0, beyond u64::MAX is
+/// u64::MAX. Callers round first (`.round()`, `.ceil()`) where they want other than toward zero.
+// bounded: `as` truncates toward zero and saturates, which is the meaning wanted.
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+pub fn f64_to_u64(v: f64) -> u64 {
+    v as u64
+}
+
+/// The low `N` bytes of `v`, little-endian: `v` wrapped to an `N`-byte integer (`N` <= 8).
+pub fn wrapped<const N: usize>(v: i64) -> [u8; N] {
+    let b = v.to_le_bytes();
+    std::array::from_fn(|i| b[i])
+}
+
 /// IEEE half precision, rounded once to nearest even from the f64 (the `half` crate does the
 /// narrowing from f32; see [`to_f32_odd`] for why it is not given the f64).
 pub fn f16_bits(v: f64) -> u16 {
@@ -170,7 +193,7 @@ pub fn bf16_bits(v: f64) -> u16 {
 /// (`half::f16::from_f64` is not used: it narrows through f32 where the CPU has F16C and drops
 /// the f64's low 32 bits elsewhere, both double rounding.)
 fn to_f32_odd(v: f64) -> f32 {
-    let near = v as f32;
+    let near = f64_to_f32(v);
     if near.is_nan() || near as f64 == v {
         return near;
     }

@@ -26,7 +26,7 @@ impl Exercise for Counter {
     }
 
     fn problem(&self, entry: &Entry, size: SizeChoice, rng: &mut ChaCha8Rng) -> Problem {
-        let slots = entry.param("slots") as u32;
+        let slots = entry.param("slots");
         let (n, block) = match size {
             SizeChoice::Sanitize => (1000, 256),
             other => (
@@ -52,7 +52,7 @@ impl Exercise for Counter {
                 kernel: entry.name.clone(),
                 grid: Dim3(grid, 1, 1),
                 block: Dim3(block, 1, 1),
-                args: vec![Arg::Buf(0), Arg::Int(n as i32), Arg::Int(slots as i32)],
+                args: vec![Arg::Buf(0), Arg::int(n), Arg::int(slots)],
                 shared: 0,
             }],
         }

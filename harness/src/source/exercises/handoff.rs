@@ -48,7 +48,7 @@ impl Exercise for Handoff {
                 kernel: entry.name.clone(),
                 grid: Dim3(grid, 1, 1),
                 block: Dim3(64, 1, 1),
-                args: vec![Arg::Buf(0), Arg::Buf(1), Arg::Int(n as i32)],
+                args: vec![Arg::Buf(0), Arg::Buf(1), Arg::int(n)],
                 shared: 0,
             }],
         }

@@ -15,7 +15,8 @@ use crate::source::entry::Entry;
 
 pub struct Histogram;
 
-const BINS: usize = 256;
+const BINS_U32: u32 = 256;
+const BINS: usize = BINS_U32 as usize;
 const BLOCKS: [u32; 5] = [64, 128, 256, 512, 1024];
 
 impl Exercise for Histogram {
@@ -37,7 +38,7 @@ impl Exercise for Histogram {
                 // Every byte value at least once (every bin is touched), more than one block.
                 let n = 3000u32;
                 let data: Vec<u8> = (0..n)
-                    .map(|i| if i < 256 { i as u8 } else { rng.random() })
+                    .map(|i| u8::try_from(i).unwrap_or_else(|_| rng.random()))
                     .collect();
                 (n, 256, 4, data)
             }
@@ -79,7 +80,7 @@ impl Exercise for Histogram {
                 LaunchStep {
                     kernel: "histogram_zero".into(),
                     grid: Dim3(1, 1, 1),
-                    block: Dim3(BINS as u32, 1, 1),
+                    block: Dim3(BINS_U32, 1, 1),
                     args: vec![Arg::Buf(1)],
                     shared: 0,
                 },
@@ -87,7 +88,7 @@ impl Exercise for Histogram {
                     kernel: entry.name.clone(),
                     grid: Dim3(grid, 1, 1),
                     block: Dim3(block, 1, 1),
-                    args: vec![Arg::Buf(0), Arg::Buf(1), Arg::Int(n as i32)],
+                    args: vec![Arg::Buf(0), Arg::Buf(1), Arg::int(n)],
                     shared: 0,
                 },
             ],

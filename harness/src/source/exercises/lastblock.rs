@@ -75,7 +75,7 @@ impl Exercise for LastBlock {
                     Arg::Buf(1),
                     Arg::Buf(2),
                     Arg::Buf(3),
-                    Arg::Int(n as i32),
+                    Arg::int(n),
                 ],
                 shared: 0,
             }],

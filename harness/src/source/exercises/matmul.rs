@@ -28,7 +28,7 @@ impl Exercise for Matmul {
     }
 
     fn problem(&self, entry: &Entry, size: SizeChoice, rng: &mut ChaCha8Rng) -> Problem {
-        let tile = entry.param("tile") as u32;
+        let tile = entry.param("tile");
         let (m, n, k) = match size {
             // Three tiles along K (the loop reuses the tile twice) and ragged edges.
             SizeChoice::Sanitize => (2 * tile + 8, 2 * tile + 8, 2 * tile + 8),
@@ -66,9 +66,9 @@ impl Exercise for Matmul {
                     Arg::Buf(0),
                     Arg::Buf(1),
                     Arg::Buf(2),
-                    Arg::Int(m as i32),
-                    Arg::Int(n as i32),
-                    Arg::Int(k as i32),
+                    Arg::int(m),
+                    Arg::int(n),
+                    Arg::int(k),
                 ],
                 shared: 0,
             }],

@@ -101,6 +101,14 @@ pub enum Arg {
     Scalar(Bits),
 }
 
+impl Arg {
+    /// A size or count the kernel takes as an `int`: sizes are at most `i32::MAX` (`--size`
+    /// refuses more, the families' defaults are far below) and parameters at most 1024.
+    pub fn int(n: u32) -> Arg {
+        Arg::Int(i32::try_from(n).expect("sizes are at most i32::MAX: parse_size refuses more"))
+    }
+}
+
 /// One kernel launch of a problem; `kernel` is looked up in the case's module.
 #[derive(Clone, Debug)]
 pub struct LaunchStep {

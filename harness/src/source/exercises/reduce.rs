@@ -28,7 +28,7 @@ impl Exercise for Reduce {
     }
 
     fn problem(&self, entry: &Entry, size: SizeChoice, rng: &mut ChaCha8Rng) -> Problem {
-        let block = entry.param("block") as u32;
+        let block = entry.param("block");
         let n = match size {
             // Three blocks, the last one ragged: every step of the tree and the tail run.
             SizeChoice::Sanitize => 3 * block - 37,
@@ -58,7 +58,7 @@ impl Exercise for Reduce {
                 kernel: entry.name.clone(),
                 grid: Dim3(grid, 1, 1),
                 block: Dim3(block, 1, 1),
-                args: vec![Arg::Buf(0), Arg::Buf(1), Arg::Int(n as i32)],
+                args: vec![Arg::Buf(0), Arg::Buf(1), Arg::int(n)],
                 shared: 0,
             }],
         }

@@ -66,7 +66,7 @@ impl Exercise for Stencil {
                 kernel: entry.name.clone(),
                 grid: Dim3(grid, 1, 1),
                 block: Dim3(block, 1, 1),
-                args: vec![Arg::Buf(0), Arg::Buf(1), Arg::Int(n as i32)],
+                args: vec![Arg::Buf(0), Arg::Buf(1), Arg::int(n)],
                 shared: 0,
             }],
         }

@@ -64,8 +64,8 @@ impl Exercise for Transpose {
                 args: vec![
                     Arg::Buf(0),
                     Arg::Buf(1),
-                    Arg::Int(rows as i32),
-                    Arg::Int(cols as i32),
+                    Arg::int(rows),
+                    Arg::int(cols),
                 ],
                 shared: 0,
             }],

@@ -45,9 +45,20 @@ impl KernelSpec {
         let v: Vec<u32> = exprs
             .iter()
             .zip(max)
-            .map(|(e, m)| expr::eval(e, env).unwrap_or(1).clamp(1, m) as u32)
+            // bounded: clamped into 1..=m, and every limit fits a u32.
+            .map(|(e, m)| {
+                let v = expr::eval(e, env).unwrap_or(1).clamp(1, m);
+                u32::try_from(v).unwrap_or(1)
+            })
             .collect();
         Dim3(v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1))
+    }
+
+    /// Dynamic shared memory in bytes, clamped like the dimensions.
+    fn shared(expr: &str, env: &Env) -> u32 {
+        let bytes = expr::eval(expr, env).unwrap_or(0).clamp(0, MAX_SHARED_BYTES);
+        // bounded: clamped into 0..=MAX_SHARED_BYTES, which fits a u32.
+        u32::try_from(bytes).unwrap_or(0)
     }
 
     fn step(&self, l: &LaunchSpec, env: &Env, args: &BTreeMap<&str, Arg>) -> LaunchStep {
@@ -55,9 +66,7 @@ impl KernelSpec {
             kernel: l.entry.clone(),
             grid: KernelSpec::dims(&l.grid, env, GRID_MAX),
             block: KernelSpec::dims(&l.block, env, BLOCK_MAX),
-            shared: expr::eval(&l.shared, env)
-                .unwrap_or(0)
-                .clamp(0, MAX_SHARED_BYTES) as u32,
+            shared: KernelSpec::shared(&l.shared, env),
             args: l.args.iter().map(|n| args[n.as_str()]).collect(),
         }
     }
@@ -83,7 +92,8 @@ impl KernelSpec {
                     compare,
                     unwritten,
                 } => {
-                    let n = expr::eval(len, &env).unwrap_or(0).max(0) as usize;
+                    // A negative length (checked against at validation) is an empty buffer.
+                    let n = usize::try_from(expr::eval(len, &env).unwrap_or(0)).unwrap_or(0);
                     let name = Arc::<str>::from(name.as_str());
                     let buffer = match kind {
                         BufKind::Out => Buffer {

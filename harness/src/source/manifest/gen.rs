@@ -23,7 +23,7 @@ use rand::rngs::ChaCha8Rng;
 use rand::RngExt;
 
 use crate::source::expr::{self, Env};
-use crate::source::values::Elem;
+use crate::source::values::{f64_to_f32, f64_to_i64, wrapped, Elem};
 
 /// How an argument's data is made.
 #[derive(Clone, Debug, PartialEq)]
@@ -81,19 +81,19 @@ impl Values {
         macro_rules! each {
             ($v:expr, $f:expr) => {
                 for x in $v {
-                    out.extend_from_slice(&$f(*x).to_le_bytes())
+                    out.extend_from_slice(&$f(*x))
                 }
             };
         }
         match (self, elem) {
-            (Values::Int(v), Elem::I64) => each!(v, |x: i64| x),
-            (Values::Int(v), Elem::U64) => each!(v, |x: i64| x as u64),
-            (Values::Int(v), Elem::I32) => each!(v, |x: i64| x as f64 as i64 as i32),
-            (Values::Int(v), Elem::U32) => each!(v, |x: i64| x as f64 as i64 as u32),
-            (Values::Int(v), Elem::F32) => each!(v, |x: i64| x as f64 as f32),
-            (Values::Int(v), Elem::F64) => each!(v, |x: i64| x as f64),
-            (Values::Float(v), Elem::F32) => each!(v, |x: f64| x as f32),
-            (Values::Float(v), Elem::F64) => each!(v, |x: f64| x),
+            (Values::Int(v), Elem::I64 | Elem::U64) => each!(v, |x: i64| x.to_le_bytes()),
+            (Values::Int(v), Elem::I32 | Elem::U32) => {
+                each!(v, |x: i64| wrapped::<4>(f64_to_i64(x as f64)))
+            }
+            (Values::Int(v), Elem::F32) => each!(v, |x: i64| f64_to_f32(x as f64).to_le_bytes()),
+            (Values::Int(v), Elem::F64) => each!(v, |x: i64| (x as f64).to_le_bytes()),
+            (Values::Float(v), Elem::F32) => each!(v, |x: f64| f64_to_f32(x).to_le_bytes()),
+            (Values::Float(v), Elem::F64) => each!(v, |x: f64| x.to_le_bytes()),
             (Values::Int(v), e) => v.iter().for_each(|x| out.extend(e.encode_int(*x))),
             (Values::Float(v), e) => v.iter().for_each(|x| out.extend(e.encode(*x))),
         }
@@ -313,16 +313,16 @@ impl Gen {
                         picks
                             .map(|n| match n {
                                 Num::Int(i) => i,
-                                Num::Float(f) => f as i64,
+                                Num::Float(f) => f64_to_i64(f),
                             })
                             .collect(),
                     )
                 }
             }
             Gen::Zeros => Values::Int(vec![0; len]),
-            Gen::Iota => Values::Int((0..len as i64).collect()),
+            Gen::Iota => Values::Int((0..).take(len).collect()),
             Gen::Permutation => {
-                let mut v: Vec<i64> = (0..len as i64).collect();
+                let mut v: Vec<i64> = (0..).take(len).collect();
                 // Fisher-Yates, written out so the order depends on nothing but the seed.
                 for i in (1..len).rev() {
                     v.swap(i, rng.random_range(0..=i));
@@ -537,7 +537,7 @@ mod tests {
             let v = ints("permutation", len, 11);
             let mut s = v.clone();
             s.sort_unstable();
-            assert_eq!(s, (0..len as i64).collect::<Vec<_>>());
+            assert_eq!(s, (0..).take(len).collect::<Vec<i64>>());
             if len > 2 {
                 assert_ne!(v, s, "shuffled");
             }

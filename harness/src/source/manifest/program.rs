@@ -124,10 +124,10 @@ pub fn programs(
             command.to_string()
         };
         let runs = match &p.runs {
-            Some(r) if !(1..=10_000).contains(r.get_ref()) => {
-                return Err(at(r.span(), "runs", "must be 1 to 10000".into()))
-            }
-            Some(r) => Some(*r.get_ref() as u32),
+            Some(r) => match u32::try_from(*r.get_ref()) {
+                Ok(n) if (1..=10_000).contains(&n) => Some(n),
+                _ => return Err(at(r.span(), "runs", "must be 1 to 10000".into())),
+            },
             None => None,
         };
         if let Some(s) = &p.sanitizers {

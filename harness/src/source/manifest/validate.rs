@@ -119,28 +119,29 @@ fn at(p: &Env) -> impl Fn(String) -> String + '_ {
     }
 }
 
-/// The smallest and largest value of an integer type.
-fn int_range(e: Elem) -> (i128, i128) {
+/// The smallest and largest value of an element type (floats: the largest finite ones).
+fn elem_range(e: Elem) -> (f64, f64) {
     match e {
-        Elem::I8 => (i8::MIN as i128, i8::MAX as i128),
-        Elem::I16 => (i16::MIN as i128, i16::MAX as i128),
-        Elem::I32 => (i32::MIN as i128, i32::MAX as i128),
-        Elem::I64 => (i64::MIN as i128, i64::MAX as i128),
-        Elem::U8 => (0, u8::MAX as i128),
-        Elem::U16 => (0, u16::MAX as i128),
-        Elem::U32 => (0, u32::MAX as i128),
-        Elem::U64 => (0, u64::MAX as i128),
-        // Floats: the finite range, which the callers check as f64.
-        Elem::F16 => (-65504, 65504),
-        Elem::BF16 | Elem::F32 => (-(f32::MAX as i128), f32::MAX as i128),
-        Elem::F64 => (i128::MIN, i128::MAX),
+        Elem::I8 => (i8::MIN.into(), i8::MAX.into()),
+        Elem::I16 => (i16::MIN.into(), i16::MAX.into()),
+        Elem::I32 => (i32::MIN.into(), i32::MAX.into()),
+        // -2^63 exactly; i64::MAX and u64::MAX round up to 2^63 and 2^64.
+        Elem::I64 => (i64::MIN as f64, i64::MAX as f64),
+        Elem::U8 => (0.0, u8::MAX.into()),
+        Elem::U16 => (0.0, u16::MAX.into()),
+        Elem::U32 => (0.0, u32::MAX.into()),
+        Elem::U64 => (0.0, u64::MAX as f64),
+        Elem::F16 => (half::f16::MIN.to_f64(), half::f16::MAX.to_f64()),
+        Elem::BF16 => (half::bf16::MIN.to_f64(), half::bf16::MAX.to_f64()),
+        Elem::F32 => (f32::MIN.into(), f32::MAX.into()),
+        Elem::F64 => (f64::MIN, f64::MAX),
     }
 }
 
 /// Whether every value in lo..=hi fits `e` (floats: stays finite).
 fn fits(e: Elem, lo: f64, hi: f64) -> bool {
-    let (min, max) = int_range(e);
-    e == Elem::F64 || (lo >= min as f64 && hi <= max as f64)
+    let (min, max) = elem_range(e);
+    e == Elem::F64 || (lo >= min && hi <= max)
 }
 
 /// Checks every expression of `spec` at every point.
@@ -199,9 +200,15 @@ fn check_arg(spec: &KernelSpec, a: &ArgSpec, site: &Site, points: &[Env]) -> Res
                         format!("`{len}` is {n} at {}: a length cannot be negative", show(p)),
                     ));
                 }
+                let count = usize::try_from(n).map_err(|_| {
+                    fail(
+                        "len",
+                        format!("`{len}` is {n} at {}: too long for this machine", show(p)),
+                    )
+                })?;
                 if *kind != BufKind::Out {
                     if let Some((lo, hi)) = gen
-                        .range(n as usize, p)
+                        .range(count, p)
                         .map_err(|m| fail("gen", at(p)(m)))?
                     {
                         if !fits(*elem, lo, hi) {
@@ -300,4 +307,23 @@ fn check_launch(l: &LaunchSpec, site: &LaunchSites, points: &[Env]) -> Result<()
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_ranges_are_the_types_finite_ranges() {
+        // f32::MAX is about 3.4e38, beyond i128::MAX (1.7e38): an i128 bound refused 3e38.
+        assert!(fits(Elem::F32, -3e38, 3e38));
+        assert!(!fits(Elem::F32, 0.0, 4e38));
+        assert!(fits(Elem::F16, -65504.0, 65504.0));
+        assert!(!fits(Elem::F16, 0.0, 65520.0));
+        assert!(!fits(Elem::BF16, 0.0, 3.4e38));
+        assert!(fits(Elem::F64, -1e300, 1e300));
+        assert!(fits(Elem::U64, 0.0, u64::MAX as f64));
+        assert!(!fits(Elem::U8, -1.0, 0.0));
+        assert!(!fits(Elem::I8, 0.0, 128.0));
+    }
 }

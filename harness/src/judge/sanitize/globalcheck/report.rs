@@ -216,8 +216,9 @@ impl Report {
         let mut m: Vec<u32> = self
             .launches
             .iter()
-            .filter(|l| (!l.findings.is_empty() || !l.shared_findings.is_empty()) && l.module >= 0)
-            .map(|l| l.module as u32)
+            .filter(|l| !l.findings.is_empty() || !l.shared_findings.is_empty())
+            // A negative module is none (no line table to load).
+            .filter_map(|l| u32::try_from(l.module).ok())
             .collect();
         m.sort();
         m.dedup();
