@@ -6,8 +6,13 @@
 // Line kinds: start, stream, alloc, free, kernel, memcpy, memset, record, wait, event_sync,
 // stream_sync, ctx_sync, host, guard, unjudged (the fields are the ones streams.rs reads).
 //
-// Kernels: the pointer words of a launch's arguments (read at the driver's launch call, sized
-// by cuFuncGetParamInfo) that point into a known allocation. Host accesses: while an async copy
+// Kernels: the pointer words of a launch's arguments that point into a known allocation. The
+// driver's launch call (cuLaunchKernel*, which nvcc's <<<>>> reaches through cudaLaunchKernel)
+// gives `kernelParams` (a pointer to each argument's value) and the stream as passed; its
+// `f` is a CUkernel when the runtime loaded the module as a library (CUDA 12+), so the layout
+// comes from cuFuncGetParamInfo on the launch callback's loaded CUfunction, else on `f`, else
+// from cuKernelGetParamInfo. Without a layout the launch says `"args_known":false` and why;
+// with one, `params` (how many parameters it has). Host accesses: while an async copy
 // may still write (or read) host-pinned memory, its pages are protected; a fault there is
 // written as a host access (with `in_api` when it happened inside a CUDA call) and the page is
 // opened again. Guards are lifted at a synchronization that covers their stream; one kept too
@@ -54,15 +59,23 @@ struct Recorder {
     CUcontext context = nullptr;
     struct sigaction old_segv;
     CUresult (*param_info)(CUfunction, size_t, size_t*, size_t*) = nullptr;
+    CUresult (*kernel_param_info)(CUkernel, size_t, size_t*, size_t*) = nullptr;
     CUresult (*stream_flags)(CUstream, unsigned*) = nullptr;
 };
 
 Recorder* r = nullptr;
 thread_local int in_api = 0;              // depth of driver API calls on this thread
 thread_local bool api_ptsz = false;       // the current driver call is a per-thread-stream variant
-thread_local std::string pending_args;    // the next launch's pointer arguments (JSON)
-thread_local bool pending_known = false;
-thread_local bool pending_set = false;
+// The driver launch call this thread is in (set at its entry, cleared at its exit: the argument
+// pointers are valid only until it returns).
+struct PendingLaunch {
+    bool live = false;
+    CUfunction f = nullptr;
+    void** params = nullptr;
+    void** extra = nullptr;
+    uint64_t api = 0;  // the stream as passed (api_stream)
+};
+thread_local PendingLaunch pending;
 
 uint64_t tid() { return (uint64_t)syscall(SYS_gettid); }
 
@@ -210,40 +223,70 @@ void on_segv(int sig, siginfo_t* info, void* uc)
     (void)sig;
 }
 
-// The pointer words of a launch's arguments that point into known allocations.
-void launch_args(CUfunction f, void** params, void** extra)
+// (offset, size) of each parameter of `f` by `query`: what the query of the first returned
+// (CUDA_ERROR_INVALID_VALUE for a valid function without parameters), and `why` says so.
+template <typename H>
+CUresult layout(CUresult (*query)(H, size_t, size_t*, size_t*), H f, const char* what,
+                std::vector<std::pair<size_t, size_t>>& info, std::string& why)
 {
-    pending_set = true;
-    pending_known = false;
-    pending_args.clear();
-    if (!r->param_info)
-        return;
-    std::vector<std::pair<size_t, size_t>> info;  // (offset, size) per parameter
+    info.clear();
+    if (!query || !f)
+        return CUDA_ERROR_INVALID_HANDLE;
     for (size_t i = 0; i < 4096; i++) {
         size_t off = 0, size = 0;
-        if (r->param_info(f, i, &off, &size) != CUDA_SUCCESS)
-            break;
+        CUresult e = query(f, i, &off, &size);
+        if (e != CUDA_SUCCESS) {
+            if (i > 0)
+                break;
+            why += std::string(why.empty() ? "" : ", ") + what + " returned " + n((uint64_t)e);
+            return e;
+        }
         info.push_back({off, size});
     }
-    const char* buffer = nullptr;
-    if (!params && extra) {
-        for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2)
-            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-                buffer = (const char*)extra[i + 1];
+    return CUDA_SUCCESS;
+}
+
+// The launch's pointer words that point into known allocations, as JSON pairs; false when they
+// could not be read (`why`), with `count` the number of parameters when they could.
+bool launch_args(CUfunction loaded, std::string& args, size_t& count, std::string& why)
+{
+    if (!pending.live) {
+        why = "not inside a driver launch call";
+        return false;
     }
-    if (!params && !buffer && !info.empty())
-        return;
-    auto scan = [&](size_t idx, const char* p, size_t size) {
-        for (size_t o = 0; o + 8 <= size; o += 8) {
+    if (!r->param_info) {
+        why = "no cuFuncGetParamInfo in this driver";
+        return false;
+    }
+    std::vector<std::pair<size_t, size_t>> info;
+    // The launch callback's function is a loaded CUfunction: "invalid value" for its first
+    // parameter means it has none. `f` may be a CUkernel, which cuFuncGetParamInfo may refuse.
+    CUresult e = layout(r->param_info, loaded, "cuFuncGetParamInfo(launched function)", info, why);
+    if (e != CUDA_SUCCESS && !(loaded && e == CUDA_ERROR_INVALID_VALUE)
+        && layout(r->param_info, pending.f, "cuFuncGetParamInfo(f)", info, why) != CUDA_SUCCESS
+        && layout(r->kernel_param_info, (CUkernel)pending.f, "cuKernelGetParamInfo(f)", info, why) != CUDA_SUCCESS)
+        return false;
+    const char* buffer = nullptr;
+    if (!pending.params && pending.extra) {
+        for (size_t i = 0; pending.extra[i] != CU_LAUNCH_PARAM_END; i += 2)
+            if (pending.extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+                buffer = (const char*)pending.extra[i + 1];
+    }
+    if (!pending.params && !buffer && !info.empty()) {
+        why = "neither kernelParams nor an argument buffer";
+        return false;
+    }
+    for (size_t i = 0; i < info.size(); i++) {
+        const char* p = pending.params ? (const char*)pending.params[i] : buffer + info[i].first;
+        for (size_t o = 0; p && o + 8 <= info[i].second; o += 8) {
             uint64_t w;
             memcpy(&w, p + o, 8);
             if (alloc_of(w, nullptr))
-                pending_args += std::string(pending_args.empty() ? "" : ",") + "[" + n(idx) + "," + n(w) + "]";
+                args += std::string(args.empty() ? "" : ",") + "[" + n(i) + "," + n(w) + "]";
         }
-    };
-    for (size_t i = 0; i < info.size(); i++)
-        scan(i, params ? (const char*)params[i] : buffer + info[i].first, info[i].second);
-    pending_known = true;
+    }
+    count = info.size();
+    return true;
 }
 
 void driver_api(const Sanitizer_CallbackData* c)
@@ -254,6 +297,8 @@ void driver_api(const Sanitizer_CallbackData* c)
     if (c->callbackSite == SANITIZER_API_EXIT) {
         if (in_api > 0)
             in_api--;
+        if (fn.rfind("cuLaunch", 0) == 0)
+            pending.live = false;
         CUresult ret = c->functionReturnValue ? *(const CUresult*)c->functionReturnValue : CUDA_ERROR_UNKNOWN;
         // A query that says "done" orders the host after the work, like a synchronize.
         if (ret == CUDA_SUCCESS && c->functionParams && (fn == "cuStreamQuery" || fn == "cuStreamQuery_ptsz")) {
@@ -280,15 +325,16 @@ void driver_api(const Sanitizer_CallbackData* c)
         return;
     struct Launch { CUfunction f; unsigned gx, gy, gz, bx, by, bz, shared; CUstream s; void** params; void** extra; };
     struct LaunchEx { const CUlaunchConfig* config; CUfunction f; void** params; void** extra; };
+    // Read at the launch callback, inside this call (the function is loaded by then).
     if (fn.rfind("cuLaunchKernelEx", 0) == 0) {
         auto* p = (const LaunchEx*)c->functionParams;
-        launch_args(p->f, p->params, p->extra);
+        pending = {true, p->f, p->params, p->extra, api_stream(p->config ? p->config->hStream : nullptr)};
     } else if (fn.rfind("cuLaunchKernel", 0) == 0) {
         auto* p = (const Launch*)c->functionParams;
-        launch_args(p->f, p->params, p->extra);
+        pending = {true, p->f, p->params, p->extra, api_stream(p->s)};
     } else if (fn.rfind("cuLaunchCooperativeKernel", 0) == 0) {
         auto* p = (const Launch*)c->functionParams;
-        launch_args(p->f, p->params, nullptr);
+        pending = {true, p->f, p->params, nullptr, api_stream(p->s)};
     }
 }
 
@@ -307,6 +353,7 @@ bool streams_init(const char* dir)
         cuda = dlopen("libcuda.so.1", RTLD_NOW);
     if (cuda) {
         r->param_info = (CUresult(*)(CUfunction, size_t, size_t*, size_t*))dlsym(cuda, "cuFuncGetParamInfo");
+        r->kernel_param_info = (CUresult(*)(CUkernel, size_t, size_t*, size_t*))dlsym(cuda, "cuKernelGetParamInfo");
         r->stream_flags = (CUresult(*)(CUstream, unsigned*))dlsym(cuda, "cuStreamGetFlags");
     }
     char exe[4096] = {0};
@@ -378,10 +425,14 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
                 } else {
                     i++;
                 }
-            r->allocs.erase(m->address);
-            if (cbid == SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC)
-                emit("{\"op\":\"unjudged\",\"why\":\"memory freed in stream order (cudaFreeAsync) is not modelled\"}");
-            emit("{\"op\":\"free\",\"base\":" + n(m->address) + ",\"t\":" + t + "}");
+            // Only a free of what is still allocated: a release after cudaFreeAsync is no sync.
+            bool known = r->allocs.erase(m->address) > 0;
+            if (cbid == SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC)  // in stream order, on its stream
+                emit("{\"op\":\"free\",\"base\":" + n(m->address) + ",\"t\":" + t + ",\"s\":"
+                     + n((uint64_t)(uintptr_t)m->hStream) + ",\"api\":" + n(api_stream(m->stream))
+                     + ",\"async\":true,\"site\":" + site() + "}");
+            else if (known)
+                emit("{\"op\":\"free\",\"base\":" + n(m->address) + ",\"t\":" + t + "}");
         } else if (cbid == SANITIZER_CBID_RESOURCE_MEMPOOL_IMPORT_POINTER) {
             emit("{\"op\":\"unjudged\",\"why\":\"memory imported from another process (IPC)\"}");
         }
@@ -394,11 +445,16 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
         if (r->context && r->context != d->context)
             emit("{\"op\":\"unjudged\",\"why\":\"kernels launched in more than one CUDA context (several devices)\"}");
         r->context = d->context;
-        bool known = pending_set && pending_known;
-        emit("{\"op\":\"kernel\",\"t\":" + t + ",\"s\":" + n((uint64_t)(uintptr_t)d->hStream) + ",\"api\":"
-             + n(api_stream(d->apiStream)) + ",\"name\":\"" + esc(d->functionName) + "\",\"args\":["
-             + (known ? pending_args : "") + "],\"args_known\":" + (known ? "true" : "false") + ",\"site\":" + site() + "}");
-        pending_set = false;
+        std::string args, why;
+        size_t count = 0;
+        bool known = launch_args(d->function, args, count, why);
+        // The stream as the program passed it; the launch data's apiStream is for graph launches.
+        uint64_t api = pending.live ? pending.api : (uint64_t)(uintptr_t)(d->apiStream ? d->apiStream : d->stream);
+        emit("{\"op\":\"kernel\",\"t\":" + t + ",\"s\":" + n((uint64_t)(uintptr_t)d->hStream) + ",\"api\":" + n(api)
+             + ",\"name\":\"" + esc(d->functionName) + "\",\"args\":[" + (known ? args : "") + "],\"args_known\":"
+             + (known ? "true,\"params\":" + n(count) : "false,\"args_why\":\"" + esc(why.c_str()) + "\"")
+             + ",\"site\":" + site() + "}");
+        pending.live = false;
         break;
     }
     case SANITIZER_CB_DOMAIN_MEMCPY: {

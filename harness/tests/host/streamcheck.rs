@@ -1,11 +1,14 @@
 //! streamcheck's happens-before model on hand-checked traces (the lines the recorder,
 //! `harness/globalcheck/streams.cpp`, writes): each race shape of `examples/streams/` and its
 //! correct twin, event reuse, the legacy and per-thread default streams, non-blocking streams,
-//! kernels' "may touch" as warnings, and what can never be clean. Traces captured on the H200
+//! kernels' "may touch" as warnings, and what can never be clean (launches whose arguments were
+//! not read and stream-ordered frees: `streamcheck/blind.rs`). Traces captured on the H200
 //! go to `tests/fixtures/h200/streams/NAME.jsonl` with `NAME.expect` (`race`, `clean`,
 //! `inconclusive`) and are judged alike when present.
 
 use std::path::Path;
+
+mod blind;
 
 use racegate::judge::sanitize::globalcheck::streams::{self, param_consts};
 use racegate::judge::sanitize::globalcheck::streams_verdict;
@@ -405,10 +408,13 @@ fn graphs_ipc_unreadable_arguments_and_races_between_host_threads_are_never_clea
     g.stream(A, 0).kernel(A, A, SCALE, &[BUF]);
     g.push(r#"{"op":"unjudged","why":"a CUDA graph was launched"}"#.into());
     assert!(matches!(g.outcome(), Outcome::Inconclusive(w) if w.contains("CUDA graph")));
+    // A kernel whose arguments were not read, not ordered with a copy (more in `blind`).
     let mut args = T::new();
+    args.stream(A, 0).stream(B, 0);
     args.push(format!(
         r#"{{"op":"kernel","t":1,"s":{A},"api":{A},"name":"k","args":[],"args_known":false,"site":[]}}"#
     ));
+    args.copy(B, B, PINNED, BUF, 3, true);
     assert!(matches!(args.outcome(), Outcome::Inconclusive(w) if w.contains("arguments")));
     // Two host threads, each with its stream: they may order their calls by a mutex or a join.
     let mut threads = T::new();
@@ -459,28 +465,47 @@ fn mangled_names_say_which_pointers_are_to_const() {
     assert!(param_consts("plain_c_kernel").is_empty());
 }
 
-/// Traces captured on the H200 (`ci/streams-check` keeps them), judged as their `.expect` says.
+/// Traces captured on the H200 (`ci/streams-check` keeps them), judged as their `.expect` says:
+/// `race KEY [TEXT]`, `clean`, or `inconclusive [TEXT]` (TEXT: part of the description or reason).
 #[test]
 fn captured_traces_are_judged_as_recorded() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200/streams");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return; // none captured yet: the hand-checked traces above are the whole test
-    };
-    for e in entries.flatten() {
+    let mut judged = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
         let p = e.path();
         if p.extension().is_none_or(|x| x != "jsonl") {
             continue;
         }
         let want = std::fs::read_to_string(p.with_extension("expect")).unwrap();
+        let mut words = want.trim().splitn(2, ' ');
+        let verdict = words.next().unwrap_or_default();
+        let rest = words.next().unwrap_or_default();
         let text = std::fs::read_to_string(&p).unwrap();
         let mut log = String::new();
         let got =
             streams_verdict::decide(&Exit::Code(0), false, Some(&text), Path::new("/"), &mut log);
-        let got = match got {
-            Outcome::Findings(_) => "race",
-            Outcome::Clean => "clean",
-            _ => "inconclusive",
-        };
-        assert_eq!(got, want.trim(), "{}: {log}", p.display());
+        let at = p.display();
+        match (verdict, &got) {
+            ("race", Outcome::Findings(f)) => {
+                let (key, part) = rest.split_once(' ').unwrap_or((rest, ""));
+                let kind = if key == "stream-host-race" {
+                    "StreamHost"
+                } else {
+                    "Stream"
+                };
+                assert!(
+                    f.iter()
+                        .any(|f| f.level == "Error" && f.kind == kind && f.what.contains(part)),
+                    "{at}: no {key} Error with {part:?}: {f:?}"
+                );
+            }
+            ("clean", Outcome::Clean) => {}
+            ("inconclusive", Outcome::Inconclusive(why)) => {
+                assert!(why.contains(rest), "{at}: {why}");
+            }
+            _ => panic!("{at}: want {want}, got {got:?}\n{log}"),
+        }
+        judged += 1;
     }
+    assert!(judged >= 9, "{judged} captured traces in {}", dir.display());
 }

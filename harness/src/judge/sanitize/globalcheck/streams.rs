@@ -24,6 +24,12 @@
 //! one it is ordered after replaces it). Two accesses race when their ranges overlap, at least one
 //! writes, and neither happens before the other.
 //!
+//! A kernel whose arguments were not read ([`blind`]) may have touched anything: the run is
+//! inconclusive unless every other access (and every other such launch) is ordered with it, in
+//! which case nothing it touched can race. A stream-ordered free (`cudaFreeAsync`) writes its
+//! whole allocation on its stream (racing what is not ordered before it); the allocation's
+//! history ends there.
+//!
 //! A kernel's accesses are not recorded: it "may touch" every allocation a pointer word of its
 //! arguments points into, reading and writing. Such a race is a warning unless it is near
 //! certain: the kernel was given exactly the first byte of the other operation's range, and the
@@ -31,50 +37,9 @@
 //! name says so). Races between host threads are warnings too (threads synchronize in ways no
 //! callback sees).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-pub use super::streams_trace::{param_consts, Op};
-
-/// What an access was.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Access {
-    /// The trace line (0-based) of the operation.
-    pub line: usize,
-    /// e.g. `kernel scale`, `memcpy device-to-host (async)`, `host read`.
-    pub what: String,
-    pub write: bool,
-    /// A kernel's conservative "may touch".
-    pub may: bool,
-    pub stream: String,
-    pub site: Vec<u64>,
-    pub thread: u64,
-}
-
-/// Two accesses that no ordering separates.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Race {
-    pub earlier: Access,
-    pub later: Access,
-    /// Host memory raced by a host access (`stream-host-race`), else between device operations.
-    pub host: bool,
-    /// Error (near certain) or Warning (may touch, or host threads).
-    pub certain: bool,
-    /// The overlap's first byte.
-    pub addr: u64,
-}
-
-/// What the model concluded from a trace.
-#[derive(Clone, Debug, Default)]
-pub struct Judged {
-    pub races: Vec<Race>,
-    /// Reasons nothing found may not mean clean.
-    pub unjudged: Vec<String>,
-    /// Lines that did not parse.
-    pub errors: Vec<String>,
-    pub started: bool,
-    pub exe: String,
-    pub operations: usize,
-}
+pub use super::streams_trace::{blind, param_consts, Access, Judged, Op, Race};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Key {
@@ -121,6 +86,12 @@ struct Model {
     kinds: HashMap<usize, Kind>,
     /// Handles that are the legacy or a per-thread default stream.
     alias: HashMap<u64, Key>,
+    /// Handles of streams the program created (a public handle other than 0, 1 and 2).
+    created: HashSet<u64>,
+    /// Per stream component, its latest launch whose arguments were not read: (epoch, what).
+    blind: HashMap<usize, (u32, String)>,
+    /// A launch not read is unordered with something: the run has been found undecidable.
+    blind_hit: bool,
     flags: HashMap<u64, u32>,
     events: HashMap<u64, Vc>,
     allocs: BTreeMap<u64, (u64, String)>,
@@ -140,6 +111,9 @@ pub fn judge(text: &str) -> Judged {
             Ok(op) => m.op(i, op),
             Err(e) => m.out.errors.push(format!("trace line {}: {e}", i + 1)),
         }
+    }
+    if m.blind_hit {
+        m.out.blind.clear();
     }
     m.out
 }
@@ -248,14 +222,35 @@ impl Model {
                 self.out.started = true;
                 self.out.exe = exe;
             }
-            Op::Stream { s, flags, .. } => {
+            Op::Stream { s, cu, flags } => {
                 self.flags.insert(s, flags);
+                if cu > 2 {
+                    self.created.insert(s);
+                }
             }
             Op::Alloc { base, size, kind } => {
                 self.allocs.insert(base, (size, kind));
                 self.shadow.remove(&base);
             }
-            Op::Free { base, t } => {
+            Op::Free {
+                base,
+                t,
+                s,
+                api,
+                is_async: true,
+                site,
+            } => {
+                // In stream order: a write of the whole allocation on its stream, then no history.
+                let sc = self.stream(t, s, api);
+                self.issue(t, sc);
+                if let Some((b, size, _)) = self.alloc_of(base) {
+                    let acc = self.access(line, "cudaFreeAsync".into(), true, false, sc, site, t);
+                    self.touch(b, b, b + size, sc, Vec::new(), acc);
+                }
+                self.allocs.remove(&base);
+                self.shadow.remove(&base);
+            }
+            Op::Free { base, t, .. } => {
                 // cudaFree and cudaFreeHost synchronize the device first.
                 self.device_sync(t);
                 self.allocs.remove(&base);
@@ -268,12 +263,22 @@ impl Model {
                 name,
                 args,
                 args_known,
+                params,
+                args_why,
                 site,
             } => {
+                // A stream the program created is no default stream, whatever `api` says (run 22's
+                // recorder wrote 0 for every launch: the launch callback's apiStream is for graphs).
+                let api = if api <= 1 && self.created.contains(&s) {
+                    s.max(3)
+                } else {
+                    api
+                };
                 let sc = self.stream(t, s, api);
                 self.issue(t, sc);
-                if !args_known {
-                    self.unjudged(format!("the arguments of kernel {name} could not be read"));
+                if let Some(why) = blind(&name, &args, args_known, params, &args_why) {
+                    let what = format!("kernel {name} on {} ({why})", self.name(sc));
+                    self.blind_launch(what, sc);
                 }
                 let consts = param_consts(&name);
                 let mut by_alloc: BTreeMap<u64, Vec<(u64, Option<bool>)>> = BTreeMap::new();
@@ -410,6 +415,41 @@ impl Model {
         }
     }
 
+    /// A launch that may have touched anything: undecidable if an access not ordered before it
+    /// is still in the history, or another such launch is not.
+    fn blind_launch(&mut self, what: String, c: usize) {
+        let now = self.clocks[c].clone();
+        let before =
+            |comp: usize, epoch: u32| comp == c || now.get(comp).is_some_and(|n| *n >= epoch);
+        let other = self
+            .shadow
+            .values()
+            .flatten()
+            .find(|e| !before(e.comp, e.epoch))
+            .map(|e| format!("{} on {}", e.acc.what, e.acc.stream))
+            .or_else(|| {
+                self.blind
+                    .iter()
+                    .find(|(k, (epoch, _))| !before(**k, *epoch))
+                    .map(|(_, (_, w))| w.clone())
+            });
+        if let Some(other) = other {
+            self.blind_unordered(&what, &other);
+        } else if !self.out.blind.contains(&what) {
+            self.out.blind.push(what.clone());
+        }
+        self.blind.insert(c, (now[c], what));
+    }
+
+    fn blind_unordered(&mut self, what: &str, other: &str) {
+        if !self.blind_hit {
+            self.blind_hit = true;
+            self.unjudged(format!(
+                "{what} may have touched any memory, and it is not ordered with {other}"
+            ));
+        }
+    }
+
     fn unjudged(&mut self, why: String) {
         if !self.out.unjudged.contains(&why) {
             self.out.unjudged.push(why);
@@ -469,6 +509,16 @@ impl Model {
         acc: Access,
     ) {
         let now = self.clocks[c].clone();
+        if !self.blind_hit {
+            let unordered = self
+                .blind
+                .iter()
+                .find(|(k, (epoch, _))| **k != c && now.get(**k).is_none_or(|n| n < epoch))
+                .map(|(_, (_, w))| w.clone());
+            if let Some(w) = unordered {
+                self.blind_unordered(&w, &format!("{} on {}", acc.what, acc.stream));
+            }
+        }
         let e = Entry {
             lo,
             hi,

@@ -1,7 +1,52 @@
 //! streamcheck's trace as the recorder (`harness/globalcheck/streams.cpp`) writes it, one
-//! [`Op`] per line, and what a kernel's mangled name says about its pointer parameters.
+//! [`Op`] per line, what a kernel's mangled name says about its pointer parameters, which
+//! launches the recorder was blind to ([`blind`]), and what judging a trace yields ([`Judged`]).
 
 use serde::Deserialize;
+
+/// What an access was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The trace line (0-based) of the operation.
+    pub line: usize,
+    /// e.g. `kernel scale`, `memcpy device-to-host (async)`, `host read`.
+    pub what: String,
+    pub write: bool,
+    /// A kernel's conservative "may touch".
+    pub may: bool,
+    pub stream: String,
+    pub site: Vec<u64>,
+    pub thread: u64,
+}
+
+/// Two accesses that no ordering separates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Race {
+    pub earlier: Access,
+    pub later: Access,
+    /// Host memory raced by a host access (`stream-host-race`), else between device operations.
+    pub host: bool,
+    /// Error (near certain) or Warning (may touch, or host threads).
+    pub certain: bool,
+    /// The overlap's first byte.
+    pub addr: u64,
+}
+
+/// What the model concluded from a trace.
+#[derive(Clone, Debug, Default)]
+pub struct Judged {
+    pub races: Vec<Race>,
+    /// Reasons nothing found may not mean clean.
+    pub unjudged: Vec<String>,
+    /// Lines that did not parse.
+    pub errors: Vec<String>,
+    /// Launches whose arguments were not read but that every other operation is ordered with
+    /// (so whatever they touched cannot race): for the log.
+    pub blind: Vec<String>,
+    pub started: bool,
+    pub exe: String,
+    pub operations: usize,
+}
 
 /// One line of the trace.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -24,14 +69,25 @@ pub enum Op {
         size: u64,
         kind: String,
     },
+    /// A free: `cudaFree`/`cudaFreeHost` (they synchronize the device first), or with `async` a
+    /// stream-ordered `cudaFreeAsync` on stream `s` (`api` as passed) at call site `site`.
     Free {
         base: u64,
         #[serde(default)]
         t: u64,
+        #[serde(default)]
+        s: u64,
+        #[serde(default)]
+        api: u64,
+        #[serde(default, rename = "async")]
+        is_async: bool,
+        #[serde(default)]
+        site: Vec<u64>,
     },
     /// A kernel launch; `args` holds `[parameter index, pointer word]` for each word of its
     /// arguments that points into a known allocation; `args_known` is false when the arguments
-    /// could not be read.
+    /// could not be read (`args_why` then says why); `params`, the number of parameters the
+    /// driver's layout (`cuFuncGetParamInfo`) gave, is absent when the layout was not had.
     Kernel {
         t: u64,
         s: u64,
@@ -39,6 +95,10 @@ pub enum Op {
         name: String,
         args: Vec<(u32, u64)>,
         args_known: bool,
+        #[serde(default)]
+        params: Option<u32>,
+        #[serde(default)]
+        args_why: String,
         site: Vec<u64>,
     },
     /// `dir`: 1 host to host, 2 host to device, 3 device to host, 4 device to device, 0 unknown.
@@ -111,6 +171,66 @@ pub enum Op {
     Unjudged {
         why: String,
     },
+}
+
+/// Why what a launch touched is unknown (`None`: its pointer arguments were read), whatever the
+/// recorder claims: arguments not read; none recorded though its mangled name says it takes
+/// pointers; or none recorded with neither the driver's layout (`params`) nor a name that shows
+/// it takes none (a struct by value can hold pointers).
+pub fn blind(
+    name: &str,
+    args: &[(u32, u64)],
+    args_known: bool,
+    params: Option<u32>,
+    args_why: &str,
+) -> Option<String> {
+    let takes_none = no_pointer_params(name);
+    if !args_known {
+        if takes_none {
+            return None;
+        }
+        return Some(if args_why.is_empty() {
+            "its arguments could not be read".into()
+        } else {
+            format!("its arguments could not be read ({args_why})")
+        });
+    }
+    if !args.is_empty() || takes_none {
+        return None;
+    }
+    if param_consts(name).iter().any(Option::is_some) {
+        return Some(
+            "no pointer argument was recorded though its name says it takes pointers".into(),
+        );
+    }
+    if params.is_none() {
+        return Some("no pointer argument was recorded and its parameter layout is unknown".into());
+    }
+    None
+}
+
+/// An Itanium-mangled kernel name read to its end with parameters that are all builtin scalars
+/// (or `v`, none): nothing it was given can point anywhere.
+pub fn no_pointer_params(mangled: &str) -> bool {
+    let b = mangled.as_bytes();
+    let Some(rest) = mangled.strip_prefix("_Z") else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Ok(n) = rest[..digits].parse::<usize>() else {
+        return false;
+    };
+    let mut i = 2 + digits + n;
+    if i >= b.len() {
+        return false;
+    }
+    while i < b.len() {
+        match skip_type(b, i) {
+            Some(j) if j == i + 1 || (b[i] == b'D' && j == i + 2) => i = j,
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// For each parameter of a kernel whose name is an Itanium-mangled `_Z<len><name><params>` of

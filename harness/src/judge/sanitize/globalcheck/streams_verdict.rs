@@ -1,13 +1,14 @@
 //! streamcheck's outcome of a finished run: the trace ([`super::streams::judge`]) -> races with
 //! both call sites -> [`Finding`]s, or why the run cannot be judged. Nothing undecidable is
 //! clean: no trace, a trace that does not parse, a crash, CUDA graphs, IPC, several contexts,
-//! kernels whose arguments could not be read, and possible races that rest only on a kernel's
-//! "may touch" are inconclusive.
+//! kernels whose arguments could not be read (unless everything else is ordered with them), and
+//! possible races that rest only on a kernel's "may touch" are inconclusive.
 //!
 //! Call sites are program counters in the program's own executable (the recorder keeps the
 //! frames of the host backtrace that lie in it); `addr2line` turns them into `file:line` where the
 //! program has debug info (`-g`/`-lineinfo` on the host side), else into `function+0xOFFSET`,
-//! passing over the CUDA runtime linked into the program and nvcc's launch stubs.
+//! passing over the CUDA runtime linked into the program (`libcudart_static_*`, `cuda*`) and
+//! nvcc's launch stubs (`__device_stub_*`, `*.cudafe1.stub.c`).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -121,6 +122,11 @@ fn summary(j: &Judged) -> String {
     );
     for u in &j.unjudged {
         s.push_str(&format!("streamcheck: not judged: {u}\n"));
+    }
+    for b in &j.blind {
+        s.push_str(&format!(
+            "streamcheck: {b}: every other operation is ordered with it, so it cannot race\n"
+        ));
     }
     s
 }
@@ -238,15 +244,20 @@ impl Sites {
         s
     }
 
-    /// The first frame of `a`'s call site that is the program's own code: `file:line`, else
-    /// `function+0xPC`, else `exe+0xPC`.
+    /// The first frame of `a`'s call site that is the program's own code with a `file:line`,
+    /// else the first that is its own code (`function+0xPC`, `exe+0xPC`), else the first.
     pub fn of(&self, a: &Access) -> String {
         let kernel = a.what.strip_prefix("kernel ").unwrap_or("");
         let own = |pc: &u64| match self.known.get(pc) {
-            Some((f, _)) => !is_runtime(f, kernel),
+            Some((f, at)) => !is_runtime(f, at, kernel),
             None => true,
         };
-        let Some(pc) = a.site.iter().find(|p| own(p)).or(a.site.first()) else {
+        let lined = |pc: &u64| self.known.get(pc).is_some_and(|(_, at)| !at.is_empty());
+        let Some(pc) = (a.site.iter())
+            .find(|p| own(p) && lined(p))
+            .or_else(|| a.site.iter().find(|p| own(p)))
+            .or(a.site.first())
+        else {
             return "<host>".into();
         };
         match self.known.get(pc) {
@@ -264,14 +275,17 @@ impl Sites {
     }
 }
 
-/// Frames of the CUDA runtime linked into the program and of nvcc's launch stubs (the kernel's
-/// host-side twin has the kernel's own mangled name).
-fn is_runtime(func: &str, kernel: &str) -> bool {
+/// Frames of the CUDA runtime linked into the program (its internal functions are named
+/// `libcudart_static_<hash>`) and of nvcc's launch stubs (`_Z25__device_stub__Z5scalePfiPfi` in
+/// a generated `*.cudafe1.stub.c`; the kernel's host-side twin has the kernel's own name).
+fn is_runtime(func: &str, at: &str, kernel: &str) -> bool {
     func.starts_with("cuda")
         || func.starts_with("__cuda")
         || func.starts_with("_ZN6cudart")
         || func.starts_with("cudart")
-        || func.starts_with("__device_stub")
+        || func.starts_with("libcudart_static")
+        || func.contains("__device_stub")
+        || at.contains(".cudafe1.")
         || func.starts_with("_Z16cudaLaunchKernel")
         || func.contains("cudaLaunch")
         || (!kernel.is_empty() && func == kernel)
@@ -288,4 +302,66 @@ fn which(name: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The call sites of run 22's `host_read_nosync` as `addr2line` resolved them in its binary.
+    #[test]
+    fn a_call_site_is_the_program_s_own_line_past_the_static_runtime_and_the_stubs() {
+        let mut s = Sites::default();
+        for (pc, f, at) in [
+            (
+                256305,
+                "libcudart_static_1310e5fb72b7ef3b631832b7a0c7e3ebdd0f4cc9",
+                "",
+            ),
+            (448205, "cudaMemcpyAsync", ""),
+            (36939, "main", "examples/streams/host_read_nosync.cu:46"),
+            (35557, "_start", ""),
+            (462232, "cudaLaunchKernel", ""),
+            (
+                35950,
+                "_ZL25__cudaLaunchKernel_helperP9CUkern_st4dim3S1_PPvmP11CUstream_st",
+                "/usr/local/cuda/targets/x86_64-linux/include/crt/device_functions.h:2963",
+            ),
+            (
+                38136,
+                "_Z25__device_stub__Z5scalePfiPfi",
+                "/tmp/tmpxft_00001df5_00000000-6_host_read_nosync.cudafe1.stub.c:14",
+            ),
+            (
+                38265,
+                "_Z5scalePfi",
+                "examples/streams/host_read_nosync.cu:15",
+            ),
+            (36906, "main", "examples/streams/host_read_nosync.cu:45"),
+            (9, "helper", ""),
+        ] {
+            s.known.insert(pc, (f.to_string(), at.to_string()));
+        }
+        let at = |what: &str, site: &[u64]| {
+            s.of(&Access {
+                line: 0,
+                what: what.into(),
+                write: false,
+                may: false,
+                stream: String::new(),
+                site: site.to_vec(),
+                thread: 1,
+            })
+        };
+        let copy = at("memcpy", &[256305, 448205, 36939, 35557]);
+        assert_eq!(copy, "examples/streams/host_read_nosync.cu:46");
+        let launch = at(
+            "kernel _Z5scalePfi",
+            &[59716, 462232, 35950, 38136, 38265, 36906, 35557],
+        );
+        // 59716 is unknown to addr2line: the program's own, but without a line.
+        assert_eq!(launch, "examples/streams/host_read_nosync.cu:45");
+        assert_eq!(at("host read", &[9, 35557]), "helper+0x9");
+        assert_eq!(at("host read", &[]), "<host>");
+    }
 }
