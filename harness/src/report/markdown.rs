@@ -12,16 +12,20 @@ use crate::gate::{Diff, GateRun};
 
 /// The course table: rows are cases, columns detectors, cells the measured result.
 pub fn course_table(m: &Matrix, catalog: &Catalog) -> String {
+    // The detectors the matrix ran, in their order (the matrix leaves streamcheck out).
+    let ran: Vec<Detector> = Detector::ALL
+        .into_iter()
+        .filter(|d| m.cells.iter().any(|c| c.detector == *d))
+        .collect();
     let mut out = String::from("| case | ");
     out.push_str(
-        &Detector::ALL
-            .iter()
+        &ran.iter()
             .map(|d| d.name())
             .collect::<Vec<_>>()
             .join(" | "),
     );
     out.push_str(" |\n|---|");
-    out.push_str(&"---|".repeat(Detector::ALL.len()));
+    out.push_str(&"---|".repeat(ran.len()));
     out.push('\n');
     // Catalog order, not matrix order: the table reads like the course, kernel then variants.
     for case in &catalog.cases {
@@ -30,7 +34,7 @@ pub fn course_table(m: &Matrix, catalog: &Catalog) -> String {
             continue;
         }
         out.push_str(&format!("| `{}` |", case.name));
-        for d in Detector::ALL {
+        for &d in &ran {
             let text = match row.iter().find(|c| c.detector == d) {
                 None => " |".to_string(),
                 Some(c) => {
