@@ -262,7 +262,10 @@ pub fn run_worker_if_requested() {
         Ok(w) => match workers::run(&w.catalog, w.internal) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("error: {}", e.chain());
+                eprintln!(
+                    "error: {}",
+                    crate::report::text::visible(&e.chain().to_string())
+                );
                 e.exit_code()
             }
         },

@@ -72,7 +72,10 @@ pub fn main(manifest: impl AsRef<Path>) -> ! {
     match trials_from_manifest(&crate_file(manifest.as_ref()), &Options::default()) {
         Ok(trials) => libtest_mimic::run(&args, trials).exit(),
         Err(e) => {
-            eprintln!("error: {}", e.chain());
+            eprintln!(
+                "error: {}",
+                crate::report::text::visible(&e.chain().to_string())
+            );
             std::process::exit(i32::from(e.exit_code()));
         }
     }

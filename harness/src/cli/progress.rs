@@ -69,6 +69,9 @@ impl Progress {
             (Status::Pass, _) | (_, None) => line,
             (_, Some(d)) => format!("{line}\n{d}"),
         };
+        // Names and details come from file names, manifests and program output: shown, never
+        // obeyed (escape sequences as `\xNN`).
+        let line = crate::report::text::visible(&line);
         match &self.bar {
             Some(b) => {
                 b.inc(1);

@@ -166,7 +166,7 @@ impl Masks {
             if !rules.is_empty() {
                 out.push(MaskedLine {
                     line: i + 1,
-                    text: String::from_utf8_lossy(line).into_owned(),
+                    text: bytes_as_text(line),
                     rules,
                 });
             }
@@ -188,11 +188,27 @@ impl Masks {
     }
 }
 
+/// Bytes as text, each byte that is not UTF-8 shown as `\xNN` (not U+FFFD, which would hide
+/// which byte it was and make two different outputs read the same). Control characters are left
+/// to the printing side (`report::text::visible`).
+pub fn bytes_as_text(b: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(b.len());
+    for chunk in b.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for x in chunk.invalid() {
+            // ignored: writing to a String cannot fail.
+            let _ = write!(out, "\\x{x:02x}");
+        }
+    }
+    out
+}
+
 /// A unified diff of two outputs (after masking), at most `max_lines` lines; bytes that are not
-/// UTF-8 are shown as U+FFFD.
+/// UTF-8 are shown as `\xNN` ([`bytes_as_text`]).
 pub fn unified_diff(a: &[u8], b: &[u8], a_name: &str, b_name: &str, max_lines: usize) -> String {
-    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
-    let text = similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
+    let (a, b) = (bytes_as_text(a), bytes_as_text(b));
+    let text = similar::TextDiff::from_lines(a.as_str(), b.as_str())
         .unified_diff()
         .context_radius(3)
         .header(a_name, b_name)
@@ -297,6 +313,21 @@ mod tests {
         ] {
             assert_eq!(masked(keep), keep);
         }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_shown_by_value() {
+        for x in 0x80u8..=0xff {
+            let line = [b'a', x, b'b'];
+            let shown = bytes_as_text(&line);
+            if std::str::from_utf8(&line).is_err() {
+                assert_eq!(shown, format!("a\\x{x:02x}b"));
+            }
+        }
+        assert_eq!(bytes_as_text("é ok".as_bytes()), "é ok");
+        // Two outputs that differ only in an invalid byte still read differently in the diff.
+        let d = unified_diff(b"v \xfe\n", b"v \xff\n", "run 1", "run 2", 20);
+        assert!(d.contains("-v \\xfe") && d.contains("+v \\xff"), "{d}");
     }
 
     #[test]

@@ -31,14 +31,7 @@ pub fn visible(s: &str) -> String {
 
 /// [`visible`] for bytes that may not be UTF-8: each invalid byte is shown as `\xNN` too.
 pub fn visible_bytes(b: &[u8]) -> String {
-    let mut out = String::with_capacity(b.len());
-    for chunk in b.utf8_chunks() {
-        push_visible(&mut out, chunk.valid());
-        for x in chunk.invalid() {
-            let _ = write!(out, "\\x{x:02x}");
-        }
-    }
-    out
+    visible(&crate::gate::masks::bytes_as_text(b))
 }
 
 /// [`visible_bytes`] of a path's bytes, as a file name reaches the terminal.
