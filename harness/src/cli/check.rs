@@ -51,6 +51,8 @@ pub struct CheckArgs {
     junit: Option<PathBuf>,
     #[command(flatten)]
     out: JsonArg,
+    #[command(flatten)]
+    html: super::output::HtmlArg,
 }
 
 pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
@@ -164,6 +166,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
         settings::write_file(p, &report::junit::check(&m))?;
     }
     a.out.write(&m)?;
+    a.html.write_value(&m, &catalog.root)?;
     Ok(
         if m.count(Judgement::Missed) + m.count(Judgement::Unexpected) > 0 {
             exit::FOUND

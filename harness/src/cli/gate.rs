@@ -105,6 +105,8 @@ pub struct GateArgs {
     #[arg(long, value_name = "FILE")]
     summary: Option<PathBuf>,
     #[command(flatten)]
+    html: super::output::HtmlArg,
+    #[command(flatten)]
     out: JsonArg,
     /// Print GitHub annotations and append the summary to $GITHUB_STEP_SUMMARY.
     #[arg(long)]
@@ -493,8 +495,9 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
         // The JSON of an update: every finding now accepted.
         let code = code(place, run, 0);
         let d = gate::diff(run, &after, place.stale_subjects);
-        a.out
-            .write_text(&report::json::gate(run, &d, &shown, code))?;
+        let json = report::json::gate(run, &d, &shown, code);
+        a.out.write_text(&json)?;
+        a.html.write(&json, &place.root)?;
         return Ok(code);
     }
     let base = Baseline::load(&place.baseline)?;
@@ -531,8 +534,9 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     if let Some(p) = &a.summary {
         settings::write_file(p, &md)?;
     }
-    a.out
-        .write_text(&report::json::gate(run, &d, &shown, code))?;
+    let json = report::json::gate(run, &d, &shown, code);
+    a.out.write_text(&json)?;
+    a.html.write(&json, &place.root)?;
     if a.github {
         a.out.text(&report::github::annotations(&d))?;
         if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY") {

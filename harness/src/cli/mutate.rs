@@ -97,6 +97,8 @@ pub struct MutateArgs {
     no_compile: bool,
     #[command(flatten)]
     out: JsonArg,
+    #[command(flatten)]
+    html: super::output::HtmlArg,
 }
 
 pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
@@ -202,6 +204,7 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
     let report = MutationReport::new(false, operators, kernels, 0.0);
     a.out.text(&report::mutate::listing(&report))?;
     a.out.write(&report)?;
+    a.html.write_value(&report, &catalog.root)?;
     Ok(report.exit_code())
 }
 
@@ -269,6 +272,7 @@ fn run_battery(
         settings::write_file(p, &report::mutate::markdown(&report))?;
     }
     a.out.write(&report)?;
+    a.html.write_value(&report, &catalog.root)?;
     Ok(report.exit_code())
 }
 

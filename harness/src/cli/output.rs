@@ -24,6 +24,46 @@ pub struct JsonArg {
     pub json: Option<PathBuf>,
 }
 
+/// `--html DIR` and `--lang`, the same on every command that reports: the result, as its
+/// `--json` has it, rendered as the HTML report (`report::html`).
+#[derive(clap::Args)]
+pub struct HtmlArg {
+    /// Also write the result as an HTML report into this folder: an index with the verdict and
+    /// the matrix or findings, a page per finding with the source, its explanation and fix hint,
+    /// and the repro command (nothing outside the folder is referenced).
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
+    /// Language of the report's explanations: en or ko. Default: from LC_ALL, LC_MESSAGES or
+    /// LANG, else English.
+    #[arg(long, value_name = "LANG", value_parser = super::report::parse_lang)]
+    pub lang: Option<crate::report::explain::Lang>,
+}
+
+impl HtmlArg {
+    /// Renders `json` (the text `--json` writes) into `--html`'s folder; nothing without it.
+    pub fn write(&self, json: &str, root: &Path) -> Result<()> {
+        let Some(dir) = &self.html else {
+            return Ok(());
+        };
+        let doc: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| Error::Usage(format!("the result is not JSON ({e}): racegate's bug")))?;
+        let lang = self
+            .lang
+            .unwrap_or_else(crate::report::explain::Lang::from_env);
+        let pages = crate::report::html::render(&doc, root, lang, None).map_err(Error::Usage)?;
+        crate::report::html::write(dir, &pages)
+            .map_err(|e| Error::io("writing the report into", dir, e))
+    }
+
+    /// [`HtmlArg::write`] of a value as `--json` would write it.
+    pub fn write_value(&self, value: &impl serde::Serialize, root: &Path) -> Result<()> {
+        if self.html.is_none() {
+            return Ok(());
+        }
+        self.write(&settings::json(value), root)
+    }
+}
+
 impl JsonArg {
     /// Whether the JSON takes standard output.
     pub fn on_stdout(&self) -> bool {

@@ -21,6 +21,7 @@ mod fencecheck;
 mod globalcheck;
 mod header;
 mod hostile;
+mod html_flag;
 mod ignored_errors;
 mod inputs;
 mod layout;
