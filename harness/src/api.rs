@@ -237,6 +237,7 @@ impl Gate {
             masks: Masks::new(&[], true)?,
             oracles: Default::default(),
             jitter: true,
+            shrink: None,
         })
     }
 }

@@ -259,6 +259,7 @@ fn gate_config(tool: Option<Tool>, options: &Options, arch: &str) -> Result<Gate
         masks: crate::gate::masks::Masks::new(&[], true)?,
         oracles: Default::default(),
         jitter: true,
+        shrink: None,
     })
 }
 

@@ -87,6 +87,14 @@ pub struct GateArgs {
     /// then show); where the tool cannot be built the runs are plain and a note says why.
     #[arg(long)]
     no_jitter: bool,
+    /// Do not look for a minimal repro of a kernel that fails under stress. By default each
+    /// such failure gets, within --shrink-budget, the smallest failing size and a seed that
+    /// fails on its first trial, re-checked, in its message.
+    #[arg(long)]
+    no_shrink: bool,
+    /// Seconds a minimal-repro search may take, per failing kernel.
+    #[arg(long, default_value_t = 20.0, value_parser = super::values::seconds)]
+    shrink_budget: f64,
     /// Boxed: the oracles' flags would make `gate` the one large variant of the commands.
     #[command(flatten)]
     oracle: Box<OracleArgs>,
@@ -199,6 +207,7 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
         masks,
         oracles: oracles(&a.oracle)?,
         jitter: !a.no_jitter,
+        shrink: (!a.no_shrink).then(|| std::time::Duration::from_secs_f64(a.shrink_budget)),
     };
     Ok((cfg, s))
 }

@@ -26,6 +26,9 @@ pub struct GateConfig {
     /// Schedule jitter in a program's plain runs: globalcheck's injection delays each warp
     /// after every barrier, seeded per run (default: on where the tool can be built).
     pub jitter: bool,
+    /// After a stress failure of a manifest kernel, the time a minimal-repro search may take
+    /// (`run::shrink`); `None`: no search.
+    pub shrink: Option<std::time::Duration>,
 }
 
 /// One thing the gate found.

@@ -231,7 +231,7 @@ fn stress_job(
         function: case.entry.name.clone(),
         ..Default::default()
     };
-    let message = format!(
+    let mut message = format!(
         "{kind}: {} of {} trials{}",
         r.failures,
         r.trials_run,
@@ -240,6 +240,20 @@ fn stress_job(
             .map(|c| format!("; reproduce: {c}"))
             .unwrap_or_default()
     );
+    // Wrong results get a minimal repro (a hang or a fault would cost a deadline per candidate).
+    if let (Verdict::Fail, Some(budget)) = (&r.verdict, cfg.shrink) {
+        let sc = crate::run::shrink::ShrinkConfig {
+            budget,
+            ..Default::default()
+        };
+        match crate::run::shrink::shrink(catalog, case, &cfg.battery.stress(true), exe, &sc)? {
+            Some(s) => message.push_str(&format!(
+                "; minimal repro: size {}, {} of {} reruns failed: {}",
+                s.size, s.confirmed, s.confirm, s.repro
+            )),
+            None => message.push_str("; no smaller failing problem found within the shrink budget"),
+        }
+    }
     let line = entry_line(&catalog.root, &case.path, &case.entry.name);
     let mut f = GateFinding::new(id, &case.path, line, message);
     f.detection = r.first_failing_trial().map(|trial| Detection {
