@@ -8,13 +8,17 @@ use crate::util::{gpu_slots, run_cli, Device};
 
 /// (kernel file, operators): each mutant of these is a real bug of that kernel, one the
 /// detection matrix shows caught (`reduce_sequential::no_loop_sync`,
-/// `matmul_tiled16::no_sync_after_load` and `::no_sync_after_compute`: stress 50/50).
-const RUNS: [(&str, &str); 2] = [
+/// `matmul_tiled16::no_sync_after_load` and `::no_sync_after_compute`: stress 50/50). The
+/// transpose's padding and swizzle removed are slow, not wrong: killed by `perf` (Nsight
+/// Compute's bank conflicts against `//@ perf: ... bank-conflicts=none`), so this one needs ncu
+/// with counters permitted, as on the H200 (issue #28).
+const RUNS: [(&str, &str); 3] = [
     (
         "kernels/reduce_sequential.cu",
         "remove-barrier,drop-shared-init",
     ),
     ("kernels/matmul_tiled.cu", "remove-barrier"),
+    ("kernels/transpose.cu", "padding-removal,swizzle-removal"),
 ];
 
 pub fn trials(root: &std::path::Path, device: &Device) -> Vec<Trial> {

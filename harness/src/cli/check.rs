@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use crate::errors::exit;
 use crate::judge::check::{self, CheckEvent, Judgement};
+use crate::judge::perf::check as perf_check;
+use crate::judge::perf::ncu;
+use crate::judge::perf::runner::PerfConfig;
 use crate::{report, Result};
 
 use super::compile::compile_all;
@@ -16,7 +19,7 @@ use super::values;
 
 /// The end of `racegate check --help`: the exit codes, then examples.
 pub const HELP: &str = concat!(
-    "Exit codes: 0 every case judged as its header expects, 1 a mismatch, 2 bad input, 3 inconclusive, 4 no CUDA device (compiles only; --junit, --json and --table still written, verdict no_device).\n",
+    "Exit codes: 0 every case judged as its header expects, 1 a mismatch or a broken `//@ perf:` expectation, 2 bad input, 3 inconclusive (a cell, or a perf expectation skipped: no ncu, counters refused; --no-perf leaves them out), 4 no CUDA device (compiles only; --junit, --json and --table still written, verdict no_device; the perf expectations listed as skipped).\n",
     "Examples:\n",
     "  racegate check\n",
     "  racegate check matmul_tiled16 --trials 20 --junit check.xml --table table.md"
@@ -49,6 +52,10 @@ pub struct CheckArgs {
     /// Write a JUnit report here (testcases carry file and line).
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+    /// Leave the `//@ perf:` expectations out (by default each is judged against Nsight
+    /// Compute's counters, or listed as skipped with the reason: a skipped one exits 3).
+    #[arg(long)]
+    no_perf: bool,
     #[command(flatten)]
     out: JsonArg,
     #[command(flatten)]
@@ -91,6 +98,12 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
             // Every report asked for is still written: every cell not run, with the reason, and
             // what did run host-side (the compile pass).
             let reason = format!("no CUDA device: {why}");
+            // The perf expectations too: each skipped, none held.
+            let perf = match a.no_perf {
+                true => Vec::new(),
+                false => perf_check::skipped(&catalog, &selected, &reason)?,
+            };
+            out!("{}", report::text::perf_expectations(&perf));
             if let Some(p) = &a.table {
                 settings::write_file(
                     p,
@@ -103,12 +116,20 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
                 &["compiled: some kernels failed (see the output)"]
             };
             let subject = format!("{} case(s)", selected.len());
-            a.out.write_text(&report::json::not_run(
+            let mut more = serde_json::Map::new();
+            if !a.no_perf {
+                more.insert(
+                    "perf".into(),
+                    serde_json::to_value(&perf).expect("results serialize"),
+                );
+            }
+            a.out.write_text(&report::json::not_run_with(
                 "check",
                 &subject,
                 &reason,
                 done,
                 exit::NO_DEVICE,
+                more,
             ))?;
             if let Some(p) = &a.junit {
                 let cells: Vec<(String, String)> = selected
@@ -139,7 +160,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     // more cells, and the count on each line is of cells, as the final table shows them.
     let cells = selected.len() * crate::source::catalog::Detector::ALL.len();
     let progress = Progress::new(cells as u64, "cells", a.out.on_stdout());
-    let m = check::run(&catalog, &selected, &cfg, &s.worker, |ev| match ev {
+    let mut m = check::run(&catalog, &selected, &cfg, &s.worker, |ev| match ev {
         CheckEvent::Done(cells) => {
             for c in cells {
                 let status = match c.judgement {
@@ -158,6 +179,13 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
         }
     })?;
     progress.finish();
+    if !a.no_perf {
+        // After the matrix: ncu replays each kernel alone, without the pool's other runs.
+        let ncu = ncu::find();
+        let pcfg = PerfConfig::for_counters(&s.arch);
+        m.perf = perf_check::run(&catalog, &selected, &pcfg, &s.worker, ncu.as_deref())?;
+    }
+    let (perf_broken, perf_skipped) = perf_check::counts(&m.perf);
     out!("{}", report::text::check_summary(&m));
     if let Some(p) = &a.table {
         settings::write_file(p, &report::markdown::course_table(&m, &catalog))?;
@@ -168,9 +196,9 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     a.out.write(&m)?;
     a.html.write_value(&m, &catalog.root)?;
     Ok(
-        if m.count(Judgement::Missed) + m.count(Judgement::Unexpected) > 0 {
+        if m.count(Judgement::Missed) + m.count(Judgement::Unexpected) + perf_broken > 0 {
             exit::FOUND
-        } else if m.count(Judgement::Inconclusive) > 0 {
+        } else if m.count(Judgement::Inconclusive) + perf_skipped > 0 {
             exit::INCONCLUSIVE
         } else {
             exit::OK

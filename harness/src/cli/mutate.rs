@@ -28,14 +28,16 @@ taken by every other thread only), atomic-to-plain (`atomicAdd(&x, v)` -> `x += 
 Or, Xor, Max, Min, Exch, Inc, Dec, CAS), drop-syncwarp (a `__syncwarp(...)` deleted), \
 shuffle-mask-narrow (0xffffffff -> 0x0000ffff in __shfl*_sync, __ballot_sync, ...), \
 bounds-off-by-one (`<` -> `<=`, `>=` -> `>` in if/for/while conditions), drop-shared-init (a plain \
-store into __shared__ memory before the first barrier deleted). Padding removal ([T][T+1] -> [T][T]) \
-is left out until racegate has performance checks: nothing else could notice it. Comments, strings \
-and preprocessor lines are never touched.\n",
+store into __shared__ memory before the first barrier deleted), padding-removal (a shared tile's \
+[T][T + 1] -> [T][T]) and swizzle-removal (`(c ^ r)` in a shared tile's index -> `c`): these two \
+change speed, not results, so `perf` judges them (the kernel under ncu against its `//@ perf:` \
+bank-conflicts expectation; without ncu they are inconclusive). Comments, strings and preprocessor \
+lines are never touched.\n",
     "Ids: OPERATOR:FILE:HASH, from the operator, the file's name, the function, the normalized text \
 of the site's lines and its occurrence among same-looking sites (no line numbers): an edit elsewhere \
 keeps them.\n",
     "Outcomes: killed (by the first detector that noticed: stress with jitter, then racecheck, \
-synccheck, memcheck, initcheck, globalcheck, sharedcheck; the rest are not run), timed-out (a hang, killed at the deadline: a \
+synccheck, memcheck, initcheck, globalcheck, sharedcheck; the rest are not run; perf for padding-removal and swizzle-removal), timed-out (a hang, killed at the deadline: a \
 detection), survived, stillborn (NVRTC refuses it: not scored), equivalent (marked harmless: not \
 run, not scored), inconclusive (a tool missing or failing, or --budget ran out: not scored). Kill \
 rate = (killed + timed-out) / (mutants - stillborn - equivalent - inconclusive). The unmutated \
@@ -231,9 +233,18 @@ fn run_battery(
             false => a.tools.clone(),
         },
         budget: a.budget.map(Duration::from_secs_f64),
+        perf: Some(mutate::speed::PerfJudge::new(&s.arch)),
     };
     if cfg.battery.sanitizer.is_none() {
         outln!("compute-sanitizer not found: mutants stress does not kill will be inconclusive");
+    }
+    let speed_only = units
+        .iter()
+        .flat_map(|u| &u.mutants)
+        .filter(|m| m.operator.speed_only())
+        .count();
+    if let (Some(Err(u)), true) = (cfg.perf.as_ref().map(|p| &p.ncu), speed_only > 0) {
+        outln!("{u}: the {speed_only} padding-removal and swizzle-removal mutant(s) will be inconclusive (only perf's counters can kill them)");
     }
     outln!(
         "{count} mutant(s) of {} kernel(s), {} runs at a time, {} stress trials each",

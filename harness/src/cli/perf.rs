@@ -204,25 +204,8 @@ pub fn run(global: &Global, a: PerfArgs) -> Result<u8> {
         text.push_str("\n## Expectations\n\n");
     }
     for j in &judged {
-        let line = match &j.outcome {
-            Outcome::Held { measured } => {
-                format!(
-                    "held     {} {} at {}: {measured}",
-                    j.case, j.expectation, j.at
-                )
-            }
-            Outcome::Broken { lint, .. } => {
-                broken = true;
-                format!("BROKEN   {lint}")
-            }
-            Outcome::Skipped { reason } => {
-                format!(
-                    "skipped  {} {} at {}: {reason}",
-                    j.case, j.expectation, j.at
-                )
-            }
-        };
-        text.push_str(&line);
+        broken |= matches!(j.outcome, Outcome::Broken { .. });
+        text.push_str(&crate::report::text::perf_expectation(j));
         text.push('\n');
     }
     for n in rows.iter().flat_map(|r| &r.notes) {

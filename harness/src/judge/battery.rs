@@ -93,6 +93,8 @@ pub fn estimated_seconds(det: Detector, exercise: &str, trials: u32) -> f64 {
         | Detector::Streamcheck => 2.0,
         Detector::Stress | Detector::Watchdog => 1.0 + 0.006 * trials as f64,
         Detector::StressNojitter => 1.0 + 0.004 * trials as f64,
+        // A timing worker and one ncu run with its replays.
+        Detector::Perf => 10.0,
     };
     let weight = match exercise {
         "matmul" => 1.5,

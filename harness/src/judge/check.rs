@@ -68,6 +68,9 @@ pub struct Matrix {
     pub wall_seconds: f64,
     /// Summed process time per detector, in matrix order.
     pub seconds_per_detector: Vec<(Detector, f64)>,
+    /// The `//@ perf:` expectations of the cases, apart from the cells: held, broken or skipped
+    /// with the reason (`judge::perf::check`); empty with `--no-perf`.
+    pub perf: Vec<crate::judge::perf::expect::Judged>,
 }
 
 impl Matrix {
@@ -191,6 +194,7 @@ pub fn run(
         cells,
         wall_seconds: start.elapsed().as_secs_f64(),
         seconds_per_detector,
+        perf: Vec::new(),
     })
 }
 

@@ -342,6 +342,30 @@ fn line_end_unspliced(src: &str, at: usize) -> usize {
     b.len()
 }
 
+/// The names a `__shared__` declaration starting at token `at` declares.
+pub fn shared_names(code: &Code, at: usize) -> Vec<String> {
+    let Some(end) = code.statement_end(at) else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    let mut depth = 0;
+    for k in at + 1..end {
+        let t = &code.toks[k];
+        match t.canonical() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            _ if depth == 0 && t.kind == Kind::Ident => {
+                let next = &code.toks[k + 1];
+                if ["[", ",", ";", "="].iter().any(|p| next.is_punct(p)) {
+                    names.push(t.text.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,7 @@
 //! ```
 
 pub mod atomics;
+pub mod bank;
 pub mod code;
 pub mod equivalent;
 pub mod mutant;
@@ -27,6 +28,7 @@ pub mod operators;
 pub mod reach;
 pub mod run;
 pub mod score;
+pub mod speed;
 
 pub use equivalent::{equivalents_path, Equivalents, EQUIVALENTS_SUFFIX};
 pub use mutant::{mutants, parse_operators};

@@ -112,13 +112,6 @@ pub fn parse_operators(list: &[String]) -> Result<Vec<Operator>, String> {
         match Operator::from_name(s.trim()) {
             Some(o) if !out.contains(&o) => out.push(o),
             Some(_) => {}
-            None if s.trim() == "padding-removal" => {
-                return Err(
-                    "padding-removal is left out until racegate has performance checks \
-                            (a padded tile only changes speed)"
-                        .into(),
-                )
-            }
             None => {
                 return Err(format!(
                     "unknown operator `{s}`; the operators: {}",

@@ -2,16 +2,14 @@
 //! must not survive, found on the code tokens of [`super::code`] (never inside a comment, a
 //! string or a preprocessor directive). Each operator yields [`Site`]s: a byte span of the
 //! original text and what replaces it. Atomics, whose rewrite is the longest, are in
-//! [`super::atomics`].
-//!
-//! Left out on purpose: **padding removal** (`[T][T+1]` -> `[T][T]`): a padded tile is a
-//! performance choice, and until racegate has performance checks no detector could kill such a
-//! mutant (padding-removal mutants wait for `racegate perf`, which would see the conflicts).
+//! [`super::atomics`]; padding and swizzle removal, which change speed and not results, in
+//! [`super::bank`] (their mutants are judged by `racegate perf`'s counters, [`Operator::speed_only`]).
 
 use serde::Serialize;
 
 use super::atomics;
-use super::code::{Code, Site};
+use super::bank;
+use super::code::{shared_names, Code, Site};
 use crate::source::cscan::Kind;
 
 /// One mutation operator.
@@ -57,11 +55,19 @@ pub enum Operator {
     /// is left with an empty body. Compound assignments, atomics and stores through a pointer
     /// to shared memory are not such stores.
     DropSharedInit,
+    /// A `__shared__` array's padding column removed: a last dimension that is the one before it
+    /// plus one (`[TILE][TILE + 1]`, `[32][33]`) becomes the one before it. Results stay right;
+    /// the bank conflicts come back: judged by `racegate perf` (`bank-conflicts=none` broken).
+    PaddingRemoval,
+    /// An XOR swizzle of a shared array's index removed: `(c ^ r)` or `[c ^ r]` inside a shared
+    /// array's subscript, or in the device helper that computes one (`tile[swz(r, c)]`), becomes
+    /// `c`. Judged by `racegate perf`, as padding-removal.
+    SwizzleRemoval,
 }
 
 impl Operator {
     /// Every operator, in the order mutants are listed.
-    pub const ALL: [Operator; 7] = [
+    pub const ALL: [Operator; 9] = [
         Operator::RemoveBarrier,
         Operator::BarrierIntoBranch,
         Operator::AtomicToPlain,
@@ -69,6 +75,8 @@ impl Operator {
         Operator::ShuffleMaskNarrow,
         Operator::BoundsOffByOne,
         Operator::DropSharedInit,
+        Operator::PaddingRemoval,
+        Operator::SwizzleRemoval,
     ];
 
     pub fn name(self) -> &'static str {
@@ -80,7 +88,15 @@ impl Operator {
             Operator::ShuffleMaskNarrow => "shuffle-mask-narrow",
             Operator::BoundsOffByOne => "bounds-off-by-one",
             Operator::DropSharedInit => "drop-shared-init",
+            Operator::PaddingRemoval => "padding-removal",
+            Operator::SwizzleRemoval => "swizzle-removal",
         }
+    }
+
+    /// Whether its mutants change speed only (the results stay right): the battery cannot kill
+    /// them, `racegate perf`'s counters can.
+    pub fn speed_only(self) -> bool {
+        matches!(self, Operator::PaddingRemoval | Operator::SwizzleRemoval)
     }
 
     pub fn from_name(s: &str) -> Option<Operator> {
@@ -97,6 +113,8 @@ impl Operator {
             Operator::ShuffleMaskNarrow => narrow_masks(code),
             Operator::BoundsOffByOne => off_by_one(code),
             Operator::DropSharedInit => drop_shared_init(code),
+            Operator::PaddingRemoval => bank::padding(code),
+            Operator::SwizzleRemoval => bank::swizzle(code),
         }
     }
 }
@@ -279,30 +297,6 @@ fn depth_between(code: &Code, open: usize, k: usize) -> i32 {
         }
     }
     d
-}
-
-/// The names a `__shared__` declaration starting at token `at` declares.
-fn shared_names(code: &Code, at: usize) -> Vec<String> {
-    let Some(end) = code.statement_end(at) else {
-        return Vec::new();
-    };
-    let mut names = Vec::new();
-    let mut depth = 0;
-    for k in at + 1..end {
-        let t = &code.toks[k];
-        match t.canonical() {
-            "(" | "[" | "{" => depth += 1,
-            ")" | "]" | "}" => depth -= 1,
-            _ if depth == 0 && t.kind == Kind::Ident => {
-                let next = &code.toks[k + 1];
-                if ["[", ",", ";", "="].iter().any(|p| next.is_punct(p)) {
-                    names.push(t.text.clone());
-                }
-            }
-            _ => {}
-        }
-    }
-    names
 }
 
 fn drop_shared_init(code: &Code) -> Vec<Site> {

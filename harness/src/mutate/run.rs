@@ -53,6 +53,9 @@ pub struct MutateConfig {
     pub tools: Vec<Tool>,
     /// No run starts after this long.
     pub budget: Option<Duration>,
+    /// `racegate perf` for the mutants that change speed only ([`Operator::speed_only`]);
+    /// `None`: they come out inconclusive.
+    pub perf: Option<super::speed::PerfJudge>,
 }
 
 /// Progress for reporters.
@@ -427,6 +430,19 @@ fn judge(
             .map_or("mutant.cu".into(), |n| n.to_owned());
         let path = dir.path().join(name);
         std::fs::write(&path, m.apply(&unit.source)).map_err(|e| Error::io("writing", &path, e))?;
+        if m.operator.speed_only() {
+            // The results stay right: only perf's counters can tell (`super::speed`).
+            let original = catalog.root.join(&unit.file);
+            let dir = original.parent().unwrap_or(Path::new("."));
+            let cases: Vec<Case> = reached(unit, &m.function)
+                .into_iter()
+                .map(|c| mutant_case(c, &path, dir))
+                .collect();
+            let perf = cfg.perf.as_ref();
+            return Ok(super::speed::judge(
+                catalog, &cases, &unit.file, m.line, perf, exe,
+            ));
+        }
         match battery(
             catalog,
             unit,

@@ -37,6 +37,7 @@ pub fn matrix() -> Matrix {
         cells: vec![cell()],
         wall_seconds: 2.0,
         seconds_per_detector: vec![(Detector::Racecheck, 1.5)],
+        perf: Vec::new(),
     }
 }
 

@@ -63,7 +63,19 @@ pub fn gate(run: &GateRun, d: &Diff, baseline: &str, code: u8) -> String {
 /// code, what it was asked to run, why not, and the host-side steps that did run
 /// (`done`: e.g. "compiled", "signatures checked").
 pub fn not_run(command: &str, subject: &str, why: &str, done: &[&str], code: u8) -> String {
-    let doc = json!({
+    not_run_with(command, subject, why, done, code, serde_json::Map::new())
+}
+
+/// [`not_run`] with more keys (`racegate check`'s `perf`: its expectations, each skipped).
+pub fn not_run_with(
+    command: &str,
+    subject: &str,
+    why: &str,
+    done: &[&str],
+    code: u8,
+    more: serde_json::Map<String, serde_json::Value>,
+) -> String {
+    let mut doc = json!({
         "verdict": verdict(code),
         "exit_code": code,
         "command": command,
@@ -71,6 +83,9 @@ pub fn not_run(command: &str, subject: &str, why: &str, done: &[&str], code: u8)
         "reason": why,
         "host_checks": done,
     });
+    if let Some(d) = doc.as_object_mut() {
+        d.extend(more);
+    }
     serde_json::to_string_pretty(&doc).expect("serializable") + "\n"
 }
 

@@ -14,6 +14,7 @@ use std::path::Path;
 use crate::gate::finding::summary;
 use crate::gate::{Baseline, Diff, GateRun};
 use crate::judge::check::{Evidence, Judgement, Matrix};
+use crate::judge::perf::expect::{Judged, Outcome as PerfOutcome};
 use crate::judge::sanitize::{Outcome, SanitizerRun};
 use crate::run::stress::{StressReport, Verdict};
 use crate::run::trial::TrialResult;
@@ -261,6 +262,41 @@ pub fn check_summary(m: &Matrix) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    out.push_str(&perf_expectations(&m.perf));
+    out
+}
+
+/// One `//@ perf:` expectation, judged: `held     CASE EXPECTATION at FILE:LINE: measured`,
+/// `BROKEN   ` and the lint, or `skipped  ... : reason`.
+pub fn perf_expectation(j: &Judged) -> String {
+    match &j.outcome {
+        PerfOutcome::Held { measured } => {
+            format!("held     {} {} at {}: {measured}", j.case, j.expectation, j.at)
+        }
+        PerfOutcome::Broken { lint, .. } => format!("BROKEN   {lint}"),
+        PerfOutcome::Skipped { reason } => {
+            format!("skipped  {} {} at {}: {reason}", j.case, j.expectation, j.at)
+        }
+    }
+}
+
+/// `racegate check`'s perf section: each expectation and a count line (nothing when none).
+pub fn perf_expectations(judged: &[Judged]) -> String {
+    let mut out = String::new();
+    if judged.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "\nperf expectations (`//@ perf:`, Nsight Compute's counters):");
+    for j in judged {
+        let _ = writeln!(out, "{}", perf_expectation(j));
+    }
+    let (broken, skipped) = crate::judge::perf::check::counts(judged);
+    let _ = writeln!(
+        out,
+        "{} perf expectation(s): {} held, {broken} broken, {skipped} skipped (not held: not measured)",
+        judged.len(),
+        judged.len() - broken - skipped
+    );
     out
 }
 
@@ -454,6 +490,25 @@ mod tests {
                  \n1 new, 1 accepted, 1 fixed, 1 stale, 1 inconclusive (baseline racegate-baseline.json; 3 s)\n"
             )
         );
+    }
+
+    #[test]
+    fn check_summary_lists_the_perf_expectations_and_counts_a_skipped_one_apart() {
+        use crate::judge::perf::expect::{Judged, Outcome as P};
+        let j = |expectation: &str, outcome| Judged {
+            case: "t".into(),
+            expectation: expectation.into(),
+            at: "kernels/t.cu:20".into(),
+            outcome,
+        };
+        let mut m = fixtures::matrix();
+        m.perf = vec![
+            j("bank-conflicts=none", P::Held { measured: "0.05".into() }),
+            j("coalesced=yes", P::Broken { measured: "8".into(), lint: "kernels/t.cu:20: t: 8".into() }),
+            j("bank-conflicts=none", P::Skipped { reason: "ncu not found: x".into() }),
+        ];
+        let s = check_summary(&m);
+        assert!(s.ends_with("held     t bank-conflicts=none at kernels/t.cu:20: 0.05\nBROKEN   kernels/t.cu:20: t: 8\nskipped  t bank-conflicts=none at kernels/t.cu:20: ncu not found: x\n3 perf expectation(s): 1 held, 1 broken, 1 skipped (not held: not measured)\n"), "{s}");
     }
 
     #[test]

@@ -38,6 +38,10 @@ pub enum Detector {
     Streamcheck,
     /// A launch that does not finish before its deadline.
     Watchdog,
+    /// Nsight Compute's counters against a `//@ perf:` expectation (`racegate perf`): what kills
+    /// a mutant that changes speed only. Not a column of the matrix (not in [`Detector::ALL`]):
+    /// `racegate check` lists the perf expectations apart.
+    Perf,
 }
 
 impl Detector {
@@ -68,6 +72,7 @@ impl Detector {
             Detector::Fencecheck => "fencecheck",
             Detector::Streamcheck => "streamcheck",
             Detector::Watchdog => "watchdog",
+            Detector::Perf => "perf",
         }
     }
 

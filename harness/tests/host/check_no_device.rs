@@ -62,3 +62,57 @@ fn check_writes_every_report_without_a_device() {
     let junit = std::fs::read_to_string(t.path().join("j.xml")).unwrap();
     assert!(junit.contains("<skipped"), "{junit}");
 }
+
+/// `racegate check transpose_padded` without a device (and without ncu): `//@ perf:`
+/// expectations listed as skipped with the reason, in the text and in `--json`, none held;
+/// `--no-perf` leaves them out.
+#[test]
+fn check_lists_the_perf_expectations_as_skipped_without_a_device() {
+    let t = tempfile::tempdir().unwrap();
+    let json = t.path().join("c.json");
+    let run = |extra: &[&str]| {
+        let out = Command::new(crate::racegate_exe())
+            .args([
+                "check",
+                "transpose_padded",
+                "--json",
+                json.to_str().unwrap(),
+            ])
+            .args(extra)
+            .current_dir(crate::package_dir().parent().unwrap())
+            .env("RACEGATE_NO_GPU", "1")
+            .env("RACEGATE_NCU", "/nonexistent")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (out.status.code().unwrap_or(-1), text, v)
+    };
+    let (code, text, v) = run(&[]);
+    assert_eq!(code, 4, "{text}");
+    for e in ["bank-conflicts=none", "coalesced=yes"] {
+        let line =
+            format!("skipped  transpose_padded {e} at kernels/transpose.cu:20: no CUDA device");
+        assert!(text.contains(&line), "{line}\n{text}");
+    }
+    assert!(!text.contains("held "), "{text}");
+    assert!(
+        text.contains("2 perf expectation(s): 0 held, 0 broken, 2 skipped"),
+        "{text}"
+    );
+    let perf = v["perf"].as_array().expect("a perf list");
+    assert_eq!(perf.len(), 2, "{v}");
+    for p in perf {
+        assert_eq!(p["case"], "transpose_padded");
+        assert_eq!(p["outcome"], "skipped", "{p}");
+        assert!(
+            p["reason"].as_str().unwrap().starts_with("no CUDA device"),
+            "{p}"
+        );
+    }
+    let (code, text, v) = run(&["--no-perf"]);
+    assert_eq!(code, 4, "{text}");
+    assert!(!text.contains("perf expectation"), "{text}");
+    assert!(v.get("perf").is_none(), "{v}");
+}

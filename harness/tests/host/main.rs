@@ -27,6 +27,7 @@ mod inputs;
 mod layout;
 mod manifest;
 mod mutate;
+mod mutate_perf;
 mod no_device_artifacts;
 mod onboarding;
 mod outside_target;

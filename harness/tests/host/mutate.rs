@@ -370,12 +370,9 @@ fn the_command_lists_runs_and_refuses() {
     let (code, out, err) = racegate(&r, &["mutate", "kernels/reduce_sequential.cu", "--run"]);
     assert_eq!(code, 4, "no device: {out}{err}");
     assert!(out.contains("no CUDA device"), "{out}");
-    let (code, _, err) = racegate(&r, &["mutate", "--operators", "padding-removal"]);
+    let (code, _, err) = racegate(&r, &["mutate", "--operators", "padding-remover"]);
     assert_eq!(code, 2);
-    assert!(
-        err.contains("left out until racegate has performance checks"),
-        "{err}"
-    );
+    assert!(err.contains("unknown operator `padding-remover`"), "{err}");
     let (code, _, err) = racegate(&r, &["mutate", "kernels/nope.cu"]);
     assert_eq!(code, 2, "{err}");
 }

@@ -5,6 +5,7 @@
 //! deadline and its `--csv` parsed (`ncu`), `//@ perf:` expectations judged with a lint line per
 //! finding (`expect`), one kernel end to end (`runner`), and the course tables (`table`).
 
+pub mod check;
 pub mod expect;
 pub mod ncu;
 pub mod runner;

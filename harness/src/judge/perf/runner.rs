@@ -34,6 +34,26 @@ pub struct PerfConfig {
     pub save_csv: Option<PathBuf>,
 }
 
+impl PerfConfig {
+    /// For the counters alone (`racegate check`'s expectations, `mutate`'s speed-only
+    /// mutants): a short timing, each family's default size, the default deadlines.
+    pub fn for_counters(arch: &str) -> PerfConfig {
+        PerfConfig {
+            arch: arch.to_string(),
+            size: None,
+            reps: Repetitions {
+                warmup: 1,
+                min: 3,
+                max: 3,
+                budget_ms: 0,
+            },
+            timeout: Duration::from_secs(120),
+            ncu_timeout: Duration::from_secs(300),
+            save_csv: None,
+        }
+    }
+}
+
 /// One timed kernel: a row of the report and of the course tables.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelPerf {
