@@ -19,7 +19,7 @@ use super::values;
 
 /// The end of `racegate check --help`: the exit codes, then examples.
 pub const HELP: &str = concat!(
-    "Exit codes: 0 every case judged as its header expects, 1 a mismatch or a broken `//@ perf:` expectation, 2 bad input, 3 inconclusive (a cell, or a perf expectation skipped: no ncu, counters refused; --no-perf leaves them out), 4 no CUDA device (compiles only; --junit, --json and --table still written, verdict no_device; the perf expectations listed as skipped).\n",
+    "Exit codes: 0 every case judged as its header expects, 1 a mismatch or a broken `//@ perf:` expectation, 2 bad input, 3 inconclusive (a cell, or a perf expectation ncu could not judge: counters refused, ncu failing; without ncu, which is optional, they are listed as skipped and change nothing; --no-perf leaves them out), 4 no CUDA device (compiles only; --junit, --json and --table still written, verdict no_device; the perf expectations listed as skipped).\n",
     "Examples:\n",
     "  racegate check\n",
     "  racegate check matmul_tiled16 --trials 20 --junit check.xml --table table.md"
@@ -179,13 +179,21 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
         }
     })?;
     progress.finish();
+    // ncu is optional (`racegate doctor`): without it the expectations are listed as skipped,
+    // with the reason, and leave the exit code alone; ncu present but failing or refusing its
+    // counters makes them inconclusive.
+    let mut ncu_missing = false;
     if !a.no_perf {
         // After the matrix: ncu replays each kernel alone, without the pool's other runs.
         let ncu = ncu::find();
+        // Not installed at all (an explicit $RACEGATE_NCU that is wrong is not "optional").
+        ncu_missing = matches!(ncu, Err(ncu::Unavailable::Missing(_)))
+            && std::env::var_os("RACEGATE_NCU").is_none_or(|v| v.is_empty());
         let pcfg = PerfConfig::for_counters(&s.arch);
         m.perf = perf_check::run(&catalog, &selected, &pcfg, &s.worker, ncu.as_deref())?;
     }
     let (perf_broken, perf_skipped) = perf_check::counts(&m.perf);
+    let perf_skipped = if ncu_missing { 0 } else { perf_skipped };
     out!("{}", report::text::check_summary(&m));
     if let Some(p) = &a.table {
         settings::write_file(p, &report::markdown::course_table(&m, &catalog))?;
