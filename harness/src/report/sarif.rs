@@ -20,6 +20,8 @@ pub const RULES: &[(&str, &str)] = &[
     ("initcheck", "compute-sanitizer initcheck found a read of uninitialized global memory."),
     ("globalcheck", "racegate globalcheck found a race on global memory (between blocks, warps or lanes) with no ordering between the accesses."),
     ("sharedcheck", "racegate sharedcheck found a read of shared memory no thread of the block wrote, or an atomic and a plain access to one shared word with no barrier between them."),
+    ("fencecheck", "racegate fencecheck found a handoff between blocks whose data store is not fenced (or fenced at block scope only) before the atomic that publishes it."),
+    ("streamcheck", "racegate streamcheck found two operations on one memory range (kernels, copies, memsets, host accesses), at least one writing, that no stream, event or synchronization orders."),
     ("watchdog", "A run did not finish before its deadline and was killed."),
     ("exit", "The program exited with an error or was killed by a signal."),
     ("output", "Identical runs of the program printed different output, after masking durations, timestamps, addresses and process ids."),
@@ -110,6 +112,23 @@ fn result(f: &GateFinding, accepted: bool, baseline: &str) -> serde_json::Value 
     if let Some(i) = rule_index {
         r["ruleIndex"] = json!(i);
     }
+    // The other access(es) a finding names (`[Write -> Read kernels/x.cu:33]`, a stream race's
+    // other call site): related locations, so code scanning shows both places.
+    let related = related_places(&f.message, &f.file, f.line);
+    if !related.is_empty() {
+        r["relatedLocations"] = json!(related
+            .iter()
+            .enumerate()
+            .map(|(i, (file, line))| json!({
+                "id": i + 1,
+                "physicalLocation": {
+                    "artifactLocation": { "uri": uri(file) },
+                    "region": { "startLine": line }
+                },
+                "message": { "text": "the other access" }
+            }))
+            .collect::<Vec<_>>());
+    }
     if accepted {
         r["suppressions"] = json!([{
             "kind": "external",
@@ -131,10 +150,44 @@ fn result(f: &GateFinding, accepted: bool, baseline: &str) -> serde_json::Value 
     r
 }
 
+/// The `file:line` places a message names (source files only), other than the finding's own
+/// place, in order, each once.
+fn related_places(message: &str, file: &str, line: Option<u32>) -> Vec<(String, u32)> {
+    static PLACE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = PLACE.get_or_init(|| {
+        regex::Regex::new(r"([A-Za-z0-9_./+-]+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)):([0-9]{1,9})\b")
+            .expect("the pattern compiles")
+    });
+    let mut out: Vec<(String, u32)> = Vec::new();
+    for c in re.captures_iter(message) {
+        let Ok(l) = c[2].parse::<u32>() else { continue };
+        let place = (c[1].to_string(), l);
+        if (place.0 == file && Some(l) == line) || out.contains(&place) || l == 0 {
+            continue;
+        }
+        out.push(place);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::gate::{diff, Baseline};
+
+    #[test]
+    fn the_other_access_is_a_related_location() {
+        let m = "streamcheck: Stream Error at examples/streams/kernel_copy_nowait.cu:46 \
+                 [May write -> Read examples/streams/kernel_copy_nowait.cu:45]";
+        assert_eq!(
+            related_places(m, "examples/streams/kernel_copy_nowait.cu", Some(46)),
+            vec![("examples/streams/kernel_copy_nowait.cu".to_string(), 45)]
+        );
+        // The finding's own place, repeats, non-source names and line 0 are not related.
+        let m = "at k.cu:3 [Write -> Read k.cu:3; Write -> Write k.cu:7; k.cu:7] a.txt:4 b.cu:0";
+        assert_eq!(related_places(m, "k.cu", Some(3)), vec![("k.cu".to_string(), 7)]);
+        assert!(related_places("no place here", "k.cu", None).is_empty());
+    }
     use crate::report::fixtures;
 
     fn log(d: &Diff) -> serde_json::Value {
