@@ -315,7 +315,7 @@ mod tests {
                 "ko: {k} has no Hangul"
             );
         }
-        // The glossary's words where the concept is the subject (glossary-ko.md).
+        // The course glossary's words where the concept is the subject.
         for (key, word) in [
             ("race-shared-raw", "동기화"),
             ("race-shared-raw", "배리어"),
