@@ -38,9 +38,11 @@ impl Exercise for Matmul {
                 other.draw(rng, tile),
             ),
         };
-        let a: Vec<i32> = (0..m * k).map(|_| rng.random_range(-4..=4)).collect();
-        let b: Vec<i32> = (0..k * n).map(|_| rng.random_range(-4..=4)).collect();
-        let c = reference(&a, &b, m as usize, n as usize, k as usize);
+        // Element counts in usize: m * n of two u32 sizes can pass u32::MAX.
+        let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+        let a: Vec<i32> = (0..mu * ku).map(|_| rng.random_range(-4..=4)).collect();
+        let b: Vec<i32> = (0..ku * nu).map(|_| rng.random_range(-4..=4)).collect();
+        let c = reference(&a, &b, mu, nu, ku);
         let as_f32 = |v: &[i32]| f32_bytes(&v.iter().map(|&x| x as f32).collect::<Vec<_>>());
         let grid = Dim3(ceil_div(n, tile), ceil_div(m, tile), 1);
         let block = Dim3(tile, tile, 1);
@@ -54,7 +56,7 @@ impl Exercise for Matmul {
                 Buffer::output(
                     "C",
                     Elem::F32,
-                    Init::Poison(4 * (m * n) as usize),
+                    Init::Poison(4 * mu * nu),
                     as_f32(&c),
                 ),
             ],
