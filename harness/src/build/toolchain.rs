@@ -40,9 +40,12 @@ pub(crate) fn project_bases(root: &Path) -> Vec<PathBuf> {
     let exe = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf));
+    // The checkout as it is now (cargo and nextest set the variable, remapped for an archive
+    // run from another path), then as it was when this binary was built.
+    let now = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
     let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut out: Vec<PathBuf> = Vec::new();
-    let starts = [Some(root), cwd, exe, Some(built)];
+    let starts = [Some(root), cwd, exe, now, Some(built)];
     for base in starts.iter().flatten().flat_map(|p| p.ancestors()) {
         let base = normalize(base);
         if !out.contains(&base) {

@@ -1,14 +1,14 @@
 //! The HTML report on results the H200 wrote (run 21's `check.json` and `grade-*.json`, read
 //! from the run's committed `raw.tar.gz`), on a gate run, and on hostile text.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{json, Value as Json};
 
 use super::*;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    crate::source::paths::package_dir()
         .parent()
         .unwrap()
         .to_path_buf()

@@ -324,9 +324,7 @@ mod tests {
 
     #[test]
     fn every_family_reference_is_a_catalog_kernel_of_that_family() {
-        let dir = std::env::var_os("CARGO_MANIFEST_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+        let dir = crate::source::paths::package_dir();
         let catalog = Catalog::discover(dir.parent().unwrap()).unwrap();
         for c in catalog.cases.iter().filter(|c| !c.is_variant()) {
             if let Some(r) = reference_of(&catalog, c) {

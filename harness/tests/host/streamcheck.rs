@@ -469,7 +469,7 @@ fn mangled_names_say_which_pointers_are_to_const() {
 /// `race KEY [TEXT]`, `clean`, or `inconclusive [TEXT]` (TEXT: part of the description or reason).
 #[test]
 fn captured_traces_are_judged_as_recorded() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200/streams");
+    let dir = crate::package_dir().join("tests/fixtures/h200/streams");
     let mut judged = 0;
     for e in std::fs::read_dir(&dir).unwrap().flatten() {
         let p = e.path();
