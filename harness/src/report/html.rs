@@ -167,8 +167,20 @@ impl Renderer<'_> {
         {
             return None;
         }
-        let full = self.root.join(p);
-        let meta = std::fs::symlink_metadata(&full).ok()?;
+        // Source only: a file a compiler reads, under the root once every link is resolved (a
+        // linked folder in the middle cannot lead out), a regular file of bounded size.
+        let source = p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+            matches!(e, "cu" | "cuh" | "c" | "cc" | "cpp" | "cxx" | "h" | "hh" | "hpp")
+        });
+        if !source {
+            return None;
+        }
+        let root = std::fs::canonicalize(self.root).ok()?;
+        let full = std::fs::canonicalize(self.root.join(p)).ok()?;
+        if !full.starts_with(&root) {
+            return None;
+        }
+        let meta = std::fs::metadata(&full).ok()?;
         if !meta.is_file() || meta.len() > 4 << 20 {
             return None;
         }
@@ -201,14 +213,16 @@ impl Renderer<'_> {
             out.push(context! { where => visible(w), other => other, lines => lines });
         };
         add(place, false);
+        // The other accesses a record names, in the finding's own file only: text a program
+        // printed or a `#line` directive cannot point the report at another file.
+        let own_file = place.rsplit_once(':').map_or(place, |(f, _)| f);
         for a in accesses {
             for word in a.split_whitespace() {
-                if word.contains(':')
-                    && word
-                        .rsplit_once(':')
-                        .is_some_and(|(_, l)| l.parse::<u32>().is_ok())
-                {
-                    add(word, true);
+                let word = word.trim_end_matches([';', ',', ']', ')']);
+                if let Some((f, l)) = word.rsplit_once(':') {
+                    if f == own_file && l.parse::<u32>().is_ok() {
+                        add(word, true);
+                    }
                 }
             }
         }

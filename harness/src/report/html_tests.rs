@@ -268,3 +268,28 @@ fn anything_else_is_refused_with_what_would_do() {
         );
     }
 }
+
+/// A hostile result cannot pull a file into a report: not through a linked folder in the middle,
+/// not a file that is no source, not a place named in a message or in another file.
+#[test]
+fn no_path_a_result_names_leads_out_of_the_sources_under_the_root() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    std::fs::create_dir(root.join("kernels")).unwrap();
+    std::fs::write(root.join("kernels/k.cu"), "a\nb\nSECRET_IN_SOURCE\n").unwrap();
+    std::fs::write(root.join("grade_secret.toml"), "secret = 'SECRET_TOML'\n").unwrap();
+    std::os::unix::fs::symlink("/", root.join("up")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", root.join("kernels/h.cu")).unwrap();
+    let r = Renderer { env: env(), ui: ui(Lang::En), lang: Lang::En, root, see: None };
+    assert!(r.snippet("kernels/k.cu", 3).is_some());
+    for bad in ["grade_secret.toml", "up/proc/self/environ", "up/etc/hostname", "kernels/h.cu"] {
+        assert!(r.snippet(bad, 1).is_none(), "{bad}");
+    }
+    // A gate finding whose message names other files: only its own file's lines are shown.
+    let doc = json!({"verdict": "new_findings", "findings": [{
+        "subject": "p", "detector": "exit", "kind": "exit code 1", "file": "kernels/k.cu", "line": 1,
+        "message": "last stderr line: grade_secret.toml:1 up/proc/self/environ:1 kernels/k.cu:3"}]});
+    for (_, p) in render(&doc, root, Lang::En, None).unwrap() {
+        assert!(!p.contains("SECRET_TOML") && !p.contains("environ</h2>"), "{p}");
+    }
+}
