@@ -41,9 +41,16 @@ pub fn visible_path(p: &Path) -> String {
     visible_bytes(p.as_os_str().as_bytes())
 }
 
+/// Characters that change how the rest of a line displays without showing themselves: bidi
+/// overrides and isolates, zero-width spaces and joiners, marks, the BOM (a name written with
+/// them can read as another name).
+fn invisible_format(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{061c}')
+}
+
 fn push_visible(out: &mut String, s: &str) {
     for c in s.chars() {
-        if c.is_control() && c != '\n' && c != '\t' {
+        if (c.is_control() && c != '\n' && c != '\t') || invisible_format(c) {
             let _ = write!(out, "\\x{:02x}", u32::from(c));
         } else {
             out.push(c);
@@ -534,6 +541,23 @@ mod tests {
 #[cfg(test)]
 mod visible_tests {
     use super::{visible, visible_bytes};
+
+    /// Every character of the Unicode format class that can make a name read as another (bidi
+    /// overrides and isolates, zero-width spaces and joiners, marks, the BOM) is shown as its
+    /// code, never passed through; letters around it stay.
+    #[test]
+    fn characters_that_reorder_or_hide_text_are_shown() {
+        let class = ('\u{200b}'..='\u{200f}')
+            .chain('\u{202a}'..='\u{202e}')
+            .chain('\u{2060}'..='\u{2069}')
+            .chain(['\u{feff}', '\u{061c}']);
+        for c in class {
+            let out = visible(&format!("a{c}b"));
+            assert!(!out.contains(c), "U+{:04X} passed: {out:?}", u32::from(c));
+            assert_eq!(out, format!("a\\x{:02x}b", u32::from(c)));
+        }
+        assert_eq!(visible("공유 메모리 é"), "공유 메모리 é");
+    }
 
     /// Every byte alone, and after valid text: controls but newline and tab, and every byte
     /// that is not UTF-8, come out as `\xNN`; nothing raw but newline and tab is left.
