@@ -44,7 +44,7 @@ pub const BUILT_IN: &[BuiltIn] = &[
     // GPU: 34.40`), within 40 characters without a digit.
     BuiltIn {
         name: "labelled durations",
-        pattern: r"(?i)(?-u:\b)(time|elapsed|duration|latency)(?-u:\b)([^\n\d]{0,40}?)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?",
+        pattern: r"(?i)(?-u:\b)(time|elapsed|duration|latency)(?-u:\b)([^\n\d;,]{0,40}?)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?",
         example: "Time (ms): 188.152359, Processing time: 86.957001 (ms), time spent executing by the GPU: 34.40",
         replacement: "${1}${2}<duration>",
     },
@@ -52,7 +52,7 @@ pub const BUILT_IN: &[BuiltIn] = &[
     // 56.965634`, `56.9 options per second`): NVIDIA's BlackScholes sample, H200 run 22.
     BuiltIn {
         name: "rates in words",
-        pattern: r"(?i)(?-u:\b)(per\s+(?:second|sec|s))(?-u:\b)([^\n\d]{0,40}?)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|(?-u:\b)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?([^\n\d]{0,40}?(?-u:\b)per\s+(?:second|sec)s?(?-u:\b))",
+        pattern: r"(?i)(?-u:\b)(per\s+(?:second|sec|s))(?-u:\b)(\s*[:=]\s*)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|(?-u:\b)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(\s?[A-Za-z]+\s+per\s+(?:second|sec)s?(?-u:\b))",
         example: "Gigaoptions per second : 56.965634, 56.9 options per second",
         replacement: "${1}${2}<rate>${3}",
     },
@@ -61,14 +61,14 @@ pub const BUILT_IN: &[BuiltIn] = &[
     // NVIDIA's asyncAPI sample, H200 run 22.
     BuiltIn {
         name: "waiting counts",
-        pattern: r"(?i)(?-u:\b)\d+([^\n\d]{0,60}?(?-u:\b)(?:while\s+waiting|while\s+polling|waiting\s+for)(?-u:\b))",
+        pattern: r"(?i)(?-u:\b)\d+(\s+(?:iterations?|polls?|loops?|spins?|times|checks?)(?-u:\b)[^\n\d;,]{0,40}?(?-u:\b)(?:while\s+waiting|while\s+polling)(?-u:\b))",
         example: "CPU executed 45020 iterations while waiting for GPU to finish",
         replacement: "<count>${1}",
     },
     // Clock counts and cycles, on a line that says so (`Average clocks/block = 80081.03`).
     BuiltIn {
         name: "clocks",
-        pattern: r"(?i)(?-u:\b)(clocks?|cycles?)(?-u:\b)([^\n\d]{0,40}?)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?",
+        pattern: r"(?i)(?-u:\b)(clocks?|cycles?)(?-u:\b)([\s:=()/a-zA-Z]{0,12}?)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?",
         example: "Average clocks/block = 80081.031250, cycles: 1234",
         replacement: "${1}${2}<clocks>",
     },
@@ -310,6 +310,13 @@ mod tests {
             "waited 3 times, result 42",
             "per-block sums: 12 13 14",
             "second pass: 7 errors",
+            // A word the masks look for, beside a number that is a result: kept.
+            "FAILED after time limit; mismatches: 17",
+            "counter: 51200 waiting for flush",
+            "mismatch at element 5 while waiting for ack",
+            "Clock mismatch at index 12",
+            "Result per second batch: 7",
+            "elapsed, errors: 3",
         ] {
             assert_eq!(masked(keep), keep);
         }
