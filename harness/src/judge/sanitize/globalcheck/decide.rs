@@ -284,6 +284,13 @@ pub fn decide_shared(
                 "{} shared access(es) fell outside the {}-byte window it tracked",
                 w.untracked, w.bytes
             ))
+        } else if l.named_barriers > 0 {
+            // A named or partial barrier orders only some warps; epochs count it as if it
+            // ordered the whole block, so a launch without findings is not known clean.
+            Some(format!(
+                "it passes {} named or partial barrier(s) (bar.sync N), which its epochs treat as block-wide",
+                l.named_barriers
+            ))
         } else if w.unseen_writes > 0 || w.cluster {
             Some("it writes shared memory in ways the tool cannot see byte by byte (bulk or TMA copies, stmatrix, a cluster's distributed shared memory)".to_string())
         } else {
