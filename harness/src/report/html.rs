@@ -128,7 +128,8 @@ pub fn render(doc: &Json, root: &Path, lang: Lang, see: Option<&str>) -> Result<
 pub fn write(dir: &Path, pages: &[Page]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for (name, text) in pages {
-        std::fs::write(dir.join(name), text)?;
+        // Whole or not at all, and never through a link planted at the page's name.
+        crate::build::compile::write_atomically(&dir.join(name), false, text.as_bytes())?;
     }
     Ok(())
 }

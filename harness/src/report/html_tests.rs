@@ -293,3 +293,17 @@ fn no_path_a_result_names_leads_out_of_the_sources_under_the_root() {
         assert!(!p.contains("SECRET_TOML") && !p.contains("environ</h2>"), "{p}");
     }
 }
+
+#[test]
+fn pages_replace_a_link_planted_at_their_name_instead_of_writing_through_it() {
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("victim.txt");
+    std::fs::write(&target, "keep").unwrap();
+    let dir = t.path().join("report");
+    std::fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::symlink(&target, dir.join("index.html")).unwrap();
+    write(&dir, &[("index.html".to_string(), "<p>page</p>".to_string())]).unwrap();
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    assert_eq!(std::fs::read_to_string(dir.join("index.html")).unwrap(), "<p>page</p>");
+    assert!(!std::fs::symlink_metadata(dir.join("index.html")).unwrap().file_type().is_symlink());
+}
