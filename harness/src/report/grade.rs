@@ -34,13 +34,8 @@ pub fn explanation(it: &ItemResult, fb: &Feedback) -> Option<String> {
     }
 }
 
-/// For people: the total, then every item with its points and why (English).
-#[cfg(test)]
-pub fn human(g: &Grade) -> String {
-    human_with(g, &Feedback::default())
-}
-
-/// [`human`] in the feedback's language, each failed item followed by its explanation.
+/// For people: the total, then every item with its points and why, in the feedback's language;
+/// each failed item is followed by its explanation.
 pub fn human_with(g: &Grade, fb: &Feedback) -> String {
     let mut s = match &g.not_graded {
         Some(n) => format!(
@@ -108,14 +103,7 @@ fn value(g: &Grade) -> serde_json::Value {
     v
 }
 
-/// Gradescope's `results.json`; `None` when the submission was not graded: then no file may be
-/// written, which Gradescope shows as an autograder failure rather than a score.
-#[cfg(test)]
-pub fn gradescope(g: &Grade) -> Option<String> {
-    gradescope_with(g, &Feedback::default())
-}
-
-/// [`gradescope`] in the feedback's language: each test's output is HTML (`output_format:
+/// Gradescope's `results.json` (none for a submission not graded); each test's output is HTML (`output_format:
 /// "html"`, everything escaped) with the detail and, for a failed item, the explanation.
 pub fn gradescope_with(g: &Grade, fb: &Feedback) -> Option<String> {
     if g.not_graded.is_some() {
@@ -144,13 +132,7 @@ pub fn gradescope_with(g: &Grade, fb: &Feedback) -> Option<String> {
     Some(serde_json::to_string_pretty(&v).expect("serializable"))
 }
 
-/// PrairieLearn's external grader `results.json`; not graded: `gradable: false` and why.
-#[cfg(test)]
-pub fn prairielearn(g: &Grade) -> String {
-    prairielearn_with(g, &Feedback::default())
-}
-
-/// [`prairielearn`] in the feedback's language, failed items with their explanation.
+/// PrairieLearn's external grader `results.json`, failed items with their explanation.
 pub fn prairielearn_with(g: &Grade, fb: &Feedback) -> String {
     if let Some(n) = &g.not_graded {
         let v = json!({
@@ -261,6 +243,17 @@ pub fn csv_row(g: &Grade, items: &[Item]) -> String {
 mod tests {
     use super::*;
     use crate::report::fixtures::grade;
+
+    // The English, no-section feedback most tests read.
+    fn human(g: &Grade) -> String {
+        human_with(g, &Feedback::default())
+    }
+    fn gradescope(g: &Grade) -> Option<String> {
+        gradescope_with(g, &Feedback::default())
+    }
+    fn prairielearn(g: &Grade) -> String {
+        prairielearn_with(g, &Feedback::default())
+    }
 
     fn not_graded() -> Grade {
         let mut g = grade();
