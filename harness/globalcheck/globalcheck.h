@@ -87,6 +87,7 @@ struct GcFinding {
 #define GC_MODE_JITTER 2u
 #define GC_MODE_SHARED 4u  // sharedcheck: shared memory, judged per block
 #define GC_MODE_FENCE 8u   // fencecheck: record the handoffs globalcheck's rule orders (implies detect)
+#define GC_MODE_SPOISON 16u  // sharedcheck's confirm runs: unwritten shared bytes read get a seeded poison
 
 // fencecheck: one distinct handoff globalcheck's rule took as ordering a plain store of one block
 // before a plain read of another: the store, the releasing atomic its block (or thread) did after
@@ -150,6 +151,8 @@ struct GcLaunch {
     unsigned long long sunseen;        // writes into shared memory it cannot see (bulk/TMA copies, stmatrix)
     unsigned long long sunsized;       // blocks whose dynamic shared size exceeded what the host sized
     unsigned long long smin_offset;    // the lowest shared offset accessed (~0 when none), for the record
+    unsigned long long spoison_seed;   // GC_MODE_SPOISON: the seed of the poison bytes
+    unsigned long long spoisoned;      // GC_MODE_SPOISON: accesses that read unwritten bytes and got poison first
     // fencecheck (mode & GC_MODE_FENCE; null otherwise): which instruction synchronized.
     unsigned long long* block_release_pc;  // per block: pc of the atomic that set block_release
     unsigned long long* block_acquire_pc;  // per block: pc of an acquire in its earliest acquiring epoch

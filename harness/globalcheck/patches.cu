@@ -417,8 +417,9 @@ extern "C" __device__ __noinline__ SanitizerPatchResult gc_shfl(void* userdata, 
 // ---------------------------------------------------------------------------------------------
 // sharedcheck: shared memory, per block. The shadow of each block's shared window starts zeroed
 // (no byte written), so
-//   - a plain read of bytes no thread of the block wrote since the block started is
-//     SC_KIND_UNINIT; a read's byte mask (pData) leaves padding out; atomics mark bytes written;
+//   - a plain read or an atomic of bytes no thread of the block wrote since the block started
+//     is SC_KIND_UNINIT (value_then 1 for an atomic); a read's byte mask (pData) leaves padding
+//     out; atomics mark bytes written; in the confirm runs those bytes get poison first;
 //   - an atomic and a plain access (read or write) to one word from different threads, with no
 //     __syncthreads between them (different warps), or lanes of one warp with no __syncwarp or
 //     shuffle between them (a warning), is SC_KIND_ATOMIC_PLAIN, both pcs kept. Two atomics
@@ -463,6 +464,25 @@ __device__ __forceinline__ void sc_mark_written(GcLaunch* L, unsigned long long 
     }
 }
 
+// The confirm runs (GC_MODE_SPOISON): the unwritten bytes of the shared word at byte offset
+// `at` (bit k of `bytes` = byte k) get poison before the access reads them. Byte values come
+// from the seed's upper bits and the offset; the seed's lowest bit flips every bit, so two runs
+// with seeds 2k and 2k+1 give every unwritten byte two values that differ in every bit. Only
+// bytes no thread of the block wrote are touched: a correct program never had a value there.
+__device__ __forceinline__ void sc_poison(GcLaunch* L, unsigned long long at, unsigned int bytes)
+{
+    unsigned int flip = (L->spoison_seed & 1ull) ? 0xffu : 0u;
+    for (unsigned int b = 0; b < 4; b++) {
+        if (!((bytes >> b) & 1u))
+            continue;
+        unsigned int a = (unsigned int)(at + b);
+        unsigned int v = ((unsigned int)gc_mix((L->spoison_seed >> 1) ^ ((unsigned long long)a * 0x9e3779b97f4a7c15ull))
+                          ^ flip) & 0xffu;
+        asm volatile("st.shared.u8 [%0], %1;" ::"r"(a), "r"(v) : "memory");
+    }
+    atomicAdd(&L->spoisoned, 1ull);
+}
+
 // The block's dynamic shared memory is larger than the host sized the shadow for: nothing
 // this block does in shared memory can be judged (counted once per block, by thread 0).
 __device__ __forceinline__ bool sc_unsized(GcLaunch* L)
@@ -499,11 +519,12 @@ extern "C" __device__ __noinline__ SanitizerPatchResult sc_access(void* userdata
     bool atomic = pData == nullptr && write;
     if (flags & SANITIZER_MEMORY_DEVICE_FLAG_ATOMSYS)
         atomic = true;
-    // Only plain reads are checked against the written bytes: an atomic's callback does not say
-    // which atomic it is, and atomicExch (an initializing store) reads nothing it uses. On the
-    // H200 (run 22 probe) counting atomics as reads flagged the correct handoff's
-    // atomicExch(&ready, 0). Atomics mark their bytes written.
-    bool reads = !write;
+    // Plain reads and atomics are checked against the written bytes. An atomic's callback does
+    // not say which atomic it is, and atomicExch (an initializing store) reads nothing it uses
+    // (on the H200, run 22's probe, the correct handoff's atomicExch(&ready, 0)): an atomic's
+    // finding says it was an atomic, and racegate drops those whose instruction is an exchange
+    // (ATOMS.EXCH in the SASS). Atomics mark their bytes written.
+    bool reads = !write || atomic;
     // A plain read's mask of the loaded bytes it uses (bit k = byte k of the access).
     unsigned int used = 0xffffu;
     if (!write && pData != nullptr)
@@ -534,8 +555,13 @@ extern "C" __device__ __noinline__ SanitizerPatchResult sc_access(void* userdata
         unsigned long long rec = base_rec | ((unsigned long long)mask << GC_MASK_SHIFT);
         if (reads) {
             unsigned int have = (((volatile unsigned int*)written)[w / 8] >> shift) & 0xfu;
-            if ((mask & ~have) != 0)
-                gc_report_into(L->sfindings, &L->sdropped, SC_KIND_UNINIT, 0, pc, 0, w * 4, rec, 0, mask & ~have, 0);
+            unsigned int unwritten = mask & ~have;
+            if (unwritten != 0) {
+                gc_report_into(L->sfindings, &L->sdropped, SC_KIND_UNINIT, 0, pc, 0, w * 4, rec, 0, unwritten,
+                               atomic ? 1u : 0u);
+                if (L->mode & GC_MODE_SPOISON)
+                    sc_poison(L, w * 4, unwritten);
+            }
         }
         if (write)
             atomicOr(&written[w / 8], mask << shift);  // plain stores and atomics alike

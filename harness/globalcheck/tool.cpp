@@ -15,6 +15,10 @@
 //                        not tracked, and each launch's line names them
 //   RACEGATE_GC_SHARED_BUDGET_MB  sharedcheck's shadow budget per launch in MiB (default 4096);
 //                        a launch past it is not judged for shared memory, and its line says so
+//   RACEGATE_GC_SPOISON  with shared: a seed (decimal); every read of shared bytes no thread of
+//                        the block wrote first writes poison bytes made from it into them (the
+//                        confirm runs: does the value reach the output?); the launch's line
+//                        counts those reads as "poisoned"
 //
 // Launches it cannot handle (kernel nodes of CUDA graphs) are stepped aside: their patches get
 // no data (they return at once), and a line {"note":"stepped-aside","reason":"cuda-graph",
@@ -81,6 +85,7 @@ struct State {
     std::string patches;
     unsigned mode = GC_MODE_DETECT;
     unsigned long long seed = 0;
+    unsigned long long spoison_seed = 0;  // RACEGATE_GC_SPOISON (GC_MODE_SPOISON)
     uint64_t budget = 4096ull << 20;
     uint64_t used = 0;
     FILE* out = nullptr;
@@ -473,6 +478,7 @@ void launch_begin(Sanitizer_LaunchData* d)
     memset(&h, 0, sizeof h);
     h.mode = g->mode;
     h.jitter_seed = g->seed;
+    h.spoison_seed = g->spoison_seed;
     h.nthreads = nthreads;
     h.nblocks = nblocks;
     if (g->mode & judge) {
@@ -617,6 +623,7 @@ void launch_end()
                 + ",\"untracked\":" + std::to_string(h.suntracked) + ",\"unsized\":" + std::to_string(h.sunsized)
                 + ",\"unseen_writes\":" + std::to_string(h.sunseen) + ",\"dropped\":" + std::to_string(h.sdropped)
                 + ",\"min_offset\":" + (h.smin_offset == ~0ull ? std::string("null") : std::to_string(h.smin_offset))
+                + ((g->mode & GC_MODE_SPOISON) ? ",\"poisoned\":" + std::to_string(h.spoisoned) : std::string())
                 + "},\"shared_findings\":[";
             bool sfirst = true;
             for (auto& x : sf) {
@@ -799,6 +806,14 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
             streams = streams_init(g->dir.c_str());
         if (m.find("fence") != std::string::npos)
             g->mode |= GC_MODE_FENCE | GC_MODE_DETECT;
+    }
+    // sharedcheck's confirm runs: reads of unwritten shared bytes get poison from this seed
+    // first, so that racegate can see whether the value reaches the output.
+    if (const char* sp = getenv("RACEGATE_GC_SPOISON")) {
+        if ((g->mode & GC_MODE_SHARED) && *sp) {
+            g->mode |= GC_MODE_SPOISON;
+            g->spoison_seed = strtoull(sp, nullptr, 10);
+        }
     }
     if (const char* sb = getenv("RACEGATE_GC_SHARED_BUDGET_MB"))
         g->shared_budget = strtoull(sb, nullptr, 10) << 20;

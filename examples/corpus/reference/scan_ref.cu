@@ -40,3 +40,18 @@ extern "C" __global__ void chained_scan_ref(const int* in, int* out, int* tile_p
         out[i] = acc;
     }
 }
+
+// kernels/block_scan_shfl.cu: out of place, the running total restarting every 128 elements
+// (one segment per block of the kernel).
+extern "C" __global__ void block_scan_ref(const int* in, int* out, int n)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0)
+        return;
+    int acc = 0;
+    for (int i = 0; i < n; ++i) {
+        if (i % 128 == 0)
+            acc = 0;
+        acc += in[i];
+        out[i] = acc;
+    }
+}

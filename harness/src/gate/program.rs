@@ -137,6 +137,11 @@ pub fn run_target_with(
         |group| -> Result<(GateRun, Vec<PendingHang>)> {
             let mut sc = cfg.battery.sanitize(group[0]);
             sc.extra_args = cfg.sanitizer_args.clone();
+            // sharedcheck's confirm runs compare the program's output as the plain runs do.
+            let masks = cfg.masks.clone();
+            sc.output_view = Some(crate::judge::sanitize::tool::OutputView(std::sync::Arc::new(
+                move |out: &[u8]| masks.apply(out),
+            )));
             let runs = sanitizers::run_group_target(&subject, &target, &sc, root, &group)?;
             let mut part = GateRun::default();
             let mut sources = Sources::new(root);

@@ -190,7 +190,11 @@ pub fn key_for(detector: &str, kind: &str, accesses: &str) -> &'static str {
             }
         }
         "sharedcheck" => {
-            if k.contains("never wrote") || k.contains("no thread wrote") || k.contains("uninit") {
+            if k.contains("never wrote")
+                || k.contains("no thread wrote")
+                || k.contains("no thread of the block wrote")
+                || k.contains("uninit")
+            {
                 "shared-uninit-read"
             } else if k.contains("atomic") {
                 "shared-atomic-plain"
@@ -435,6 +439,10 @@ mod tests {
             ("globalcheck", "Global: Read-write race on global memory between warps of one block", "", "global-race-warps"),
             ("globalcheck", "Global: Write-read race on global memory between lanes of one warp", "", "global-race-lanes"),
             ("globalcheck", "Global: Lost update (plain read-modify-write) on global memory between blocks", "", "global-lost-update"),
+            // The kinds sharedcheck really writes (`judge/sanitize/globalcheck/shared.rs`).
+            ("sharedcheck", "Shared: Reads shared memory no thread of the block wrote since it started", "Read", "shared-uninit-read"),
+            ("sharedcheck", "Shared: An atomic updates shared memory no thread of the block wrote since it started", "Atomic", "shared-uninit-read"),
+            ("sharedcheck", "Shared: Atomic and plain access to one shared word between warps of one block, with no __syncthreads between them", "Atomic -> Plain k.cu:3", "shared-atomic-plain"),
             ("stress", "wrong results against the determinism oracle", "", "wrong-result"),
             ("stress", "hang: a trial missed its deadline", "", "hang"),
             ("stress", "device fault: CUDA_ERROR_ILLEGAL_ADDRESS", "", "crash"),

@@ -329,6 +329,106 @@ fn decide_shared_fixture(stem: &str) -> racegate::judge::sanitize::Outcome {
     )
 }
 
+/// [`decide_shared_fixture`] on the capture's text after `edit`, with `dead_uninit` as the
+/// confirm runs would say; also returns the decision's log.
+fn decide_shared_edited(
+    stem: &str,
+    edit: impl Fn(String) -> String,
+    dead_uninit: bool,
+) -> (racegate::judge::sanitize::Outcome, String) {
+    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run};
+    let root = super::package_dir().parent().unwrap().to_path_buf();
+    let path = super::package_dir().join(format!("tests/fixtures/h200/{stem}.jsonl"));
+    let rep = report::parse(&edit(std::fs::read_to_string(&path).unwrap()));
+    assert!(rep.errors.is_empty(), "{:?}", rep.errors);
+    let mut tables = std::collections::BTreeMap::new();
+    for m in rep.modules_with_findings() {
+        let t = std::fs::read_to_string(run::lines_path(&path, m)).unwrap();
+        tables.insert(m, LineTable::parse(&t));
+    }
+    let mut log = String::new();
+    let o = run::decide_shared_with(
+        &racegate::proc::watchdog::Exit::Code(0),
+        false,
+        &rep,
+        &tables,
+        &root,
+        &mut log,
+        dead_uninit,
+    );
+    (o, log)
+}
+
+#[test]
+fn an_unwritten_read_whose_value_never_reaches_the_output_is_a_note_not_a_finding() {
+    use racegate::judge::sanitize::Outcome;
+    let stem = "sc-stencil3_tiled__halo_unwritten__sharedcheck";
+    let (o, log) = decide_shared_edited(stem, |t| t, false);
+    assert!(matches!(o, Outcome::Findings(ref f) if f.len() == 1), "{o:?}");
+    assert!(!log.contains("sharedcheck note"), "{log}");
+    // The confirm runs said the output did not change under two poisons: a note naming the
+    // line, and the launch judged on the rest (clean here).
+    let (o, log) = decide_shared_edited(stem, |t| t, true);
+    assert_eq!(o, Outcome::Clean, "{log}");
+    let line = line_of("buggy_variants/stencil_tiled/halo_unwritten.cu", "out[i] = tile[t - 1]");
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with("sharedcheck note (not counted)") && l.contains(&line)),
+        "{log}"
+    );
+    // Only unwritten reads are spared: an atomic/plain race stays a finding either way.
+    let (o, _) = decide_shared_edited("sc-counter_block__read_before_sync__sharedcheck", |t| t, true);
+    assert!(matches!(o, Outcome::Findings(ref f) if f.len() == 1), "{o:?}");
+}
+
+#[test]
+fn an_atomic_on_unwritten_shared_memory_is_a_finding_unless_it_is_an_exchange() {
+    use racegate::judge::sanitize::Outcome;
+    // The H200 capture of `handoff::plain_flag` (run 22's tool reported no atomic's unwritten
+    // bytes), with one finding added in memory as the current tool writes it: an atomic at
+    // `handoff+0xb0`, which the capture's own SASS shows is `ATOMS.EXCH RZ, [UR4], RZ`
+    // (`atomicExch(&ready, 0)`), then the same finding moved to an instruction that is not one.
+    let stem = "handoff__plain_flag__sharedcheck";
+    let base = match decide_shared_edited(stem, |t| t, false).0 {
+        Outcome::Findings(f) => f,
+        o => panic!("{o:?}"),
+    };
+    let text = std::fs::read_to_string(
+        super::package_dir().join(format!("tests/fixtures/h200/{stem}.jsonl")),
+    )
+    .unwrap();
+    let func_pc: u64 = {
+        let at = text.find(r#"{"name":"handoff","pc":"#).unwrap() + r#"{"name":"handoff","pc":"#.len();
+        text[at..].split(',').next().unwrap().parse().unwrap()
+    };
+    let add = |off: u64| {
+        move |t: String| {
+            let finding = format!(
+                r#"{{"kind":"uninitialized-read","scope":"block","pc_now":{},"pc_then":0,"offset":1152,"block_now":0,"thread_now":0,"thread_then":0,"bytes":15,"now_atomic":true,"count":1}},"#,
+                func_pc + off
+            );
+            t.replacen(r#""shared_findings":["#, &format!(r#""shared_findings":[{finding}"#), 1)
+        }
+    };
+    // The exchange: dropped, the decision as before.
+    assert_eq!(
+        decide_shared_edited(stem, add(0xb0), false).0,
+        Outcome::Findings(base.clone())
+    );
+    // Another instruction of the kernel: an atomic that reads what no thread wrote.
+    match decide_shared_edited(stem, add(0x90), false).0 {
+        Outcome::Findings(f) => {
+            assert_eq!(f.len(), base.len() + 1, "{f:?}");
+            assert!(
+                f.iter().any(|x| x.accesses == "Atomic"
+                    && x.what.contains("An atomic updates shared memory no thread of the block wrote")),
+                "{f:?}"
+            );
+        }
+        o => panic!("{o:?}"),
+    }
+}
+
 /// The 1-based line of `file` (repo-relative) holding `text`, so that tests name lines by
 /// their code, not by numbers.
 fn line_of(file: &str, text: &str) -> String {

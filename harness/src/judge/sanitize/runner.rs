@@ -283,23 +283,61 @@ pub fn target(
     let gpu = crate::run::launch::Gpu::open()?;
     let module = gpu.load(&text)?;
     Ok(match gpu.run(&module, &problem, Default::default()) {
-        Ok(actual) => match crate::run::oracle::check(&problem.buffers, &actual) {
-            None => format!(
-                "racegate target: {} ({}): results correct",
-                case.name, problem.label
-            ),
-            Some(w) => format!(
-                "racegate target: {} ({}): {} of {} elements of `{}` wrong",
-                case.name, problem.label, w.wrong, w.total, w.buffer
-            ),
-        },
+        Ok(actual) => {
+            // The digest lets sharedcheck's confirm runs see whether poison in unwritten shared
+            // memory reaches the outputs, even when both runs are wrong the same number of times.
+            let digest = digest(&actual);
+            match crate::run::oracle::check(&problem.buffers, &actual) {
+                None => format!(
+                    "racegate target: {} ({}): results correct; buffers digest {digest:016x}",
+                    case.name, problem.label
+                ),
+                Some(w) => format!(
+                    "racegate target: {} ({}): {} of {} elements of `{}` wrong; buffers digest {digest:016x}",
+                    case.name, problem.label, w.wrong, w.total, w.buffer
+                ),
+            }
+        }
         Err(e) => format!("racegate target: {} ({}): {e}", case.name, problem.label),
     })
+}
+
+/// FNV-1a over every buffer after the launch, each prefixed by its length.
+fn digest(buffers: &[Vec<u8>]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |b: u8| {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    };
+    for buf in buffers {
+        for b in (buf.len() as u64).to_le_bytes() {
+            eat(b);
+        }
+        for &b in buf {
+            eat(b);
+        }
+    }
+    h
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_digest_sees_every_byte_and_where_buffers_split() {
+        let base = vec![vec![1u8, 2, 3], vec![4u8]];
+        let d = digest(&base);
+        for i in 0..2 {
+            for j in 0..base[i].len() {
+                let mut other = base.clone();
+                other[i][j] ^= 0x80;
+                assert_ne!(digest(&other), d, "byte {j} of buffer {i}");
+            }
+        }
+        assert_ne!(digest(&[vec![1u8, 2], vec![3u8, 4]]), d);
+        assert_eq!(digest(&base.clone()), d);
+    }
 
     #[test]
     fn a_hang_keeps_what_racecheck_said_about_the_deadlock() {

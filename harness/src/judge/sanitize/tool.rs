@@ -140,6 +140,19 @@ pub struct SanitizeConfig {
     /// The problem size of a case's run; `None` (the default) is the family's sanitizer
     /// geometry. Cost measurements use one large launch (`sanitize --size`).
     pub size: Option<crate::source::exercises::SizeChoice>,
+    /// How the target's standard output is compared between runs (sharedcheck's confirm runs);
+    /// `None`: byte for byte. The gate gives a program's its masks.
+    pub output_view: Option<OutputView>,
+}
+
+/// A view of a target's standard output for comparing runs (e.g. the gate's masks applied).
+#[derive(Clone)]
+pub struct OutputView(pub std::sync::Arc<dyn Fn(&[u8]) -> Vec<u8> + Send + Sync>);
+
+impl std::fmt::Debug for OutputView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutputView")
+    }
 }
 
 impl SanitizeConfig {
@@ -154,6 +167,7 @@ impl SanitizeConfig {
             seed: SANITIZE_SEED,
             extra_args: Vec::new(),
             size: None,
+            output_view: None,
         }
     }
 }

@@ -22,7 +22,7 @@ fn load(rel: &str) -> Manifest {
 
 #[test]
 fn both_example_manifests_parse() {
-    assert_eq!(load("examples/corpus/racegate.toml").kernels.len(), 38);
+    assert_eq!(load("examples/corpus/racegate.toml").kernels.len(), 39);
     assert_eq!(load("examples/gate/racegate.toml").kernels.len(), 3);
 }
 

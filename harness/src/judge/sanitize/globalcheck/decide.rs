@@ -219,6 +219,22 @@ pub fn decide_shared(
     root: &Path,
     log: &mut String,
 ) -> Outcome {
+    decide_shared_with(exit, left_behind, rep, tables, root, log, false)
+}
+
+/// [`decide_shared`], with `dead_uninit` when the confirm runs showed that the run's reads of
+/// unwritten shared memory do not reach the output (two runs, each unwritten byte read given
+/// poison that differs in every bit, gave the same output): those reads are logged as notes,
+/// not counted as findings.
+pub fn decide_shared_with(
+    exit: &Exit,
+    left_behind: bool,
+    rep: &report::Report,
+    tables: &BTreeMap<u32, LineTable>,
+    root: &Path,
+    log: &mut String,
+    dead_uninit: bool,
+) -> Outcome {
     if let Some(o) = preamble("sharedcheck", exit, left_behind, rep) {
         return o;
     }
@@ -235,9 +251,22 @@ pub fn decide_shared(
             }
         }
     }
+    let trusted =
+        |l: &report::Launch, f: &report::SharedFinding| super::shared::shared_distrust(rep, tables, l, f).is_none();
     let all = super::shared::shared_findings_where(rep, tables, root, |l, f| {
-        super::shared::shared_distrust(rep, tables, l, f).is_none()
+        trusted(l, f) && !(dead_uninit && f.kind == "uninitialized-read")
     });
+    if dead_uninit {
+        let notes = super::shared::shared_findings_where(rep, tables, root, |l, f| {
+            trusted(l, f) && f.kind == "uninitialized-read"
+        });
+        for n in &notes {
+            log.push_str(&format!(
+                "sharedcheck note (not counted): {}: the output was the same under two different poisons of the unwritten bytes, so the value read does not reach it\n",
+                n.line()
+            ));
+        }
+    }
     let (errors, warnings): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| f.level == "Error");
     for w in &warnings {
         log.push_str(&format!(

@@ -30,6 +30,10 @@ pub struct LineTable {
     /// read of the old value, and a stale one only makes the swap fail and retry. sharedcheck
     /// does not take it as a plain access racing the atomic.
     pub atomic_emulation: BTreeMap<String, std::collections::BTreeSet<u64>>,
+    /// function -> offsets of shared-memory exchanges (`ATOMS.EXCH*`): an `atomicExch` stores
+    /// and reads nothing it must have written first, so sharedcheck does not take one on
+    /// unwritten bytes as an uninitialized read.
+    pub exchanges: BTreeMap<String, std::collections::BTreeSet<u64>>,
 }
 
 /// How many instructions after an `LDS` an `ATOMS.CAS*` on its address still makes it the
@@ -75,6 +79,9 @@ impl LineTable {
                         t.strong_load_store.insert(f.clone());
                     }
                     let (op, addr) = opcode_and_address(l);
+                    if op == "ATOMS.EXCH" || op.starts_with("ATOMS.EXCH.") {
+                        t.exchanges.entry(f.clone()).or_default().insert(off);
+                    }
                     if op.starts_with("ATOMS.CAS") {
                         for (at, _, _) in loads.iter().filter(|(_, a, _)| Some(a.as_str()) == addr)
                         {
@@ -99,6 +106,14 @@ impl LineTable {
     /// Whether the instruction at `offset` in `function` is a strong load or store.
     pub fn is_strong(&self, function: &str, offset: u64) -> bool {
         self.strong
+            .get(function)
+            .is_some_and(|s| s.contains(&offset))
+    }
+
+    /// Whether the instruction at `offset` in `function` is a shared-memory exchange
+    /// ([`LineTable::exchanges`]).
+    pub fn is_exchange(&self, function: &str, offset: u64) -> bool {
+        self.exchanges
             .get(function)
             .is_some_and(|s| s.contains(&offset))
     }

@@ -9,6 +9,7 @@
 //! ([`report`]), with program counters mapped to source lines through nvdisasm ([`lines`]) ->
 //! the same [`crate::judge::sanitize::normalize::Finding`]s as the compute-sanitizer tools.
 
+pub mod confirm;
 pub mod decide;
 pub mod fence;
 pub mod lines;

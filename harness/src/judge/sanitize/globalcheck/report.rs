@@ -92,6 +92,10 @@ pub struct SharedWindow {
     /// The lowest window offset accessed, for the record.
     #[serde(default)]
     pub min_offset: Option<u64>,
+    /// In a confirm run (`RACEGATE_GC_SPOISON`): the reads of unwritten bytes that were given
+    /// poison first; `None` in other runs.
+    #[serde(default)]
+    pub poisoned: Option<u64>,
 }
 
 /// One distinct sharedcheck finding as the device saw it.
@@ -113,7 +117,8 @@ pub struct SharedFinding {
     /// For an uninitialized read: the bytes of the word read unwritten (bit k = byte k).
     #[serde(default)]
     pub bytes: u32,
-    /// For an atomic/plain pair: whether the later access (`pc_now`) is the atomic one.
+    /// For an atomic/plain pair: whether the later access (`pc_now`) is the atomic one; for an
+    /// uninitialized read, whether the reading access was an atomic.
     #[serde(default)]
     pub now_atomic: bool,
     pub count: u64,

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
 
+use super::confirm;
 use super::lines::LineTable;
 use super::report;
 use crate::build::globalcheck as build;
@@ -231,7 +232,13 @@ pub fn run_tools(
             })
         } else if tool == Tool::Sharedcheck {
             log.push_str(&super::shared::shared_log(&rep));
-            decide_shared(&done.exit, done.left_behind, &rep, &tables, root, &mut log)
+            let first = decide_shared(&done.exit, done.left_behind, &rep, &tables, root, &mut log);
+            if has_uninit_read(&first) {
+                let dead = confirm::reads_are_dead(program, args, &env, cfg, &done.exit, &mut log)?;
+                decide_shared_with(&done.exit, done.left_behind, &rep, &tables, root, &mut log, dead)
+            } else {
+                first
+            }
         } else {
             log.push_str(&report::log(&rep));
             decide(&done.exit, done.left_behind, &rep, &tables, root, &mut log)
@@ -302,8 +309,19 @@ pub fn lines_path(report: &Path, m: u32) -> std::path::PathBuf {
     s.into()
 }
 
+/// Whether sharedcheck's outcome counts a read of unwritten shared memory (the confirm runs
+/// then ask whether its value reaches the output).
+fn has_uninit_read(o: &Outcome) -> bool {
+    matches!(o, Outcome::Findings(fs) if fs.iter().any(|f| f.what.contains(UNINIT_WHAT)))
+}
+
+/// The words every uninitialized-read finding of sharedcheck says.
+const UNINIT_WHAT: &str = "shared memory no thread of the block wrote";
+
 #[allow(unused_imports)] // the reasons, for tests that match on them
-pub use super::decide::{decide, decide_shared, is_limit, CANNOT_JUDGE, SHARED_CANNOT_JUDGE};
+pub use super::decide::{
+    decide, decide_shared, decide_shared_with, is_limit, CANNOT_JUDGE, SHARED_CANNOT_JUDGE,
+};
 use super::decide::preamble;
 
 #[cfg(test)]

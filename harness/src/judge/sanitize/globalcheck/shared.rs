@@ -50,10 +50,21 @@ pub fn shared_findings_where(
         for f in l
             .shared_findings
             .iter()
-            .filter(|f| keep(l, f) && !plain_side_is_an_atomic(report, tables, l, f))
+            .filter(|f| {
+                keep(l, f)
+                    && !plain_side_is_an_atomic(report, tables, l, f)
+                    && !is_an_exchange(report, tables, l, f)
+            })
         {
             let here = location(report, tables, l.module, f.pc_now, root);
-            let (level, accesses, what) = if f.kind == "uninitialized-read" {
+            let (level, accesses, what) = if f.kind == "uninitialized-read" && f.now_atomic {
+                (
+                    "Error",
+                    "Atomic".to_string(),
+                    "An atomic updates shared memory no thread of the block wrote since it started"
+                        .to_string(),
+                )
+            } else if f.kind == "uninitialized-read" {
                 (
                     "Error",
                     "Read".to_string(),
@@ -91,6 +102,23 @@ pub fn shared_findings_where(
         }
     }
     normalize::normalized(raw, root)
+}
+
+/// Whether `f` is an uninitialized read by an atomic that is an exchange (`atomicExch`: it
+/// stores, and reads nothing that must have been written first).
+fn is_an_exchange(
+    report: &Report,
+    tables: &BTreeMap<u32, LineTable>,
+    l: &Launch,
+    f: &SharedFinding,
+) -> bool {
+    f.kind == "uninitialized-read"
+        && f.now_atomic
+        && function_of(report, l.module, f.pc_now).is_some_and(|(m, func, off)| {
+            tables
+                .get(&m.module)
+                .is_some_and(|t| t.is_exchange(func, off))
+        })
 }
 
 /// Whether `f` is an atomic/plain pair whose plain access is the load of a compare-and-swap loop
