@@ -382,6 +382,11 @@ pub fn arguments(entry: &str, program: &Path, args: &[OsString]) -> Vec<OsString
     out
 }
 
+/// The locale ncu runs in (its CSV numbers then use a decimal point whatever the user's is).
+fn c_locale() -> [(String, String); 2] {
+    [("LC_ALL".into(), "C".into()), ("LANG".into(), "C".into())]
+}
+
 /// ncu's raw output of one run, and what it came to.
 pub struct Profiled {
     /// Standard output (the CSV) then standard error.
@@ -397,8 +402,10 @@ pub fn profile(
     args: &[OsString],
     timeout: Duration,
 ) -> Result<Profiled> {
+    // The C locale: ncu prints numbers as the locale writes them, and a decimal comma would
+    // split the CSV's fields wrongly.
     let (done, stdout) =
-        watchdog::run_collecting(ncu, &arguments(entry, program, args), &[], timeout)?;
+        watchdog::run_collecting(ncu, &arguments(entry, program, args), &c_locale(), timeout)?;
     let raw = format!("{stdout}{}", done.stderr);
     let launches = if let Some(line) = refusal(&raw) {
         Err(Unavailable::NotPermitted(line))
