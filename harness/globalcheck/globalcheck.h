@@ -54,6 +54,7 @@ enum {
     // sharedcheck (shared memory, per block):
     SC_KIND_UNINIT = 5,        // a read of shared bytes no thread of the block wrote since it started
     SC_KIND_ATOMIC_PLAIN = 6,  // an atomic and a plain access to one shared word, unordered
+    SC_KIND_PAST_END = 7,      // an access past the end of the shared memory the launch declared
 };
 
 // Scopes: who the two accesses came from.
@@ -151,7 +152,9 @@ struct GcLaunch {
     unsigned long long sunseen;        // writes into shared memory it cannot see (bulk/TMA copies, stmatrix)
     unsigned long long sunsized;       // blocks whose dynamic shared size exceeded what the host sized
     unsigned long long smin_offset;    // the lowest shared offset accessed (~0 when none), for the record
-    unsigned long long spoison_seed;   // GC_MODE_SPOISON: the seed of the poison bytes
+    unsigned long long spoison_byte;   // GC_MODE_SPOISON: the byte every unwritten byte read gets first
+    unsigned long long sm_end;         // accesses at or past this offset lie past all declared shared
+                                       // memory (0: not known, never judged)
     unsigned long long spoisoned;      // GC_MODE_SPOISON: accesses that read unwritten bytes and got poison first
     // fencecheck (mode & GC_MODE_FENCE; null otherwise): which instruction synchronized.
     unsigned long long* block_release_pc;  // per block: pc of the atomic that set block_release

@@ -465,19 +465,18 @@ __device__ __forceinline__ void sc_mark_written(GcLaunch* L, unsigned long long 
 }
 
 // The confirm runs (GC_MODE_SPOISON): the unwritten bytes of the shared word at byte offset
-// `at` (bit k of `bytes` = byte k) get poison before the access reads them. Byte values come
-// from the seed's upper bits and the offset; the seed's lowest bit flips every bit, so two runs
-// with seeds 2k and 2k+1 give every unwritten byte two values that differ in every bit. Only
-// bytes no thread of the block wrote are touched: a correct program never had a value there.
+// `at` (bit k of `bytes` = byte k) get the run's poison byte before the access reads them.
+// racegate runs three poisons (0x00, 0x4B, 0xC7: zero, a large positive and a negative value
+// for every integer and float width, none of them a NaN or an infinity), so a value that reaches
+// the output changes it. Only bytes no thread of the block wrote are touched: a correct program
+// never had a value there.
 __device__ __forceinline__ void sc_poison(GcLaunch* L, unsigned long long at, unsigned int bytes)
 {
-    unsigned int flip = (L->spoison_seed & 1ull) ? 0xffu : 0u;
+    unsigned int v = (unsigned int)(L->spoison_byte & 0xffu);
     for (unsigned int b = 0; b < 4; b++) {
         if (!((bytes >> b) & 1u))
             continue;
         unsigned int a = (unsigned int)(at + b);
-        unsigned int v = ((unsigned int)gc_mix((L->spoison_seed >> 1) ^ ((unsigned long long)a * 0x9e3779b97f4a7c15ull))
-                          ^ flip) & 0xffu;
         asm volatile("st.shared.u8 [%0], %1;" ::"r"(a), "r"(v) : "memory");
     }
     atomicAdd(&L->spoisoned, 1ull);
@@ -511,11 +510,20 @@ extern "C" __device__ __noinline__ SanitizerPatchResult sc_access(void* userdata
         atomicAdd(&L->sunsized, 1ull);
         return SANITIZER_PATCH_SUCCESS;
     }
+    bool write = (flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE) != 0;
     if (off + size > L->sm_bytes) {
+        // Past every byte the launch declared (static + dynamic, with room for the alignment of
+        // dynamic memory): an out-of-bounds access the hardware does not fault on (shared memory
+        // is allocated in granules). Between the shadow's end and there: not judged.
+        if (L->sm_end != 0 && off + size > L->sm_end) {
+            unsigned long long rec = GC_VALID | ((gc_block() & ((1ull << GC_BLOCK_BITS) - 1)) << GC_BLOCK_SHIFT)
+                | ((unsigned long long)(gc_tid() & 0x3ffu) << GC_TID_SHIFT);
+            gc_report_into(L->sfindings, &L->sdropped, SC_KIND_PAST_END, 0, pc, 0, off, rec, 0, size,
+                           write ? 1u : 0u);
+        }
         atomicAdd(&L->suntracked, 1ull);
         return SANITIZER_PATCH_SUCCESS;
     }
-    bool write = (flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE) != 0;
     bool atomic = pData == nullptr && write;
     if (flags & SANITIZER_MEMORY_DEVICE_FLAG_ATOMSYS)
         atomic = true;

@@ -12,11 +12,22 @@
 // `f` is a CUkernel when the runtime loaded the module as a library (CUDA 12+), so the layout
 // comes from cuFuncGetParamInfo on the launch callback's loaded CUfunction, else on `f`, else
 // from cuKernelGetParamInfo. Without a layout the launch says `"args_known":false` and why;
-// with one, `params` (how many parameters it has). Host accesses: while an async copy
-// may still write (or read) host-pinned memory, its pages are protected; a fault there is
-// written as a host access (with `in_api` when it happened inside a CUDA call) and the page is
-// opened again. Guards are lifted at a synchronization that covers their stream; one kept too
-// long only costs a fault that racegate's model then finds ordered.
+// with one, `params` (how many parameters it has). Host accesses: while an async copy may
+// still write (or read) host-visible memory (pinned, mapped or managed), and after a kernel
+// launch (any host-visible allocation: a kernel may reach memory its arguments do not name),
+// its pages are protected; a fault there is written as a host access (with `in_api` when it
+// happened inside a CUDA call) and the guards on that page are lifted (the others on it are
+// set again). A guard lifted by an access outside its own bytes, or inside a CUDA call, is
+// written as `unguard`: host accesses to those bytes are not seen from then on, and racegate
+// finds the run inconclusive if a device operation may still touch them. Guards are lifted at
+// a synchronization that covers their stream; one kept too long only costs a fault that
+// racegate's model then finds ordered. A fault on no guard goes to the program's own handler
+// (called from ours, never by restoring it while guards stand) or, with none, kills the
+// program as it would have. System calls given guarded memory (read(2) into it) fail with
+// EFAULT instead of faulting: those accesses are not seen.
+//
+// cudaFreeAsync: the allocation is kept as "freed" until an allocation takes its addresses
+// again, so that a launch given a pointer into it still names it.
 #include "streams.h"
 
 #include <cuda.h>
@@ -45,8 +56,10 @@ struct Alloc {
 };
 
 struct Guard {
-    uint64_t lo = 0, hi = 0;  // page-aligned
+    uint64_t lo = 0, hi = 0;      // page-aligned
+    uint64_t base = 0, size = 0;  // the bytes guarded
     uint64_t stream = 0;
+    int prot = PROT_NONE;
 };
 
 struct Recorder {
@@ -55,6 +68,9 @@ struct Recorder {
     std::map<uint64_t, Alloc> allocs;
     std::map<uint64_t, uint64_t> event_stream;  // event -> stream of its last record
     std::vector<Guard> guards;
+    std::map<uint64_t, uint64_t> host_visible;  // base -> size of pinned, mapped, managed memory
+    uint64_t lifted[64][2] = {};                // page ranges whose guards were lifted lately
+    unsigned lifted_next = 0;
     uintptr_t exe_bias = 0, exe_lo = ~(uintptr_t)0, exe_hi = 0;
     CUcontext context = nullptr;
     struct sigaction old_segv;
@@ -76,6 +92,8 @@ struct PendingLaunch {
     uint64_t api = 0;  // the stream as passed (api_stream)
 };
 thread_local PendingLaunch pending;
+thread_local uint64_t last_fault = 0;  // a fault on no guard at the same address twice is not ours
+thread_local int same_fault = 0;
 
 uint64_t tid() { return (uint64_t)syscall(SYS_gettid); }
 
@@ -167,34 +185,66 @@ uint64_t api_stream(CUstream s)
 
 long page() { return sysconf(_SC_PAGESIZE); }
 
-void lift_if(bool (*pred)(const Guard&, uint64_t), uint64_t arg)
+// Sets the protection of every standing guard that overlaps [lo, hi) again (read-only ones
+// first, so that a no-access one on the same page wins).
+void reprotect(uint64_t lo, uint64_t hi)
 {
-    for (size_t i = 0; i < r->guards.size();) {
-        if (pred(r->guards[i], arg)) {
-            mprotect((void*)r->guards[i].lo, r->guards[i].hi - r->guards[i].lo, PROT_READ | PROT_WRITE);
-            r->guards.erase(r->guards.begin() + i);
-        } else {
-            i++;
-        }
-    }
+    for (int pass = 0; pass < 2; pass++)
+        for (const Guard& g : r->guards)
+            if (g.lo < hi && lo < g.hi && (g.prot == PROT_NONE) == (pass == 1))
+                mprotect((void*)g.lo, g.hi - g.lo, g.prot);
 }
 
-// Protects the pages of [addr, addr+size) of pinned memory: none for a copy's destination (the
-// host must not read or write it yet), read-only for its source (the host must not write it).
+// Lifts guard i: its pages are opened, then the other guards on them set again.
+void lift(size_t i)
+{
+    Guard g = r->guards[i];
+    r->guards.erase(r->guards.begin() + i);
+    mprotect((void*)g.lo, g.hi - g.lo, PROT_READ | PROT_WRITE);
+    r->lifted[r->lifted_next % 64][0] = g.lo;
+    r->lifted[r->lifted_next % 64][1] = g.hi;
+    r->lifted_next++;
+    reprotect(g.lo, g.hi);
+}
+
+void lift_if(bool (*pred)(const Guard&, uint64_t), uint64_t arg)
+{
+    for (size_t i = r->guards.size(); i-- > 0;)
+        if (pred(r->guards[i], arg))
+            lift(i);
+}
+
+bool on_stream(const Guard& g, uint64_t s) { return g.stream == s; }
+bool always(const Guard&, uint64_t) { return true; }
+
+bool host_kind(const std::string& k) { return k == "pinned" || k == "mapped" || k == "managed"; }
+
+// Protects the pages of [addr, addr+size) of host-visible memory: none for a copy's destination
+// and for what a kernel may touch (the host must not read or write it yet), read-only for a
+// copy's source (the host must not write it). One guard per bytes, stream and protection.
 void guard(uint64_t addr, uint64_t size, uint64_t stream, bool dst)
 {
     uint64_t base = 0;
     const Alloc* a = alloc_of(addr, &base);
-    if (!a || a->kind != "pinned" || size == 0)
+    if (!a || !host_kind(a->kind) || size == 0)
         return;
+    int prot = dst ? PROT_NONE : PROT_READ;
+    for (const Guard& g : r->guards)
+        if (g.base == addr && g.size == size && g.stream == stream && g.prot == prot)
+            return;
     uint64_t ps = (uint64_t)page();
     Guard g;
     g.lo = addr & ~(ps - 1);
     g.hi = (addr + size + ps - 1) & ~(ps - 1);
+    g.base = addr;
+    g.size = size;
     g.stream = stream;
-    bool ok = mprotect((void*)g.lo, g.hi - g.lo, dst ? PROT_NONE : PROT_READ) == 0;
-    if (ok)
+    g.prot = prot;
+    bool ok = mprotect((void*)g.lo, g.hi - g.lo, prot) == 0;
+    if (ok) {
         r->guards.push_back(g);
+        reprotect(g.lo, g.hi);  // a no-access guard on these pages stays no-access
+    }
     emit("{\"op\":\"guard\",\"base\":" + n(addr) + ",\"size\":" + n(size) + ",\"ok\":" + (ok ? "true" : "false") + "}");
 }
 
@@ -203,24 +253,54 @@ void on_segv(int sig, siginfo_t* info, void* uc)
     uint64_t a = (uint64_t)(uintptr_t)info->si_addr;
     if (r) {
         std::lock_guard<std::recursive_mutex> hold(r->lock);
-        for (size_t i = 0; i < r->guards.size(); i++) {
+        bool ours = false, write = false;
+#if defined(__x86_64__)
+        write = (((ucontext_t*)uc)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#endif
+        for (size_t i = r->guards.size(); i-- > 0;) {
             Guard g = r->guards[i];
             if (a < g.lo || a >= g.hi)
                 continue;
-            bool write = false;
-#if defined(__x86_64__)
-            write = (((ucontext_t*)uc)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
-#endif
-            emit("{\"op\":\"host\",\"t\":" + n(tid()) + ",\"addr\":" + n(a) + ",\"write\":" + (write ? "true" : "false")
-                 + ",\"in_api\":" + (in_api > 0 ? "true" : "false") + ",\"site\":" + site() + "}");
-            mprotect((void*)g.lo, g.hi - g.lo, PROT_READ | PROT_WRITE);
-            r->guards.erase(r->guards.begin() + i);
+            if (!ours)
+                emit("{\"op\":\"host\",\"t\":" + n(tid()) + ",\"addr\":" + n(a) + ",\"write\":" + (write ? "true" : "false")
+                     + ",\"in_api\":" + (in_api > 0 ? "true" : "false") + ",\"site\":" + site() + "}");
+            ours = true;
+            // Beside its bytes (or the driver's own access): later host accesses to them are unseen.
+            if (a < g.base || a >= g.base + g.size || in_api > 0)
+                emit("{\"op\":\"unguard\",\"t\":" + n(tid()) + ",\"base\":" + n(g.base) + ",\"size\":" + n(g.size)
+                     + ",\"addr\":" + n(a) + "}");
+            lift(i);
+        }
+        if (ours) {
+            last_fault = 0;
             return;  // the access runs again, now allowed
         }
+        // Another thread lifted the guard while this one waited for the lock: run it again (once).
+        bool recent = false;
+        for (unsigned k = 0; k < 64; k++)
+            recent = recent || (a >= r->lifted[k][0] && a < r->lifted[k][1]);
+        if (recent && !(last_fault == a && same_fault >= 2)) {
+            same_fault = last_fault == a ? same_fault + 1 : 1;
+            last_fault = a;
+            return;
+        }
     }
-    // Not ours: the program's own handler, or the default action when the access runs again.
-    sigaction(SIGSEGV, &r->old_segv, nullptr);
-    (void)sig;
+    // Not ours: the program's own handler, called from here so that ours stays for the guards
+    // that stand; with none, the default action (the process ends) when the access runs again.
+    struct sigaction old;
+    memset(&old, 0, sizeof old);
+    old.sa_handler = SIG_DFL;
+    if (r)
+        old = r->old_segv;
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction) {
+        old.sa_sigaction(sig, info, uc);
+        return;
+    }
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+        old.sa_handler(sig);
+        return;
+    }
+    signal(SIGSEGV, SIG_DFL);
 }
 
 // (offset, size) of each parameter of `f` by `query`: what the query of the first returned
@@ -307,6 +387,7 @@ void driver_api(const Sanitizer_CallbackData* c)
             sanitizerGetStreamHandle(nullptr, s, &h);
             emit("{\"op\":\"stream_sync\",\"t\":" + n(tid()) + ",\"s\":" + n((uint64_t)(uintptr_t)h) + ",\"api\":"
                  + n(api_stream(s)) + "}");
+            lift_if(on_stream, (uint64_t)(uintptr_t)h);
         } else if (ret == CUDA_SUCCESS && c->functionParams && fn == "cuEventQuery") {
             CUevent e = *(const CUevent*)c->functionParams;
             emit("{\"op\":\"event_sync\",\"t\":" + n(tid()) + ",\"ev\":" + n((uint64_t)(uintptr_t)e) + "}");
@@ -317,6 +398,12 @@ void driver_api(const Sanitizer_CallbackData* c)
     api_ptsz = fn.size() > 5 && (fn.compare(fn.size() - 5, 5, "_ptsz") == 0 || fn.compare(fn.size() - 5, 5, "_ptds") == 0);
     if (fn.rfind("cuIpcOpenMemHandle", 0) == 0 || fn.rfind("cuIpcOpenEventHandle", 0) == 0)
         emit("{\"op\":\"unjudged\",\"why\":\"memory or events shared with another process (IPC)\"}");
+    // Exported: another process may use it, unseen (written at the call, whether it succeeds).
+    if (fn.rfind("cuIpcGetMemHandle", 0) == 0 || fn.rfind("cuIpcGetEventHandle", 0) == 0)
+        emit("{\"op\":\"unjudged\",\"why\":\"memory or events exported to another process (IPC)\"}");
+    // Work captured into a graph runs when the graph is launched, in the graph's order.
+    if (fn.rfind("cuStreamBeginCapture", 0) == 0 || fn.rfind("cuGraphLaunch", 0) == 0)
+        emit("{\"op\":\"unjudged\",\"why\":\"a CUDA graph was captured or launched (its nodes' order is not modelled)\"}");
     if (fn.rfind("cuLaunchHostFunc", 0) == 0 || fn.rfind("cuStreamAddCallback", 0) == 0)
         emit("{\"op\":\"unjudged\",\"why\":\"host functions run in stream order (cudaLaunchHostFunc): their accesses are not seen\"}");
     if (fn.rfind("cuStreamWaitValue", 0) == 0 || fn.rfind("cuStreamWriteValue", 0) == 0 || fn.rfind("cuStreamBatchMemOp", 0) == 0)
@@ -337,9 +424,6 @@ void driver_api(const Sanitizer_CallbackData* c)
         pending = {true, p->f, p->params, nullptr, api_stream(p->s)};
     }
 }
-
-bool on_stream(const Guard& g, uint64_t s) { return g.stream == s; }
-bool always(const Guard&, uint64_t) { return true; }
 
 }  // namespace
 
@@ -412,21 +496,35 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
                 a.kind = "pinned";
             if (m->flags & SANITIZER_MEMORY_FLAG_PEER)
                 emit("{\"op\":\"unjudged\",\"why\":\"memory of a peer device (several devices)\"}");
+            // Freed memory (cudaFreeAsync) handed out again: it is this allocation now.
+            auto it = r->allocs.upper_bound(m->address);
+            if (it != r->allocs.begin())
+                --it;
+            while (it != r->allocs.end() && it->first < m->address + m->size) {
+                if (it->second.kind == "freed" && it->first + it->second.size > m->address)
+                    it = r->allocs.erase(it);
+                else
+                    ++it;
+            }
             r->allocs[m->address] = a;
+            if (host_kind(a.kind))
+                r->host_visible[m->address] = m->size;
             emit("{\"op\":\"alloc\",\"base\":" + n(m->address) + ",\"size\":" + n(m->size) + ",\"kind\":\"" + a.kind + "\"}");
         } else if (cbid == SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_FREE || cbid == SANITIZER_CBID_RESOURCE_HOST_MEMORY_FREE
                    || cbid == SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC) {
             auto* m = (const Sanitizer_ResourceMemoryData*)cbdata;
             uint64_t lo = m->address, hi = m->address + m->size;
-            for (size_t i = 0; i < r->guards.size();)
-                if (r->guards[i].lo < hi && lo < r->guards[i].hi) {
-                    mprotect((void*)r->guards[i].lo, r->guards[i].hi - r->guards[i].lo, PROT_READ | PROT_WRITE);
-                    r->guards.erase(r->guards.begin() + i);
-                } else {
-                    i++;
-                }
+            for (size_t i = r->guards.size(); i-- > 0;)
+                if (r->guards[i].base < hi && lo < r->guards[i].base + r->guards[i].size)
+                    lift(i);
             // Only a free of what is still allocated: a release after cudaFreeAsync is no sync.
-            bool known = r->allocs.erase(m->address) > 0;
+            auto it = r->allocs.find(m->address);
+            bool known = it != r->allocs.end() && it->second.kind != "freed";
+            r->host_visible.erase(m->address);
+            if (cbid == SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC && it != r->allocs.end())
+                it->second.kind = "freed";  // kept: a launch given a pointer into it still names it
+            else if (it != r->allocs.end())
+                r->allocs.erase(it);
             if (cbid == SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC)  // in stream order, on its stream
                 emit("{\"op\":\"free\",\"base\":" + n(m->address) + ",\"t\":" + t + ",\"s\":"
                      + n((uint64_t)(uintptr_t)m->hStream) + ",\"api\":" + n(api_stream(m->stream))
@@ -455,6 +553,9 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
              + (known ? "true,\"params\":" + n(count) : "false,\"args_why\":\"" + esc(why.c_str()) + "\"")
              + ",\"site\":" + site() + "}");
         pending.live = false;
+        // Until a synchronization covers the launch, the host must not touch what it may reach.
+        for (const auto& hv : r->host_visible)
+            guard(hv.first, hv.second, (uint64_t)(uintptr_t)d->hStream, true);
         break;
     }
     case SANITIZER_CB_DOMAIN_MEMCPY: {

@@ -15,10 +15,10 @@
 //                        not tracked, and each launch's line names them
 //   RACEGATE_GC_SHARED_BUDGET_MB  sharedcheck's shadow budget per launch in MiB (default 4096);
 //                        a launch past it is not judged for shared memory, and its line says so
-//   RACEGATE_GC_SPOISON  with shared: a seed (decimal); every read of shared bytes no thread of
-//                        the block wrote first writes poison bytes made from it into them (the
-//                        confirm runs: does the value reach the output?); the launch's line
-//                        counts those reads as "poisoned"
+//   RACEGATE_GC_SPOISON  with shared: a byte (decimal); every read of shared bytes no thread of
+//                        the block wrote first writes it into them (the confirm runs: does the
+//                        value reach the output?); the launch's line counts those reads as
+//                        "poisoned"
 //
 // Launches it cannot handle (kernel nodes of CUDA graphs) are stepped aside: their patches get
 // no data (they return at once), and a line {"note":"stepped-aside","reason":"cuda-graph",
@@ -85,7 +85,7 @@ struct State {
     std::string patches;
     unsigned mode = GC_MODE_DETECT;
     unsigned long long seed = 0;
-    unsigned long long spoison_seed = 0;  // RACEGATE_GC_SPOISON (GC_MODE_SPOISON)
+    unsigned long long spoison_byte = 0;  // RACEGATE_GC_SPOISON (GC_MODE_SPOISON)
     uint64_t budget = 4096ull << 20;
     uint64_t used = 0;
     FILE* out = nullptr;
@@ -478,7 +478,7 @@ void launch_begin(Sanitizer_LaunchData* d)
     memset(&h, 0, sizeof h);
     h.mode = g->mode;
     h.jitter_seed = g->seed;
-    h.spoison_seed = g->spoison_seed;
+    h.spoison_byte = g->spoison_byte;
     h.nthreads = nthreads;
     h.nblocks = nblocks;
     if (g->mode & judge) {
@@ -503,6 +503,12 @@ void launch_begin(Sanitizer_LaunchData* d)
             h.sm_bytes = sm_bytes;
             h.sm_words = sm_words;
             h.sm_dynamic = (unsigned)p.sm_dynamic;
+            // Where declared shared memory surely ends: judged only when the launch said its
+            // dynamic size and is no cluster launch (distributed shared memory has other offsets);
+            // dynamic memory may start past an alignment gap, so up to 1 KiB of it is allowed.
+            if (p.sm_dynamic_known && !p.cluster)
+                h.sm_end = p.sm_dynamic == 0 ? sm_bytes
+                                             : p.sm_reserved + ((p.sm_static + 1023) & ~1023ull) + p.sm_dynamic;
             size_t written = up(nblocks * ((sm_words + 7) / 8) * 4);
             h.swritten = (unsigned*)sshadow;
             h.sshadow = (ScShadow*)((char*)sshadow + written);
@@ -532,6 +538,7 @@ const char* kind_name(unsigned k)
     case GC_KIND_LOST_UPDATE: return "lost-update";
     case SC_KIND_UNINIT: return "uninitialized-read";
     case SC_KIND_ATOMIC_PLAIN: return "atomic-plain";
+    case SC_KIND_PAST_END: return "past-end";
     }
     return "?";
 }
@@ -624,6 +631,7 @@ void launch_end()
                 + ",\"unseen_writes\":" + std::to_string(h.sunseen) + ",\"dropped\":" + std::to_string(h.sdropped)
                 + ",\"min_offset\":" + (h.smin_offset == ~0ull ? std::string("null") : std::to_string(h.smin_offset))
                 + ((g->mode & GC_MODE_SPOISON) ? ",\"poisoned\":" + std::to_string(h.spoisoned) : std::string())
+                + ",\"end\":" + std::to_string(h.sm_end)
                 + "},\"shared_findings\":[";
             bool sfirst = true;
             for (auto& x : sf) {
@@ -812,7 +820,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
     if (const char* sp = getenv("RACEGATE_GC_SPOISON")) {
         if ((g->mode & GC_MODE_SHARED) && *sp) {
             g->mode |= GC_MODE_SPOISON;
-            g->spoison_seed = strtoull(sp, nullptr, 10);
+            g->spoison_byte = strtoull(sp, nullptr, 10) & 0xffu;
         }
     }
     if (const char* sb = getenv("RACEGATE_GC_SHARED_BUDGET_MB"))

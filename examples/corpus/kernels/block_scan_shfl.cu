@@ -7,8 +7,8 @@
 // only one slot per warp (4 here) was written. Lanes 4..31 scan garbage, and what they write back
 // is never read: the kernel is correct. This is the shape that made sharedcheck's first version
 // report a correct program (H200 run 22). sharedcheck still sees the unwritten reads; its confirm
-// runs give the unwritten slots two poisons that differ in every bit, see the same output, and
-// report the reads as a note, not a finding. No twin: a correct kernel every detector must pass.
+// runs give the unwritten slots three different poisons, see the same output, and report the
+// reads as a note, not a finding. No twin: a correct kernel every detector must pass.
 #define BLOCK 128
 
 extern "C" __global__ void block_scan_shfl(const int* in, int* out, int n)

@@ -9,6 +9,8 @@
 use std::path::Path;
 
 mod blind;
+mod misses;
+mod recorder;
 
 use racegate::judge::sanitize::globalcheck::streams::{self, param_consts};
 use racegate::judge::sanitize::globalcheck::streams_verdict;
@@ -459,7 +461,7 @@ fn mangled_names_say_which_pointers_are_to_const() {
     assert_eq!(param_consts("_Z4readPKfPf"), [Some(true), Some(false)]);
     assert_eq!(
         param_consts("_Z3addPKfS0_Pfi"),
-        [Some(true), None, Some(false), None]
+        [Some(true), Some(true), Some(false), None]
     );
     assert_eq!(param_consts("_Z1kP6float4"), [Some(false)]);
     assert!(param_consts("plain_c_kernel").is_empty());

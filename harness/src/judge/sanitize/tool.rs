@@ -145,9 +145,12 @@ pub struct SanitizeConfig {
     pub output_view: Option<OutputView>,
 }
 
+/// What an [`OutputView`] does: the bytes to compare, from the target's standard output.
+pub type ViewFn = dyn Fn(&[u8]) -> Vec<u8> + Send + Sync;
+
 /// A view of a target's standard output for comparing runs (e.g. the gate's masks applied).
 #[derive(Clone)]
-pub struct OutputView(pub std::sync::Arc<dyn Fn(&[u8]) -> Vec<u8> + Send + Sync>);
+pub struct OutputView(pub std::sync::Arc<ViewFn>);
 
 impl std::fmt::Debug for OutputView {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -29,7 +29,8 @@
 //! "exact"` by default, `"ignore"`, `"unordered"`, or `{ tolerance = { abs, rel, ulp },
 //! unordered, prefix = "count[0]" }`) and an out buffer that it may stay partly unwritten
 //! (`unwritten = true`). A kernel of several launches gives `[[kernel.launch]]` tables (entry,
-//! grid, block, shared, and `args`, the argument names in parameter order) instead of the
+//! grid, block, shared, `args`, the argument names in parameter order, and `stream`, 0 to 7,
+//! the same for every launch until the runner launches on several streams) instead of the
 //! kernel-level launch; a reference may have its own launch (`oracle.grid`, `.block`,
 //! `.shared`, `.args`).
 //!

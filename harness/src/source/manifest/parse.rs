@@ -75,6 +75,8 @@ struct RawLaunch {
     block: Spanned<Vec<String>>,
     shared: Option<Spanned<String>>,
     args: Spanned<Vec<String>>,
+    /// Read as any value so that a wrong one gets racegate's message, not serde's.
+    stream: Option<Spanned<toml::Value>>,
 }
 
 fn line_of(text: &str, span: Range<usize>) -> usize {
@@ -403,6 +405,7 @@ fn launches(
                 .map(|s| s.get_ref().clone())
                 .unwrap_or_else(|| "0".into()),
             args: args.iter().map(|a| a.name().to_string()).collect(),
+            stream: 0,
         };
         let sites = LaunchSites {
             grid: site(grid.span(), "grid"),
@@ -451,6 +454,7 @@ fn launches(
                 .map(|s| s.get_ref().clone())
                 .unwrap_or_else(|| "0".into()),
             args: l.args.get_ref().clone(),
+            stream: launch_stream(errors, l.stream.as_ref(), &key("stream"))?,
         });
         sites.push(LaunchSites {
             grid: site(l.grid.span(), &key("grid")),
@@ -464,7 +468,20 @@ fn launches(
             ),
         });
     }
+    let streams: Vec<u32> = out.iter().map(|l| l.stream).collect();
+    if let Err((i, m)) = validate::one_stream(&streams) {
+        let span = k.launch[i].get_ref().stream.as_ref().map(|s| s.span());
+        let at = span.unwrap_or(k.launch[i].span());
+        return Err(errors.at(at, &format!("launch #{}.stream", i + 1), m));
+    }
     Ok((out, sites))
+}
+
+/// A `[[kernel.launch]]`'s `stream` ([`validate::stream`]; 0 when not given).
+fn launch_stream(errors: &Errors, v: Option<&Spanned<toml::Value>>, key: &str) -> Result<u32> {
+    v.map_or(Ok(0), |v| {
+        validate::stream(v.get_ref()).map_err(|m| errors.at(v.span(), key, m))
+    })
 }
 
 type Oracle = (Check, Option<LaunchSpec>, Option<LaunchSites>);
@@ -567,6 +584,7 @@ fn oracle(
             block,
             shared,
             args: names,
+            stream: 0,
         }),
         Some(sites),
     ))

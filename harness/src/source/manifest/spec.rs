@@ -105,6 +105,9 @@ pub struct LaunchSpec {
     pub shared: String,
     /// The kernel's arguments this launch passes, by name, in the entry's parameter order.
     pub args: Vec<String>,
+    /// The stream it is launched on (`[[kernel.launch]]`'s `stream`, 0 to 7; 0 when not given):
+    /// launches with the same number run in order on one stream.
+    pub stream: u32,
 }
 
 /// One kernel of the manifest.

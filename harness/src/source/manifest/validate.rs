@@ -309,6 +309,41 @@ fn check_launch(l: &LaunchSpec, site: &LaunchSites, points: &[Env]) -> Result<()
     Ok(())
 }
 
+/// The most streams a kernel's launches may name (`stream = 0` to `MAX_STREAM`).
+pub const MAX_STREAM: i64 = 7;
+
+/// A `[[kernel.launch]]`'s `stream`: a whole number from 0 to [`MAX_STREAM`].
+pub fn stream(v: &toml::Value) -> Result<u32, String> {
+    let n = v.as_integer().filter(|n| (0..=MAX_STREAM).contains(n));
+    match n.and_then(|n| u32::try_from(n).ok()) {
+        Some(n) => Ok(n),
+        None => Err(format!(
+            "`{v}` is no stream: give a whole number from 0 to {MAX_STREAM} (launches with the \
+             same number run in order on one stream; 0, the default, is the stream of a kernel's \
+             single launch)"
+        )),
+    }
+}
+
+/// The runner launches every step of a kernel on one stream: launches declared on several
+/// streams would run ordered, and a race between them (what streamcheck judges) could never
+/// show. Refused, `(index of the first launch that differs, why)`, until the runner creates the
+/// streams (then this check goes).
+pub fn one_stream(streams: &[u32]) -> Result<(), (usize, String)> {
+    match streams.iter().position(|s| *s != streams[0]) {
+        None => Ok(()),
+        Some(i) => Err((
+            i,
+            format!(
+                "stream {} differs from launch #1's stream {}: racegate does not run a kernel's \
+                 launches on several streams yet (each run goes to one stream, in order, so a race \
+                 between them could never show); give every launch the same `stream`",
+                streams[i], streams[0]
+            ),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use racegate::source::manifest::Check;
 use rand::rngs::ChaCha8Rng;
 use rand::SeedableRng;
 
-use super::{draw, kernel, rejects_at, set, GOOD_KERNEL};
+use super::{draw, kernel, rejects, rejects_at, set, GOOD_KERNEL};
 
 #[test]
 fn shared_and_three_dimensional_geometry() {
@@ -257,4 +257,54 @@ fn reference_oracle_forms() {
         "oracle =",
         "`oracle.grid`: give 1 to 3 expressions",
     );
+}
+
+#[test]
+fn a_launch_names_its_stream_with_a_whole_number_from_0_to_7() {
+    let on = |a: &str, b: &str| {
+        TWO_LAUNCHES
+            .replacen(
+                "args = [\"x\", \"out\", \"sums\", \"n\"]",
+                &format!("args = [\"x\", \"out\", \"sums\", \"n\"]\n{a}"),
+                1,
+            )
+            .replacen(
+                "args = [\"out\", \"sums\", \"n\"]",
+                &format!("args = [\"out\", \"sums\", \"n\"]\n{b}"),
+                1,
+            )
+    };
+    let streams = |t: &str| -> Vec<u32> { kernel(t).launches.iter().map(|l| l.stream).collect() };
+    assert_eq!(streams(TWO_LAUNCHES), [0, 0], "0 when not given");
+    assert_eq!(streams(&on("stream = 3", "stream = 3")), [3, 3]);
+    assert_eq!(streams(&on("stream = 0", "")), [0, 0]);
+    assert_eq!(kernel(GOOD_KERNEL).launches[0].stream, 0);
+    for bad in [
+        "stream = -1",
+        "stream = 8",
+        "stream = \"side\"",
+        "stream = 1.5",
+        "stream = true",
+    ] {
+        let text = on(bad, "");
+        rejects_at(&text, bad, "`launch #1.stream`: `");
+        rejects_at(&text, bad, "is no stream: give a whole number from 0 to 7");
+    }
+    // Several streams are refused until the runner launches on them (a race could never show).
+    let two = on("stream = 1", "stream = 2");
+    rejects_at(
+        &two,
+        "stream = 2",
+        "`launch #2.stream`: stream 2 differs from launch #1's stream 1",
+    );
+    // Not given on launch #2 (0): its table's first line is the place.
+    let one = on("stream = 1", "");
+    let at = one
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("[[kernel.launch]]"))
+        .nth(1)
+        .map(|(i, _)| i + 1)
+        .unwrap();
+    rejects(&one, at, "stream 0 differs from launch #1's stream 1: racegate does not run a kernel's launches on several streams yet");
 }

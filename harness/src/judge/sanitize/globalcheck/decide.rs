@@ -223,9 +223,9 @@ pub fn decide_shared(
 }
 
 /// [`decide_shared`], with `dead_uninit` when the confirm runs showed that the run's reads of
-/// unwritten shared memory do not reach the output (two runs, each unwritten byte read given
-/// poison that differs in every bit, gave the same output): those reads are logged as notes,
-/// not counted as findings.
+/// unwritten shared memory do not reach the output (three runs, each giving every unwritten
+/// byte read another poison, gave the same output): those reads are logged as notes, not
+/// counted as findings.
 pub fn decide_shared_with(
     exit: &Exit,
     left_behind: bool,
@@ -262,7 +262,7 @@ pub fn decide_shared_with(
         });
         for n in &notes {
             log.push_str(&format!(
-                "sharedcheck note (not counted): {}: the output was the same under two different poisons of the unwritten bytes, so the value read does not reach it\n",
+                "sharedcheck note (not counted): {}: the output was the same under three different poisons of the unwritten bytes, so the value read does not reach it\n",
                 n.line()
             ));
         }

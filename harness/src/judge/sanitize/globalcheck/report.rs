@@ -96,12 +96,16 @@ pub struct SharedWindow {
     /// poison first; `None` in other runs.
     #[serde(default)]
     pub poisoned: Option<u64>,
+    /// Where the shared memory the launch declared surely ends (0: not known); an access past
+    /// it is a `past-end` finding.
+    #[serde(default)]
+    pub end: u64,
 }
 
 /// One distinct sharedcheck finding as the device saw it.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 pub struct SharedFinding {
-    /// `uninitialized-read` or `atomic-plain`.
+    /// `uninitialized-read`, `atomic-plain` or `past-end`.
     pub kind: String,
     /// `block` for an uninitialized read; `warps` or `lanes` for an atomic/plain pair.
     pub scope: String,
@@ -114,11 +118,13 @@ pub struct SharedFinding {
     pub thread_now: u32,
     #[serde(default)]
     pub thread_then: u32,
-    /// For an uninitialized read: the bytes of the word read unwritten (bit k = byte k).
+    /// For an uninitialized read: the bytes of the word read unwritten (bit k = byte k); for an
+    /// access past the end: its size in bytes.
     #[serde(default)]
     pub bytes: u32,
     /// For an atomic/plain pair: whether the later access (`pc_now`) is the atomic one; for an
-    /// uninitialized read, whether the reading access was an atomic.
+    /// uninitialized read, whether the reading access was an atomic; for an access past the
+    /// end, whether it was a write.
     #[serde(default)]
     pub now_atomic: bool,
     pub count: u64,

@@ -57,7 +57,18 @@ pub fn shared_findings_where(
             })
         {
             let here = location(report, tables, l.module, f.pc_now, root);
-            let (level, accesses, what) = if f.kind == "uninitialized-read" && f.now_atomic {
+            let (level, accesses, what) = if f.kind == "past-end" {
+                let end = l.shared.as_ref().map_or(0, |w| w.end);
+                let declared = l.shared.as_ref().map_or(0, |w| w.static_bytes + w.dynamic);
+                (
+                    "Error",
+                    if f.now_atomic { "Write" } else { "Read" }.to_string(),
+                    format!(
+                        "Accesses shared memory past the end of what the block declared ({declared} bytes; {} bytes at window offset {}, the end at {end})",
+                        f.bytes, f.offset
+                    ),
+                )
+            } else if f.kind == "uninitialized-read" && f.now_atomic {
                 (
                     "Error",
                     "Atomic".to_string(),
@@ -177,6 +188,8 @@ pub fn shared_log(report: &Report) -> String {
                 f.thread_now,
                 if f.kind == "atomic-plain" {
                     format!(" against thread {}", f.thread_then)
+                } else if f.kind == "past-end" {
+                    format!(", {} byte(s) past the declared end 0x{:x}", f.bytes, w.end)
                 } else {
                     format!(", bytes 0x{:x} unwritten", f.bytes)
                 },

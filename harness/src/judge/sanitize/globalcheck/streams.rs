@@ -14,9 +14,15 @@
 //! - `cudaEventRecord` snapshots the stream's clock (a later record overwrites it: event reuse),
 //!   `cudaStreamWaitEvent` joins the snapshot of that moment into the waiting stream;
 //! - `cudaStreamSynchronize`, `cudaEventSynchronize`, `cudaDeviceSynchronize`, a successful
-//!   query, a free (it synchronizes the device), and a synchronous copy other than device to
-//!   device (it returns once done) join into the host thread; a synchronous memset does only
-//!   for host-pinned or managed memory (it is asynchronous otherwise).
+//!   query, a free (it synchronizes the device), and a synchronous copy that returns once done
+//!   join into the host thread. CUDA's "API synchronization behavior": a synchronous copy from
+//!   pinned memory to the device, from the device to any host memory, or between host buffers
+//!   returns once done; from device to device it does not wait (nor, taken the cautious way, does
+//!   one of unknown direction); from pageable host memory to the device it synchronizes its
+//!   stream first and returns once the source is staged, the write to the device perhaps not
+//!   done: the host is ordered after the source's read, not after the write. A synchronous memset
+//!   joins only for host-pinned, mapped or managed memory (it is asynchronous otherwise).
+//! - An operation on a stream the program created is on that stream whatever its `api` says.
 //!
 //! Each access keeps its epoch (its component and that component's count); `a` happens before
 //! `b` when `a`'s count is at most `b`'s clock at `a`'s component, an O(1) test. Per allocation
@@ -24,11 +30,19 @@
 //! one it is ordered after replaces it). Two accesses race when their ranges overlap, at least one
 //! writes, and neither happens before the other.
 //!
-//! A kernel whose arguments were not read ([`blind`]) may have touched anything: the run is
+//! A kernel whose arguments were not read ([`blind`]), or that may reach memory no argument
+//! names ([`reach`]: a parameter that is a pointer to pointers, to `void` or to a struct, a struct
+//! by value holding a pointer, types not understood or not mangled; or, when the program has
+//! `__device__`/`__constant__` variables, any kernel), may have touched anything: the run is
 //! inconclusive unless every other access (and every other such launch) is ordered with it, in
 //! which case nothing it touched can race. A stream-ordered free (`cudaFreeAsync`) writes its
-//! whole allocation on its stream (racing what is not ordered before it); the allocation's
-//! history ends there.
+//! whole allocation on its stream (racing what is not ordered before it); the allocation then
+//! stays as freed memory until an allocation takes it again, and any access to it is reported:
+//! a race with the free when not ordered after it, a use after free when ordered.
+//!
+//! Host accesses are those the recorder's guard pages caught; a guard it could not set, or one
+//! lifted by an access beside the guarded bytes while a device operation may still touch them,
+//! leaves the run inconclusive.
 //!
 //! A kernel's accesses are not recorded: it "may touch" every allocation a pointer word of its
 //! arguments points into, reading and writing. Such a race is a warning unless it is near
@@ -39,7 +53,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-pub use super::streams_trace::{blind, param_consts, Access, Judged, Op, Race};
+pub use super::streams_trace::{blind, param_consts, reach, Access, Judged, Op, Race};
+
+#[path = "streams_history.rs"]
+mod history;
+
+/// What a stream-ordered free is called in the history (and in findings).
+const FREE_ASYNC: &str = "cudaFreeAsync";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Key {
@@ -146,7 +166,13 @@ impl Model {
 
     /// The stream of handle `s` given as `api` to its call by thread `t`: 0 and 1 are the legacy
     /// default stream, 2 the per-thread one (and the handle is remembered as such).
+    /// A stream the program created is that stream whatever `api` says, for every operation
+    /// (run 22's recorder wrote 0 for every launch: the launch callback's apiStream is for
+    /// graphs).
     fn stream(&mut self, t: u64, s: u64, api: u64) -> usize {
+        if self.created.contains(&s) {
+            return self.comp(Key::Handle(s));
+        }
         let key = match api {
             0 | 1 => Key::Legacy,
             2 => Key::PerThread(t),
@@ -229,6 +255,16 @@ impl Model {
                 }
             }
             Op::Alloc { base, size, kind } => {
+                // Memory a stream-ordered free released, handed out again: its history ends.
+                let end = base.saturating_add(size);
+                let reused: Vec<u64> = (self.allocs.range(..end))
+                    .filter(|(b, (n, k))| k == "freed" && b.saturating_add(*n) > base)
+                    .map(|(b, _)| *b)
+                    .collect();
+                for b in reused {
+                    self.allocs.remove(&b);
+                    self.shadow.remove(&b);
+                }
                 self.allocs.insert(base, (size, kind));
                 self.shadow.remove(&base);
             }
@@ -240,15 +276,16 @@ impl Model {
                 is_async: true,
                 site,
             } => {
-                // In stream order: a write of the whole allocation on its stream, then no history.
+                // In stream order: a write of the whole allocation on its stream. The allocation
+                // stays as freed memory until an allocation takes it again: any later access to
+                // it races the free, or is a use after it.
                 let sc = self.stream(t, s, api);
                 self.issue(t, sc);
                 if let Some((b, size, _)) = self.alloc_of(base) {
-                    let acc = self.access(line, "cudaFreeAsync".into(), true, false, sc, site, t);
+                    let acc = self.access(line, FREE_ASYNC.into(), true, false, sc, site, t);
                     self.touch(b, b, b + size, sc, Vec::new(), acc);
+                    self.allocs.insert(b, (size, "freed".into()));
                 }
-                self.allocs.remove(&base);
-                self.shadow.remove(&base);
             }
             Op::Free { base, t, .. } => {
                 // cudaFree and cudaFreeHost synchronize the device first.
@@ -267,16 +304,14 @@ impl Model {
                 args_why,
                 site,
             } => {
-                // A stream the program created is no default stream, whatever `api` says (run 22's
-                // recorder wrote 0 for every launch: the launch callback's apiStream is for graphs).
-                let api = if api <= 1 && self.created.contains(&s) {
-                    s.max(3)
-                } else {
-                    api
-                };
                 let sc = self.stream(t, s, api);
                 self.issue(t, sc);
-                if let Some(why) = blind(&name, &args, args_known, params, &args_why) {
+                // What it touched is unknown (arguments not read), or it may reach memory that
+                // no argument names (through pointers held in memory, or `__device__` variables).
+                let why = blind(&name, &args, args_known, params, &args_why)
+                    .or_else(|| reach(&name, &args))
+                    .or_else(|| self.module_memory());
+                if let Some(why) = why {
                     let what = format!("kernel {name} on {} ({why})", self.name(sc));
                     self.blind_launch(what, sc);
                 }
@@ -317,7 +352,6 @@ impl Model {
                 site,
             } => {
                 let sc = self.stream(t, s, api);
-                self.issue(t, sc);
                 let how = format!(
                     "memcpy {}{}",
                     [
@@ -331,11 +365,34 @@ impl Model {
                     .unwrap_or(&"unknown direction"),
                     if is_async { " (async)" } else { "" }
                 );
-                let r = self.access(line, how.clone(), false, pitched, sc, site.clone(), t);
-                self.range(src, size, sc, r);
+                // CUDA's "API synchronization behavior": a synchronous copy from pageable host
+                // memory to the device synchronizes its stream first, and returns once the source
+                // is staged, the DMA to the device perhaps not done: the host may reuse the source
+                // (its read is over) but is not ordered after the write. From pinned memory to
+                // the device, from the device to any host memory, and between host buffers, it
+                // returns once done; from device to device it does not wait; nor, taken the
+                // cautious way, does a copy of unknown direction.
+                let staged = !is_async
+                    && dir == 2
+                    && !self
+                        .alloc_of(src)
+                        .is_some_and(|(_, _, k)| matches!(k, "pinned" | "mapped" | "managed"));
+                if staged {
+                    self.host_joins(t, sc);
+                }
+                self.issue(t, sc);
+                let reader = if staged {
+                    let h = self.host(t);
+                    self.clocks[h][h] += 1;
+                    h
+                } else {
+                    sc
+                };
+                let r = self.access(line, how.clone(), false, pitched, reader, site.clone(), t);
+                self.range(src, size, reader, r);
                 let w = self.access(line, how, true, pitched, sc, site, t);
                 self.range(dst, size, sc, w);
-                if !is_async && dir != 4 {
+                if !is_async && matches!(dir, 1..=3) && !staged {
                     self.host_joins(t, sc);
                 }
             }
@@ -411,178 +468,13 @@ impl Model {
                     ));
                 }
             }
+            Op::Unguard {
+                t,
+                base,
+                size,
+                addr,
+            } => self.unguard(line, t, base, size, addr),
             Op::Unjudged { why } => self.unjudged(why),
         }
-    }
-
-    /// A launch that may have touched anything: undecidable if an access not ordered before it
-    /// is still in the history, or another such launch is not.
-    fn blind_launch(&mut self, what: String, c: usize) {
-        let now = self.clocks[c].clone();
-        let before =
-            |comp: usize, epoch: u32| comp == c || now.get(comp).is_some_and(|n| *n >= epoch);
-        let other = self
-            .shadow
-            .values()
-            .flatten()
-            .find(|e| !before(e.comp, e.epoch))
-            .map(|e| format!("{} on {}", e.acc.what, e.acc.stream))
-            .or_else(|| {
-                self.blind
-                    .iter()
-                    .find(|(k, (epoch, _))| !before(**k, *epoch))
-                    .map(|(_, (_, w))| w.clone())
-            });
-        if let Some(other) = other {
-            self.blind_unordered(&what, &other);
-        } else if !self.out.blind.contains(&what) {
-            self.out.blind.push(what.clone());
-        }
-        self.blind.insert(c, (now[c], what));
-    }
-
-    fn blind_unordered(&mut self, what: &str, other: &str) {
-        if !self.blind_hit {
-            self.blind_hit = true;
-            self.unjudged(format!(
-                "{what} may have touched any memory, and it is not ordered with {other}"
-            ));
-        }
-    }
-
-    fn unjudged(&mut self, why: String) {
-        if !self.out.unjudged.contains(&why) {
-            self.out.unjudged.push(why);
-        }
-    }
-
-    fn device_sync(&mut self, t: u64) {
-        let streams: Vec<usize> = self
-            .comps
-            .iter()
-            .filter(|(k, _)| !matches!(k, Key::Host(_)))
-            .map(|(_, c)| *c)
-            .collect();
-        for c in streams {
-            self.host_joins(t, c);
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn access(
-        &self,
-        line: usize,
-        what: String,
-        write: bool,
-        may: bool,
-        c: usize,
-        site: Vec<u64>,
-        t: u64,
-    ) -> Access {
-        Access {
-            line,
-            what,
-            write,
-            may,
-            stream: self.name(c),
-            site,
-            thread: t,
-        }
-    }
-
-    fn range(&mut self, addr: u64, size: u64, c: usize, acc: Access) {
-        if size == 0 {
-            return;
-        }
-        // Memory no allocation callback announced (pageable host memory) shares one list.
-        let key = self.alloc_of(addr).map_or(0, |(b, _, _)| b);
-        self.touch(key, addr, addr.saturating_add(size), c, Vec::new(), acc);
-    }
-
-    fn touch(
-        &mut self,
-        key: u64,
-        lo: u64,
-        hi: u64,
-        c: usize,
-        ptrs: Vec<(u64, Option<bool>)>,
-        acc: Access,
-    ) {
-        let now = self.clocks[c].clone();
-        if !self.blind_hit {
-            let unordered = self
-                .blind
-                .iter()
-                .find(|(k, (epoch, _))| **k != c && now.get(**k).is_none_or(|n| n < epoch))
-                .map(|(_, (_, w))| w.clone());
-            if let Some(w) = unordered {
-                self.blind_unordered(&w, &format!("{} on {}", acc.what, acc.stream));
-            }
-        }
-        let e = Entry {
-            lo,
-            hi,
-            comp: c,
-            epoch: now[c],
-            ptrs,
-            acc,
-        };
-        let host_mem = self
-            .alloc_of(lo)
-            .is_some_and(|(_, _, k)| matches!(k, "pinned" | "mapped" | "managed"));
-        let list = self.shadow.entry(key).or_default();
-        let mut found = Vec::new();
-        for old in list.iter() {
-            let overlap = old.lo < hi && lo < old.hi;
-            let ordered = old.comp == c || now.get(old.comp).copied().unwrap_or(0) >= old.epoch;
-            if overlap && (old.acc.write || e.acc.write) && !ordered {
-                found.push(race(old, &e, host_mem));
-            }
-        }
-        // An earlier access ordered before this one and inside its range says nothing more.
-        list.retain(|old| {
-            let ordered = old.comp == c || now.get(old.comp).copied().unwrap_or(0) >= old.epoch;
-            !(ordered
-                && old.lo >= lo
-                && old.hi <= hi
-                && !e.acc.may
-                && (e.acc.write || !old.acc.write))
-        });
-        list.push(e);
-        for r in found {
-            let dup = self.out.races.iter().any(|x| {
-                x.earlier.site == r.earlier.site
-                    && x.later.site == r.later.site
-                    && x.earlier.what == r.earlier.what
-                    && x.later.what == r.later.what
-            });
-            if !dup {
-                self.out.races.push(r);
-            }
-        }
-    }
-}
-
-fn race(old: &Entry, new: &Entry, host_mem: bool) -> Race {
-    let addr = old.lo.max(new.lo);
-    let host = old.acc.what.starts_with("host") || new.acc.what.starts_with("host");
-    let kernel_sure = |k: &Entry, other: &Entry| {
-        !other.acc.may
-            && k.ptrs
-                .iter()
-                .any(|(p, konst)| *p == other.lo && (other.acc.write || *konst == Some(false)))
-    };
-    let certain = match (old.acc.may, new.acc.may) {
-        (false, false) => true,
-        (true, false) => kernel_sure(old, new),
-        (false, true) => kernel_sure(new, old),
-        (true, true) => false,
-    } && old.acc.thread == new.acc.thread;
-    Race {
-        earlier: old.acc.clone(),
-        later: new.acc.clone(),
-        host: host && host_mem,
-        certain,
-        addr,
     }
 }

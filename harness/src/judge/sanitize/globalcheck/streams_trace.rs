@@ -26,6 +26,9 @@ pub struct Race {
     pub later: Access,
     /// Host memory raced by a host access (`stream-host-race`), else between device operations.
     pub host: bool,
+    /// The later access touches memory a stream-ordered free (`cudaFreeAsync`) released: ordered
+    /// after the free (a use after free) or not (a race with the free).
+    pub after_free: bool,
     /// Error (near certain) or Warning (may touch, or host threads).
     pub certain: bool,
     /// The overlap's first byte.
@@ -167,6 +170,15 @@ pub enum Op {
         size: u64,
         ok: bool,
     },
+    /// A guard on the `size` bytes at `base` was lifted by thread `t`'s access at `addr`, on one of
+    /// its pages but outside those bytes: host accesses to them are not seen from here on (until
+    /// they are guarded again).
+    Unguard {
+        t: u64,
+        base: u64,
+        size: u64,
+        addr: u64,
+    },
     /// Something the callbacks cannot judge (CUDA graphs, IPC, several contexts, ...).
     Unjudged {
         why: String,
@@ -237,38 +249,209 @@ pub fn no_pointer_params(mangled: &str) -> bool {
 /// plain types: `Some(true)` a pointer to const, `Some(false)` a pointer to non-const, `None`
 /// not a pointer or not understood. Anything past what this reads leaves the rest unknown.
 pub fn param_consts(mangled: &str) -> Vec<Option<bool>> {
-    let b = mangled.as_bytes();
+    param_types(mangled)
+        .into_iter()
+        .map(|t| match t {
+            Ty::Ptr { konst, .. } => Some(konst),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What a kernel parameter's type is, as far as its mangled name says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// A builtin arithmetic type: it points nowhere.
+    Scalar,
+    /// A pointer (`konst`: to const) to `to`.
+    Ptr { konst: bool, to: Box<Ty> },
+    /// `void`: only as what a pointer points to.
+    Void,
+    /// A class, struct or union by name (CUDA's vector types are [`Ty::Scalar`]).
+    Class(String),
+    /// Not understood (templates, nested names, references, ...).
+    Unknown,
+}
+
+/// The parameter types of an Itanium-mangled kernel name `_Z<len><name><params>`, substitutions
+/// (`S_`, `S0_`, ...) resolved; the first type not understood ends the list with
+/// [`Ty::Unknown`]. Empty for a name that is not mangled (an `extern "C"` kernel).
+pub fn param_types(mangled: &str) -> Vec<Ty> {
     let Some(rest) = mangled.strip_prefix("_Z") else {
         return Vec::new();
     };
-    let mut i = 2;
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     let Ok(n) = rest[..digits].parse::<usize>() else {
         return Vec::new();
     };
-    i += digits + n;
+    let b = mangled.as_bytes();
+    let mut i = 2 + digits + n;
+    if i > b.len() {
+        return Vec::new();
+    }
+    let mut subs: Vec<(Ty, bool)> = Vec::new();
     let mut out = Vec::new();
     while i < b.len() {
-        let (what, next) = match one_type(b, i) {
-            Some(x) => x,
-            None => break,
-        };
-        out.push(what);
-        i = next;
+        match parse_ty(b, i, &mut subs) {
+            // f(void): no parameters.
+            Some((Ty::Void, _, j)) if out.is_empty() && j == b.len() => break,
+            Some((t, _, j)) if t != Ty::Unknown && t != Ty::Void => {
+                out.push(t);
+                i = j;
+            }
+            _ => {
+                out.push(Ty::Unknown);
+                break;
+            }
+        }
     }
     out
 }
 
-/// One type at `i`: (pointer constness, index after it).
-fn one_type(b: &[u8], i: usize) -> Option<(Option<bool>, usize)> {
-    match *b.get(i)? {
-        b'P' => {
-            let konst = b.get(i + 1) == Some(&b'K');
-            let j = skip_type(b, i + 1)?;
-            Some((Some(konst), j))
+/// One type at `i`: the type, whether it is const-qualified, and the index after it; adds the
+/// substitution candidates it makes (every type but a builtin one, inner ones first).
+fn parse_ty(b: &[u8], i: usize, subs: &mut Vec<(Ty, bool)>) -> Option<(Ty, bool, usize)> {
+    let c = *b.get(i)?;
+    match c {
+        b'K' | b'V' | b'r' => {
+            let (t, konst, j) = parse_ty(b, i + 1, subs)?;
+            let konst = konst || c == b'K';
+            // A qualified type is a candidate of its own (`Kf` is `S_` in `PKfS_`).
+            subs.push((t.clone(), konst));
+            Some((t, konst, j))
         }
-        _ => Some((None, skip_type(b, i)?)),
+        b'P' => {
+            let (t, konst, j) = parse_ty(b, i + 1, subs)?;
+            let p = Ty::Ptr {
+                konst,
+                to: Box::new(t),
+            };
+            subs.push((p.clone(), false));
+            Some((p, false, j))
+        }
+        b'v' => Some((Ty::Void, false, i + 1)),
+        b'b' | b'c' | b'a' | b'h' | b's' | b't' | b'i' | b'j' | b'l' | b'm' | b'x' | b'y'
+        | b'f' | b'd' | b'e' | b'n' | b'o' | b'g' | b'w' => Some((Ty::Scalar, false, i + 1)),
+        b'D' if matches!(b.get(i + 1), Some(b'h' | b'i' | b's' | b'n')) => {
+            Some((Ty::Scalar, false, i + 2))
+        }
+        b'S' => {
+            let j = i
+                + 1
+                + b[i + 1..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+                    .count();
+            if b.get(j) != Some(&b'_') {
+                return None;
+            }
+            let k = if j == i + 1 {
+                0
+            } else {
+                base36(&b[i + 1..j])? + 1
+            };
+            let (t, konst) = subs.get(k)?.clone();
+            Some((t, konst, j + 1))
+        }
+        b'0'..=b'9' => {
+            let d = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let n: usize = std::str::from_utf8(&b[i..i + d]).ok()?.parse().ok()?;
+            let j = i + d + n;
+            if j > b.len() || b.get(j) == Some(&b'I') {
+                return None;
+            }
+            let name = std::str::from_utf8(&b[i + d..j]).ok()?.to_string();
+            let t = if vector_type(&name) {
+                Ty::Scalar
+            } else {
+                Ty::Class(name)
+            };
+            subs.push((t.clone(), false));
+            Some((t, false, j))
+        }
+        _ => None,
     }
+}
+
+/// A substitution's number: `S_` is 0, `S0_` 1, `SA_` 11 (base 36, digits then capitals).
+fn base36(d: &[u8]) -> Option<usize> {
+    d.iter().try_fold(0usize, |n, c| {
+        let v = match c {
+            b'0'..=b'9' => c - b'0',
+            b'A'..=b'Z' => c - b'A' + 10,
+            _ => return None,
+        };
+        n.checked_mul(36)?.checked_add(v as usize)
+    })
+}
+
+/// CUDA's vector and half types: plain numbers, no pointers inside.
+fn vector_type(name: &str) -> bool {
+    let base = name.trim_end_matches(['1', '2', '3', '4']);
+    (base.len() < name.len()
+        && matches!(
+            base,
+            "char"
+                | "uchar"
+                | "short"
+                | "ushort"
+                | "int"
+                | "uint"
+                | "long"
+                | "ulong"
+                | "longlong"
+                | "ulonglong"
+                | "float"
+                | "double"
+        ))
+        || matches!(
+            name,
+            "__half" | "__half2" | "__nv_bfloat16" | "__nv_bfloat162" | "half" | "half2"
+        )
+}
+
+/// Why a launch may reach memory that no pointer word of its arguments names, by its kernel's
+/// parameter types (`None`: it reaches only what its pointer arguments point into): a pointer to
+/// a pointer, to `void` or to a class (a struct may hold pointers), a class by value that holds a
+/// pointer word (`args` names it: what it points to may hold pointers), a parameter whose type is
+/// not understood, and any pointer argument of a kernel whose name is not mangled (its types are
+/// unknown). What reinterpret casts and integer addresses reach is beyond any of this.
+pub fn reach(name: &str, args: &[(u32, u64)]) -> Option<String> {
+    if args.is_empty() {
+        return None;
+    }
+    let types = param_types(name);
+    if types.is_empty() {
+        return Some(
+            "its name is not a C++-mangled one, so its parameter types are unknown: the memory \
+             its pointer arguments name may hold pointers to other memory"
+                .into(),
+        );
+    }
+    let given = |i: usize| args.iter().any(|(p, _)| *p as usize == i);
+    for (i, t) in types.iter().enumerate() {
+        let why = match t {
+            Ty::Ptr { to, .. } => match &**to {
+                Ty::Ptr { .. } => "a pointer to pointers",
+                Ty::Void => "a pointer to void (it may be cast to anything)",
+                Ty::Class(_) => "a pointer to a struct or class, which may hold pointers",
+                Ty::Unknown => "a pointer to a type not understood",
+                _ => continue,
+            },
+            Ty::Class(_) if given(i) => {
+                "a struct or class by value holding a pointer to memory that may hold pointers"
+            }
+            Ty::Unknown if args.iter().any(|(p, _)| *p as usize >= i) => {
+                "of a type not understood from its name"
+            }
+            _ => continue,
+        };
+        return Some(format!(
+            "its parameter {} is {why}: it may reach memory no argument names",
+            i + 1
+        ));
+    }
+    None
 }
 
 /// The index after the type at `i` (builtins, qualifiers, pointers, named types, S_ and S<n>_).

@@ -148,7 +148,15 @@ pub fn finding(r: &Race, sites: &Sites) -> Finding {
         .find_map(|a| a.what.strip_prefix("kernel "))
         .unwrap_or("")
         .to_string();
-    let (kind, what) = if r.host {
+    let (kind, what) = if r.after_free {
+        (
+            "Stream",
+            format!(
+                "Use of freed memory: {} on {} touches memory that {} on {} released (a use after the free, or one the free may overtake)",
+                r.later.what, r.later.stream, r.earlier.what, r.earlier.stream,
+            ),
+        )
+    } else if r.host {
         (
             "StreamHost",
             format!(
