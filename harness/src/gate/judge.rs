@@ -93,6 +93,11 @@ impl RunOutput {
         }
     }
 
+    /// The masked output, when it is kept whole.
+    pub fn masked_bytes(&self) -> Option<&[u8]> {
+        self.masked.as_deref()
+    }
+
     /// Whether the output, masked, is `golden`.
     fn is(&self, golden: &[u8]) -> bool {
         match &self.masked {

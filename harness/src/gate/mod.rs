@@ -12,6 +12,7 @@
 //! [`baseline`] (accepted findings, the diff), [`manifest_run`] and [`program`] (the two modes),
 //! [`sanitizers`] (sanitizer runs as findings), [`masks`] (what may vary between runs),
 //! [`oracles`] and [`judge`] (regexes, golden outputs and checkers judging a program's runs),
+//! [`variance`] (outputs that differ: jitter's races told from run-to-run noise),
 //! [`ctest`] (CTest suites as programs), [`manifest_programs`] (`[[program]]` tables).
 
 pub mod baseline;
@@ -25,6 +26,7 @@ pub mod masks;
 pub mod oracles;
 pub mod program;
 pub mod sanitizers;
+pub mod variance;
 
 pub use baseline::{diff, Accepted, Baseline, Diff, BASELINE, PROGRAM_BASELINE};
 pub use finding::{Checked, Detection, GateConfig, GateEvent, GateFinding, GateRun, Inconclusive};

@@ -247,12 +247,16 @@ fn plain_runs(
     for i in 1..=cfg.runs {
         runs.one(i, jitter.as_ref(), run)?;
     }
-    // Runs past `cfg.runs` are the re-runs without jitter.
+    // Runs past `cfg.runs` are the re-runs without jitter: after a failure, a hang, or outputs
+    // that differ (told apart from run-to-run noise by `variance`).
+    let differ = !cfg.oracles.vary_ok
+        && runs.outputs.iter().any(|o| !o.same_as(&runs.outputs[0]));
     let rerun = jitter.is_some()
-        && runs
-            .failures
-            .values()
-            .any(|(det, ..)| *det == "exit" || *det == "regex");
+        && (differ
+            || runs
+                .failures
+                .values()
+                .any(|(det, ..)| matches!(*det, "exit" | "regex" | "watchdog")));
     if rerun {
         for i in cfg.runs + 1..=2 * cfg.runs {
             runs.one(i, None, run)?;
@@ -270,7 +274,7 @@ fn plain_runs(
         outputs,
         failures,
         seconds,
-        hung,
+        mut hung,
         ..
     } = runs;
     let mut dets = vec!["exit", "watchdog", "output"];
@@ -324,6 +328,26 @@ fn plain_runs(
                 cfg.runs
             )
         };
+        if det == "watchdog" && rerun && without.is_empty() {
+            // Every run without jitter finished in time: the deadline measured the jitter's
+            // slowdown (a program of many launches, each slowed), not a hang; nor does the
+            // program hang for the sanitizers' verdicts.
+            hung = false;
+            run.mark_inconclusive(
+                subject,
+                "watchdog",
+                format!(
+                    "{kind} in {} of {} runs with schedule jitter ({}) and none of {} without: \
+                     every run without jitter finished in time, so this is the jitter's \
+                     slowdown, not a hang; raise --timeout to judge the jittered runs",
+                    with.len(),
+                    cfg.runs,
+                    runs_shown(&with),
+                    cfg.runs
+                ),
+            );
+            continue;
+        }
         let message = format!("{oracle}: {kind} {when}; last stderr line: {stderr}");
         run.findings.push(GateFinding::new(id, file, None, message));
     }
@@ -334,8 +358,24 @@ fn plain_runs(
         run.notes.push(format!(
             "{subject}: output may vary (vary = \"ok\"): not compared between runs"
         ));
-    } else if let Some(f) = output_finding(&outputs, subject, file, cfg) {
-        run.findings.push(f);
+    } else {
+        let jittered = if rerun { cfg.runs } else { u32::MAX };
+        match super::variance::judge(&outputs, jittered) {
+            super::variance::Variance::Same => {}
+            super::variance::Variance::Differs {
+                first,
+                other,
+                distinct,
+                lines,
+            } => run.findings.push(super::variance::finding(
+                &outputs, subject, file, &cfg.masks, (first, other, distinct), &lines,
+            )),
+            super::variance::Variance::Noise { lines, example } => run.mark_inconclusive(
+                subject,
+                "output",
+                super::variance::noise_reason(&lines, &example),
+            ),
+        }
     }
     judge::golden(&outputs, subject, file, cfg, run)?;
     judge::checker(&outputs, subject, file, t.cwd.as_deref(), cfg, run);
@@ -541,40 +581,3 @@ fn jitter_report(subject: &str, dir: &Path, run: &mut GateRun) {
     }
 }
 
-/// A finding when the successful runs' outputs differ after masking, with the diff of the first
-/// output and the first one that differs from it.
-fn output_finding(
-    outputs: &[RunOutput],
-    subject: &str,
-    file: &str,
-    cfg: &GateConfig,
-) -> Option<GateFinding> {
-    let first = outputs.first()?;
-    let other = outputs.iter().find(|o| !o.same_as(first))?;
-    let mut distinct: Vec<&RunOutput> = Vec::new();
-    for o in outputs {
-        if !distinct.iter().any(|d| d.same_as(o)) {
-            distinct.push(o);
-        }
-    }
-    let id = Identity {
-        subject: subject.into(),
-        detector: "output".into(),
-        kind: "output differs between identical runs".into(),
-        ..Default::default()
-    };
-    let (first_run, other_run) = (first.run, other.run);
-    let message = format!(
-        "variance: {} different outputs in {} successful runs (after masking); runs {first_run} and {other_run} differ",
-        distinct.len(),
-        outputs.len()
-    );
-    let mut f = GateFinding::new(id, file, None, message);
-    f.detail = Some(judge::diff_of(
-        &first.shown(&cfg.masks),
-        &other.shown(&cfg.masks),
-        &format!("run {first_run}"),
-        &format!("run {other_run}"),
-    ));
-    Some(f)
-}

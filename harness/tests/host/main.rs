@@ -37,6 +37,7 @@ mod program_report;
 mod readme;
 mod setup;
 mod streamcheck;
+mod variance;
 
 use std::fmt::Debug;
 use std::path::PathBuf;

@@ -1,0 +1,86 @@
+//! `gate -- PROGRAM` on programs whose output or timing depends on run-to-run noise or on the
+//! schedule jitter (H200 run 23: NVIDIA samples printing bare timings, and a slow sample under
+//! jitter, were reported as races and hangs). The programs are shell scripts: a run under jitter
+//! is one with `CUDA_INJECTION64_PATH` set (racegate's jitter injection; a script ignores it),
+//! so each script can behave differently under jitter, as a racy program would.
+
+use std::process::Command;
+
+/// `racegate gate` on `sh -c script` in a fresh folder: (exit code, gate.json, stdout + stderr).
+fn gate(script: &str, extra: &[&str]) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "gate",
+        "--no-builtin-masks",
+        // globalcheck's tool finds no CUDA in `sh`: inconclusive; the plain runs decide.
+        "--tools",
+        "globalcheck",
+        "--runs",
+        "3",
+        "--json",
+        "gate.json",
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "sh", "-c", script]);
+    let out = Command::new(super::racegate_exe())
+        .args(&args)
+        .current_dir(dir.path())
+        .output()
+        .expect("racegate runs");
+    let json = std::fs::read_to_string(dir.path().join("gate.json")).unwrap_or_default();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), json, text)
+}
+
+/// The gate's jitter needs racegate's tool; where it cannot be built the runs are not jittered
+/// and these tests have nothing to tell apart (CI builds it from the pinned wheels).
+fn jitter_available(text: &str) -> bool {
+    !text.contains("globalcheck's tool cannot be built")
+}
+
+#[test]
+fn a_line_that_varies_without_jitter_is_noise_and_a_line_that_varies_only_under_it_is_a_race() {
+    // A bare timing, as NVIDIA's simpleStreams prints it (`memcopy:\t16.93`): no mask knows it.
+    let noisy = r#"echo "result: 42"; printf 'memcopy:\t%s\n' "$(date +%N)""#;
+    let (code, json, text) = gate(noisy, &[]);
+    if !jitter_available(&text) {
+        return eprintln!("ignored: no jitter tool here: {text}");
+    }
+    assert!(!json.contains("output differs between identical runs"), "{text}");
+    assert!(json.contains("line(s) 2 of the output differ between runs even without schedule jitter"), "{json}");
+    assert!(json.contains("memcopy:"), "{json}");
+    // No CUDA device here: 4 whatever the runs say (3 on a GPU machine).
+    assert!(code == 3 || code == 4, "inconclusive, not a finding: {code} {text}");
+    // The same timing line, and a result that changes only under jitter: a finding on line 1.
+    let racy = r#"if [ -n "$CUDA_INJECTION64_PATH" ]; then echo "result: $(( $(date +%N) % 7 ))"; else echo "result: 42"; fi; printf 'memcopy:\t%s\n' "$(date +%N)""#;
+    let (code, json, text) = gate(racy, &[]);
+    assert!(code == 1 || code == 4, "{code} {text}");
+    assert!(json.contains("output differs between identical runs"), "{json}");
+    assert!(json.contains("on line(s) 1 (the same in every run without schedule jitter)"), "{json}");
+    // Without jitter there is no noise to learn: every difference is the finding it was.
+    let (code, json, text) = gate(noisy, &["--no-jitter"]);
+    assert!(code == 1 || code == 4, "{code} {text}");
+    assert!(json.contains("output differs between identical runs"), "{json}");
+}
+
+#[test]
+fn a_deadline_missed_only_under_jitter_is_its_slowdown_and_a_real_hang_stays_a_hang() {
+    let slow = r#"if [ -n "$CUDA_INJECTION64_PATH" ]; then sleep 4; fi; echo done"#;
+    let (code, json, text) = gate(slow, &["--timeout", "1"]);
+    if !jitter_available(&text) {
+        return eprintln!("ignored: no jitter tool here: {text}");
+    }
+    assert!(!json.contains("only under jitter: a race"), "{json}");
+    assert!(json.contains("hang: no exit within 1 s in 3 of 3 runs with schedule jitter (runs 1, 2, 3) and none of 3 without"), "{json}");
+    assert!(json.contains("the jitter's slowdown, not a hang"), "{json}");
+    assert!(code == 3 || code == 4, "{code} {text}");
+    // A program that hangs with or without jitter: the finding, as before.
+    let (code, json, text) = gate("sleep 4; echo done", &["--timeout", "1"]);
+    assert!(code == 1 || code == 4, "{code} {text}");
+    assert!(json.contains("hang: no exit within 1 s"), "{json}");
+    assert!(!json.contains("the jitter's slowdown"), "{json}");
+}
