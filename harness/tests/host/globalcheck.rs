@@ -364,21 +364,34 @@ fn an_unwritten_read_whose_value_never_reaches_the_output_is_a_note_not_a_findin
     use racegate::judge::sanitize::Outcome;
     let stem = "sc-stencil3_tiled__halo_unwritten__sharedcheck";
     let (o, log) = decide_shared_edited(stem, |t| t, false);
-    assert!(matches!(o, Outcome::Findings(ref f) if f.len() == 1), "{o:?}");
+    assert!(
+        matches!(o, Outcome::Findings(ref f) if f.len() == 1),
+        "{o:?}"
+    );
     assert!(!log.contains("sharedcheck note"), "{log}");
     // The confirm runs said the output did not change under two poisons: a note naming the
     // line, and the launch judged on the rest (clean here).
     let (o, log) = decide_shared_edited(stem, |t| t, true);
     assert_eq!(o, Outcome::Clean, "{log}");
-    let line = line_of("buggy_variants/stencil_tiled/halo_unwritten.cu", "out[i] = tile[t - 1]");
+    let line = line_of(
+        "buggy_variants/stencil_tiled/halo_unwritten.cu",
+        "out[i] = tile[t - 1]",
+    );
     assert!(
         log.lines()
             .any(|l| l.starts_with("sharedcheck note (not counted)") && l.contains(&line)),
         "{log}"
     );
     // Only unwritten reads are spared: an atomic/plain race stays a finding either way.
-    let (o, _) = decide_shared_edited("sc-counter_block__read_before_sync__sharedcheck", |t| t, true);
-    assert!(matches!(o, Outcome::Findings(ref f) if f.len() == 1), "{o:?}");
+    let (o, _) = decide_shared_edited(
+        "sc-counter_block__read_before_sync__sharedcheck",
+        |t| t,
+        true,
+    );
+    assert!(
+        matches!(o, Outcome::Findings(ref f) if f.len() == 1),
+        "{o:?}"
+    );
 }
 
 #[test]
@@ -398,7 +411,8 @@ fn an_atomic_on_unwritten_shared_memory_is_a_finding_unless_it_is_an_exchange() 
     )
     .unwrap();
     let func_pc: u64 = {
-        let at = text.find(r#"{"name":"handoff","pc":"#).unwrap() + r#"{"name":"handoff","pc":"#.len();
+        let at =
+            text.find(r#"{"name":"handoff","pc":"#).unwrap() + r#"{"name":"handoff","pc":"#.len();
         text[at..].split(',').next().unwrap().parse().unwrap()
     };
     let add = |off: u64| {
@@ -407,7 +421,11 @@ fn an_atomic_on_unwritten_shared_memory_is_a_finding_unless_it_is_an_exchange() 
                 r#"{{"kind":"uninitialized-read","scope":"block","pc_now":{},"pc_then":0,"offset":1152,"block_now":0,"thread_now":0,"thread_then":0,"bytes":15,"now_atomic":true,"count":1}},"#,
                 func_pc + off
             );
-            t.replacen(r#""shared_findings":["#, &format!(r#""shared_findings":[{finding}"#), 1)
+            t.replacen(
+                r#""shared_findings":["#,
+                &format!(r#""shared_findings":[{finding}"#),
+                1,
+            )
         }
     };
     // The exchange: dropped, the decision as before.
@@ -421,7 +439,8 @@ fn an_atomic_on_unwritten_shared_memory_is_a_finding_unless_it_is_an_exchange() 
             assert_eq!(f.len(), base.len() + 1, "{f:?}");
             assert!(
                 f.iter().any(|x| x.accesses == "Atomic"
-                    && x.what.contains("An atomic updates shared memory no thread of the block wrote")),
+                    && x.what
+                        .contains("An atomic updates shared memory no thread of the block wrote")),
                 "{f:?}"
             );
         }

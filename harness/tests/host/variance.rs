@@ -50,21 +50,39 @@ fn a_line_that_varies_without_jitter_is_noise_and_a_line_that_varies_only_under_
     if !jitter_available(&text) {
         return eprintln!("ignored: no jitter tool here: {text}");
     }
-    assert!(!json.contains("output differs between identical runs"), "{text}");
-    assert!(json.contains("line(s) 2 of the output differ between runs even without schedule jitter"), "{json}");
+    assert!(
+        !json.contains("output differs between identical runs"),
+        "{text}"
+    );
+    assert!(
+        json.contains("line(s) 2 of the output differ between runs even without schedule jitter"),
+        "{json}"
+    );
     assert!(json.contains("memcopy:"), "{json}");
     // No CUDA device here: 4 whatever the runs say (3 on a GPU machine).
-    assert!(code == 3 || code == 4, "inconclusive, not a finding: {code} {text}");
+    assert!(
+        code == 3 || code == 4,
+        "inconclusive, not a finding: {code} {text}"
+    );
     // The same timing line, and a result that changes only under jitter: a finding on line 1.
     let racy = r#"if [ -n "$CUDA_INJECTION64_PATH" ]; then echo "result: $(( $(date +%N) % 7 ))"; else echo "result: 42"; fi; printf 'memcopy:\t%s\n' "$(date +%N)""#;
     let (code, json, text) = gate(racy, &[]);
     assert!(code == 1 || code == 4, "{code} {text}");
-    assert!(json.contains("output differs between identical runs"), "{json}");
-    assert!(json.contains("on line(s) 1 (the same in every run without schedule jitter)"), "{json}");
+    assert!(
+        json.contains("output differs between identical runs"),
+        "{json}"
+    );
+    assert!(
+        json.contains("on line(s) 1 (the same in every run without schedule jitter)"),
+        "{json}"
+    );
     // Without jitter there is no noise to learn: every difference is the finding it was.
     let (code, json, text) = gate(noisy, &["--no-jitter"]);
     assert!(code == 1 || code == 4, "{code} {text}");
-    assert!(json.contains("output differs between identical runs"), "{json}");
+    assert!(
+        json.contains("output differs between identical runs"),
+        "{json}"
+    );
 }
 
 #[test]
