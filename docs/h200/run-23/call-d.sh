@@ -7,7 +7,7 @@ set -u
 RG="$PWD/.gpu/racegate"
 D="$OUT/d"; mkdir -p "$D"
 ( timeout 165 python3 ci/gate-samples run --racegate "$RG" --samples .gpu/samples --out "$D/samples" --parallel 5 --gate-jobs 3 \
-    --sanitize-timeout 30 --gate-deadline 150 --only simpleStreams,fastWalshTransform,cudaGraphsPerfScaling,reduction,matrixMul \
+    --sanitize-timeout 30 --gate-deadline 135 --only simpleStreams,fastWalshTransform,cudaGraphsPerfScaling,reduction,matrixMul \
     > "$D/samples.log" 2>&1; echo "exit $?" >> "$D/samples.log" ) &
 L=$!
 ( sleep 170; pkill -f gate-samples; pkill -f racegate ) &
