@@ -262,7 +262,8 @@ fn plain_runs(
             runs.one(i, None, run)?;
         }
         run.notes.push(format!(
-            "{subject}: a run under schedule jitter failed, so the program ran {} more time(s) \
+            "{subject}: a run under schedule jitter failed, hung or printed another output, so \
+             the program ran {} more time(s) \
              without jitter before anything was reported: runs 1-{} with jitter, {}-{} without",
             cfg.runs,
             cfg.runs,

@@ -394,6 +394,48 @@ fn an_unwritten_read_whose_value_never_reaches_the_output_is_a_note_not_a_findin
     );
 }
 
+/// The H200 captures of run 23 (the current tool): the correct handoff's `atomicExch` on
+/// unwritten bytes is in the report and dropped by its SASS; the block scan's dead reads and the
+/// reduction's live tail read are both findings of the first run, and only the confirm runs'
+/// verdict (as the device logged it: the same output under the three poisons for the scan, a
+/// changed one for the tail) spares the first.
+#[test]
+fn h200_captures_of_the_confirm_runs_and_of_an_exchange_decide_as_on_the_device() {
+    use racegate::judge::sanitize::Outcome;
+    let text = std::fs::read_to_string(
+        super::package_dir().join("tests/fixtures/h200/r23-handoff__sharedcheck.jsonl"),
+    )
+    .unwrap();
+    assert!(
+        text.contains(r#""kind":"uninitialized-read""#) && text.contains(r#""now_atomic":true"#),
+        "the capture no longer holds the exchange's finding"
+    );
+    assert_eq!(
+        decide_shared_fixture("r23-handoff__sharedcheck"),
+        Outcome::Clean
+    );
+    let scan = "r23-corpus-block_scan_shfl__sharedcheck";
+    let line = line_of(
+        "examples/corpus/kernels/block_scan_shfl.cu",
+        "unsigned s = (unsigned)sums[lane];",
+    );
+    match decide_shared_edited(scan, |t| t, false).0 {
+        Outcome::Findings(f) => assert!(f.iter().all(|x| x.location == line), "{f:?}"),
+        o => panic!("{o:?}"),
+    }
+    let (o, log) = decide_shared_edited(scan, |t| t, true);
+    assert_eq!(o, Outcome::Clean, "{log}");
+    assert!(log.contains(&line), "{log}");
+    let tail = line_of(
+        "buggy_variants/reduce_sequential/uninit_shared_tail.cu",
+        "s[tid] += s[tid + half];",
+    );
+    match decide_shared_fixture("r23-reduce_sequential__uninit_shared_tail__sharedcheck") {
+        Outcome::Findings(f) => assert!(f.iter().any(|x| x.location == tail), "{f:?}"),
+        o => panic!("{o:?}"),
+    }
+}
+
 #[test]
 fn an_atomic_on_unwritten_shared_memory_is_a_finding_unless_it_is_an_exchange() {
     use racegate::judge::sanitize::Outcome;

@@ -468,7 +468,12 @@ fn mangled_names_say_which_pointers_are_to_const() {
 }
 
 /// Traces captured on the H200 (`ci/streams-check` keeps them), judged as their `.expect` says:
-/// `race KEY [TEXT]`, `clean`, or `inconclusive [TEXT]` (TEXT: part of the description or reason).
+/// `race KEY [TEXT]`, `clean`, or `inconclusive [TEXT]` (TEXT: part of the description or reason),
+/// then for a race `sites FILE` (both call sites in FILE, as the device resolved them). Where the
+/// device's own report lies beside the trace (`NAME.json`, `racegate sanitize --json`), racegate's
+/// outcome here must be that report's: the same findings (kind, level, kernel, description,
+/// directions; their call sites need the program's binary, so they are checked in the report) or
+/// the same reason word for word.
 #[test]
 fn captured_traces_are_judged_as_recorded() {
     let dir = crate::package_dir().join("tests/fixtures/h200/streams");
@@ -479,7 +484,12 @@ fn captured_traces_are_judged_as_recorded() {
             continue;
         }
         let want = std::fs::read_to_string(p.with_extension("expect")).unwrap();
-        let mut words = want.trim().splitn(2, ' ');
+        let mut lines = want.lines();
+        let first = lines.next().unwrap_or_default().trim();
+        let sites: Vec<&str> = lines
+            .filter_map(|l| l.trim().strip_prefix("sites "))
+            .collect();
+        let mut words = first.splitn(2, ' ');
         let verdict = words.next().unwrap_or_default();
         let rest = words.next().unwrap_or_default();
         let text = std::fs::read_to_string(&p).unwrap();
@@ -507,7 +517,79 @@ fn captured_traces_are_judged_as_recorded() {
             }
             _ => panic!("{at}: want {want}, got {got:?}\n{log}"),
         }
+        if let Ok(report) = std::fs::read_to_string(p.with_extension("json")) {
+            as_the_device_reported(&p, &got, &report, verdict, &sites);
+        }
         judged += 1;
     }
-    assert!(judged >= 9, "{judged} captured traces in {}", dir.display());
+    assert!(
+        judged >= 29,
+        "{judged} captured traces in {}",
+        dir.display()
+    );
+    // H200 run 23, call B: every program `ci/streams-check` ran, with the device's report.
+    for name in [
+        "host_read_nosync",
+        "host_read_sync",
+        "input_update_racy",
+        "input_update_wait",
+        "kernel_copy_nowait",
+        "kernel_copy_wait",
+        "legacy_default_ok",
+        "legacy_nonblocking_racy",
+        "same_stream_ok",
+        "limits_graph",
+        "limits_ipc",
+    ] {
+        for ext in ["jsonl", "expect", "json"] {
+            let f = dir.join(format!("r23_{name}.{ext}"));
+            assert!(f.is_file(), "{} is missing", f.display());
+        }
+    }
+}
+
+/// The outcome racegate reaches here from trace `p` is the one the device reported (`report`,
+/// `racegate sanitize --json`): the same findings but for their call sites, which are resolved in
+/// the program's binary (absent here); the report's are checked against the `.expect`'s
+/// `sites FILE` instead (every race's two call sites in FILE).
+#[track_caller]
+fn as_the_device_reported(p: &Path, got: &Outcome, report: &str, verdict: &str, sites: &[&str]) {
+    let at = p.display();
+    let device: serde_json::Value = serde_json::from_str(report).unwrap();
+    let device = &device["outcome"];
+    let mut here = serde_json::to_value(got).unwrap();
+    // The site of the other access ends `accesses` ("May write -> Read FILE:LINE").
+    let unsited = |v: &mut serde_json::Value| {
+        for f in v["detail"].as_array_mut().into_iter().flatten() {
+            f["location"] = serde_json::Value::Null;
+            let a = f["accesses"].as_str().unwrap_or_default();
+            let a = a.rsplit_once(' ').map_or(a, |(d, _)| d).to_string();
+            f["accesses"] = a.into();
+        }
+    };
+    let mut there = device.clone();
+    unsited(&mut here);
+    unsited(&mut there);
+    assert_eq!(here, there, "{at}: judged here unlike on the device");
+    let found = device["detail"].as_array().cloned().unwrap_or_default();
+    if verdict == "race" {
+        assert!(
+            !sites.is_empty(),
+            "{at}: a race's .expect names `sites FILE`"
+        );
+    }
+    for f in found.iter().filter(|f| f["level"] == "Error") {
+        let location = f["location"].as_str().unwrap_or_default();
+        let other = f["accesses"].as_str().unwrap_or_default();
+        let other = other.rsplit_once(' ').map_or("", |(_, s)| s);
+        for (which, s) in [("location", location), ("other access", other)] {
+            assert!(
+                sites.iter().any(|file| s
+                    .strip_prefix(file)
+                    .and_then(|l| l.strip_prefix(':'))
+                    .is_some_and(|l| l.parse::<u32>().is_ok())),
+                "{at}: the device's {which} {s:?} is not in {sites:?}"
+            );
+        }
+    }
 }
