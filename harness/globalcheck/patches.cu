@@ -466,7 +466,7 @@ __device__ __forceinline__ void sc_mark_written(GcLaunch* L, unsigned long long 
 
 // The confirm runs (GC_MODE_SPOISON): the unwritten bytes of the shared word at byte offset
 // `at` (bit k of `bytes` = byte k) get the run's poison byte before the access reads them.
-// racegate runs three poisons (0x00, 0x4B, 0xC7: zero, a large positive and a negative value
+// racegate runs three poisons (0x00, 0x4B, 0xF7: zero, a large positive and a negative value
 // for every integer and float width, none of them a NaN or an infinity), so a value that reaches
 // the output changes it. Only bytes no thread of the block wrote are touched: a correct program
 // never had a value there.

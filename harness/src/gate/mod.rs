@@ -12,13 +12,15 @@
 //! [`baseline`] (accepted findings, the diff), [`manifest_run`] and [`program`] (the two modes),
 //! [`sanitizers`] (sanitizer runs as findings), [`masks`] (what may vary between runs),
 //! [`oracles`] and [`judge`] (regexes, golden outputs and checkers judging a program's runs),
-//! [`variance`] (outputs that differ: jitter's races told from run-to-run noise),
+//! [`variance`] (outputs that differ: jitter's races told from run-to-run noise), [`jitter`]
+//! (the jitter injection of the plain runs),
 //! [`ctest`] (CTest suites as programs), [`manifest_programs`] (`[[program]]` tables).
 
 pub mod baseline;
 pub mod ctest;
 pub mod finding;
 pub mod fingerprint;
+pub mod jitter;
 pub mod judge;
 pub mod manifest_programs;
 pub mod manifest_run;

@@ -1,13 +1,14 @@
 //! A program's output that differs between runs: a race the schedule jitter exposed, or values
 //! that change from run to run anyway (timings the masks do not recognise, `memcopy: 16.93`).
 //!
-//! The shape of a line cannot tell the two apart (run 23 gated NVIDIA samples whose timings are
-//! bare numbers in a table), so racegate asks the program: when the runs under jitter disagree,
-//! it runs the program as many times again without jitter. Lines that differ between runs without
-//! jitter are noise; a jittered run that differs from them on any other line is a finding (the
-//! diff names it). When only noisy lines differ, the output oracle cannot judge those lines: the
-//! run is inconclusive for `output`, naming them, so that a mask can be written. Outputs whose
-//! line counts differ are compared whole.
+//! When the runs under jitter disagree, racegate runs the program as many times again without
+//! jitter. A line that differs between those runs only in numbers with a fraction (timings,
+//! rates) cannot be judged: `output` is inconclusive for it, naming it, so that a mask can be
+//! written. Everything else that differs is a finding, as before: a jittered run that differs on a
+//! line stable without jitter, a line whose integers or words vary without jitter (`value 4711`,
+//! what a race prints too), a different number of lines. H200 run 23 gated NVIDIA samples whose
+//! timings are bare numbers with a fraction; a reviewer showed that calling every line that varies
+//! without jitter noise hid a race that shows without jitter too.
 
 use super::finding::GateFinding;
 use super::fingerprint::Identity;
@@ -38,8 +39,8 @@ pub enum Variance {
     },
 }
 
-/// Judges `outputs`; runs numbered above `jittered` ran without jitter (none: every output is
-/// compared with the first, as without jitter).
+/// Judges `outputs`; runs numbered above `jittered` ran without jitter (`0`: none did, as with
+/// `--no-jitter`, and every run counts as one without jitter).
 pub fn judge(outputs: &[RunOutput], jittered: u32) -> Variance {
     let Some(first) = outputs.first() else {
         return Variance::Same;
@@ -48,52 +49,81 @@ pub fn judge(outputs: &[RunOutput], jittered: u32) -> Variance {
     if distinct == 1 {
         return Variance::Same;
     }
-    let (with, without): (Vec<&RunOutput>, Vec<&RunOutput>) =
-        outputs.iter().partition(|o| o.run <= jittered);
-    if without.len() < 2 || with.is_empty() {
-        // No runs without jitter to learn the noise from: every difference counts.
+    // Every difference counts, shown between the first output and the first that differs.
+    let whole = || {
         let other = outputs.iter().find(|o| !o.same_as(first)).unwrap_or(first);
-        return Variance::Differs {
+        Variance::Differs {
             first: first.run,
             other: other.run,
             distinct,
-            lines: Vec::new(),
-        };
+            lines: differing_lines(first, other).unwrap_or_default(),
+        }
+    };
+    let (with, without): (Vec<&RunOutput>, Vec<&RunOutput>) =
+        outputs.iter().partition(|o| o.run <= jittered);
+    if without.len() < 2 {
+        // No runs without jitter to learn the noise from.
+        return whole();
     }
     let base = without[0];
     if without.iter().all(|o| o.same_as(base)) {
         return match with.iter().find(|o| !o.same_as(base)) {
             Some(o) => Variance::Differs {
-                first: base.run,
-                other: o.run,
+                first: o.run.min(base.run),
+                other: o.run.max(base.run),
                 distinct,
                 lines: differing_lines(base, o).unwrap_or_default(),
             },
             None => Variance::Same,
         };
     }
-    // The runs without jitter disagree among themselves: compare line by line, leaving out the
-    // lines they disagree on, when every output is kept whole and has as many lines.
+    // The runs without jitter disagree among themselves. Noise only where they differ in
+    // measurements alone: lines of the same words whose differing numbers all have a fraction
+    // (`memcopy: 16.93`, `GOP/s: 2.739636`, a table of milliseconds). A differing integer or word
+    // (`value 4711`, `counter: 51199`) is what a race prints too: the finding it always was. Every
+    // output must be kept whole and have as many lines as the others; a run under jitter that
+    // differs on any other line is a finding.
     let split: Option<Vec<Vec<&[u8]>>> = outputs.iter().map(lines_of).collect();
     let Some(split) = split.filter(|s| s.iter().all(|l| l.len() == s[0].len())) else {
-        return Variance::Noise {
-            lines: Vec::new(),
-            example: String::new(),
-        };
+        return whole();
     };
     let index = |o: &RunOutput| outputs.iter().position(|x| x.run == o.run).unwrap_or(0);
     let base_lines = &split[index(base)];
     let noisy: Vec<usize> = (0..base_lines.len())
         .filter(|&k| without.iter().any(|o| split[index(o)][k] != base_lines[k]))
         .collect();
+    let measured = |k: usize| {
+        without
+            .iter()
+            .all(|o| only_measurements_differ(base_lines[k], split[index(o)][k]))
+    };
+    if let Some(&k) = noisy.iter().find(|&&k| !measured(k)) {
+        let o = without
+            .iter()
+            .find(|o| split[index(o)][k] != base_lines[k])
+            .unwrap_or(&base);
+        return Variance::Differs {
+            first: base.run.min(o.run),
+            other: base.run.max(o.run),
+            distinct,
+            lines: vec![k + 1],
+        };
+    }
     for o in &with {
         let lines: Vec<usize> = (0..base_lines.len())
-            .filter(|k| !noisy.contains(k) && split[index(o)][*k] != base_lines[*k])
+            .filter(|&k| {
+                let line = split[index(o)][k];
+                if noisy.contains(&k) {
+                    !only_measurements_differ(base_lines[k], line)
+                } else {
+                    line != base_lines[k]
+                }
+            })
             .collect();
         if !lines.is_empty() {
             return Variance::Differs {
-                first: base.run,
-                other: o.run,
+                first: o.run.min(base.run),
+                other: o.run.max(base.run),
                 distinct,
                 lines: lines.iter().map(|k| k + 1).collect(),
             };
@@ -105,6 +135,53 @@ pub fn judge(outputs: &[RunOutput], jittered: u32) -> Variance {
             .map(|&k| String::from_utf8_lossy(base_lines[k]).trim().to_string())
             .unwrap_or_default(),
         lines: noisy.iter().map(|k| k + 1).collect(),
+    }
+}
+
+/// Whether lines `a` and `b` are the same but for numbers with a fraction (`16.93` vs `16.36`):
+/// the same text between their numbers, as many numbers, and every number that differs written
+/// with digits on both sides of a point in both lines.
+pub fn only_measurements_differ(a: &[u8], b: &[u8]) -> bool {
+    let (ta, tb) = (tokens(a), tokens(b));
+    ta.len() == tb.len()
+        && ta.iter().zip(&tb).all(|(x, y)| match (x, y) {
+            (Token::Text(p), Token::Text(q)) => p == q,
+            (Token::Number(p), Token::Number(q)) => p == q || (fractional(p) && fractional(q)),
+            _ => false,
+        })
+}
+
+#[derive(Debug, PartialEq)]
+enum Token<'a> {
+    Text(&'a [u8]),
+    Number(&'a [u8]),
+}
+
+/// A line cut into runs of digits and points (numbers) and runs of anything else.
+fn tokens(line: &[u8]) -> Vec<Token<'_>> {
+    let num = |b: u8| b.is_ascii_digit() || b == b'.';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < line.len() {
+        let start = i;
+        let is_num = num(line[i]);
+        while i < line.len() && num(line[i]) == is_num {
+            i += 1;
+        }
+        let t = &line[start..i];
+        out.push(if is_num { Token::Number(t) } else { Token::Text(t) });
+    }
+    out
+}
+
+/// `16.93`, `0.000`: digits, one point, digits.
+fn fractional(t: &[u8]) -> bool {
+    let mut parts = t.split(|&b| b == b'.');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(i), Some(f), None) => {
+            !i.is_empty() && !f.is_empty() && i.iter().chain(f).all(u8::is_ascii_digit)
+        }
+        _ => false,
     }
 }
 
@@ -147,19 +224,14 @@ pub fn lines_shown(lines: &[usize]) -> String {
 
 /// Why [`Variance::Noise`] leaves the output unjudged.
 pub fn noise_reason(lines: &[usize], example: &str) -> String {
-    if lines.is_empty() {
-        "the output differs between runs even without schedule jitter (and its line count too): \
-         nothing to compare the jittered runs with; mask what varies"
-            .to_string()
-    } else {
-        format!(
-            "line(s) {} of the output differ between runs even without schedule jitter \
-             (`{example}`): timings or other values the masks do not recognise, so they cannot \
-             show a race; every other line agrees in every run. Mask them (--mask or the \
-             manifest's `masks`) to judge them",
-            lines_shown(lines)
-        )
-    }
+    format!(
+        "line(s) {} of the output differ between runs even without schedule jitter, in numbers \
+         with a fraction only (`{example}`): measurements such as timings, or a sum a race makes \
+         vary without jitter too; the output oracle cannot tell which, so those lines are not \
+         judged (every other line agrees in every run). Mask them (--mask or the manifest's \
+         `masks`) if they are measurements",
+        lines_shown(lines)
+    )
 }
 
 /// The finding of [`Variance::Differs`] (`runs` = first, other, distinct outputs), with the diff
@@ -204,4 +276,28 @@ pub fn message(first: u32, other: u32, distinct: usize, count: usize, lines: &[u
         ));
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_numbers_with_a_fraction_may_differ_as_measurements() {
+        let m = |a: &str, b: &str| only_measurements_differ(a.as_bytes(), b.as_bytes());
+        // Run 23's samples: bare timings, rates and tables of milliseconds.
+        assert!(m("memcopy:\t16.93", "memcopy:\t16.36"));
+        assert!(m("GPU time: <duration>; GOP/s: 2.739636", "GPU time: <duration>; GOP/s: 2.606214"));
+        assert!(m("20, 1, 0, 35.711, 63.293, 0.000,", "20, 1, 0, 47.655, 89.263, 0.000,"));
+        // What a race prints, or anything else: not a measurement.
+        assert!(!m("value 4711", "value 4712"));
+        assert!(!m("counter: 51199", "counter: 51200"));
+        assert!(!m("sum = 10.5 (3 blocks)", "sum = 10.5 (4 blocks)"));
+        assert!(!m("result: PASS 1.5", "result: FAIL 1.5"));
+        assert!(!m("x 1.5", "x 1.5 2.5"));
+        assert!(!m("x 1.5", "x 15"));
+        assert!(!m("x 1.5.2", "x 1.5.3"));
+        assert!(!m("x .5", "x .6"));
+        assert!(m("same", "same"));
+    }
 }

@@ -143,11 +143,13 @@ pub fn shrink(
     };
     // The ladder's first failing size: a reliable repro is looked for no higher than it.
     let first_failing = size;
+    let mut failed_sizes = vec![size];
     while size > passed_below + 1 && !left(&start).is_zero() {
         let mid = passed_below + (size - passed_below) / 2;
         let r = try_size(mid, base.seed, cfg.trials, &mut steps)?;
         if r.flagged() {
             (size, found) = (mid, r);
+            failed_sizes.push(mid);
         } else {
             passed_below = mid;
         }
@@ -158,7 +160,7 @@ pub fn shrink(
     // size 3, failing 1 of 5): the next sizes up the ladder are tried, up to the size that first
     // failed, and the first whose repro fails in most reruns is kept (else the best seen).
     let mut best: Option<Candidate> = None;
-    for at in candidates_above(size, first_failing, hi) {
+    for at in candidates_above(size, &failed_sizes, first_failing, hi) {
         if left(&start).is_zero() && best.is_some() {
             break;
         }
@@ -263,11 +265,15 @@ pub fn reliable(confirmed: u32, tried: u32) -> bool {
     tried > 0 && confirmed * 2 > tried
 }
 
-/// The sizes a repro is looked for at, smallest first: `size` itself, then the ladder's sizes
-/// above it up to `until` (the size that first failed), then `until`, all within `hi`.
-pub fn candidates_above(size: u32, until: u32, hi: u32) -> Vec<u32> {
-    let mut v = vec![size];
-    v.extend(ladder(size, until.min(hi)).into_iter().filter(|&s| s > size));
+/// The sizes a repro is looked for at, smallest first: `size` (the smallest that failed), the
+/// other sizes that failed on the way (`failed`: the ladder's first failing size `first` and the
+/// bisection's), then the ladder's sizes above `first` up to `hi`, where more blocks give a race
+/// more chances: a repro that fails in most reruns is worth a larger size.
+pub fn candidates_above(size: u32, failed: &[u32], first: u32, hi: u32) -> Vec<u32> {
+    let mut v: Vec<u32> = failed.iter().copied().filter(|&s| s >= size && s <= hi).collect();
+    v.push(size);
+    v.extend(ladder(first.min(hi), hi).into_iter().filter(|&s| s > first));
+    v.sort_unstable();
     v.dedup();
     v
 }
@@ -339,14 +345,20 @@ mod tests {
         assert!(!reliable(1, 5), "run 23's transpose_padded::no_sync repro");
         assert!(!reliable(1, 3) && !reliable(2, 4) && !reliable(0, 0));
         assert!(reliable(3, 5) && reliable(5, 5) && reliable(1, 1));
-        // From the shrunk size up the ladder to the first failing size, never past it or `hi`.
-        let c = candidates_above(3, 33, 1024);
+        // Run 23's transpose_padded::no_sync: the ladder's first failure at 3 (2 passed), no
+        // bisection: the repro is looked for at 3, then up the ladder (4, 5, 7, 8, 9, ...) to hi.
+        let c = candidates_above(3, &[3], 3, 1024);
         assert_eq!(c.first(), Some(&3));
-        assert_eq!(c.last(), Some(&33));
+        assert_eq!(c.last(), Some(&1024));
         assert!(c.windows(2).all(|w| w[0] < w[1]), "{c:?}");
-        assert!(c.contains(&4) && c.contains(&8) && c.contains(&17), "{c:?}");
-        assert_eq!(candidates_above(7, 7, 1024), vec![7]);
-        assert!(candidates_above(3, 5000, 64).iter().all(|&s| s <= 64));
+        assert!(c.contains(&4) && c.contains(&8) && c.contains(&33), "{c:?}");
+        // Bisection between 16 (passed) and 33 (failed) down to 20: 20, the failing midpoint
+        // 24, 33, then the ladder above 33.
+        let c = candidates_above(20, &[33, 24, 20], 33, 100);
+        assert_eq!(&c[..3], &[20, 24, 33], "{c:?}");
+        assert!(c[3..].iter().all(|&s| s > 33 && s <= 100) && c.contains(&64), "{c:?}");
+        assert!(candidates_above(3, &[3], 3, 64).iter().all(|&s| s <= 64));
+        assert_eq!(candidates_above(7, &[7], 7, 7), vec![7]);
     }
 
     #[test]

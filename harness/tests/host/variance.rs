@@ -45,7 +45,7 @@ fn jitter_available(text: &str) -> bool {
 #[test]
 fn a_line_that_varies_without_jitter_is_noise_and_a_line_that_varies_only_under_it_is_a_race() {
     // A bare timing, as NVIDIA's simpleStreams prints it (`memcopy:\t16.93`): no mask knows it.
-    let noisy = r#"echo "result: 42"; printf 'memcopy:\t%s\n' "$(date +%N)""#;
+    let noisy = r#"echo "result: 42"; printf 'memcopy:\t%s\n' "0.$(date +%N)""#;
     let (code, json, text) = gate(noisy, &[]);
     if !jitter_available(&text) {
         return eprintln!("ignored: no jitter tool here: {text}");
@@ -65,7 +65,7 @@ fn a_line_that_varies_without_jitter_is_noise_and_a_line_that_varies_only_under_
         "inconclusive, not a finding: {code} {text}"
     );
     // The same timing line, and a result that changes only under jitter: a finding on line 1.
-    let racy = r#"if [ -n "$CUDA_INJECTION64_PATH" ]; then echo "result: $(( $(date +%N) % 7 ))"; else echo "result: 42"; fi; printf 'memcopy:\t%s\n' "$(date +%N)""#;
+    let racy = r#"if [ -n "$CUDA_INJECTION64_PATH" ]; then echo "result: $(( $(date +%N) % 7 ))"; else echo "result: 42"; fi; printf 'memcopy:\t%s\n' "0.$(date +%N)""#;
     let (code, json, text) = gate(racy, &[]);
     assert!(code == 1 || code == 4, "{code} {text}");
     assert!(
@@ -76,8 +76,24 @@ fn a_line_that_varies_without_jitter_is_noise_and_a_line_that_varies_only_under_
         json.contains("on line(s) 1 (the same in every run without schedule jitter)"),
         "{json}"
     );
-    // Without jitter there is no noise to learn: every difference is the finding it was.
+    // Without jitter every run is a plain run: the same measurements are the same noise.
     let (code, json, text) = gate(noisy, &["--no-jitter"]);
+    assert!(code == 3 || code == 4, "{code} {text}");
+    assert!(
+        !json.contains("output differs between identical runs"),
+        "{json}"
+    );
+    // What a race prints without jitter too (an integer, a pid) stays the finding it was.
+    let pid = r#"echo "value $$"; printf 'memcopy:\t%s\n' "0.$(date +%N)""#;
+    let (code, json, text) = gate(pid, &[]);
+    assert!(code == 1 || code == 4, "{code} {text}");
+    assert!(
+        json.contains("output differs between identical runs"),
+        "{json}"
+    );
+    // More lines under jitter (a racy program reporting mismatches), beside a bare timing.
+    let extra = r#"if [ -n "$CUDA_INJECTION64_PATH" ]; then echo "mismatch at 7"; fi; echo "Result = PASS"; printf 'memcopy:\t%s\n' "0.$(date +%N)""#;
+    let (code, json, text) = gate(extra, &[]);
     assert!(code == 1 || code == 4, "{code} {text}");
     assert!(
         json.contains("output differs between identical runs"),
@@ -85,17 +101,48 @@ fn a_line_that_varies_without_jitter_is_noise_and_a_line_that_varies_only_under_
     );
 }
 
+/// What racegate's injection writes first when it loads (`harness/globalcheck/tool.cpp`): the
+/// scripts write it themselves under jitter, standing in for the injection a CUDA program loads.
+const INJECTED: &str = r#"[ -n "$CUDA_INJECTION64_PATH" ] && echo '{"tool":"globalcheck","mode":2,"budget_bytes":1,"shared_budget_bytes":1,"patches":""}' >> "$RACEGATE_GC_DIR/report.jsonl"; "#;
+
 #[test]
 fn a_deadline_missed_only_under_jitter_is_its_slowdown_and_a_real_hang_stays_a_hang() {
-    let slow = r#"if [ -n "$CUDA_INJECTION64_PATH" ]; then sleep 4; fi; echo done"#;
-    let (code, json, text) = gate(slow, &["--timeout", "1"]);
+    // Every jittered run misses the 1 s deadline; without jitter each takes 0.3 s, so 10x
+    // slower is past the deadline: the jitter's slowdown.
+    let slow = format!(
+        r#"{INJECTED}if [ -n "$CUDA_INJECTION64_PATH" ]; then sleep 4; else sleep 0.3; fi; echo done"#
+    );
+    let (code, json, text) = gate(&slow, &["--timeout", "1"]);
     if !jitter_available(&text) {
         return eprintln!("ignored: no jitter tool here: {text}");
     }
     assert!(!json.contains("only under jitter: a race"), "{json}");
-    assert!(json.contains("hang: no exit within 1 s in 3 of 3 runs with schedule jitter (runs 1, 2, 3) and none of 3 without"), "{json}");
+    assert!(
+        json.contains("hang: no exit within 1 s in 3 of 3 runs with schedule jitter (runs 1, 2, 3) and none of 3 without"),
+        "{json}"
+    );
     assert!(json.contains("the jitter's slowdown, not a hang"), "{json}");
     assert!(code == 3 || code == 4, "{code} {text}");
+    // The same hang from a program that finishes at once without jitter: 10x of nothing is not
+    // a second; a schedule-dependent deadlock, the finding.
+    let fast =
+        format!(r#"{INJECTED}if [ -n "$CUDA_INJECTION64_PATH" ]; then sleep 4; fi; echo done"#);
+    let (code, json, text) = gate(&fast, &["--timeout", "1"]);
+    assert!(code == 1 || code == 4, "{code} {text}");
+    assert!(json.contains("only under jitter"), "{json}");
+    assert!(!json.contains("the jitter's slowdown"), "{json}");
+    // A hang in one jittered run of three: the finding.
+    let one = format!(
+        r#"{INJECTED}if [ -n "$CUDA_INJECTION64_PATH" ] && [ $((RACEGATE_GC_SEED % 3)) = 0 ]; then sleep 4; else sleep 0.3; fi; echo done"#
+    );
+    let (code, json, text) = gate(&one, &["--timeout", "1"]);
+    assert!(code == 1 || code == 4, "{code} {text}");
+    assert!(!json.contains("the jitter's slowdown"), "{json}");
+    // Runs the injection never jittered (no report) cannot blame the jitter.
+    let unjittered =
+        r#"if [ -n "$CUDA_INJECTION64_PATH" ]; then sleep 4; else sleep 0.3; fi; echo done"#;
+    let (_, json, _) = gate(unjittered, &["--timeout", "1"]);
+    assert!(!json.contains("the jitter's slowdown"), "{json}");
     // A program that hangs with or without jitter: the finding, as before.
     let (code, json, text) = gate("sleep 4; echo done", &["--timeout", "1"]);
     assert!(code == 1 || code == 4, "{code} {text}");

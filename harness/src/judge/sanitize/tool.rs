@@ -143,6 +143,10 @@ pub struct SanitizeConfig {
     /// How the target's standard output is compared between runs (sharedcheck's confirm runs);
     /// `None`: byte for byte. The gate gives a program's its masks.
     pub output_view: Option<OutputView>,
+    /// Whether sharedcheck's confirm runs may spare reads of unwritten shared memory whose value
+    /// does not reach the output (off for grading, whose worker writes its results to a file the
+    /// grade reads after the run: the confirm runs would overwrite it).
+    pub confirm: bool,
 }
 
 /// What an [`OutputView`] does: the bytes to compare, from the target's standard output.
@@ -171,6 +175,7 @@ impl SanitizeConfig {
             extra_args: Vec::new(),
             size: None,
             output_view: None,
+            confirm: true,
         }
     }
 }

@@ -18,8 +18,19 @@ use crate::errors::{Error, Result};
 use crate::judge::sanitize::tool::{read_capture, Capture, SanitizeConfig};
 use crate::proc::watchdog::{self, Exit};
 
+/// One confirm run as it ended: the poison it gave, its exit, whether its output was kept
+/// whole, its report (when it could be read) and its output as compared.
+pub struct ConfirmRun {
+    pub poison: u8,
+    pub exit: Exit,
+    pub complete: bool,
+    pub report: Option<String>,
+    pub view: Vec<u8>,
+}
+
 /// Whether the reads of unwritten shared memory in the first run do not reach the output. `env`
 /// is the first run's environment (the tool injected, its mode and folder); `first` its exit.
+/// A confirm run that cannot be started leaves the reads findings.
 pub fn reads_are_dead(
     program: &OsString,
     args: &[OsString],
@@ -27,78 +38,135 @@ pub fn reads_are_dead(
     cfg: &SanitizeConfig,
     first: &Exit,
     log: &mut String,
-) -> Result<bool> {
-    let mut outputs = Vec::new();
+) -> bool {
+    let mut runs = Vec::new();
     for poison in POISONS {
-        let dir = tempfile::tempdir_in(crate::build::compile::cache_dir()?)
-            .map_err(|e| Error::io("creating", "a sharedcheck confirm folder", e))?;
-        let env: Vec<(String, String)> = env
-            .iter()
-            .filter(|(k, _)| k != "RACEGATE_GC_DIR" && k != "RACEGATE_GC_MODE")
-            .cloned()
-            .chain([
-                ("RACEGATE_GC_DIR".into(), dir.path().display().to_string()),
-                ("RACEGATE_GC_MODE".into(), "shared".into()),
-                ("RACEGATE_GC_SPOISON".into(), poison.to_string()),
-            ])
-            .collect();
-        let (done, out) = watchdog::run_collecting_into(
-            Path::new(program),
-            args,
-            &env,
-            cfg.timeout,
-            watchdog::Output::bounded(),
-        )?;
-        let says = |why: String| format!("sharedcheck confirm run (poison 0x{poison:02x}): {why}; the unwritten reads stay findings\n");
-        if &done.exit != first {
-            log.push_str(&says(format!(
-                "it ended {} where the first run ended {}",
-                done.exit.describe(cfg.timeout),
-                first.describe(cfg.timeout)
-            )));
-            return Ok(false);
+        match confirm_run(program, args, env, cfg, poison) {
+            Ok(r) => runs.push(r),
+            Err(e) => {
+                log.push_str(&format!(
+                    "sharedcheck confirm run (poison 0x{poison:02x}) could not run: {e}; the unwritten reads stay findings\n"
+                ));
+                return false;
+            }
         }
-        if !out.is_complete() {
-            log.push_str(&says("its output was too long to compare whole".into()));
-            return Ok(false);
-        }
-        let text = match read_capture(&dir.path().join("report.jsonl"), 64 << 20) {
-            Capture::Text(t) => t,
-            _ => {
-                log.push_str(&says("its report could not be read".into()));
-                return Ok(false);
+    }
+    let (dead, lines) = verdict(first, &runs, cfg.timeout);
+    for l in lines {
+        log.push_str(&l);
+        log.push('\n');
+    }
+    dead
+}
+
+/// Runs the target once with `poison`.
+fn confirm_run(
+    program: &OsString,
+    args: &[OsString],
+    env: &[(String, String)],
+    cfg: &SanitizeConfig,
+    poison: u8,
+) -> Result<ConfirmRun> {
+    let dir = tempfile::tempdir_in(crate::build::compile::cache_dir()?)
+        .map_err(|e| Error::io("creating", "a sharedcheck confirm folder", e))?;
+    let env: Vec<(String, String)> = env
+        .iter()
+        .filter(|(k, _)| k != "RACEGATE_GC_DIR" && k != "RACEGATE_GC_MODE")
+        .cloned()
+        .chain([
+            ("RACEGATE_GC_DIR".into(), dir.path().display().to_string()),
+            ("RACEGATE_GC_MODE".into(), "shared".into()),
+            ("RACEGATE_GC_SPOISON".into(), poison.to_string()),
+        ])
+        .collect();
+    let (done, out) = watchdog::run_collecting_into(
+        Path::new(program),
+        args,
+        &env,
+        cfg.timeout,
+        watchdog::Output::bounded(),
+    )?;
+    let report = match read_capture(&dir.path().join("report.jsonl"), 64 << 20) {
+        Capture::Text(t) => Some(t),
+        _ => None,
+    };
+    let bytes = out.bytes();
+    let view = match &cfg.output_view {
+        Some(view) => (view.0)(&bytes),
+        None => bytes,
+    };
+    Ok(ConfirmRun {
+        poison,
+        exit: done.exit,
+        complete: out.is_complete(),
+        report,
+        view,
+    })
+}
+
+/// The confirm runs' verdict, and the log's lines: dead only when the first run exited 0, every
+/// confirm run exited 0 too with its output kept whole and not empty, its report read and some
+/// unwritten read really poisoned, and every output the same. Anything else keeps the reads
+/// findings (a program that fails under every poison, or prints nothing to compare, says nothing
+/// about where the value went).
+pub fn verdict(first: &Exit, runs: &[ConfirmRun], timeout: std::time::Duration) -> (bool, Vec<String>) {
+    let mut lines = Vec::new();
+    let stays = |poison: u8, why: String| {
+        format!("sharedcheck confirm run (poison 0x{poison:02x}): {why}; the unwritten reads stay findings")
+    };
+    if *first != Exit::Code(0) {
+        lines.push(format!(
+            "sharedcheck confirm runs: the first run ended {}: the unwritten reads stay findings",
+            first.describe(timeout)
+        ));
+        return (false, lines);
+    }
+    if runs.is_empty() {
+        return (false, lines);
+    }
+    for r in runs {
+        let why = if r.exit != Exit::Code(0) {
+            Some(format!("it ended {} where the first run exited 0", r.exit.describe(timeout)))
+        } else if !r.complete {
+            Some("its output was too long to compare whole".into())
+        } else if r.view.iter().all(u8::is_ascii_whitespace) {
+            Some("it printed nothing to compare".into())
+        } else {
+            match r.report.as_deref().map(|t| poisoned_reads(&report::parse(t))) {
+                None => Some("its report could not be read".into()),
+                Some(0) => Some("the tool gave no unwritten byte poison".into()),
+                Some(n) => {
+                    lines.push(format!(
+                        "sharedcheck confirm run (poison 0x{:02x}): {n} read(s) of unwritten shared memory given poison first",
+                        r.poison
+                    ));
+                    None
+                }
             }
         };
-        let poisoned = poisoned_reads(&report::parse(&text));
-        if poisoned == 0 {
-            log.push_str(&says("the tool gave no unwritten byte poison".into()));
-            return Ok(false);
+        if let Some(why) = why {
+            lines.push(stays(r.poison, why));
+            return (false, lines);
         }
-        log.push_str(&format!(
-            "sharedcheck confirm run (poison 0x{poison:02x}): {poisoned} read(s) of unwritten shared memory given poison first\n"
-        ));
-        let bytes = out.bytes();
-        outputs.push(match &cfg.output_view {
-            Some(view) => (view.0)(&bytes),
-            None => bytes,
-        });
     }
-    let dead = outputs.windows(2).all(|w| w[0] == w[1]);
-    log.push_str(if dead {
-        "sharedcheck confirm runs: the same output under every poison: the unwritten reads do not reach it\n"
+    let dead = runs.windows(2).all(|w| w[0].view == w[1].view);
+    lines.push(if dead {
+        "sharedcheck confirm runs: the same output under every poison: the unwritten reads do not reach it".into()
     } else {
-        "sharedcheck confirm runs: the output changed with the poison: the unwritten reads reach it\n"
+        "sharedcheck confirm runs: the output changed with the poison: the unwritten reads reach it".into()
     });
-    Ok(dead)
+    (dead, lines)
 }
 
 /// The byte each confirm run writes into unwritten shared memory before it is read: zero, a
 /// large positive value and a negative one in every integer and float width (0x4B4B4B4B is
-/// 1.3e7 as an f32, 14.6 as an f16, 4.6e53 as an f64; 0xC7C7C7C7 is -102287.6 as an f32, -7.8
-/// as an f16), none a NaN or an infinity. Run 22's first version gave every byte a random value
-/// and its complement: two floats that overflow to NaN alike, or two nonzero bools, made a read
-/// that matters look dead (`uninit_shared_tail`, `dot_f64`'s `is_last`).
-pub const POISONS: [u8; 3] = [0x00, 0x4B, 0xC7];
+/// 1.3e7 as an f32, 14.6 as an f16, 4.6e53 as an f64; 0xF7F7F7F7 is -1.0e34 as an f32, -32624 as
+/// an f16, -7.9e269 as an f64), none a NaN or an infinity, and every bit of a byte takes both
+/// values among them (0x00 and 0x4B | 0xF7 = 0xFF), so a value used only through some of its bits
+/// changes too. Run 22's first version gave every byte a random value and its complement: two
+/// floats that overflow to NaN alike made a read that matters look dead (`uninit_shared_tail`,
+/// run 23 call A); 0xC7 of call B left bits 4 and 5 clear in every run (a review).
+pub const POISONS: [u8; 3] = [0x00, 0x4B, 0xF7];
 
 /// How many reads of unwritten bytes the tool poisoned across the report's launches.
 pub fn poisoned_reads(rep: &report::Report) -> u64 {
@@ -106,4 +174,77 @@ pub fn poisoned_reads(rep: &report::Report) -> u64 {
         .iter()
         .filter_map(|l| l.shared.as_ref()?.poisoned)
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(poison: u8, exit: Exit, view: &str, poisoned: Option<u64>) -> ConfirmRun {
+        let report = poisoned.map(|n| {
+            format!(
+                "{{\"tool\":\"globalcheck\",\"mode\":20,\"budget_bytes\":1,\"shared_budget_bytes\":1,\"patches\":\"\"}}\n\
+                 {{\"launch\":0,\"kernel\":\"k\",\"module\":-1,\"grid\":[1,1,1],\"block\":[32,1,1],\"mode\":20,\"accesses\":0,\"untracked_accesses\":0,\"dropped\":0,\"named_barriers\":0,\"epoch_overflow\":0,\"untracked_allocations\":[],\"findings\":[],\"shared\":{{\"bytes\":1152,\"static\":128,\"dynamic\":0,\"dynamic_known\":true,\"reserved\":1024,\"over_budget\":false,\"cluster\":false,\"accesses\":9,\"untracked\":0,\"unsized\":0,\"unseen_writes\":0,\"dropped\":0,\"min_offset\":1024,\"poisoned\":{n},\"end\":1152}},\"shared_findings\":[]}}"
+            )
+        });
+        ConfirmRun {
+            poison,
+            exit,
+            complete: true,
+            report,
+            view: view.as_bytes().to_vec(),
+        }
+    }
+
+    fn dead(first: Exit, runs: &[ConfirmRun]) -> bool {
+        verdict(&first, runs, std::time::Duration::from_secs(9)).0
+    }
+
+    #[test]
+    fn reads_are_dead_only_when_every_poisoned_run_agrees_and_says_something() {
+        let ok = |v: &str| {
+            POISONS
+                .iter()
+                .map(|&p| run(p, Exit::Code(0), v, Some(3)))
+                .collect::<Vec<_>>()
+        };
+        assert!(dead(Exit::Code(0), &ok("sum 42\n")));
+        // The output changed with one poison.
+        let mut changed = ok("sum 42\n");
+        changed[2].view = b"sum -7\n".to_vec();
+        assert!(!dead(Exit::Code(0), &changed));
+        // A first run or a confirm run that failed, a run that printed nothing, a report that
+        // could not be read, no byte poisoned, an output cut short: the reads stay findings.
+        assert!(!dead(Exit::Code(1), &ok("FAILED\n")));
+        let mut failed = ok("FAILED\n");
+        failed[1].exit = Exit::Code(1);
+        assert!(!dead(Exit::Code(0), &failed));
+        assert!(!dead(Exit::Code(0), &ok("")));
+        assert!(!dead(Exit::Code(0), &ok(" \n")));
+        let mut unread = ok("sum 42\n");
+        unread[0].report = None;
+        assert!(!dead(Exit::Code(0), &unread));
+        let none: Vec<_> = POISONS.iter().map(|&p| run(p, Exit::Code(0), "sum 42\n", Some(0))).collect();
+        assert!(!dead(Exit::Code(0), &none));
+        let mut cut = ok("sum 42\n");
+        cut[1].complete = false;
+        assert!(!dead(Exit::Code(0), &cut));
+        assert!(!dead(Exit::Code(0), &[]));
+    }
+
+    #[test]
+    fn the_poisons_give_every_bit_both_values_and_no_nan_or_infinity() {
+        for bit in 0..8 {
+            let values: std::collections::BTreeSet<u8> = POISONS.iter().map(|p| (p >> bit) & 1).collect();
+            assert_eq!(values.len(), 2, "bit {bit}");
+        }
+        for &p in &POISONS {
+            let w = u32::from_ne_bytes([p; 4]);
+            assert!(f32::from_bits(w).is_finite(), "0x{p:02x} as f32");
+            assert!(f64::from_bits(u64::from_ne_bytes([p; 8])).is_finite(), "0x{p:02x} as f64");
+            let h = u16::from_ne_bytes([p; 2]);
+            assert_ne!((h >> 10) & 0x1f, 0x1f, "0x{p:02x} as f16");
+            assert_ne!((h >> 7) & 0xff, 0xff, "0x{p:02x} as bf16");
+        }
+    }
 }

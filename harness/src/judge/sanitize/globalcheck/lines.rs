@@ -30,9 +30,10 @@ pub struct LineTable {
     /// read of the old value, and a stale one only makes the swap fail and retry. sharedcheck
     /// does not take it as a plain access racing the atomic.
     pub atomic_emulation: BTreeMap<String, std::collections::BTreeSet<u64>>,
-    /// function -> offsets of shared-memory exchanges (`ATOMS.EXCH*`): an `atomicExch` stores
-    /// and reads nothing it must have written first, so sharedcheck does not take one on
-    /// unwritten bytes as an uninitialized read.
+    /// function -> offsets of exchanges whose old value is thrown away (`ATOMS.EXCH RZ, ...`,
+    /// or a generic `ATOM.E.EXCH RZ, ...` that reached shared memory): such an `atomicExch` only
+    /// stores, so sharedcheck does not take one on unwritten bytes as an uninitialized read. One
+    /// whose old value goes to a register (`old = atomicExch(&head, x)`) reads it: not listed.
     pub exchanges: BTreeMap<String, std::collections::BTreeSet<u64>>,
 }
 
@@ -79,7 +80,7 @@ impl LineTable {
                         t.strong_load_store.insert(f.clone());
                     }
                     let (op, addr) = opcode_and_address(l);
-                    if op == "ATOMS.EXCH" || op.starts_with("ATOMS.EXCH.") {
+                    if is_discarded_exchange(l, op) {
                         t.exchanges.entry(f.clone()).or_default().insert(off);
                     }
                     if op.starts_with("ATOMS.CAS") {
@@ -187,6 +188,19 @@ fn opcode_and_address(l: &str) -> (&str, Option<&str>) {
         .find('[')
         .and_then(|s| after[s..].find(']').map(|e| &after[s..s + e + 1]));
     (op, addr)
+}
+
+/// Whether the instruction on line `l`, of mnemonic `op`, is an exchange (shared or generic)
+/// whose destination register is `RZ` (the old value discarded).
+fn is_discarded_exchange(l: &str, op: &str) -> bool {
+    let exchange = op.starts_with("ATOMS.") || op.starts_with("ATOM.");
+    if !exchange || !op.split('.').any(|m| m == "EXCH") {
+        return false;
+    }
+    let after = l.find("*/").map_or(l, |i| &l[i + 2..]);
+    let mut words = after.split_whitespace().skip_while(|t| t.starts_with('@'));
+    words.next(); // the mnemonic
+    words.next().map(|d| d.trim_end_matches(',')) == Some("RZ")
 }
 
 /// `/*0040*/ ...` -> 0x40.
@@ -307,6 +321,22 @@ mod tests {
         /*0340*/                   LDS R3, [R3+UR5] ;
         /*0350*/                   ATOMS.CAST.SPIN R7, [R4], R6, R7 ;
 "#;
+
+    #[test]
+    fn only_an_exchange_that_discards_the_old_value_is_a_plain_store() {
+        let t = LineTable::parse(
+            ".text.k:\n\
+             \t/*00b0*/                   ATOMS.EXCH RZ, [UR4], RZ ;\n\
+             \t/*00c0*/                   ATOMS.EXCH R5, [R2], R3 ;\n\
+             \t/*00d0*/               @P0 ATOM.E.EXCH.STRONG.GPU RZ, [R4.64], R7 ;\n\
+             \t/*00e0*/                   ATOMS.ADD RZ, [R2], R3 ;\n\
+             \t/*00f0*/                   ATOMS.CAS R5, [R2], R3, R4 ;\n",
+        );
+        assert!(t.is_exchange("k", 0xb0));
+        assert!(!t.is_exchange("k", 0xc0), "its old value is used");
+        assert!(t.is_exchange("k", 0xd0), "a generic exchange into shared memory");
+        assert!(!t.is_exchange("k", 0xe0) && !t.is_exchange("k", 0xf0));
+    }
 
     #[test]
     fn the_load_of_a_compare_and_swap_loop_is_told_from_a_plain_read() {
