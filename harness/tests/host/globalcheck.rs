@@ -564,3 +564,80 @@ fn kernels_of_cuda_graphs_are_stepped_aside_with_a_note_never_judged_clean() {
         "{out:?}"
     );
 }
+
+/// The `__shared__` variables read and never written, found in unoptimized PTX built here with
+/// NVRTC 13.0: none in any file of the catalog or the corpus, and `is_last` in each of the three
+/// `drop-shared-init` mutants no run could kill (`docs/mutate-survivors.md` #15: the optimizer
+/// deletes the read, H200 run 23), at the line that reads it.
+#[test]
+fn shared_variables_read_and_never_written_are_found_in_unoptimized_ptx_and_nowhere_else() {
+    use racegate::build::compile::{compile_here, BuildOptions};
+    use racegate::judge::sanitize::globalcheck::never_written::find;
+    use racegate::source::catalog::Catalog;
+    let root = super::package_dir().parent().unwrap().to_path_buf();
+    let corpus =
+        racegate::source::manifest::Manifest::load(&root.join("examples/corpus/racegate.toml"))
+            .expect("the corpus manifest loads");
+    let catalogs = [
+        Catalog::discover(&root).expect("the catalog loads"),
+        Catalog::from_manifest(corpus),
+    ];
+    let debug = |cat: &Catalog, file: &str, source: &str| {
+        let mut extra: Vec<String> = cat
+            .cases
+            .iter()
+            .find(|c| c.path == file)
+            .map(|c| c.compile_options())
+            .unwrap_or_default();
+        extra.push("-G".into());
+        let opts = BuildOptions {
+            arch: "compute_90".into(),
+            jitter: false,
+            extra,
+        };
+        compile_here(&cat.root, file, source, &opts)
+            .unwrap_or_else(|e| panic!("{file} with -G: {e}"))
+            .ptx
+    };
+    let mut files = 0;
+    for cat in &catalogs {
+        for file in cat.files() {
+            let source = std::fs::read_to_string(cat.root.join(file)).unwrap();
+            let found = find(&debug(cat, file, &source));
+            assert!(found.is_empty(), "{file}: {found:?}");
+            files += 1;
+        }
+    }
+    assert!(files > 60, "only {files} files");
+    for (cat, file, line) in [
+        (
+            &catalogs[0],
+            "kernels/lastblock_sum.cu",
+            "is_last = ticket == gridDim.x - 1;",
+        ),
+        (
+            &catalogs[0],
+            "kernels/lastblock_acqrel.cu",
+            "is_last = ticket == gridDim.x - 1;",
+        ),
+        (
+            &catalogs[1],
+            "examples/corpus/kernels/dot_f64.cu",
+            "is_last = (ticket == gridDim.x - 1);",
+        ),
+    ] {
+        let source = std::fs::read_to_string(cat.root.join(file)).unwrap();
+        let mutant: String = source
+            .lines()
+            .filter(|l| l.trim() != line)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_ne!(mutant, source, "{file}: the line to drop is not there");
+        let found = find(&debug(cat, file, &mutant));
+        assert_eq!(found.len(), 1, "{file}: {found:?}");
+        assert_eq!(found[0].name, "is_last", "{file}");
+        let read = found[0].line.as_ref().map(|(_, n)| *n).unwrap_or(0) as usize;
+        let text = mutant.lines().nth(read.saturating_sub(1)).unwrap_or("");
+        assert!(text.contains("is_last"), "{file}: line {read} is `{text}`");
+    }
+}

@@ -28,7 +28,8 @@ pub fn run(
         return Ok(inconclusive(&case.name, cfg, NOT_FOUND.into()));
     }
     let target = target_command(catalog, case, cfg, exe)?;
-    run_target(&case.name, &target, cfg, &catalog.root)
+    let r = run_target(&case.name, &target, cfg, &catalog.root)?;
+    Ok(with_never_written(vec![r], catalog, case, cfg).remove(0))
 }
 
 /// Runs racegate's own `tools` (globalcheck, sharedcheck, ...) on `case` in one injected run: one
@@ -42,7 +43,80 @@ pub fn run_own(
     tools: &[Tool],
 ) -> Result<Vec<SanitizerRun>> {
     let target = target_command(catalog, case, cfg, exe)?;
-    super::globalcheck::run::run_tools(&case.name, &target, cfg, &catalog.root, tools)
+    let runs = super::globalcheck::run::run_tools(&case.name, &target, cfg, &catalog.root, tools)?;
+    Ok(with_never_written(runs, catalog, case, cfg))
+}
+
+/// sharedcheck's runs of `case` with the `__shared__` variables its file reads and never writes
+/// added as findings ([`super::globalcheck::never_written`]: a read the optimizer deletes, which
+/// no run can see). A hang stays a hang; anything else with such a variable has a finding.
+fn with_never_written(
+    mut runs: Vec<SanitizerRun>,
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &SanitizeConfig,
+) -> Vec<SanitizerRun> {
+    for r in runs.iter_mut().filter(|r| r.tool == Tool::Sharedcheck) {
+        let found = match never_written(catalog, case, cfg) {
+            Ok(f) => f,
+            Err(e) => {
+                r.log.push_str(&format!(
+                    "sharedcheck: the unoptimized build for shared variables never written failed: {e}\n"
+                ));
+                continue;
+            }
+        };
+        if found.is_empty() {
+            continue;
+        }
+        r.outcome = match std::mem::replace(&mut r.outcome, Outcome::Clean) {
+            Outcome::Findings(mut f) => {
+                f.extend(found);
+                Outcome::Findings(f)
+            }
+            Outcome::Hang { left_behind, said } => Outcome::Hang { left_behind, said },
+            Outcome::Inconclusive(why) => {
+                r.log.push_str(&format!("sharedcheck: the run alone was inconclusive: {why}\n"));
+                Outcome::Findings(found)
+            }
+            Outcome::Clean => Outcome::Findings(found),
+        };
+    }
+    runs
+}
+
+/// The `__shared__` variables `case`'s file reads and never writes, as findings: its source
+/// compiled again without optimization (`-G`), where every access is still in the PTX.
+pub fn never_written(catalog: &Catalog, case: &Case, cfg: &SanitizeConfig) -> Result<Vec<normalize::Finding>> {
+    let mut extra = case.compile_options();
+    extra.push("-G".into());
+    let ptx = compile::compile_to_cache(
+        &catalog.root,
+        &case.path,
+        &BuildOptions {
+            arch: cfg.arch.clone(),
+            jitter: false,
+            extra,
+        },
+    )?;
+    let text = std::fs::read_to_string(&ptx).map_err(|e| Error::io("reading", &ptx, e))?;
+    let raw = super::globalcheck::never_written::find(&text)
+        .into_iter()
+        .map(|v| normalize::Finding {
+            kind: "Shared".into(),
+            level: "Error".into(),
+            kernel: v.function,
+            location: v
+                .line
+                .map_or_else(|| case.path.clone(), |(p, l)| format!("{p}:{l}")),
+            accesses: "Read".into(),
+            what: format!(
+                "Reads shared memory no thread of the block wrote since it started: the __shared__ variable `{}` is read and never written (the optimizer deletes such a read, so no run shows it)",
+                v.name
+            ),
+        })
+        .collect();
+    Ok(normalize::normalized(raw, &catalog.root))
 }
 
 /// racegate's own tools among `tools`, in their order: one injected run serves them all.

@@ -13,6 +13,7 @@ pub mod confirm;
 pub mod decide;
 pub mod fence;
 pub mod lines;
+pub mod never_written;
 pub mod report;
 pub mod run;
 pub mod sass;

@@ -1,0 +1,237 @@
+//! A `__shared__` variable the kernel reads and no code of the module ever writes.
+//!
+//! sharedcheck sees reads of unwritten shared memory as they happen, but a read the compiler
+//! deleted never happens: when a `__shared__` variable has no store left (`is_last = ...` removed,
+//! `docs/mutate-survivors.md` #15), NVVM folds its loads to an undefined value and the binary
+//! reads nothing (nvcc 13.0: no `ld.shared` of it, "has been demoted"), so whatever branch the
+//! compiler picked runs, and no poison can show it. The unoptimized PTX (`-G`) still has every
+//! access as written: a variable whose every access there is a load (followed from its address
+//! through `mov`, `cvt` and `cvta` to the load's address operand) is read and never written. Any
+//! other use of its address (arithmetic, a call, a store of the address) could write it: such a
+//! variable is never reported. Dynamic shared memory (`extern .shared`) is not looked at.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One variable read and never written: its PTX name, the function and the line of a read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NeverWritten {
+    pub symbol: String,
+    /// The variable as the source names it (`is_last` of `_ZZ13sum_lastblockE7is_last`).
+    pub name: String,
+    pub function: String,
+    /// `path:line` of the first read, from the PTX's `.loc`; `None` without one.
+    pub line: Option<(String, u32)>,
+}
+
+/// The variables of `ptx` (unoptimized, `-G`) that are read and never written.
+pub fn find(ptx: &str) -> Vec<NeverWritten> {
+    let mut files: BTreeMap<u32, String> = BTreeMap::new();
+    let mut symbols: BTreeSet<String> = BTreeSet::new();
+    for l in ptx.lines() {
+        let t = l.trim();
+        if let Some(rest) = t.strip_prefix(".file") {
+            let mut it = rest.split_whitespace();
+            if let (Some(n), Some(p)) = (it.next().and_then(|n| n.parse().ok()), it.next()) {
+                files.insert(n, p.trim_matches('"').to_string());
+            }
+        } else if t.starts_with(".shared") && !t.contains(".extern") {
+            if let Some(name) = t.trim_end_matches(';').split_whitespace().last() {
+                symbols.insert(name.split('[').next().unwrap_or(name).to_string());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for sym in symbols {
+        let mut reads: Vec<(String, Option<(u32, u32)>)> = Vec::new();
+        let mut other = false;
+        let mut tracked: BTreeSet<String> = BTreeSet::new();
+        let mut function = String::new();
+        let mut loc: Option<(u32, u32)> = None;
+        for l in ptx.lines() {
+            let t = l.trim();
+            if let Some(f) = entry_name(t) {
+                function = f;
+                tracked.clear();
+                continue;
+            }
+            if let Some(rest) = t.strip_prefix(".loc") {
+                let mut it = rest.split_whitespace();
+                if let (Some(f), Some(n)) = (
+                    it.next().and_then(|f| f.parse().ok()),
+                    it.next().and_then(|n| n.parse().ok()),
+                ) {
+                    loc = Some((f, n));
+                }
+                continue;
+            }
+            let Some((op, operands)) = instruction(t) else {
+                continue;
+            };
+            let mentions = |o: &str| {
+                let o = o.trim_matches(|c| c == '(' || c == ')').trim();
+                o == sym || tracked.contains(o) || strip_offset(o) == sym
+                    || address(o).is_some_and(|a| a == sym || tracked.contains(a))
+            };
+            let base = op.split('.').next().unwrap_or("");
+            let (dest, srcs) = operands.split_first().map_or(("", &[][..]), |(d, s)| (*d, s));
+            let from = srcs.iter().any(|o| mentions(o));
+            let at_dest = mentions(dest);
+            if dest.starts_with('[') {
+                // A store (or reduction) through an address: to the variable, or of its address.
+                if at_dest || from {
+                    other = true;
+                    break;
+                }
+                continue;
+            }
+            if !from {
+                // The destination now holds something else.
+                tracked.remove(dest);
+                if at_dest && !dest.starts_with('%') {
+                    other = true;
+                    break;
+                }
+                continue;
+            }
+            if matches!(base, "mov" | "cvt" | "cvta") && srcs.len() == 1 {
+                tracked.insert(dest.to_string());
+            } else if base == "ld" && srcs.len() == 1 && address(srcs[0]).is_some() {
+                reads.push((function.clone(), loc));
+            } else {
+                // An atomic, arithmetic on the address, a call: it may be written.
+                other = true;
+                break;
+            }
+        }
+        if other || reads.is_empty() {
+            continue;
+        }
+        let (function, at) = reads.swap_remove(0);
+        out.push(NeverWritten {
+            name: source_name(&sym),
+            symbol: sym,
+            function,
+            line: at.and_then(|(f, n)| files.get(&f).map(|p| (p.clone(), n))),
+        });
+    }
+    out
+}
+
+/// `.visible .entry NAME(` / `.func (...) NAME(`: the function's name.
+fn entry_name(t: &str) -> Option<String> {
+    if !(t.contains(".entry") || t.contains(".func")) || t.starts_with("//") {
+        return None;
+    }
+    let before = t.split('(').filter(|p| !p.trim().is_empty()).find(|p| !p.contains(".param"))?;
+    let name = before.split_whitespace().last()?;
+    (!name.starts_with('.')).then(|| name.to_string())
+}
+
+/// An instruction line `[@p] op a, b, [c];` as its mnemonic and operands (braces, labels,
+/// directives and comments are not instructions).
+fn instruction(t: &str) -> Option<(&str, Vec<&str>)> {
+    let t = t.trim_start_matches('{').trim();
+    if t.is_empty() || t.starts_with('.') || t.starts_with("//") || t.starts_with('}') || t.ends_with(':') {
+        return None;
+    }
+    let t = t.trim_end_matches(|c: char| c == '}' || c.is_whitespace());
+    let t = t.strip_suffix(';').unwrap_or(t).trim();
+    let t = if t.starts_with('@') { t.split_once(char::is_whitespace)?.1.trim() } else { t };
+    let (op, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
+    let operands = rest
+        .split(',')
+        .map(str::trim)
+        .filter(|o| !o.is_empty())
+        .collect();
+    Some((op, operands))
+}
+
+/// `[%rd12]`, `[%r3+8]`, `[sym+4]` -> the register or symbol inside.
+fn address(o: &str) -> Option<&str> {
+    let inner = o.strip_prefix('[')?.strip_suffix(']')?;
+    Some(strip_offset(inner.trim()))
+}
+
+/// `sym+4` -> `sym`.
+fn strip_offset(o: &str) -> &str {
+    o.split('+').next().unwrap_or(o).trim()
+}
+
+/// `_ZZ13sum_lastblockE7is_last` -> `is_last`; other names as they are.
+fn source_name(sym: &str) -> String {
+    if let Some(rest) = sym.strip_prefix("_ZZ") {
+        if let Some(e) = rest.rfind('E') {
+            let tail = &rest[e + 1..];
+            let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
+            if let Ok(n) = digits.parse::<usize>() {
+                if let Some(name) = tail.get(digits.len()..digits.len() + n) {
+                    return name.to_string();
+                }
+            }
+        }
+    }
+    sym.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const READ_ONLY: &str = r#"
+.visible .entry k(
+	.param .u64 k_param_0
+)
+{
+	.shared .align 1 .u8 _ZZ1kE7is_last;
+	.shared .align 4 .b8 _ZZ1kE4tile[64];
+	.loc	1 53 5
+	mov.u32 	%r23, _ZZ1kE7is_last;
+	{ .reg .b64 %tmp;
+	  cvt.u64.u32 	%tmp, %r23;
+	  cvta.shared.u64 	%rd12, %tmp; }
+	ld.u8 	%rs1, [%rd12];
+	.loc	1 60 5
+	mov.u32 	%r24, _ZZ1kE4tile;
+	{ .reg .b64 %tmp;
+	  cvt.u64.u32 	%tmp, %r24;
+	  cvta.shared.u64 	%rd13, %tmp; }
+	st.u32 	[%rd13], %r1;
+	ld.u32 	%r2, [%rd13];
+	ret;
+}
+	.file	1 "/w/kernels/k.cu"
+"#;
+
+    #[test]
+    fn a_shared_variable_only_loaded_is_found_with_its_line() {
+        let f = find(READ_ONLY);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].name, "is_last");
+        assert_eq!(f[0].function, "k");
+        assert_eq!(f[0].line, Some(("/w/kernels/k.cu".to_string(), 53)));
+    }
+
+    #[test]
+    fn a_store_an_atomic_or_address_arithmetic_means_it_may_be_written() {
+        for (what, extra) in [
+            ("a store", "\tst.shared.u8 \t[_ZZ1kE7is_last], %rs3;"),
+            ("an atomic", "\tatom.shared.exch.b32 \t%r9, [_ZZ1kE7is_last], 0;"),
+            ("arithmetic", "\tadd.s32 \t%r30, %r23, 4;"),
+            ("a stored address", "\tst.u64 \t[%rd40], %rd12;"),
+            ("a call", "\tcall.uni (retval0), f, (%rd12);"),
+        ] {
+            let ptx = READ_ONLY.replace("\tret;", &format!("{extra}\n\tret;"));
+            assert!(find(&ptx).iter().all(|f| f.name != "is_last"), "{what}: {:?}", find(&ptx));
+        }
+        // Dynamic shared memory is never judged.
+        let ptx = ".extern .shared .align 16 .b8 smem[];\n\tmov.u32 %r1, smem;\n\tld.shared.u32 %r2, [%r1];\n";
+        assert!(find(ptx).is_empty());
+    }
+
+    #[test]
+    fn source_names_come_from_the_mangled_local_name() {
+        assert_eq!(source_name("_ZZ13sum_lastblockE7is_last"), "is_last");
+        assert_eq!(source_name("_ZZ4dot_IfEvPKT_E5warps"), "warps");
+        assert_eq!(source_name("plain_name"), "plain_name");
+    }
+}
