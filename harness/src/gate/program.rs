@@ -346,8 +346,14 @@ fn plain_runs(
                 other,
                 distinct,
                 lines,
+                stable,
             } => run.findings.push(super::variance::finding(
-                &outputs, subject, file, &cfg.masks, (first, other, distinct), &lines,
+                &outputs,
+                subject,
+                file,
+                &cfg.masks,
+                (first, other, distinct),
+                (&lines, stable),
             )),
             super::variance::Variance::Noise { lines, example } => run.mark_inconclusive(
                 subject,

@@ -37,9 +37,15 @@ fn gate(script: &str, extra: &[&str]) -> (i32, String, String) {
 }
 
 /// The gate's jitter needs racegate's tool; where it cannot be built the runs are not jittered
-/// and these tests have nothing to tell apart (CI builds it from the pinned wheels).
+/// and these tests have nothing to tell apart. CI builds it from the pinned wheels: there (`CI`
+/// set) a missing tool fails the test instead of letting it pass untested.
 fn jitter_available(text: &str) -> bool {
-    !text.contains("globalcheck's tool cannot be built")
+    let built = !text.contains("globalcheck's tool cannot be built");
+    assert!(
+        built || std::env::var_os("CI").is_none(),
+        "CI must build racegate's tool (ci/setup): {text}"
+    );
+    built
 }
 
 #[test]
@@ -86,6 +92,14 @@ fn a_line_that_varies_without_jitter_is_noise_and_a_line_that_varies_only_under_
     // What a race prints without jitter too (an integer, a pid) stays the finding it was.
     let pid = r#"echo "value $$"; printf 'memcopy:\t%s\n' "0.$(date +%N)""#;
     let (code, json, text) = gate(pid, &[]);
+    assert!(code == 1 || code == 4, "{code} {text}");
+    assert!(
+        json.contains("output differs between identical runs"),
+        "{json}"
+    );
+    // A racy sum on the same line as a timing: only the timing's place may vary (a review's case).
+    let beside = r#"if [ -n "$CUDA_INJECTION64_PATH" ]; then s=999.5; else s=123.5; fi; echo "sum = $s time 0.$(date +%N) ms""#;
+    let (code, json, text) = gate(beside, &[]);
     assert!(code == 1 || code == 4, "{code} {text}");
     assert!(
         json.contains("output differs between identical runs"),

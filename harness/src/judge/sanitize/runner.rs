@@ -100,7 +100,9 @@ pub fn never_written(catalog: &Catalog, case: &Case, cfg: &SanitizeConfig) -> Re
         },
     )?;
     let text = std::fs::read_to_string(&ptx).map_err(|e| Error::io("reading", &ptx, e))?;
-    let raw = super::globalcheck::never_written::find(&text)
+    // Reads count only in the case's kernel and what it calls (a C++ entry by its identifier).
+    let entry = case.entry.name.split('<').next().unwrap_or(&case.entry.name).trim();
+    let raw = super::globalcheck::never_written::find(&text, Some(entry))
         .into_iter()
         .map(|v| normalize::Finding {
             kind: "Shared".into(),

@@ -10,6 +10,7 @@
 //! masks; a catalog kernel's buffers digest) are the same, the value read never reached the
 //! output: the reads are reported as notes, not findings. Anything else keeps them findings.
 
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -37,6 +38,7 @@ pub fn reads_are_dead(
     env: &[(String, String)],
     cfg: &SanitizeConfig,
     first: &Exit,
+    first_report: &report::Report,
     log: &mut String,
 ) -> bool {
     let mut runs = Vec::new();
@@ -51,7 +53,7 @@ pub fn reads_are_dead(
             }
         }
     }
-    let (dead, lines) = verdict(first, &runs, cfg.timeout);
+    let (dead, lines) = verdict(first, &uninit_sites(first_report), &runs, cfg.timeout);
     for l in lines {
         log.push_str(&l);
         log.push('\n');
@@ -109,7 +111,12 @@ fn confirm_run(
 /// unwritten read really poisoned, and every output the same. Anything else keeps the reads
 /// findings (a program that fails under every poison, or prints nothing to compare, says nothing
 /// about where the value went).
-pub fn verdict(first: &Exit, runs: &[ConfirmRun], timeout: std::time::Duration) -> (bool, Vec<String>) {
+pub fn verdict(
+    first: &Exit,
+    first_sites: &BTreeSet<(String, u64)>,
+    runs: &[ConfirmRun],
+    timeout: std::time::Duration,
+) -> (bool, Vec<String>) {
     let mut lines = Vec::new();
     let stays = |poison: u8, why: String| {
         format!("sharedcheck confirm run (poison 0x{poison:02x}): {why}; the unwritten reads stay findings")
@@ -132,9 +139,19 @@ pub fn verdict(first: &Exit, runs: &[ConfirmRun], timeout: std::time::Duration) 
         } else if r.view.iter().all(u8::is_ascii_whitespace) {
             Some("it printed nothing to compare".into())
         } else {
-            match r.report.as_deref().map(|t| poisoned_reads(&report::parse(t))) {
+            let parsed = r.report.as_deref().map(report::parse);
+            let missing = parsed.as_ref().map(|p| {
+                let here = uninit_sites(p);
+                first_sites.iter().filter(|s| !here.contains(*s)).count()
+            });
+            match parsed.as_ref().map(poisoned_reads) {
                 None => Some("its report could not be read".into()),
                 Some(0) => Some("the tool gave no unwritten byte poison".into()),
+                Some(_) if missing.unwrap_or(0) > 0 => Some(format!(
+                    "{} read(s) of unwritten memory the first run found did not happen in it (a \
+                     schedule-dependent read was not poisoned)",
+                    missing.unwrap_or(0)
+                )),
                 Some(n) => {
                     lines.push(format!(
                         "sharedcheck confirm run (poison 0x{:02x}): {n} read(s) of unwritten shared memory given poison first",
@@ -168,6 +185,23 @@ pub fn verdict(first: &Exit, runs: &[ConfirmRun], timeout: std::time::Duration) 
 /// run 23 call A); 0xC7 of call B left bits 4 and 5 clear in every run (a review).
 pub const POISONS: [u8; 3] = [0x00, 0x4B, 0xF7];
 
+/// Where a report's reads of unwritten shared memory are: (function, offset in it) of each
+/// `uninitialized-read` finding (program counters differ between processes; offsets do not).
+pub fn uninit_sites(rep: &report::Report) -> BTreeSet<(String, u64)> {
+    rep.launches
+        .iter()
+        .flat_map(|l| {
+            l.shared_findings
+                .iter()
+                .filter(|f| f.kind == "uninitialized-read")
+                .map(move |f| {
+                    report::function_of(rep, l.module, f.pc_now)
+                        .map_or((String::new(), f.pc_now), |(_, func, off)| (func.to_string(), off))
+                })
+        })
+        .collect()
+}
+
 /// How many reads of unwritten bytes the tool poisoned across the report's launches.
 pub fn poisoned_reads(rep: &report::Report) -> u64 {
     rep.launches
@@ -197,7 +231,7 @@ mod tests {
     }
 
     fn dead(first: Exit, runs: &[ConfirmRun]) -> bool {
-        verdict(&first, runs, std::time::Duration::from_secs(9)).0
+        verdict(&first, &BTreeSet::new(), runs, std::time::Duration::from_secs(9)).0
     }
 
     #[test]
@@ -230,6 +264,34 @@ mod tests {
         cut[1].complete = false;
         assert!(!dead(Exit::Code(0), &cut));
         assert!(!dead(Exit::Code(0), &[]));
+    }
+
+    #[test]
+    fn a_read_the_first_run_found_must_be_poisoned_in_every_confirm_run() {
+        // Two reads in the first run; a confirm run whose report holds only one of them (the
+        // other, schedule-dependent, read after the write that time) spares nothing.
+        let with_sites = |pcs: &[u64]| {
+            let findings: Vec<String> = pcs
+                .iter()
+                .map(|pc| format!("{{\"kind\":\"uninitialized-read\",\"scope\":\"block\",\"pc_now\":{pc},\"pc_then\":0,\"offset\":1024,\"block_now\":0,\"thread_now\":0,\"thread_then\":0,\"bytes\":15,\"now_atomic\":false,\"count\":1}}"))
+                .collect();
+            POISONS
+                .iter()
+                .map(|&p| {
+                    let mut r = run(p, Exit::Code(0), "sum 42\n", Some(3));
+                    r.report = r.report.map(|t| {
+                        t.replace("\"shared_findings\":[]", &format!("\"shared_findings\":[{}]", findings.join(",")))
+                    });
+                    r
+                })
+                .collect::<Vec<_>>()
+        };
+        let first: BTreeSet<(String, u64)> = [(String::new(), 0x40), (String::new(), 0x80)].into();
+        let t = std::time::Duration::from_secs(9);
+        assert!(verdict(&Exit::Code(0), &first, &with_sites(&[0x40, 0x80]), t).0);
+        let (dead, log) = verdict(&Exit::Code(0), &first, &with_sites(&[0x40]), t);
+        assert!(!dead);
+        assert!(log.iter().any(|l| l.contains("did not happen in it")), "{log:?}");
     }
 
     #[test]

@@ -23,23 +23,24 @@ pub struct NeverWritten {
     pub line: Option<(String, u32)>,
 }
 
-/// The variables of `ptx` (unoptimized, `-G`) that are read and never written.
-pub fn find(ptx: &str) -> Vec<NeverWritten> {
+/// The variables of `ptx` (unoptimized, `-G`) that are read and never written, their reads
+/// counted only in functions reachable from `entry` (the case's kernel; `None`: every function).
+pub fn find(ptx: &str, entry: Option<&str>) -> Vec<NeverWritten> {
     let mut files: BTreeMap<u32, String> = BTreeMap::new();
     let mut symbols: BTreeSet<String> = BTreeSet::new();
-    for l in ptx.lines() {
-        let t = l.trim();
+    for t in statements(ptx) {
         if let Some(rest) = t.strip_prefix(".file") {
             let mut it = rest.split_whitespace();
             if let (Some(n), Some(p)) = (it.next().and_then(|n| n.parse().ok()), it.next()) {
                 files.insert(n, p.trim_matches('"').to_string());
             }
         } else if t.starts_with(".shared") && !t.contains(".extern") {
-            if let Some(name) = t.trim_end_matches(';').split_whitespace().last() {
+            if let Some(name) = t.split_whitespace().last() {
                 symbols.insert(name.split('[').next().unwrap_or(name).to_string());
             }
         }
     }
+    let reachable = entry.map(|e| reachable_from(ptx, e));
     let mut out = Vec::new();
     for sym in symbols {
         let mut reads: Vec<(String, Option<(u32, u32)>)> = Vec::new();
@@ -47,9 +48,8 @@ pub fn find(ptx: &str) -> Vec<NeverWritten> {
         let mut tracked: BTreeSet<String> = BTreeSet::new();
         let mut function = String::new();
         let mut loc: Option<(u32, u32)> = None;
-        for l in ptx.lines() {
-            let t = l.trim();
-            if let Some(f) = entry_name(t) {
+        for t in statements(ptx) {
+            if let Some(f) = function_name(&t) {
                 function = f;
                 tracked.clear();
                 continue;
@@ -64,16 +64,22 @@ pub fn find(ptx: &str) -> Vec<NeverWritten> {
                 }
                 continue;
             }
-            let Some((op, operands)) = instruction(t) else {
+            let Some((op, operands)) = instruction(&t) else {
                 continue;
             };
             let mentions = |o: &str| {
                 let o = o.trim_matches(|c| c == '(' || c == ')').trim();
-                o == sym || tracked.contains(o) || strip_offset(o) == sym
+                o == sym
+                    || tracked.contains(o)
+                    || strip_offset(o) == sym
                     || address(o).is_some_and(|a| a == sym || tracked.contains(a))
             };
+            // A declaration or anything this parser does not read as an instruction, naming the
+            // variable or its address: it may write it.
             let base = op.split('.').next().unwrap_or("");
-            let (dest, srcs) = operands.split_first().map_or(("", &[][..]), |(d, s)| (*d, s));
+            let (dest, srcs) = operands
+                .split_first()
+                .map_or(("", &[][..]), |(d, s)| (*d, s));
             let from = srcs.iter().any(|o| mentions(o));
             let at_dest = mentions(dest);
             if dest.starts_with('[') {
@@ -87,7 +93,7 @@ pub fn find(ptx: &str) -> Vec<NeverWritten> {
             if !from {
                 // The destination now holds something else.
                 tracked.remove(dest);
-                if at_dest && !dest.starts_with('%') {
+                if at_dest && !dest.starts_with('%') && !dest.starts_with('{') {
                     other = true;
                     break;
                 }
@@ -96,7 +102,9 @@ pub fn find(ptx: &str) -> Vec<NeverWritten> {
             if matches!(base, "mov" | "cvt" | "cvta") && srcs.len() == 1 {
                 tracked.insert(dest.to_string());
             } else if base == "ld" && srcs.len() == 1 && address(srcs[0]).is_some() {
-                reads.push((function.clone(), loc));
+                if reachable.as_ref().is_none_or(|r| r.contains(&function)) {
+                    reads.push((function.clone(), loc));
+                }
             } else {
                 // An atomic, arithmetic on the address, a call: it may be written.
                 other = true;
@@ -117,32 +125,127 @@ pub fn find(ptx: &str) -> Vec<NeverWritten> {
     out
 }
 
-/// `.visible .entry NAME(` / `.func (...) NAME(`: the function's name.
-fn entry_name(t: &str) -> Option<String> {
-    if !(t.contains(".entry") || t.contains(".func")) || t.starts_with("//") {
-        return None;
+/// The PTX as statements: comments removed, lines joined until their `;` (a call's operands
+/// span lines) and cut at each `;` (an inline-asm block puts several on one line), braces
+/// dropped, empty ones left out. A line without `;` that is a directive (`.loc`, `.file`, a
+/// function's header and parameters) or a label is a statement of its own.
+fn statements(ptx: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut pending = String::new();
+    let clean = |t: &str| t.trim_matches(|c: char| c == '{' || c == '}' || c.is_whitespace()).to_string();
+    for line in ptx.lines() {
+        let line = line.split("//").next().unwrap_or("").trim();
+        if line.chars().all(|c| matches!(c, '{' | '}' | '(' | ')' | ' ' | '\t')) {
+            continue;
+        }
+        if pending.trim().is_empty() && !line.contains(';') && (line.starts_with('.') || line.ends_with(':')) {
+            out.push(clean(line));
+            continue;
+        }
+        pending.push(' ');
+        pending.push_str(line);
+        while let Some(i) = pending.find(';') {
+            let t = clean(&pending[..i]);
+            if !t.is_empty() {
+                out.push(t);
+            }
+            pending.drain(..=i);
+        }
     }
-    let before = t.split('(').filter(|p| !p.trim().is_empty()).find(|p| !p.contains(".param"))?;
-    let name = before.split_whitespace().last()?;
-    (!name.starts_with('.')).then(|| name.to_string())
+    let t = clean(&pending);
+    if !t.is_empty() {
+        out.push(t);
+    }
+    out
 }
 
-/// An instruction line `[@p] op a, b, [c];` as its mnemonic and operands (braces, labels,
-/// directives and comments are not instructions).
+/// The name of the function a header statement opens (`.visible .entry NAME(`,
+/// `.func (.param .b32 func_retval0) NAME(`, `.weak .func NAME()`), else `None`.
+fn function_name(t: &str) -> Option<String> {
+    let at = t.find(".entry").map(|i| i + ".entry".len()).or_else(|| {
+        t.find(".func")
+            .filter(|&i| t[..i].split_whitespace().all(|w| w.starts_with('.')))
+            .map(|i| i + ".func".len())
+    })?;
+    let mut rest = t[at..].trim_start();
+    if rest.starts_with('(') {
+        // The return parameters.
+        rest = rest[rest.find(')')? + 1..].trim_start();
+    }
+    let name: String = rest
+        .chars()
+        .take_while(|c| !c.is_whitespace() && *c != '(')
+        .collect();
+    (!name.is_empty() && !name.starts_with('.')).then_some(name)
+}
+
+/// Every function a kernel named `entry` (or whose PTX name contains it, for a C++ entry) can
+/// reach through `call`s, itself included.
+fn reachable_from(ptx: &str, entry: &str) -> BTreeSet<String> {
+    let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut kernels = Vec::new();
+    let mut current = String::new();
+    for t in statements(ptx) {
+        if let Some(f) = function_name(&t) {
+            if t.contains(".entry") {
+                kernels.push(f.clone());
+            }
+            current = f;
+            continue;
+        }
+        if let Some((op, operands)) = instruction(&t) {
+            if op.starts_with("call") {
+                for o in operands {
+                    let callee = o.trim_matches(|c| c == '(' || c == ')').trim();
+                    if !callee.is_empty() && !callee.starts_with('%') {
+                        calls.entry(current.clone()).or_default().insert(callee.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let mut seen: BTreeSet<String> = kernels
+        .into_iter()
+        .filter(|k| k == entry || k.contains(entry))
+        .collect();
+    let mut todo: Vec<String> = seen.iter().cloned().collect();
+    while let Some(f) = todo.pop() {
+        for c in calls.get(&f).into_iter().flatten() {
+            if seen.insert(c.clone()) {
+                todo.push(c.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// An instruction statement `[@p] op a, b, [c]` as its mnemonic and operands (directives,
+/// labels and declarations are not instructions). A vector operand `{%r1, %r2}` is one operand.
 fn instruction(t: &str) -> Option<(&str, Vec<&str>)> {
-    let t = t.trim_start_matches('{').trim();
-    if t.is_empty() || t.starts_with('.') || t.starts_with("//") || t.starts_with('}') || t.ends_with(':') {
+    if t.starts_with('.') || t.ends_with(':') || t.starts_with('$') {
         return None;
     }
-    let t = t.trim_end_matches(|c: char| c == '}' || c.is_whitespace());
-    let t = t.strip_suffix(';').unwrap_or(t).trim();
-    let t = if t.starts_with('@') { t.split_once(char::is_whitespace)?.1.trim() } else { t };
+    let t = if t.starts_with('@') {
+        t.split_once(char::is_whitespace)?.1.trim()
+    } else {
+        t
+    };
     let (op, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
-    let operands = rest
-        .split(',')
-        .map(str::trim)
-        .filter(|o| !o.is_empty())
-        .collect();
+    let mut operands = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in rest.char_indices() {
+        match c {
+            '{' | '(' => depth += 1,
+            '}' | ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                operands.push(rest[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    operands.push(rest[start..].trim());
+    operands.retain(|o| !o.is_empty());
     Some((op, operands))
 }
 
@@ -204,7 +307,10 @@ mod tests {
 
     #[test]
     fn a_shared_variable_only_loaded_is_found_with_its_line() {
-        let f = find(READ_ONLY);
+        let f = find(READ_ONLY, Some("k"));
+        assert_eq!(find(READ_ONLY, None), f);
+        // Reads in a kernel other than the case's do not count.
+        assert!(find(READ_ONLY, Some("other")).is_empty());
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].name, "is_last");
         assert_eq!(f[0].function, "k");
@@ -221,11 +327,11 @@ mod tests {
             ("a call", "\tcall.uni (retval0), f, (%rd12);"),
         ] {
             let ptx = READ_ONLY.replace("\tret;", &format!("{extra}\n\tret;"));
-            assert!(find(&ptx).iter().all(|f| f.name != "is_last"), "{what}: {:?}", find(&ptx));
+            assert!(find(&ptx, None).iter().all(|f| f.name != "is_last"), "{what}: {:?}", find(&ptx, None));
         }
         // Dynamic shared memory is never judged.
         let ptx = ".extern .shared .align 16 .b8 smem[];\n\tmov.u32 %r1, smem;\n\tld.shared.u32 %r2, [%r1];\n";
-        assert!(find(ptx).is_empty());
+        assert!(find(ptx, None).is_empty());
     }
 
     #[test]

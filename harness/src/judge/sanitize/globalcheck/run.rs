@@ -234,7 +234,7 @@ pub fn run_tools(
             log.push_str(&super::shared::shared_log(&rep));
             let first = decide_shared(&done.exit, done.left_behind, &rep, &tables, root, &mut log);
             if cfg.confirm && has_uninit_read(&first) {
-                let dead = confirm::reads_are_dead(program, args, &env, cfg, &done.exit, &mut log);
+                let dead = confirm::reads_are_dead(program, args, &env, cfg, &done.exit, &rep, &mut log);
                 decide_shared_with(&done.exit, done.left_behind, &rep, &tables, root, &mut log, dead)
             } else {
                 first
