@@ -578,9 +578,17 @@ fn shared_variables_read_and_never_written_are_found_in_unoptimized_ptx_and_nowh
     let corpus =
         racegate::source::manifest::Manifest::load(&root.join("examples/corpus/racegate.toml"))
             .expect("the corpus manifest loads");
+    let manifest = |rel: &str| {
+        Catalog::from_manifest(
+            racegate::source::manifest::Manifest::load(&root.join(rel))
+                .unwrap_or_else(|e| panic!("{rel}: {e}")),
+        )
+    };
     let catalogs = [
         Catalog::discover(&root).expect("the catalog loads"),
         Catalog::from_manifest(corpus),
+        manifest("examples/gate/racegate.toml"),
+        manifest("examples/cargo-test/racegate.toml"),
     ];
     let debug = |cat: &Catalog, file: &str, source: &str| {
         let mut extra: Vec<String> = cat
