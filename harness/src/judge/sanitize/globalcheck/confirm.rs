@@ -180,7 +180,7 @@ pub fn verdict(
 /// 1.3e7 as an f32, 14.6 as an f16, 4.6e53 as an f64; 0xF7F7F7F7 is -1.0e34 as an f32, -32624 as
 /// an f16, -7.9e269 as an f64), none a NaN or an infinity, and every bit of a byte takes both
 /// values among them (0x00 and 0x4B | 0xF7 = 0xFF), so a value used only through some of its bits
-/// changes too. Run 22's first version gave every byte a random value and its complement: two
+/// changes too. The first version (run 23, call A) gave every byte a random value and its complement: two
 /// floats that overflow to NaN alike made a read that matters look dead (`uninit_shared_tail`,
 /// run 23 call A); 0xC7 of call B left bits 4 and 5 clear in every run (a review).
 pub const POISONS: [u8; 3] = [0x00, 0x4B, 0xF7];
