@@ -335,6 +335,19 @@ fn folder_of(path: &Path) -> &Path {
 
 pub use crate::build::cache::dir as cache_dir;
 
+/// FNV-1a, 64 bits, over `parts`, each followed by a zero byte: the same in every process and on
+/// every machine (cache keys, and digests compared between runs of a target).
+pub fn fnv(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.iter().chain([0u8].iter()) {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
 /// A stable 64-bit fingerprint (FNV-1a) for cache file names.
 pub fn fingerprint(s: &str) -> u64 {
     let mut h = Fnv(0xcbf29ce484222325);

@@ -138,18 +138,6 @@ fn which(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// FNV-1a, 64 bits: a stable key for the cache folder.
-fn fnv(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for p in parts {
-        for b in p.iter().chain([0u8].iter()) {
-            h ^= *b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-    }
-    h
-}
-
 /// The two compile commands (program, arguments) for sources in `src`, outputs in `out`.
 pub fn commands(tc: &Toolchain, src: &Path, out: &Path) -> Vec<(PathBuf, Vec<OsString>)> {
     let os = |s: &str| OsString::from(s);
@@ -251,7 +239,7 @@ fn build(root: &Path) -> Result<Built, String> {
     let what = toolchain_identity(&tc);
     let mut parts: Vec<&[u8]> = SOURCES.iter().map(|(_, text)| text.as_bytes()).collect();
     parts.extend([how.as_bytes(), what.as_bytes()]);
-    let key = fnv(&parts);
+    let key = crate::build::compile::fnv(&parts);
     let cache = crate::build::cache::dir().map_err(|e| e.to_string())?;
     let dir = cache.join("globalcheck").join(format!("{key:016x}"));
     let built = Built {

@@ -52,24 +52,28 @@ pub(super) fn jitter_env(
 /// must not pass for the program's (the runs' verdicts then cannot be trusted), a report that
 /// is not there means the runs were not jittered, and launches it stepped aside from (CUDA
 /// graphs) ran without jitter.
-pub(super) fn jitter_report(subject: &str, dir: &Path, run: &mut GateRun) {
+/// Says whether the runs were really jittered (the injection loaded and reported no failure).
+pub(super) fn jitter_report(subject: &str, dir: &Path, run: &mut GateRun) -> bool {
     // The program can write into the tool's folder: read as a capture (regular, bounded).
     let text = match read_capture(&dir.join("report.jsonl"), 64 << 20) {
         Capture::Text(t) => t,
         Capture::Missing => String::new(),
         Capture::TooLarge(limit) => {
             let why = format!("the jitter injection's report is over {limit} bytes: not read");
-            return run.mark_inconclusive(subject, "jitter", why);
+            run.mark_inconclusive(subject, "jitter", why);
+            return false;
         }
         Capture::NotAFile => {
             let why = "the jitter injection's report is not a regular file: not read".into();
-            return run.mark_inconclusive(subject, "jitter", why);
+            run.mark_inconclusive(subject, "jitter", why);
+            return false;
         }
     };
     let report = crate::judge::sanitize::globalcheck::report::parse(&text);
     if let Some(e) = report.errors.first() {
         let why = format!("the jitter injection failed: {e}");
-        return run.mark_inconclusive(subject, "jitter", why);
+        run.mark_inconclusive(subject, "jitter", why);
+        return false;
     }
     if !report.started {
         // Nothing was jittered: said, never counted as a jittered pass.
@@ -77,7 +81,7 @@ pub(super) fn jitter_report(subject: &str, dir: &Path, run: &mut GateRun) {
             "{subject}: the runs were not jittered: the injection wrote no report (the program \
              never initialized CUDA, or the driver did not load the tool)"
         ));
-        return;
+        return false;
     }
     let mut aside: BTreeMap<&str, u64> = BTreeMap::new();
     for n in report.notes.iter().filter(|n| n.note == "stepped-aside") {
@@ -93,16 +97,5 @@ pub(super) fn jitter_report(subject: &str, dir: &Path, run: &mut GateRun) {
             "{subject}: jitter stepped aside for {launches} {what}: they ran without jitter"
         ));
     }
-}
-
-
-/// Whether the injection loaded and wrote its report (so the runs were really jittered).
-pub(super) fn jittered(dir: &Path) -> bool {
-    match read_capture(&dir.join("report.jsonl"), 64 << 20) {
-        Capture::Text(t) => {
-            let r = crate::judge::sanitize::globalcheck::report::parse(&t);
-            r.started && r.errors.is_empty()
-        }
-        _ => false,
-    }
+    true
 }

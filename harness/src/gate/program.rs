@@ -242,9 +242,10 @@ fn plain_runs(
         ..
     } = runs;
     // Whether the injection really jittered the runs (it writes its report when it loads).
+    // What the injection's report says of the runs (read once, its notes said here).
     let jittered_really = jitter
         .as_ref()
-        .is_some_and(|(dir, _)| super::jitter::jittered(dir.path()));
+        .is_some_and(|(dir, _)| jitter_report(subject, dir.path(), run));
     let mut dets = vec!["exit", "watchdog", "output"];
     if cfg.oracles.decides_exits() {
         dets.push("regex");
@@ -364,9 +365,6 @@ fn plain_runs(
     }
     judge::golden(&outputs, subject, file, cfg, run)?;
     judge::checker(&outputs, subject, file, t.cwd.as_deref(), cfg, run);
-    if let Some((dir, _)) = &jitter {
-        jitter_report(subject, dir.path(), run);
-    }
     Ok(hung)
 }
 

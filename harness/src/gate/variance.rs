@@ -354,6 +354,48 @@ pub fn message(
 mod tests {
     use super::*;
 
+    /// The class, generated: lines of words, punctuation and numbers in every notation; changing
+    /// one integer (any sign, any width, inside or beside words) is never a measurement, changing
+    /// one number with a fraction or an exponent always is, and changing a word never is.
+    #[test]
+    #[allow(clippy::cast_possible_truncation)] // bounded: indexes below a slice's length
+    fn generated_lines_tell_integers_from_measurements() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let words = ["sum", "time", "GB/s", "=", ":", ",", " ", "(", ")", "x", "ms", "run-", "\t", "[", "]"];
+        for _ in 0..4000 {
+            let mut parts: Vec<String> = (0..1 + next(8))
+                .map(|_| match next(4) {
+                    0 => words[next(words.len() as u64) as usize].to_string(),
+                    1 => format!("{}", next(100_000)),
+                    2 => format!("{}.{}", next(1000), next(1000)),
+                    _ => format!("{}e-{:02}", 1 + next(9), next(40)),
+                })
+                .collect();
+            let line = parts.join(" ");
+            let k = next(parts.len() as u64) as usize;
+            let (changed, measured) = if parts[k].contains(['.', 'e']) && parts[k].starts_with(|c: char| c.is_ascii_digit()) {
+                (format!("{}.{}", 1000 + next(1000), next(1000)), true)
+            } else if parts[k].chars().all(|c| c.is_ascii_digit()) {
+                (format!("{}", 100_000 + next(100_000)), false)
+            } else {
+                (format!("{}z", parts[k]), false)
+            };
+            parts[k] = changed;
+            let other = parts.join(" ");
+            assert_eq!(
+                only_measurements_differ(line.as_bytes(), other.as_bytes()),
+                measured,
+                "`{line}` vs `{other}`"
+            );
+        }
+    }
+
     #[test]
     fn only_numbers_with_a_fraction_may_differ_as_measurements() {
         let m = |a: &str, b: &str| only_measurements_differ(a.as_bytes(), b.as_bytes());

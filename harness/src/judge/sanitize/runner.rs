@@ -378,22 +378,15 @@ pub fn target(
     })
 }
 
-/// FNV-1a over every buffer after the launch, each prefixed by its length.
+/// [`compile::fnv`] over every buffer after the launch, each after its length.
 fn digest(buffers: &[Vec<u8>]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |b: u8| {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    };
-    for buf in buffers {
-        for b in (buf.len() as u64).to_le_bytes() {
-            eat(b);
-        }
-        for &b in buf {
-            eat(b);
-        }
-    }
-    h
+    let lens: Vec<[u8; 8]> = buffers.iter().map(|b| (b.len() as u64).to_le_bytes()).collect();
+    let parts: Vec<&[u8]> = lens
+        .iter()
+        .zip(buffers)
+        .flat_map(|(l, b)| [&l[..], &b[..]])
+        .collect();
+    compile::fnv(&parts)
 }
 
 #[cfg(test)]

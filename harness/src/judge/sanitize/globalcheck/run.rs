@@ -232,13 +232,28 @@ pub fn run_tools(
             })
         } else if tool == Tool::Sharedcheck {
             log.push_str(&super::shared::shared_log(&rep));
-            let first = decide_shared(&done.exit, done.left_behind, &rep, &tables, root, &mut log);
-            if cfg.confirm && has_uninit_read(&first) {
-                let dead = confirm::reads_are_dead(program, args, &env, cfg, &done.exit, &rep, &mut log);
-                decide_shared_with(&done.exit, done.left_behind, &rep, &tables, root, &mut log, dead)
-            } else {
-                first
+            // Decided once; again, with the reads spared, only when the confirm runs spare them
+            // (so the decision's log lines are written once).
+            let mut decided = String::new();
+            let mut outcome =
+                decide_shared(&done.exit, done.left_behind, &rep, &tables, root, &mut decided);
+            if cfg.confirm
+                && has_uninit_read(&outcome)
+                && confirm::reads_are_dead(program, args, &env, cfg, &done.exit, &rep, &mut log)
+            {
+                decided.clear();
+                outcome = decide_shared_with(
+                    &done.exit,
+                    done.left_behind,
+                    &rep,
+                    &tables,
+                    root,
+                    &mut decided,
+                    true,
+                );
             }
+            log.push_str(&decided);
+            outcome
         } else {
             log.push_str(&report::log(&rep));
             decide(&done.exit, done.left_behind, &rep, &tables, root, &mut log)
