@@ -44,6 +44,49 @@ fn the_tool_and_its_patches_build_from_the_pinned_wheels() {
     assert_eq!(again.tool, built.tool, "a second call uses the cache");
 }
 
+/// A captured line table with each `//## File "..."` path moved from the capture's checkout to
+/// this one: the longest tail of the path that names a file under `root` is joined to `root`, so
+/// a finding's location reads the same from any checkout path (CI clones elsewhere). A path with
+/// no such tail (a toolkit header) is left alone.
+fn rebased(table: &str, root: &std::path::Path) -> String {
+    const MARK: &str = "## File \"";
+    let mut out = String::with_capacity(table.len());
+    let mut rest = table;
+    while let Some(i) = rest.find(MARK) {
+        let (head, tail) = rest.split_at(i + MARK.len());
+        out.push_str(head);
+        let end = tail.find('"').unwrap_or(tail.len());
+        let path = &tail[..end];
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        let moved = (0..parts.len())
+            .map(|k| root.join(parts[k..].join("/")))
+            .find(|p| p.is_file());
+        match moved {
+            Some(p) => out.push_str(&p.display().to_string()),
+            None => out.push_str(path),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn a_captured_table_is_moved_to_this_checkout_and_headers_stay() {
+    let root = super::package_dir().parent().unwrap().to_path_buf();
+    let t = "//## File \"/elsewhere/x/examples/corpus/kernels/block_scan_shfl.cu\", line 14\n\
+             //## File \"/usr/local/cuda/include/crt/nope.h\", line 3\n";
+    let r = rebased(t, &root);
+    assert!(
+        r.contains(&format!(
+            "\"{}\", line 14",
+            root.join("examples/corpus/kernels/block_scan_shfl.cu").display()
+        )),
+        "{r}"
+    );
+    assert!(r.contains("\"/usr/local/cuda/include/crt/nope.h\", line 3"), "{r}");
+}
+
 /// A fixture's report and line tables, as `racegate sanitize --tool globalcheck` reads them.
 fn decide_fixture(
     stem: &str,
@@ -56,7 +99,7 @@ fn decide_fixture(
     let mut tables = std::collections::BTreeMap::new();
     for m in rep.modules_with_findings() {
         let t = std::fs::read_to_string(run::lines_path(&path, m)).unwrap();
-        tables.insert(m, LineTable::parse(&t));
+        tables.insert(m, LineTable::parse(&rebased(&t, &root)));
     }
     let mut log = String::new();
     run::decide(&exit, false, &rep, &tables, &root, &mut log)
@@ -316,7 +359,7 @@ fn decide_shared_fixture(stem: &str) -> racegate::judge::sanitize::Outcome {
     let mut tables = std::collections::BTreeMap::new();
     for m in rep.modules_with_findings() {
         let t = std::fs::read_to_string(run::lines_path(&path, m)).unwrap();
-        tables.insert(m, LineTable::parse(&t));
+        tables.insert(m, LineTable::parse(&rebased(&t, &root)));
     }
     let mut log = String::new();
     run::decide_shared(
@@ -344,7 +387,7 @@ fn decide_shared_edited(
     let mut tables = std::collections::BTreeMap::new();
     for m in rep.modules_with_findings() {
         let t = std::fs::read_to_string(run::lines_path(&path, m)).unwrap();
-        tables.insert(m, LineTable::parse(&t));
+        tables.insert(m, LineTable::parse(&rebased(&t, &root)));
     }
     let mut log = String::new();
     let o = run::decide_shared_with(
