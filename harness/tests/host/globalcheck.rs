@@ -80,11 +80,15 @@ fn a_captured_table_is_moved_to_this_checkout_and_headers_stay() {
     assert!(
         r.contains(&format!(
             "\"{}\", line 14",
-            root.join("examples/corpus/kernels/block_scan_shfl.cu").display()
+            root.join("examples/corpus/kernels/block_scan_shfl.cu")
+                .display()
         )),
         "{r}"
     );
-    assert!(r.contains("\"/usr/local/cuda/include/crt/nope.h\", line 3"), "{r}");
+    assert!(
+        r.contains("\"/usr/local/cuda/include/crt/nope.h\", line 3"),
+        "{r}"
+    );
 }
 
 /// A fixture's report and line tables, as `racegate sanitize --tool globalcheck` reads them.
