@@ -164,7 +164,9 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
             jitter,
             jitter_mode,
         } => {
+            let read = std::time::Instant::now();
             let catalog = global.catalog()?;
+            let catalog_us = u64::try_from(read.elapsed().as_micros()).unwrap_or(u64::MAX);
             let w = stress::WorkerArgs {
                 case,
                 ptx,
@@ -175,6 +177,7 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
                 size,
                 jitter,
                 jitter_mode,
+                catalog_us,
             };
             stress::worker(&catalog, &w)?;
         }
@@ -184,10 +187,12 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
             seed,
             size,
         } => {
+            let read = std::time::Instant::now();
             let catalog = global.catalog()?;
+            let catalog_ms = read.elapsed().as_secs_f64() * 1e3;
             println!(
                 "{}",
-                sanitize::runner::target(&catalog, &case, &ptx, seed, size)?
+                sanitize::runner::target(&catalog, &case, &ptx, seed, size, catalog_ms)?
             );
         }
         Internal::GradeWorker {

@@ -57,7 +57,7 @@ pub struct Cell {
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "run", rename_all = "snake_case")]
 pub enum Evidence {
-    Stress(StressReport),
+    Stress(Box<StressReport>),
     Sanitizer(SanitizerRun),
 }
 
@@ -285,7 +285,7 @@ fn stress_cell(case: &Case, det: Detector, r: &StressReport) -> Cell {
         observed,
         r.seconds,
         None,
-        Evidence::Stress(r.clone()),
+        Evidence::Stress(Box::new(r.clone())),
     )
 }
 
@@ -305,7 +305,7 @@ fn watchdog_cell(case: &Case, r: &StressReport) -> Cell {
         observed,
         0.0,
         None,
-        Evidence::Stress(r.clone()),
+        Evidence::Stress(Box::new(r.clone())),
     )
 }
 

@@ -99,6 +99,29 @@ pub struct StressReport {
     /// When the run first saw the bug: seconds from its start (compilation included) to the
     /// first failing trial's report, or to the deadline of a hang.
     pub first_detection_seconds: Option<f64>,
+    /// Where `seconds` went.
+    pub phases: StressPhases,
+}
+
+/// Where a stress run's time went, in seconds (issue 26: the matrix is judged by its wall time,
+/// and a cell's fixed costs are not its trials). `start` is the parent's view from spawning the
+/// worker to its ready line; `catalog`, `open` and `load` are the worker's own parts of it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct StressPhases {
+    /// NVRTC or the build cache, in the parent.
+    pub compile: f64,
+    /// Spawn to the worker's ready line.
+    pub start: f64,
+    /// The worker reading the catalog or manifest.
+    pub catalog: f64,
+    /// The worker opening the device (driver start and context).
+    pub open: f64,
+    /// The worker loading the module(s) (the driver's JIT of the PTX).
+    pub load: f64,
+    /// Drawing, completing, uploading and calibrating input sets, summed over trials.
+    pub sets: f64,
+    /// The trials, sets included, as the worker timed them.
+    pub trials: f64,
 }
 
 impl StressReport {
@@ -163,8 +186,23 @@ pub fn parse_size(s: &str) -> std::result::Result<SizeChoice, String> {
     }
 }
 
-/// The line a worker prints once its context and module are loaded.
-const READY: &str = "{\"ready\":true}";
+/// The line a worker prints once its context and module are loaded, with how long each part
+/// of its start took.
+#[derive(Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+struct Ready {
+    ready: bool,
+    #[serde(default)]
+    catalog_us: u64,
+    #[serde(default)]
+    open_us: u64,
+    #[serde(default)]
+    load_us: u64,
+}
+
+/// Microseconds as seconds.
+fn secs(us: u64) -> f64 {
+    us as f64 / 1e6
+}
 
 /// Runs `cfg.trials` trials of `case` in a worker started from `exe` (the racegate binary).
 pub fn run(
@@ -175,6 +213,7 @@ pub fn run(
     mut on_event: impl FnMut(StressEvent),
 ) -> Result<StressReport> {
     let start = std::time::Instant::now();
+    let mut phases = StressPhases::default();
     let ptx = compile::compile_to_cache(
         &catalog.root,
         &case.path,
@@ -220,8 +259,10 @@ pub fn run(
         args.push("--size".into());
         args.push(s.into());
     }
+    phases.compile = start.elapsed().as_secs_f64();
     let mut outcomes: Vec<TrialOutcome> = Vec::new();
     let mut first_seen: Option<f64> = None;
+    let spawned = std::time::Instant::now();
     let finished = watchdog::run(
         exe,
         &args,
@@ -233,7 +274,14 @@ pub fn run(
             total: None,
         },
         |line| match serde_json::from_str::<TrialOutcome>(line) {
-            _ if line == READY => {}
+            _ if line.starts_with("{\"ready\"") => {
+                if let Ok(r) = serde_json::from_str::<Ready>(line) {
+                    phases.start = spawned.elapsed().as_secs_f64();
+                    phases.catalog = secs(r.catalog_us);
+                    phases.open = secs(r.open_us);
+                    phases.load = secs(r.load_us);
+                }
+            }
             Ok(o) => {
                 on_event(StressEvent::Trial(&o));
                 if o.result != TrialResult::Pass && first_seen.is_none() {
@@ -244,6 +292,8 @@ pub fn run(
             Err(_) => {} // not a protocol line (the worker prints nothing else on stdout)
         },
     )?;
+    phases.trials = secs(outcomes.iter().map(|o| o.micros).sum());
+    phases.sets = secs(outcomes.iter().map(|o| o.set_micros).sum());
     // Trials that reported (at most `cfg.trials`, a u32).
     let reported = u32::try_from(outcomes.len()).unwrap_or(u32::MAX);
     let trials_run = reported;
@@ -323,6 +373,7 @@ pub fn run(
             false => first_seen,
         },
         seconds: start.elapsed().as_secs_f64(),
+        phases,
     })
 }
 
@@ -401,12 +452,15 @@ pub struct WorkerArgs {
     pub jitter: bool,
     /// Which jitter when `jitter` is on.
     pub jitter_mode: JitterMode,
+    /// How long the worker took to read its catalog or manifest, for the ready line.
+    pub catalog_us: u64,
 }
 
 /// Worker side: opens the device, loads the PTX, runs the trials and prints one JSON line each.
 /// Stops after a fault: the CUDA context is unusable then.
 pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
     use std::io::Write;
+    let us = |t: std::time::Instant| u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX);
     let case = catalog.get(&w.case)?;
     let family = case.family();
     let size = w.size.unwrap_or_else(|| {
@@ -414,11 +468,20 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
         SizeChoice::Random { lo, hi }
     });
     let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| Error::io("reading", p, e));
+    let opened = std::time::Instant::now();
     let gpu = crate::run::launch::Gpu::open()?;
+    let open_us = us(opened);
+    let loaded = std::time::Instant::now();
     let module = gpu.load(&read(&w.ptx)?)?;
     let reference = match &w.ref_ptx {
         Some(p) => Some(gpu.load(&read(p)?)?),
         None => None,
+    };
+    let ready = Ready {
+        ready: true,
+        catalog_us: w.catalog_us,
+        open_us,
+        load_us: us(loaded),
     };
     let judge = match (case.kernel_spec(), &reference) {
         (None, _) => crate::run::trial::Judge::Exact,
@@ -445,7 +508,11 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
     {
         let mut out = stdout.lock();
         // ignored: as the flush below: the parent judges a missing line
-        let _ = writeln!(out, "{READY}");
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&ready).expect("serializable")
+        );
         // ignored: the parent reads this pipe; if it is gone there is nobody to tell, and it judges a missing line itself
         let _ = out.flush();
     }

@@ -51,6 +51,10 @@ pub struct TrialOutcome {
     #[serde(flatten)]
     pub result: TrialResult,
     pub micros: u64,
+    /// Of `micros`, the time spent drawing, completing, uploading (and calibrating) a new input
+    /// set: 0 on a trial that reused its set. Where a stress run's time goes (issue 26).
+    #[serde(default)]
+    pub set_micros: u64,
 }
 
 /// How a trial's expected outputs are known (the manifest's `oracle` key, resolved to a loaded
@@ -151,8 +155,10 @@ pub fn run(
     let s = set_start(t, per_set);
     let set_seed = seed(master, s);
     let seed = seed(master, t);
+    let mut set_micros = 0u64;
     let result = (|| -> crate::Result<TrialResult> {
         if current.as_ref().map(|c| (c.start, c.stale)) != Some((s, false)) {
+            let drawn = std::time::Instant::now();
             let previous = current.take().and_then(|c| c.cal);
             let mut problem =
                 family.problem(&case.entry, size, &mut ChaCha8Rng::seed_from_u64(set_seed));
@@ -173,6 +179,7 @@ pub fn run(
                 stale: false,
                 cal,
             });
+            set_micros = u64::try_from(drawn.elapsed().as_micros()).unwrap_or(u64::MAX);
         }
         let set = current.as_mut().expect("just set");
         let jitter_seed = seed ^ 0x9e37_79b9_7f4a_7c15;
@@ -247,6 +254,7 @@ pub fn run(
             .unwrap_or_default(),
         result,
         micros: u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
+        set_micros,
     }
 }
 

@@ -338,14 +338,17 @@ fn tail(log: &str) -> String {
 
 /// Target side: one launch of the case on the sanitizer geometry (or `size`). Prints what the
 /// oracle says (for the log), and exits 0 whatever the result: sanitizers judge here, not the
-/// oracle.
+/// oracle. Where its time went (`catalog_ms` reading the catalog, then opening the device,
+/// loading the module, the launch) goes to stderr, a line of the run's log (issue 26).
 pub fn target(
     catalog: &Catalog,
     case_name: &str,
     ptx: &Path,
     seed: u64,
     size: Option<crate::source::exercises::SizeChoice>,
+    catalog_ms: f64,
 ) -> Result<String> {
+    let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
     use rand::SeedableRng;
     let case = catalog.get(case_name)?;
     let family = case.family();
@@ -356,9 +359,19 @@ pub fn target(
         &mut rng,
     );
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
+    let opened = std::time::Instant::now();
     let gpu = crate::run::launch::Gpu::open()?;
+    let open_ms = ms(opened);
+    let loaded = std::time::Instant::now();
     let module = gpu.load(&text)?;
-    Ok(match gpu.run(&module, &problem, Default::default()) {
+    let load_ms = ms(loaded);
+    let launched = std::time::Instant::now();
+    let ran = gpu.run(&module, &problem, Default::default());
+    eprintln!(
+        "racegate target timing: catalog {catalog_ms:.0} ms, device open {open_ms:.0} ms, module load {load_ms:.0} ms, launch and read back {:.0} ms",
+        ms(launched)
+    );
+    Ok(match ran {
         Ok(actual) => {
             // The digest lets sharedcheck's confirm runs see whether poison in unwritten shared
             // memory reaches the outputs, even when both runs are wrong the same number of times.
