@@ -204,6 +204,17 @@ pub fn key_for(detector: &str, kind: &str, accesses: &str) -> &'static str {
                 "unknown"
             }
         }
+        "fencecheck" => {
+            if k.starts_with("hang") {
+                "hang"
+            } else if k.contains("read of another block") {
+                "fence-acquire"
+            } else if k.contains("published to other blocks") || k.contains("fence of block scope") {
+                "fence-missing"
+            } else {
+                "unknown"
+            }
+        }
         "streamcheck" => {
             if k.starts_with("hang") {
                 "hang"
@@ -376,6 +387,7 @@ mod tests {
             "initcheck",
             "globalcheck",
             "sharedcheck",
+            "fencecheck",
             "stress",
             "stress-nojitter",
             "watchdog",
@@ -443,6 +455,10 @@ mod tests {
             ("sharedcheck", "Shared: Reads shared memory no thread of the block wrote since it started", "Read", "shared-uninit-read"),
             ("sharedcheck", "Shared: An atomic updates shared memory no thread of the block wrote since it started", "Atomic", "shared-uninit-read"),
             ("sharedcheck", "Shared: Atomic and plain access to one shared word between warps of one block, with no __syncthreads between them", "Atomic -> Plain k.cu:3", "shared-atomic-plain"),
+            // The kinds fencecheck really writes (`judge/sanitize/globalcheck/fence.rs`).
+            ("fencecheck", "Fence: Global store published to other blocks by an atomic with no __threadfence() between them: the reading block may see the atomic before the store", "Write -> Release k.cu:3 -> Acquire k.cu:4 -> Read k.cu:9", "fence-missing"),
+            ("fencecheck", "Fence: Fence of block scope where blocks hand off: __threadfence_block() between a global store and the atomic that publishes it to other blocks orders it for the block only; __threadfence() is needed", "", "fence-missing"),
+            ("fencecheck", "Fence: Global read of another block's data after the atomic that acquired it, with no __threadfence() (or acquire load) between them", "Acquire k.cu:4 -> Read k.cu:9", "fence-acquire"),
             ("stress", "wrong results against the determinism oracle", "", "wrong-result"),
             ("stress", "hang: a trial missed its deadline", "", "hang"),
             ("stress", "device fault: CUDA_ERROR_ILLEGAL_ADDRESS", "", "crash"),

@@ -38,10 +38,23 @@ pub fn explanation(it: &ItemResult, fb: &Feedback) -> Option<String> {
 /// each failed item is followed by its explanation.
 pub fn human_with(g: &Grade, fb: &Feedback) -> String {
     let mut s = match &g.not_graded {
-        Some(n) => format!(
-            "{}: not graded ({}): {}\n",
-            g.submission, g.exercise, n.reason
-        ),
+        Some(n) => {
+            // Why in the feedback's language (the reason itself is the machine's detail):
+            // no device, or the machine could not judge.
+            let key = if n.exit_code == crate::errors::exit::NO_DEVICE {
+                "no-device"
+            } else {
+                "inconclusive"
+            };
+            let mut s = format!(
+                "{}: not graded ({}): {}\n",
+                g.submission, g.exercise, n.reason
+            );
+            for l in explain::render(key, fb.lang, None).lines() {
+                s.push_str(&format!("{:>7}{}\n", "", l.trim_start()));
+            }
+            s
+        }
         None => format!(
             "{}: {} / {} ({})\n",
             g.submission,
@@ -281,6 +294,16 @@ mod tests {
         assert_eq!(j["not_graded"]["exit_code"], 4);
         assert!(human(&g).starts_with("alice.cu: not graded (reduce): no CUDA device"));
         assert!(!human(&g).contains(" / "), "no points: {}", human(&g));
+        // Why, in the feedback's language: no device (exit 4), else the machine could not judge.
+        assert!(human(&g).contains("No CUDA device"), "{}", human(&g));
+        let ko = Feedback {
+            lang: crate::report::explain::Lang::Ko,
+            see: None,
+        };
+        assert!(human_with(&g, &ko).contains("CUDA 디바이스 없음"), "{}", human_with(&g, &ko));
+        let mut other = not_graded();
+        other.not_graded.as_mut().unwrap().exit_code = 3;
+        assert!(human_with(&other, &ko).contains("판정 불가"), "{}", human_with(&other, &ko));
         let items = [Item::Compiles, Item::Correct];
         assert_eq!(
             csv_row(&g, &items),

@@ -18,6 +18,7 @@ pub mod markdown;
 pub mod mutate;
 pub mod sarif;
 pub mod text;
+pub mod timing;
 
 #[cfg(test)]
 pub mod fixtures;

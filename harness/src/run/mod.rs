@@ -14,4 +14,5 @@ pub mod poison;
 pub mod schedule;
 pub mod shrink;
 pub mod stress;
+pub mod stress_worker;
 pub mod trial;

@@ -9,10 +9,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::build::compile::{self, BuildOptions};
-use crate::errors::{Error, Result};
+use crate::errors::Result;
 use crate::proc::watchdog::{self, Deadline, Exit};
 use crate::run::schedule::JitterMode;
 use crate::run::trial::{TrialOutcome, TrialResult};
+pub use crate::run::stress_worker::{worker, WorkerArgs};
+use crate::run::stress_worker::Ready;
 use crate::source::catalog::{Case, Catalog};
 use crate::source::exercises::SizeChoice;
 use crate::source::manifest::Check;
@@ -184,19 +186,6 @@ pub fn parse_size(s: &str) -> std::result::Result<SizeChoice, String> {
         }
         None => Ok(SizeChoice::Fixed(num(s)?)),
     }
-}
-
-/// The line a worker prints once its context and module are loaded, with how long each part
-/// of its start took.
-#[derive(Debug, Default, PartialEq, Serialize, serde::Deserialize)]
-struct Ready {
-    ready: bool,
-    #[serde(default)]
-    catalog_us: u64,
-    #[serde(default)]
-    open_us: u64,
-    #[serde(default)]
-    load_us: u64,
 }
 
 /// Microseconds as seconds.
@@ -436,120 +425,6 @@ fn last_lines(s: &str, n: usize) -> String {
     } else {
         tail
     }
-}
-
-/// What a worker process is asked to run (its hidden command line).
-#[derive(Clone, Debug)]
-pub struct WorkerArgs {
-    pub case: String,
-    pub ptx: std::path::PathBuf,
-    /// The reference kernel's PTX, for a manifest kernel with a reference oracle.
-    pub ref_ptx: Option<std::path::PathBuf>,
-    pub trials: u32,
-    pub seed: u64,
-    pub per_set: u32,
-    pub size: Option<SizeChoice>,
-    pub jitter: bool,
-    /// Which jitter when `jitter` is on.
-    pub jitter_mode: JitterMode,
-    /// How long the worker took to read its catalog or manifest, for the ready line.
-    pub catalog_us: u64,
-}
-
-/// Worker side: opens the device, loads the PTX, runs the trials and prints one JSON line each.
-/// Stops after a fault: the CUDA context is unusable then.
-pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
-    use std::io::Write;
-    let us = |t: std::time::Instant| u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX);
-    let case = catalog.get(&w.case)?;
-    let family = case.family();
-    let size = w.size.unwrap_or_else(|| {
-        let (lo, hi) = family.default_sizes();
-        SizeChoice::Random { lo, hi }
-    });
-    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| Error::io("reading", p, e));
-    let opened = std::time::Instant::now();
-    let gpu = crate::run::launch::Gpu::open()?;
-    let open_us = us(opened);
-    let loaded = std::time::Instant::now();
-    let module = gpu.load(&read(&w.ptx)?)?;
-    let reference = match &w.ref_ptx {
-        Some(p) => Some(gpu.load(&read(p)?)?),
-        None => None,
-    };
-    let ready = Ready {
-        ready: true,
-        catalog_us: w.catalog_us,
-        open_us,
-        load_us: us(loaded),
-    };
-    let judge = match (case.kernel_spec(), &reference) {
-        (None, _) => crate::run::trial::Judge::Exact,
-        (Some(spec), Some(module)) => match &spec.check {
-            Check::Reference { entry, .. } => crate::run::trial::Judge::Reference {
-                module,
-                entry: entry.clone(),
-                tolerance: spec.tolerance,
-            },
-            _ => crate::run::trial::Judge::Determinism {
-                tolerance: spec.tolerance,
-            },
-        },
-        (Some(spec), None) => match &spec.check {
-            Check::Reference { .. } => {
-                return Err(Error::Usage("a reference oracle needs --ref-ptx".into()))
-            }
-            _ => crate::run::trial::Judge::Determinism {
-                tolerance: spec.tolerance,
-            },
-        },
-    };
-    let stdout = std::io::stdout();
-    {
-        let mut out = stdout.lock();
-        // ignored: as the flush below: the parent judges a missing line
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string(&ready).expect("serializable")
-        );
-        // ignored: the parent reads this pipe; if it is gone there is nobody to tell, and it judges a missing line itself
-        let _ = out.flush();
-    }
-    let mut set = None;
-    for t in 0..w.trials {
-        let outcome = crate::run::trial::run(
-            &gpu,
-            &module,
-            family,
-            &judge,
-            case,
-            w.seed,
-            t,
-            w.per_set,
-            size,
-            if w.jitter {
-                w.jitter_mode
-            } else {
-                JitterMode::None
-            },
-            &mut set,
-        );
-        let fault = matches!(outcome.result, TrialResult::Fault { .. });
-        let mut out = stdout.lock();
-        // ignored: as the flush below: the parent judges a missing line
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string(&outcome).expect("serializable")
-        );
-        // ignored: the parent reads this pipe; if it is gone there is nobody to tell, and it judges a missing line itself
-        let _ = out.flush();
-        if fault {
-            break;
-        }
-    }
-    Ok(())
 }
 
 /// The exact one-sided 95% upper bound on a failure rate after `n` trials with no failure

@@ -234,3 +234,126 @@ fn a_program_table_takes_every_tool_the_gate_has_and_no_other() {
         tools.len()
     );
 }
+
+/// Every `--flag` the README shows for a subcommand (in its command table and in every
+/// `racegate SUBCOMMAND ...` line of a code block) is one that subcommand's `--help` lists: a
+/// renamed or removed flag cannot stay documented.
+#[test]
+fn every_flag_the_readme_shows_is_one_the_command_takes() {
+    let subs = subcommands();
+    let text = readme();
+    let mut shown: Vec<(String, String)> = Vec::new(); // (subcommand, command text)
+    for l in text.lines() {
+        if let Some(rest) = l.strip_prefix("| `racegate ") {
+            let cmd = rest.split('`').next().unwrap_or("");
+            shown.push((
+                cmd.split_whitespace().next().unwrap_or("").into(),
+                cmd.into(),
+            ));
+        }
+    }
+    let mut in_code = false;
+    for l in text.lines() {
+        if l.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        let t = l.trim_start();
+        if let (true, Some(rest)) = (in_code, t.strip_prefix("racegate ")) {
+            let cmd = rest.split('#').next().unwrap_or("");
+            shown.push((
+                cmd.split_whitespace().next().unwrap_or("").into(),
+                cmd.into(),
+            ));
+        }
+    }
+    assert!(
+        shown.len() >= 15,
+        "the README's commands were not found: {shown:?}"
+    );
+    let mut helps = std::collections::BTreeMap::new();
+    let mut bad = Vec::new();
+    let mut checked = 0;
+    for (sub, cmd) in &shown {
+        if !subs.contains(sub) {
+            continue; // a top-level flag (`racegate --help`) or prose
+        }
+        let help = helps
+            .entry(sub.clone())
+            .or_insert_with(|| racegate(&[sub.as_str(), "--help"]));
+        // Only what comes before a `--` separator is racegate's (after it: the program's).
+        let own = cmd.split(" -- ").next().unwrap_or("");
+        for flag in own
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+        {
+            checked += 1;
+            let listed = help.lines().any(|h| {
+                h.trim_start()
+                    .split(|c: char| c == ',' || c.is_whitespace() || c == '=' || c == '<')
+                    .any(|w| w == flag)
+            });
+            if !listed {
+                bad.push(format!("`racegate {sub}`: {flag} (README: {cmd})"));
+            }
+        }
+    }
+    assert!(
+        checked >= 40,
+        "too few flags seen ({checked}): the parse is broken"
+    );
+    assert!(
+        bad.is_empty(),
+        "flags the README shows and --help does not list:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Nothing in the repository points at files outside it (the team's decision records and
+/// reference notes live beside the checkout, not in it): a reader of the repository alone must
+/// be able to follow every reference.
+#[test]
+fn nothing_cites_files_outside_the_repository() {
+    let root = repo();
+    let files = std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(&root)
+        .output()
+        .ok()
+        .filter(|o| o.status.success() && !o.stdout.is_empty());
+    let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    let Some(files) = files else {
+        // An unpacked archive has no file list: checked in CI's clone, which must have one.
+        assert!(!in_ci, "CI's checkout must be a git clone with git on PATH");
+        eprintln!("not a git checkout: nothing to check");
+        return;
+    };
+    // Spelled in pieces so that this file does not cite them itself.
+    let outside = [
+        ["DECISIONS", ".md"].concat(),
+        ["../", "shared/"].concat(),
+        ["shared/", "reference"].concat(),
+        ["shared/", "design"].concat(),
+        ["STYLE", ".md"].concat(),
+    ];
+    let mut bad = Vec::new();
+    for f in files.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
+        let path = root.join(String::from_utf8_lossy(f).as_ref());
+        let Ok(text) = std::fs::read(&path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&text);
+        for (n, l) in text.lines().enumerate() {
+            for o in &outside {
+                if l.contains(o.as_str()) {
+                    bad.push(format!("{}:{}: {o}", path.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "references outside the repository:\n{}",
+        bad.join("\n")
+    );
+}
