@@ -381,7 +381,26 @@ mod tests {
         assert_eq!(clobbered(&problem, &hit), Some("C"));
     }
 
+    /// A repro line reruns trial `t` as trial `t - start` of a run whose master is the seed of
+    /// trial `start` (the first of its input set): it must get the poison the trial had, for
+    /// every trial, set length and master, the wrap of the seed included.
     #[test]
+    fn a_repro_lines_trial_gets_the_poison_the_failing_trial_had() {
+        for master in [0u64, 1, 2, 42, u64::MAX - 5, u64::MAX, 0xdead_beef] {
+            for per_set in 1..=7u32 {
+                for t in 0..200u32 {
+                    let start = set_start(t, per_set);
+                    assert_eq!(
+                        crate::run::poison::poison(master, t),
+                        crate::run::poison::poison(seed(master, start), t - start),
+                        "master {master} per_set {per_set} trial {t}"
+                    );
+                }
+            }
+        }
+    }
+
+#[test]
     fn trial_zero_uses_the_master_seed() {
         assert_eq!(seed(42, 0), 42);
         assert_eq!(seed(u64::MAX, 1), 0, "wraps");
