@@ -307,16 +307,22 @@ fn poison_cause(
             .collect();
         outputs.push(outs);
     }
-    Ok(
-        (outputs[0] == outputs[2] && outputs[0] != outputs[1]).then(|| {
+    Ok(depends_on_poison(&outputs).then(|| {
             format!(
             "reads memory it never wrote: rerun under the same schedule, the output was the same \
              twice with poison {:#010x} and different with poison {:#010x} (shared memory or \
              output elements read before any thread wrote them)",
             POISONS[0], POISONS[1]
         )
-        }),
-    )
+        }))
+}
+
+/// Whether three reruns of one trial under one schedule, poisoned A, B, A, say the kernel read
+/// memory it never wrote: the two runs under A agree (the schedule is reproduced) and the run
+/// under B differs. A correct kernel gives the same outputs all three times; a racy one that the
+/// schedule does not pin may differ between the two A runs, and is then not blamed on poison.
+fn depends_on_poison<T: PartialEq>(outputs: &[T]) -> bool {
+    matches!(outputs, [a, b, a2] if a == a2 && a != b)
 }
 
 /// The first buffer whose device reference no longer equals the host's copy.
@@ -379,6 +385,22 @@ mod tests {
         assert_eq!(clobbered(&problem, &intact), None);
         let hit = vec![Some(vec![1, 2]), Some(vec![7, 0]), None];
         assert_eq!(clobbered(&problem, &hit), Some("C"));
+    }
+
+    /// The poison decision on the three reruns (A, B, A): an uninitialized read differs under
+    /// B and agrees under A twice; a correct kernel agrees all three times; a run whose two A
+    /// runs disagree (a race the schedule does not pin) is not blamed on poison.
+    #[test]
+    fn only_a_difference_under_the_other_poison_alone_is_a_read_of_unwritten_memory() {
+        let out = |v: &[u8]| vec![v.to_vec()];
+        // An uninitialized read: the poison shows through.
+        assert!(depends_on_poison(&[out(&[0xff, 1]), out(&[0, 1]), out(&[0xff, 1])]));
+        // A correct kernel: the same outputs whatever the poison.
+        assert!(!depends_on_poison(&[out(&[7, 1]), out(&[7, 1]), out(&[7, 1])]));
+        // A race: the two runs under one poison disagree.
+        assert!(!depends_on_poison(&[out(&[1, 1]), out(&[0, 1]), out(&[2, 1])]));
+        // Anything but three runs decides nothing.
+        assert!(!depends_on_poison(&[out(&[1]), out(&[0])]));
     }
 
     /// A repro line reruns trial `t` as trial `t - start` of a run whose master is the seed of

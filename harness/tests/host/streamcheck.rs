@@ -319,6 +319,58 @@ fn the_legacy_default_stream_orders_blocking_streams_but_not_non_blocking_ones()
 }
 
 #[test]
+fn a_non_blocking_stream_ordered_by_an_event_or_a_sync_is_clean() {
+    // The racy shape above (legacy-stream kernel, copy on a non-blocking stream), ordered by an
+    // event the non-blocking stream waits for: clean.
+    let mut waits = T::new();
+    waits
+        .stream(B, 1)
+        .kernel(0x5, 0, SCALE, &[BUF])
+        .record(0x5, 6)
+        .wait(B, 6)
+        .copy(B, B, PINNED, BUF, 3, true)
+        .sync(B);
+    assert_clean(&waits);
+    // Ordered by the host instead: it waits for the legacy stream before issuing the copy.
+    let mut synced = T::new();
+    synced
+        .stream(B, 1)
+        .kernel(0x5, 0, SCALE, &[BUF])
+        .sync(0x5)
+        .copy(B, B, PINNED, BUF, 3, true)
+        .sync(B);
+    assert_clean(&synced);
+    // Both on the non-blocking stream: stream order alone.
+    let mut same = T::new();
+    same.stream(B, 1)
+        .kernel(B, B, SCALE, &[BUF])
+        .copy(B, B, PINNED, BUF, 3, true)
+        .sync(B);
+    assert_clean(&same);
+}
+
+/// Each "several devices" line the recorder writes (`streams.cpp`: peer memory, launches in
+/// more than one context, a copy between contexts) makes a trace that is otherwise clean
+/// inconclusive, naming why: one GPU's model cannot order another's work.
+#[test]
+fn work_on_several_devices_is_inconclusive_never_clean() {
+    for why in [
+        "memory of a peer device (several devices)",
+        "kernels launched in more than one CUDA context (several devices)",
+        "a copy between two contexts (several devices)",
+    ] {
+        let mut t = T::new();
+        t.stream(A, 0).kernel(A, A, SCALE, &[BUF]).sync(A);
+        assert_clean(&t);
+        t.push(format!(r#"{{"op":"unjudged","why":"{why}"}}"#));
+        match t.outcome() {
+            Outcome::Inconclusive(w) => assert!(w.contains(why), "{w}"),
+            o => panic!("{why}: {o:?}"),
+        }
+    }
+}
+
+#[test]
 fn the_per_thread_default_stream_is_ordered_with_the_legacy_stream_only() {
     let mut racy = T::new();
     racy.stream(B, 0)
