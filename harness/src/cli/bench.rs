@@ -133,7 +133,7 @@ fn run_detection(catalog: &crate::source::catalog::Catalog, a: BenchArgs) -> Res
         ));
     }
     let selected: Vec<_> = if a.cases.is_empty() {
-        detection::stress_flagged(catalog)
+        detection::stress_flagged(catalog)?
     } else {
         catalog.select(&a.cases)?
     };

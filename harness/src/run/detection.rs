@@ -51,13 +51,44 @@ pub struct DetectionRow {
     pub median_seconds_to_detection: Option<f64>,
 }
 
-/// The variants stress must flag, in catalog order.
-pub fn stress_flagged(catalog: &Catalog) -> Vec<&Case> {
-    catalog
+/// The cases stress must flag, in catalog order: the catalog's variants whose header says so,
+/// and for a manifest the broken twins its `expected.toml` (beside it, as the corpus has)
+/// lists with `stress` among `flag`.
+pub fn stress_flagged(catalog: &Catalog) -> crate::Result<Vec<&Case>> {
+    let twins = match &catalog.manifest {
+        Some(m) => twins_stress_flags(&m.dir.join("expected.toml"))?,
+        None => Default::default(),
+    };
+    Ok(catalog
         .cases
         .iter()
-        .filter(|c| c.is_variant() && c.expectation(Detector::Stress) == Expect::Flag)
-        .collect()
+        .filter(|c| {
+            (c.is_variant() && c.expectation(Detector::Stress) == Expect::Flag)
+                || twins.contains(&c.name)
+        })
+        .collect())
+}
+
+/// The names an `expected.toml` says stress must flag (`[name] flag = ["stress", ...]`); none
+/// when there is no such file.
+fn twins_stress_flags(path: &std::path::Path) -> crate::Result<std::collections::BTreeSet<String>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+        Err(e) => return Err(crate::Error::io("reading", path, e)),
+    };
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e| crate::Error::Usage(format!("{}: {e}", path.display())))?;
+    Ok(table
+        .iter()
+        .filter(|(_, v)| {
+            v.get("flag")
+                .and_then(|f| f.as_array())
+                .is_some_and(|f| f.iter().any(|d| d.as_str() == Some("stress")))
+        })
+        .map(|(k, _)| k.clone())
+        .collect())
 }
 
 /// The median of per-run values where `None` is "never" (larger than every number); `None`
@@ -266,6 +297,36 @@ pub fn markdown(rows: &[DetectionRow], cfg: &DetectionConfig, header: &str) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_expected_files_stress_flags_are_read_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("expected.toml");
+        assert!(twins_stress_flags(&p).unwrap().is_empty(), "no file, no twins");
+        std::fs::write(
+            &p,
+            "[a_racy]\nflag = [\"racecheck\", \"stress\"]\n[b_oob]\nflag = [\"memcheck\"]\n\
+             [c]\nmay = [\"stress\"]\n[d]\nescapes = \"why\"\n",
+        )
+        .unwrap();
+        let got: Vec<String> = twins_stress_flags(&p).unwrap().into_iter().collect();
+        assert_eq!(got, ["a_racy"]);
+        std::fs::write(&p, "[a\nflag =").unwrap();
+        assert!(twins_stress_flags(&p).is_err(), "a broken file is an error, not no twins");
+    }
+
+    /// The corpus's own file names the twins stress must flag (its README's design).
+    #[test]
+    fn the_corpus_names_its_stress_twins() {
+        let p = crate::source::paths::package_dir()
+            .parent()
+            .unwrap()
+            .join("examples/corpus/expected.toml");
+        let got = twins_stress_flags(&p).unwrap();
+        for twin in ["bitonic_sort_segments_racy", "compact_positive_racy", "deposit_mass_racy"] {
+            assert!(got.contains(twin), "{twin}: {got:?}");
+        }
+    }
 
     #[test]
     fn clopper_pearson_matches_its_closed_forms_and_brackets_the_rate() {
