@@ -76,6 +76,10 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
     } else {
         catalog.select(&a.cases)?
     };
+    if let Err(e) = settings::require_device() {
+        no_device_json(&a.out, &e)?;
+        return Err(e);
+    }
     let gpu = Gpu::open()?;
     let s = Settings::new(None)?;
     let mut rows = Vec::new();
@@ -143,7 +147,17 @@ fn run_detection(catalog: &crate::source::catalog::Catalog, a: BenchArgs) -> Res
         ));
     }
     settings::validate(catalog, true)?;
-    settings::require_device()?;
+    if let Err(e) = settings::require_device() {
+        if let Some(path) = &a.table {
+            let md = format!(
+                "# Detection per jitter mode\n\n{e}: nothing was measured ({} case(s) selected).\n",
+                selected.len()
+            );
+            std::fs::write(path, md).map_err(|e| Error::io("writing", path, e))?;
+        }
+        no_device_json(&a.out, &e)?;
+        return Err(e);
+    }
     let s = Settings::new(None)?;
     let cfg = DetectionConfig {
         seeds: a.seeds,
@@ -182,4 +196,12 @@ fn run_detection(catalog: &crate::source::catalog::Catalog, a: BenchArgs) -> Res
     a.out.text(&md)?;
     a.out.write(&rows)?;
     Ok(exit::OK)
+}
+
+/// Without a device `--json` still gets a result (a CI step that uploads it must not break):
+/// the verdict, the exit code and why.
+fn no_device_json(out: &JsonArg, e: &Error) -> Result<()> {
+    out.write(&serde_json::json!({
+        "verdict": "no_device", "exit_code": e.exit_code(), "reason": e.to_string(),
+    }))
 }

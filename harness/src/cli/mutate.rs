@@ -223,6 +223,44 @@ fn run_battery(
              without --run shows them), none run",
             units.len()
         );
+        // Every artifact asked for is still written (a CI step that uploads them must not
+        // break): the mutants as listed, none run, and the verdict.
+        let kernels = units
+            .iter()
+            .map(|u| {
+                let listed = u
+                    .mutants
+                    .iter()
+                    .map(|m| MutantResult {
+                        diff: m.diff(&u.source),
+                        mutant: m.clone(),
+                        outcome: match u.equivalents.reason(&m.id) {
+                            Some(r) => Outcome::Equivalent { reason: r.into() },
+                            None => Outcome::NotRun,
+                        },
+                        seconds: 0.0,
+                    })
+                    .collect();
+                mutate::run::kernel_result(u, listed)
+            })
+            .collect();
+        let report = MutationReport::new(false, operators, kernels, 0.0);
+        let mut doc = serde_json::to_value(&report)
+            .map_err(|e| Error::Usage(format!("the report is not JSON ({e}): racegate's bug")))?;
+        doc["verdict"] = "no_device".into();
+        doc["exit_code"] = exit::NO_DEVICE.into();
+        doc["reason"] = format!("no CUDA device ({why})").into();
+        if let Some(p) = &a.table {
+            settings::write_file(
+                p,
+                &format!(
+                    "no CUDA device ({why}): nothing was run; the mutants as listed:\n\n{}",
+                    report::mutate::markdown(&report)
+                ),
+            )?;
+        }
+        a.out.write(&doc)?;
+        a.html.write_value(&doc, &catalog.root)?;
         return Ok(exit::NO_DEVICE);
     }
     let s = Settings::new(a.jobs)?;

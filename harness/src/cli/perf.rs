@@ -147,6 +147,15 @@ pub fn run(global: &Global, a: PerfArgs) -> Result<u8> {
             a.out.write(&serde_json::json!({
                 "verdict": "no_device", "exit_code": e.exit_code(), "reason": e.to_string(),
             }))?;
+            if let Some(t) = &a.table {
+                settings::write_file(
+                    t,
+                    &format!(
+                        "# Course tables\n\n{e}: nothing was measured ({} kernel(s) selected).\n",
+                        selected.len()
+                    ),
+                )?;
+            }
             return Err(e);
         }
     };

@@ -1,5 +1,5 @@
-//! Issue #32: without a device, manifest-mode `gate`, `stress` and `sanitize` still write every
-//! artifact asked for (verdict `no_device`), and still exit 4.
+//! Issue #32: without a device, manifest-mode `gate`, `stress`, `sanitize`, `bench`, `perf` and
+//! `mutate --run` still write every artifact asked for (verdict `no_device`), and still exit 4.
 
 use std::path::Path;
 use std::process::Command;
@@ -106,4 +106,85 @@ fn stress_and_sanitize_write_their_json_without_a_device() {
     assert!(std::fs::read_to_string(&log)
         .unwrap()
         .contains("no CUDA device"));
+}
+
+/// `bench` (both modes), `perf` and `mutate --run` write what they were asked for without a
+/// device too: the JSON with the verdict, and the table (or HTML) saying nothing was measured.
+#[test]
+fn bench_perf_and_mutate_write_their_artifacts_without_a_device() {
+    let t = tempfile::tempdir().unwrap();
+    let f = |n: &str| t.path().join(n).to_str().unwrap().to_string();
+    let corpus = super::package_dir().join("../examples/corpus/racegate.toml");
+    let corpus = corpus.to_str().unwrap();
+    let runs: Vec<(Vec<String>, Vec<&str>)> = vec![
+        (
+            vec!["bench".into(), "--json".into(), f("b.json")],
+            vec!["b.json"],
+        ),
+        (
+            vec![
+                "--manifest".into(),
+                corpus.into(),
+                "bench".into(),
+                "--detection".into(),
+                "--table".into(),
+                f("d.md"),
+                "--json".into(),
+                f("d.json"),
+            ],
+            vec!["d.json", "d.md"],
+        ),
+        (
+            vec![
+                "perf".into(),
+                "--table".into(),
+                f("p.md"),
+                "--json".into(),
+                f("p.json"),
+            ],
+            vec!["p.json", "p.md"],
+        ),
+        (
+            vec![
+                "mutate".into(),
+                "--run".into(),
+                "--table".into(),
+                f("m.md"),
+                "--json".into(),
+                f("m.json"),
+                "--html".into(),
+                f("m-html"),
+            ],
+            vec!["m.json", "m.md"],
+        ),
+    ];
+    for (args, wrote) in runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, err) = racegate(&args);
+        assert_eq!(code, 4, "{args:?}: {err}");
+        for w in wrote {
+            let p = t.path().join(w);
+            if w.ends_with(".json") {
+                let v = json(&p);
+                assert_eq!(v["verdict"], "no_device", "{args:?}: {v}");
+                assert_eq!(v["exit_code"], 4, "{args:?}");
+            } else {
+                let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{w}: {e}"));
+                assert!(text.contains("no CUDA device"), "{w}: {text}");
+            }
+        }
+    }
+    // The mutants are listed, none run, and the HTML report renders them.
+    let m = json(&t.path().join("m.json"));
+    assert_eq!(m["ran"], false);
+    let outcomes: Vec<&serde_json::Value> = m["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|k| k["mutants"].as_array().unwrap())
+        .map(|x| &x["outcome"])
+        .collect();
+    assert!(!outcomes.is_empty(), "{m}");
+    assert!(outcomes.iter().all(|o| *o == "not-run"), "{outcomes:?}");
+    assert!(t.path().join("m-html/index.html").is_file());
 }
