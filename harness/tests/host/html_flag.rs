@@ -85,3 +85,93 @@ fn a_language_racegate_does_not_speak_is_refused_before_any_work() {
     assert!(text.contains("en, ko"), "{text}");
     assert!(!dir.exists());
 }
+
+/// Every page of a report written to `dir` is valid UTF-8 with no markup from `hostile` and no
+/// control byte but newline and tab, its `<pre>` blocks balanced; `shown` is how the hostile
+/// text must appear, escaped.
+fn assert_inert(dir: &std::path::Path, shown: &str) {
+    let mut seen = false;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|x| x.to_str()) != Some("html") {
+            continue;
+        }
+        let bytes = std::fs::read(&p).unwrap();
+        let page = String::from_utf8(bytes).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        for bad in ["<script", "<img", "<b>"] {
+            assert!(!page.contains(bad), "{}: {bad} got through", p.display());
+        }
+        assert!(
+            !page
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t' && c != '\r'),
+            "{}: a control character got through",
+            p.display()
+        );
+        assert_eq!(
+            page.matches("<pre").count(),
+            page.matches("</pre>").count(),
+            "{}: unbalanced <pre>",
+            p.display()
+        );
+        seen |= page.contains(shown);
+    }
+    assert!(seen, "no page shows {shown:?}");
+}
+
+/// A submission's file name with markup, an escape sequence and a byte that is not UTF-8:
+/// graded (no device here: compiled, not graded) into an HTML report where it is only text.
+#[test]
+fn a_hostile_file_name_is_only_text_in_the_grade_report() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = tempfile::tempdir().unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"a<img src=x onerror=alert(1)>\x1b[31m\xff<pre><b>.cu");
+    let sub = t.path().join(name);
+    std::fs::copy(
+        crate::package_dir().join("tests/submissions/reduce/correct.cu"),
+        &sub,
+    )
+    .unwrap();
+    let dir = t.path().join("report");
+    let out = Command::new(crate::racegate_exe())
+        .args(["grade", "--exercise", "reduce", "--html"])
+        .arg(&dir)
+        .arg(&sub)
+        .current_dir(crate::package_dir().parent().unwrap())
+        .env("RACEGATE_NO_GPU", "1")
+        .output()
+        .unwrap();
+    assert!(dir.join("index.html").is_file(), "{out:?}");
+    assert_inert(&dir, "a&lt;img");
+}
+
+/// A program whose output and error lines carry markup, an escape sequence and bytes that are
+/// not UTF-8, and which fails: its exit finding quotes the error line, as text.
+#[test]
+fn a_programs_hostile_output_is_only_text_in_the_gate_report() {
+    let t = tempfile::tempdir().unwrap();
+    let prog = t.path().join("prog.sh");
+    std::fs::write(
+        &prog,
+        "#!/bin/sh\nprintf '<script>alert(1)</script> </pre><b>x</b> \\033[31mred\\377\\376\\n'\n\
+         printf '<script>alert(2)</script> </pre><b>y</b> \\033[31mred\\377\\376\\n' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = t.path().join("report");
+    let baseline = t.path().join("b.json");
+    let out = Command::new(crate::racegate_exe())
+        .args(["gate", "--baseline"])
+        .arg(&baseline)
+        .arg("--html")
+        .arg(&dir)
+        .arg("--")
+        .arg(&prog)
+        .current_dir(t.path())
+        .env("RACEGATE_NO_GPU", "1")
+        .output()
+        .unwrap();
+    assert!(dir.join("index.html").is_file(), "{out:?}");
+    assert_inert(&dir, "&lt;script&gt;alert(2)");
+}
