@@ -22,6 +22,20 @@ fn entry_line(root: &Path, file: &str, entry: &str) -> Option<u32> {
         .and_then(|i| u32::try_from(i + 1).ok())
 }
 
+/// A job's estimated seconds, for ordering only ([`crate::judge::battery::estimated_seconds`]):
+/// a group of tools in one run costs what its tools cost together.
+fn job_cost(j: &Job, trials: u32) -> f64 {
+    use crate::judge::battery::estimated_seconds;
+    use crate::source::case::Detector;
+    match j {
+        Job::Stress(c) => estimated_seconds(Detector::Stress, &c.exercise, trials),
+        Job::Sanitize(c, group) => group
+            .iter()
+            .map(|t| estimated_seconds(Detector::from(*t), &c.exercise, trials))
+            .sum(),
+    }
+}
+
 enum Job<'a> {
     Stress(&'a Case),
     /// One run of a group of tools ([`sanitizers::run_groups`]): globalcheck and sharedcheck
@@ -55,6 +69,10 @@ pub fn run_manifest(
             jobs.push(Job::Stress(c));
         }
     }
+    // Long jobs first, as the matrix orders its cells (`judge::battery::long_first`): the pool
+    // starts each next job as soon as a slot is free, and the tail is short jobs.
+    let trials = cfg.battery.trials;
+    let jobs = crate::judge::battery::long_first(jobs, |j| job_cost(j, trials));
     let results = crate::proc::pool::run_all(
         jobs,
         cfg.battery.jobs,
@@ -267,4 +285,65 @@ fn stress_job(
     });
     out.findings.push(f);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::case::Origin;
+    use crate::source::entry::Entry;
+
+    fn case(name: &str, exercise: &str) -> Case {
+        Case {
+            name: name.into(),
+            path: format!("kernels/{name}.cu"),
+            exercise: exercise.into(),
+            entry: Entry {
+                name: name.into(),
+                params: Default::default(),
+            },
+            bug: None,
+            expect: Default::default(),
+            title: String::new(),
+            origin: Origin::Family(crate::source::exercises::by_name("reduce").expect("a family")),
+        }
+    }
+
+    /// The gate's jobs start long ones first: racecheck on the heavy family before anything,
+    /// the injected tools' one run before a lone cheap tool, stress by its trials; ties keep
+    /// the order they were made in.
+    #[test]
+    fn the_gates_jobs_start_long_ones_first() {
+        let (a, m) = (case("a", "reduce"), case("m", "matmul"));
+        let jobs = vec![
+            Job::Sanitize(&a, vec![Tool::Initcheck]),
+            Job::Sanitize(&m, vec![Tool::Initcheck]),
+            Job::Sanitize(&a, vec![Tool::Globalcheck, Tool::Sharedcheck]),
+            Job::Sanitize(&a, vec![Tool::Racecheck]),
+            Job::Sanitize(&m, vec![Tool::Racecheck]),
+            Job::Stress(&a),
+        ];
+        let order: Vec<String> = crate::judge::battery::long_first(jobs, |j| job_cost(j, 100))
+            .iter()
+            .map(|j| match j {
+                Job::Stress(c) => format!("{}:stress", c.name),
+                Job::Sanitize(c, g) => format!(
+                    "{}:{}",
+                    c.name,
+                    g.iter().map(|t| t.name()).collect::<Vec<_>>().join("+")
+                ),
+            })
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "m:racecheck",
+                "a:racecheck",
+                "a:globalcheck+sharedcheck",
+                "m:initcheck",
+                "a:stress",
+                "a:initcheck"
+            ]
+        );
+    }
 }
