@@ -9,7 +9,8 @@
 //! count of zero is a pass; anything else reads the data back and the host oracle
 //! (`run/oracle.rs`) decides and writes the report, so a device compare that errs towards
 //! "differs" costs time, never a result. Combinations the device does not do (unordered with a
-//! tolerance or with unwritten elements) fall back to the exact compare, and so to the host.
+//! tolerance, or with unwritten elements among those compared) fall back to the exact compare,
+//! and so to the host; a compaction's prefix of written elements stays on the device.
 
 use std::collections::BTreeMap;
 
@@ -112,7 +113,16 @@ pub fn plan(
             });
             let tol = tol.filter(|_| b.elem.is_float());
             if how.unordered {
-                if tol.is_some() || b.may_stay_unwritten {
+                // Elements the judge's run may have left unwritten are compared by the host at
+                // their positions only, which a multiset of all `n` cannot say; unless the
+                // compared elements (a prefix, as a compaction's count gives) were all written:
+                // then the host compares exactly the multiset of those `n`, and so does the hash.
+                let all_written = || {
+                    want.chunks_exact(size)
+                        .take(n)
+                        .all(|e| e.iter().any(|&x| x != 0xFF))
+                };
+                if tol.is_some() || (b.may_stay_unwritten && !all_written()) {
                     return DeviceCompare::Bytes { bytes };
                 }
                 return DeviceCompare::Unordered {
@@ -270,6 +280,59 @@ mod tests {
                 size: 4,
                 expected: hash_sum(&data, 2, 4)
             }
+        );
+    }
+
+    /// A compaction (unordered, a prefix from a count, the rest unwritten): when the judge's run
+    /// wrote every compared element, the device hashes them; when one of them reads as unwritten
+    /// (all 0xFF), the host compares by position, so the device must not decide.
+    #[test]
+    fn a_compactions_written_prefix_is_hashed_on_the_device() {
+        let count = Buffer {
+            name: "count".into(),
+            ..out(Elem::U32, 2u32.to_le_bytes().to_vec(), Compare::default())
+        };
+        let compact = |vals: &[u32]| Buffer {
+            may_stay_unwritten: true,
+            ..out(
+                Elem::U32,
+                vals.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                Compare {
+                    prefix: Some("count[0]".into()),
+                    unordered: true,
+                    ..Default::default()
+                },
+            )
+        };
+        let written = compact(&[7, 9, u32::MAX, u32::MAX]);
+        let data = written.expected.clone().unwrap();
+        let p = plan(&[count.clone(), written], &BTreeMap::new(), 0.0);
+        assert_eq!(
+            p[1],
+            DeviceCompare::Unordered {
+                n: 2,
+                size: 4,
+                expected: hash_sum(&data, 2, 4)
+            }
+        );
+        // An element inside the prefix that reads as unwritten: the host decides.
+        let p = plan(&[count, compact(&[7, u32::MAX, 1, 1])], &BTreeMap::new(), 0.0);
+        assert_eq!(p[1], DeviceCompare::Bytes { bytes: 16 });
+        // Without a prefix every element is compared, the unwritten tail too: the host decides.
+        let tail = Buffer {
+            may_stay_unwritten: true,
+            ..out(
+                Elem::U32,
+                [7u32, 9, u32::MAX].iter().flat_map(|x| x.to_le_bytes()).collect(),
+                Compare {
+                    unordered: true,
+                    ..Default::default()
+                },
+            )
+        };
+        assert_eq!(
+            plan(&[tail], &BTreeMap::new(), 0.0)[0],
+            DeviceCompare::Bytes { bytes: 12 }
         );
     }
 
