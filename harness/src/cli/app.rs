@@ -43,34 +43,34 @@ pub struct Cli {
 pub enum Command {
     /// Print the catalog: every correct kernel and buggy variant, the detectors that must
     /// flag each variant, and the line its bug is on.
-    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(list::HELP))]
+    #[command(after_help = exit_codes_of(list::HELP), after_long_help = exit_codes_last(list::HELP))]
     List(list::ListArgs),
     /// Compile every kernel and variant with NVRTC (-lineinfo), and with --load also load each
     /// module on the device and look up its kernels. Needs no GPU without --load.
-    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(compile::HELP))]
+    #[command(after_help = exit_codes_of(compile::HELP), after_long_help = exit_codes_last(compile::HELP))]
     Compile(compile::CompileArgs),
     /// Run a case many times on random sizes, geometry and inputs; every output element is
     /// checked against an exact oracle. Each trial runs in a worker process with a deadline.
-    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(stress::HELP))]
+    #[command(after_help = exit_codes_of(stress::HELP), after_long_help = exit_codes_last(stress::HELP))]
     Stress(stress::StressArgs),
     /// Run one sanitizer tool (compute-sanitizer's four, or globalcheck) on a case, on the
     /// family's small sanitizer geometry (every loop and branch runs), or on an existing program
     /// given after `--`, and print the normalized findings.
-    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(sanitize::HELP))]
+    #[command(after_help = exit_codes_of(sanitize::HELP), after_long_help = exit_codes_last(sanitize::HELP))]
     Sanitize(sanitize::SanitizeArgs),
     /// Run the detection matrix: every case under stress (with and without jitter), the
     /// watchdog and the four compute-sanitizer tools, judged against each header's `expect`.
     /// Without a GPU it compiles every kernel, says what it could not run, and exits 4.
-    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(check::HELP))]
+    #[command(after_help = exit_codes_of(check::HELP), after_long_help = exit_codes_last(check::HELP))]
     Check(check::CheckArgs),
     /// Measure, side by side in one run, the full stress path (upload, poison, launch, read
     /// back, check every element) against a bare cudarc launch loop, per kernel. Prints ratios.
-    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(bench::HELP))]
+    #[command(after_help = exit_codes_of(bench::HELP), after_long_help = exit_codes_last(bench::HELP))]
     Bench(bench::BenchArgs),
     /// Time kernels with CUDA events beside their family's reference, read Nsight Compute's
     /// counters (bank conflicts, sectors per request, occupancy, branch efficiency) and check
     /// the `//@ perf:` expectations; `--table` writes the course tables.
-    #[command(after_help = exit::HELP, after_long_help = exit_codes_last(perf::HELP))]
+    #[command(after_help = exit_codes_of(perf::HELP), after_long_help = exit_codes_last(perf::HELP))]
     Perf(perf::PerfArgs),
     /// Gate a merge on your own kernels or CUDA program. With a manifest (./racegate.toml or
     /// --manifest FILE): every kernel under stress (its oracle: a reference kernel or
@@ -110,6 +110,15 @@ pub enum Command {
 /// A command's long help (`--help`) as printed: its text with the exit codes last, after its
 /// examples, so every command's help ends the same way. The exit codes are the line that opens
 /// with `Exit codes:`.
+/// The command's own exit-code line of its help (`-h` shows it alone); the table of every
+/// command where the help has none.
+fn exit_codes_of(help: &str) -> String {
+    help.lines()
+        .find(|l| l.starts_with("Exit codes:"))
+        .unwrap_or(exit::HELP)
+        .to_string()
+}
+
 fn exit_codes_last(help: &str) -> String {
     let lines: Vec<&str> = help.lines().collect();
     let Some(at) = lines.iter().position(|l| l.starts_with("Exit codes:")) else {

@@ -124,6 +124,18 @@ fn every_help_has_an_example_and_ends_with_the_exit_codes() {
             last.starts_with("Exit codes: 0 "),
             "`racegate {c} --help` ends with `{last}`, not the exit codes"
         );
+        // `-h` (the short help) ends with the same line: the command's own codes, not the table
+        // of every command (`list` never exits 1 or 4).
+        let short = racegate(&[&c, "-h"]);
+        let short_last = short
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .last()
+            .unwrap_or_default();
+        assert_eq!(
+            short_last, last,
+            "`racegate {c} -h` and `--help` end differently"
+        );
         let example = lines
             .iter()
             .skip_while(|l| !l.starts_with("Example"))
