@@ -129,8 +129,7 @@ fn every_help_has_an_example_and_ends_with_the_exit_codes() {
         let short = racegate(&[&c, "-h"]);
         let short_last = short
             .lines()
-            .filter(|l| !l.trim().is_empty())
-            .last()
+            .rfind(|l| !l.trim().is_empty())
             .unwrap_or_default();
         assert_eq!(
             short_last, last,
