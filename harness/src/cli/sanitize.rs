@@ -62,6 +62,10 @@ pub struct SanitizeArgs {
     /// Seed for the problem's inputs (a case's; a program makes its own).
     #[arg(long, default_value_t = sanitize::SANITIZE_SEED, conflicts_with = "program")]
     seed: u64,
+    /// The explanation of each kind of finding under the report (what it means, the usual cause,
+    /// the fix) in this language: en or ko (default: from LC_ALL/LANG, else English).
+    #[arg(long, value_name = "LANG", value_parser = super::report::parse_lang)]
+    lang: Option<crate::report::explain::Lang>,
     #[command(flatten)]
     out: JsonArg,
     /// A program to run under the tool instead of a case, after `--` (found through PATH like a
@@ -180,7 +184,14 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
         settings::write_file(p, &format!("$ {}\n{}", r[0].command, logs.join("\n")))?;
     }
     let text: Vec<String> = r.iter().map(report::sanitizer).collect();
-    a.out.text(&text.join("\n"))?;
+    let lang = a
+        .lang
+        .unwrap_or_else(crate::report::explain::Lang::from_env);
+    a.out.text(&format!(
+        "{}{}",
+        text.join("\n"),
+        crate::report::explain_text::sanitizer(&r, lang)
+    ))?;
     match r.as_slice() {
         [one] => a.out.write(one)?,
         runs => a.out.write(&SharedRun {

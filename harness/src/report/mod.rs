@@ -8,6 +8,7 @@
 
 pub mod codequality;
 pub mod explain;
+pub mod explain_text;
 pub mod github;
 pub mod grade;
 pub mod html;
