@@ -514,6 +514,11 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     let code = code(place, run, d.new.len());
     a.out
         .text(&report::text::gate(run, &d, Path::new(&shown)))?;
+    let lang = a
+        .html
+        .lang
+        .unwrap_or_else(crate::report::explain::Lang::from_env);
+    a.out.text(&report::explain_text::gate(&d.new, lang))?;
     if let Some(why) = &place.no_device {
         a.out.text(&format!(
             "{}\n",

@@ -1,4 +1,4 @@
-//! The explanations under a text report (`stress`, `sanitize`): for each kind of finding the
+//! The explanations under a text report (`stress`, `sanitize`, `gate`): for each kind of finding the
 //! run had, once, its title, meaning, usual cause and fix in the language asked for (`--lang`,
 //! else `LANG`/`LC_ALL`), from the same catalog the HTML report and grading use.
 
@@ -48,6 +48,26 @@ pub fn sanitizer(runs: &[SanitizerRun], lang: Lang) -> String {
         }
     }
     block(&keys, lang)
+}
+
+/// The explanations of every kind among a gate's new findings, each once, under a heading;
+/// empty when there is none. The directions of a race are read from the finding's message.
+pub fn gate(new: &[&crate::gate::GateFinding], lang: Lang) -> String {
+    let mut keys: Vec<&'static str> = Vec::new();
+    for f in new {
+        let k = key_for(&f.id.detector, &f.id.kind, &f.message);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    if keys.is_empty() {
+        return String::new();
+    }
+    let heading = match lang {
+        Lang::En => "What the new findings mean:",
+        Lang::Ko => "새 발견 사항의 뜻:",
+    };
+    format!("\n{heading}\n{}", block(&keys, lang))
 }
 
 fn block(keys: &[&str], lang: Lang) -> String {
@@ -110,6 +130,19 @@ mod tests {
         let ko = sanitizer(&runs, Lang::Ko);
         assert_eq!(ko.matches("흔한 원인").count(), 2, "{ko}");
         assert!(sanitizer(&[run(Tool::Memcheck, vec![])], Lang::En).is_empty());
+    }
+
+    #[test]
+    fn a_gates_new_findings_are_explained_by_kind_once() {
+        let f = crate::report::fixtures::gate_run();
+        let all: Vec<&crate::gate::GateFinding> = f.findings.iter().collect();
+        let text = gate(&all, Lang::En);
+        assert!(text.starts_with("\nWhat the new findings mean:"), "{text}");
+        let kinds = f.findings.len();
+        assert!(kinds >= 2, "the fixture has a racecheck and a stress finding");
+        assert_eq!(text.matches("Usual cause").count(), 2, "{text}");
+        assert!(gate(&all, Lang::Ko).contains("새 발견 사항의 뜻"));
+        assert_eq!(gate(&[], Lang::En), "");
     }
 
     #[test]
