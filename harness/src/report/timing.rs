@@ -71,7 +71,7 @@ pub fn time_breakdown(m: &Matrix) -> String {
 fn target_timing(log: &str) -> Option<[f64; 4]> {
     let line = log
         .lines()
-        .find_map(|l| l.trim().strip_prefix("racegate target timing: "))?;
+        .find_map(|l| l.trim().strip_prefix(crate::judge::sanitize::runner::TIMING))?;
     let mut got = [0.0; 4];
     for (slot, key) in got.iter_mut().zip(["catalog ", "device open ", "module load ", "launch and read back "]) {
         let rest = &line[line.find(key)? + key.len()..];

@@ -14,6 +14,9 @@ use crate::errors::{Error, Result};
 use crate::proc::watchdog::{self, Exit};
 use crate::source::catalog::{Case, Catalog};
 
+/// How the target's line of where its time went starts (`report::timing` reads it back).
+pub const TIMING: &str = "racegate target timing: ";
+
 /// The exit code racegate asks compute-sanitizer to use when it found errors.
 pub const FINDINGS_EXIT: i32 = 86;
 
@@ -331,8 +334,13 @@ impl Outcome {
     }
 }
 
+/// The last three lines of a run's log that say something (the target's own timing line is
+/// bookkeeping, not why a run failed).
 fn tail(log: &str) -> String {
-    let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with(TIMING))
+        .collect();
     lines[lines.len().saturating_sub(3)..].join(" | ")
 }
 
@@ -368,7 +376,7 @@ pub fn target(
     let launched = std::time::Instant::now();
     let ran = gpu.run(&module, &problem, Default::default());
     eprintln!(
-        "racegate target timing: catalog {catalog_ms:.0} ms, device open {open_ms:.0} ms, module load {load_ms:.0} ms, launch and read back {:.0} ms",
+        "{TIMING}catalog {catalog_ms:.0} ms, device open {open_ms:.0} ms, module load {load_ms:.0} ms, launch and read back {:.0} ms",
         ms(launched)
     );
     Ok(match ran {
