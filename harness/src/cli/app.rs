@@ -107,9 +107,6 @@ pub enum Command {
     Internal(internal::Internal),
 }
 
-/// A command's long help (`--help`) as printed: its text with the exit codes last, after its
-/// examples, so every command's help ends the same way. The exit codes are the line that opens
-/// with `Exit codes:`.
 /// The command's own exit-code line of its help (`-h` shows it alone); the table of every
 /// command where the help has none.
 fn exit_codes_of(help: &str) -> String {
@@ -119,6 +116,9 @@ fn exit_codes_of(help: &str) -> String {
         .to_string()
 }
 
+/// A command's long help (`--help`) as printed: its text with the exit codes last, after its
+/// examples, so every command's help ends the same way. The exit codes are the line that opens
+/// with `Exit codes:`.
 fn exit_codes_last(help: &str) -> String {
     let lines: Vec<&str> = help.lines().collect();
     let Some(at) = lines.iter().position(|l| l.starts_with("Exit codes:")) else {

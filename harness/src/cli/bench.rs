@@ -153,7 +153,7 @@ fn run_detection(catalog: &crate::source::catalog::Catalog, a: BenchArgs) -> Res
                 "# Detection per jitter mode\n\n{e}: nothing was measured ({} case(s) selected).\n",
                 selected.len()
             );
-            std::fs::write(path, md).map_err(|e| Error::io("writing", path, e))?;
+            settings::write_unmeasured(path, &md)?;
         }
         no_device_json(&a.out, &e)?;
         return Err(e);

@@ -251,7 +251,7 @@ fn run_battery(
         doc["exit_code"] = exit::NO_DEVICE.into();
         doc["reason"] = format!("no CUDA device ({why})").into();
         if let Some(p) = &a.table {
-            settings::write_file(
+            settings::write_unmeasured(
                 p,
                 &format!(
                     "no CUDA device ({why}): nothing was run; the mutants as listed:\n\n{}",

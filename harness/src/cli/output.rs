@@ -33,8 +33,8 @@ pub struct HtmlArg {
     /// and the repro command (nothing outside the folder is referenced).
     #[arg(long, value_name = "DIR")]
     pub html: Option<PathBuf>,
-    /// Language of the report's explanations: en or ko. Default: from LC_ALL, LC_MESSAGES or
-    /// LANG, else English.
+    /// Language of the explanations, in the HTML report and under the text report (`gate`): en
+    /// or ko. Default: from LC_ALL, LC_MESSAGES or LANG, else English.
     #[arg(long, value_name = "LANG", value_parser = super::report::parse_lang)]
     pub lang: Option<crate::report::explain::Lang>,
 }

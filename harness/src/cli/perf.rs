@@ -148,7 +148,7 @@ pub fn run(global: &Global, a: PerfArgs) -> Result<u8> {
                 "verdict": "no_device", "exit_code": e.exit_code(), "reason": e.to_string(),
             }))?;
             if let Some(t) = &a.table {
-                settings::write_file(
+                settings::write_unmeasured(
                     t,
                     &format!(
                         "# Course tables\n\n{e}: nothing was measured ({} kernel(s) selected).\n",

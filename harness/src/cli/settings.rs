@@ -154,6 +154,20 @@ pub fn write_file(path: &Path, text: &str) -> Result<()> {
     write_to(path, text, false)
 }
 
+/// A table a run that measured nothing (no device) was asked for: written when there is none at
+/// `path`, so a step that uploads it finds it; one already there (a committed table) is left
+/// as it was, and the note says so.
+pub fn write_unmeasured(path: &Path, text: &str) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        eprintln!(
+            "note: {} left as it was: nothing was measured",
+            crate::report::text::visible(&path.display().to_string())
+        );
+        return Ok(());
+    }
+    write_file(path, text)
+}
+
 /// Appends `text` to a file the user named (`$GITHUB_STEP_SUMMARY`), as [`write_file`].
 pub fn append_file(path: &Path, text: &str) -> Result<()> {
     write_to(path, text, true)

@@ -279,16 +279,13 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
     let response = response.ok_or_else(|| Error::Usage("--response is required".into()))?;
     let mut out =
         std::fs::File::create(response).map_err(|e| Error::io("creating", response, e))?;
+    let labels: Vec<&str> = problems.iter().map(|p| p.label.as_str()).collect();
     for (t, p) in problems.iter().enumerate() {
         let opts = RunOptions {
             jitter_seed: jitter.then_some(0x5eed ^ compile::fingerprint(&p.label)),
             poison_shared: jitter,
             poison_outputs: jitter,
-            // A different poison per problem: an unwritten element reads differently each time.
-            poison: crate::run::poison::poison(
-                compile::fingerprint(&p.label),
-                u32::try_from(t).unwrap_or(u32::MAX),
-            ),
+            poison: problem_poison(&labels, t),
         };
         let record = match gpu.run(&module, p, opts) {
             Ok(bufs) => Record::Ran(bufs.into_iter().map(Bytes).collect()),
@@ -321,6 +318,15 @@ fn machine_fault(e: &cudarc::driver::DriverError) -> bool {
     )
 }
 
+/// The poison of problem `t` of a request: one base for the whole request (its first problem's
+/// label), then the trial rotation of [`crate::run::poison::poison`], so consecutive problems
+/// take 0xFFFFFFFF, zero and a random word in turn: an unwritten element reads differently in
+/// each, whatever sizes the labels name (a base per problem made the turn a coin toss).
+fn problem_poison(labels: &[&str], t: usize) -> u32 {
+    let base = labels.first().map_or(0, |l| compile::fingerprint(l));
+    crate::run::poison::poison(base, u32::try_from(t).unwrap_or(u32::MAX))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -329,6 +335,25 @@ mod tests {
 
     use super::*;
     use crate::source::exercises::{self, SizeChoice};
+
+    /// Over many requests of three problems with sizes drawn as grading draws them, every
+    /// request poisons its problems 0xFFFFFFFF, zero and a random word (in some order), so a
+    /// kernel that reads memory it never wrote meets both fixed patterns.
+    #[test]
+    fn every_request_takes_both_fixed_poisons_and_consecutive_problems_differ() {
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..2000 {
+            let labels: Vec<String> = (0..3)
+                .map(|_| format!("n={} grid={} block=256", rand::RngExt::random_range(&mut rng, 1..1_000_000u32), rand::RngExt::random_range(&mut rng, 1..4000u32)))
+                .collect();
+            let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+            let p: Vec<u32> = (0..3).map(|t| problem_poison(&labels, t)).collect();
+            assert!(p.windows(2).all(|w| w[0] != w[1]), "{labels:?}: {p:x?}");
+            if compile::fingerprint(labels[0]) < u64::MAX - 3 {
+                assert!(p.contains(&0xFFFF_FFFF) && p.contains(&0), "{labels:?}: {p:x?}");
+            }
+        }
+    }
 
     #[test]
     fn a_timing_worker_answers_in_its_response_file_not_on_stdout() {

@@ -10,7 +10,8 @@ use crate::run::stress::StressReport;
 /// Where the matrix's process time went (issue 26): the stress cells' phases summed, and the
 /// compute-sanitizer cells' time split into what their target said it spent (the line
 /// `racegate target timing: ...` of each log) and the rest (the tool's own start,
-/// instrumentation and XML). Empty when no cell has such figures.
+/// report; the tool patches the code inside the target's timed module load and launch). Empty
+/// when no cell has such figures.
 pub fn time_breakdown(m: &Matrix) -> String {
     let mut out = String::new();
     let stress: Vec<&StressReport> = m
@@ -59,7 +60,7 @@ pub fn time_breakdown(m: &Matrix) -> String {
         let [catalog, open, load, launch] = parts;
         let _ = writeln!(
             out,
-            "compute-sanitizer time ({runs} runs): {all:.1} s in all; the target's catalog {catalog:.1} s, device open {open:.1} s, module load {load:.1} s, launch {launch:.1} s; the rest (the tool's start, instrumentation, report) {:.1} s",
+            "compute-sanitizer time ({runs} runs): {all:.1} s in all; the target's catalog {catalog:.1} s, device open {open:.1} s, module load with the tool's patching {load:.1} s, instrumented launch {launch:.1} s; the rest (process and tool start, report) {:.1} s",
             all - catalog - open - load - launch
         );
     }
@@ -87,6 +88,47 @@ mod time_tests {
     use crate::report::fixtures;
 
     #[test]
+    fn the_stress_cells_phases_are_summed() {
+        use crate::run::stress::{StressPhases, StressReport, Verdict};
+        let report = |compile: f64, open: f64, trials: f64| StressReport {
+            case: "k".into(),
+            jitter: true,
+            seed: 1,
+            size: "default".into(),
+            trials_requested: 1,
+            trials_run: 1,
+            failures: 0,
+            rate: 0.0,
+            upper_bound_95: None,
+            verdict: Verdict::Pass,
+            first_failure: None,
+            repro: None,
+            seconds: compile + open + trials + 0.5,
+            first_detection_seconds: None,
+            phases: StressPhases {
+                compile,
+                start: open + 0.25,
+                catalog: 0.0,
+                open,
+                load: 0.25,
+                sets: trials / 2.0,
+                trials,
+            },
+        };
+        let mut m = fixtures::matrix();
+        for (c, o, t) in [(1.0, 0.5, 2.0), (0.0, 1.5, 4.0)] {
+            let mut cell = fixtures::cell();
+            cell.evidence = Evidence::Stress(Box::new(report(c, o, t)));
+            m.cells.push(cell);
+        }
+        let out = time_breakdown(&m);
+        assert!(
+            out.contains("stress time (2 runs): 10.0 s in all; compile 1.0 s, worker start 2.5 s (catalog 0.0 s, device open 2.0 s, module load 0.5 s), trials 6.0 s (input sets 3.0 s of it)"),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn a_targets_timing_line_is_read_and_anything_else_is_not() {
         let log = "========= COMPUTE-SANITIZER\nracegate target: k (n=1): results correct\nracegate target timing: catalog 12 ms, device open 340 ms, module load 85 ms, launch and read back 9 ms\n";
         assert_eq!(target_timing(log), Some([12.0, 340.0, 85.0, 9.0]));
@@ -107,7 +149,7 @@ mod time_tests {
         }
         let out = time_breakdown(&m);
         assert!(
-            out.contains("compute-sanitizer time (1 runs): 3.0 s in all; the target's catalog 0.1 s, device open 0.5 s, module load 0.2 s, launch 0.1 s; the rest (the tool's start, instrumentation, report) 2.0 s"),
+            out.contains("compute-sanitizer time (1 runs): 3.0 s in all; the target's catalog 0.1 s, device open 0.5 s, module load with the tool's patching 0.2 s, instrumented launch 0.1 s; the rest (process and tool start, report) 2.0 s"),
             "{out}"
         );
     }

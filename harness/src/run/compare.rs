@@ -336,6 +336,73 @@ mod tests {
         );
     }
 
+    /// The device's verdict never passes what the host fails: over random compactions (a count,
+    /// a written prefix, an unwritten tail) and random outputs (the prefix shuffled, an element
+    /// changed, one left unwritten, the tail scribbled), wherever the plan hashes and the hash
+    /// matches, the host oracle finds nothing wrong either.
+    #[test]
+    fn a_matching_hash_is_never_a_host_failure() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(26);
+        let words = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let (mut hashed, mut caught) = (0, 0);
+        for _ in 0..4000 {
+            let len = rng.random_range(1..12usize);
+            let n = rng.random_range(0..=len);
+            // Small values so that equal elements (and so multisets) are common, and now and
+            // then one that reads as unwritten (all 0xFF) inside the prefix.
+            let mut want: Vec<u32> = (0..n)
+                .map(|_| match rng.random_range(0..12u32) {
+                    0 => u32::MAX,
+                    v => v % 4,
+                })
+                .collect();
+            want.resize(len, u32::MAX);
+            let count = Buffer {
+                name: "count".into(),
+                ..out(Elem::U32, (n as u32).to_le_bytes().to_vec(), Compare::default())
+            };
+            let data = Buffer {
+                may_stay_unwritten: true,
+                ..out(
+                    Elem::U32,
+                    words(&want),
+                    Compare {
+                        prefix: Some("count[0]".into()),
+                        unordered: true,
+                        ..Default::default()
+                    },
+                )
+            };
+            let buffers = [count, data];
+            let p = plan(&buffers, &BTreeMap::new(), 0.0);
+            let DeviceCompare::Unordered { expected, .. } = p[1] else {
+                continue;
+            };
+            let mut got = want.clone();
+            rand::seq::SliceRandom::shuffle(&mut got[..n], &mut rng);
+            match rng.random_range(0..4) {
+                0 if n > 0 => {
+                    let i = rng.random_range(0..n);
+                    got[i] = got[i].wrapping_add(1);
+                }
+                1 if n > 0 => got[rng.random_range(0..n)] = u32::MAX,
+                2 if len > n => got[rng.random_range(n..len)] = rng.random(),
+                _ => {}
+            }
+            let actual = vec![(n as u32).to_le_bytes().to_vec(), words(&got)];
+            let device_pass = hash_sum(&actual[1], n, 4) == expected;
+            let host_pass =
+                crate::run::oracle::check_within(&buffers, &actual, &BTreeMap::new(), 0.0).is_none();
+            hashed += 1;
+            if !device_pass {
+                caught += 1;
+            }
+            assert!(!device_pass || host_pass, "want {want:?} got {got:?} n {n}");
+        }
+        assert!(hashed > 3000 && caught > 500, "{hashed} hashed, {caught} caught");
+    }
+
     #[test]
     fn the_hash_sum_ignores_order_and_sees_a_changed_element() {
         let b = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };

@@ -56,7 +56,20 @@ pub struct DetectionRow {
 /// lists with `stress` among `flag`.
 pub fn stress_flagged(catalog: &Catalog) -> crate::Result<Vec<&Case>> {
     let twins = match &catalog.manifest {
-        Some(m) => twins_stress_flags(&m.dir.join("expected.toml"))?,
+        Some(m) => {
+            let path = m.dir.join("expected.toml");
+            let twins = twins_stress_flags(&path)?;
+            // A name that is no kernel of the manifest is a typo or a stale entry: said, not
+            // dropped (the table would quietly lack it).
+            if let Some(stray) = twins.iter().find(|t| catalog.cases.iter().all(|c| &c.name != *t)) {
+                return Err(crate::Error::Usage(format!(
+                    "{}: `{stray}` is no kernel of {}",
+                    path.display(),
+                    m.path.display()
+                )));
+            }
+            twins
+        }
         None => Default::default(),
     };
     Ok(catalog

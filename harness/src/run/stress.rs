@@ -188,6 +188,20 @@ pub fn parse_size(s: &str) -> std::result::Result<SizeChoice, String> {
     }
 }
 
+impl StressPhases {
+    /// Takes the worker's ready line (seen `since_spawn` seconds after the spawn): its start,
+    /// and the parts the worker timed, where it says them (a worker of an earlier version
+    /// prints `{"ready":true}` alone: those stay 0). A line that does not parse changes nothing.
+    fn read_ready(&mut self, line: &str, since_spawn: f64) {
+        if let Ok(r) = serde_json::from_str::<Ready>(line) {
+            self.start = since_spawn;
+            self.catalog = secs(r.catalog_us);
+            self.open = secs(r.open_us);
+            self.load = secs(r.load_us);
+        }
+    }
+}
+
 /// Microseconds as seconds.
 fn secs(us: u64) -> f64 {
     us as f64 / 1e6
@@ -264,12 +278,7 @@ pub fn run(
         },
         |line| match serde_json::from_str::<TrialOutcome>(line) {
             _ if line.starts_with("{\"ready\"") => {
-                if let Ok(r) = serde_json::from_str::<Ready>(line) {
-                    phases.start = spawned.elapsed().as_secs_f64();
-                    phases.catalog = secs(r.catalog_us);
-                    phases.open = secs(r.open_us);
-                    phases.load = secs(r.load_us);
-                }
+                phases.read_ready(line, spawned.elapsed().as_secs_f64());
             }
             Ok(o) => {
                 on_event(StressEvent::Trial(&o));
@@ -436,6 +445,25 @@ pub fn zero_failure_bound(n: u32) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_ready_line_is_read_with_its_figures_or_without_them() {
+        use super::StressPhases;
+        let mut p = StressPhases::default();
+        p.read_ready(
+            r#"{"ready":true,"catalog_us":2000,"open_us":350000,"load_us":90000}"#,
+            0.5,
+        );
+        assert_eq!((p.start, p.catalog, p.open, p.load), (0.5, 0.002, 0.35, 0.09));
+        // An earlier worker's bare line: the start is known, its parts are not.
+        let mut old = StressPhases::default();
+        old.read_ready(r#"{"ready":true}"#, 0.7);
+        assert_eq!((old.start, old.open, old.load), (0.7, 0.0, 0.0));
+        // Not a ready line: nothing changes.
+        let mut none = StressPhases::default();
+        none.read_ready(r#"{"ready":"#, 0.7);
+        assert_eq!(none, StressPhases::default());
+    }
+
     #[test]
     fn the_zero_failure_bound_is_exact_and_never_above_one() {
         assert!((super::zero_failure_bound(1) - 0.95).abs() < 1e-12);

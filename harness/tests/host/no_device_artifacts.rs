@@ -174,6 +174,21 @@ fn bench_perf_and_mutate_write_their_artifacts_without_a_device() {
             }
         }
     }
+    // A table already there (a committed one) is left as it was: nothing was measured.
+    let kept = t.path().join("kept.md");
+    std::fs::write(&kept, "the committed table\n").unwrap();
+    for args in [
+        vec!["perf", "--table", kept.to_str().unwrap()],
+        vec!["mutate", "--run", "--table", kept.to_str().unwrap()],
+    ] {
+        let (code, _, err) = racegate(&args);
+        assert_eq!(code, 4, "{args:?}: {err}");
+        assert!(err.contains("left as it was"), "{args:?}: {err}");
+        assert_eq!(
+            std::fs::read_to_string(&kept).unwrap(),
+            "the committed table\n"
+        );
+    }
     // The mutants are listed, none run, and the HTML report renders them.
     let m = json(&t.path().join("m.json"));
     assert_eq!(m["ran"], false);

@@ -253,14 +253,11 @@ fn a_program_table_takes_every_tool_the_gate_has_and_no_other() {
 fn every_flag_the_readme_shows_is_one_the_command_takes() {
     let subs = subcommands();
     let text = readme();
-    let mut shown: Vec<(String, String)> = Vec::new(); // (subcommand, command text)
+    // Each command the README shows, as the words after `racegate`.
+    let mut shown: Vec<String> = Vec::new();
     for l in text.lines() {
         if let Some(rest) = l.strip_prefix("| `racegate ") {
-            let cmd = rest.split('`').next().unwrap_or("");
-            shown.push((
-                cmd.split_whitespace().next().unwrap_or("").into(),
-                cmd.into(),
-            ));
+            shown.push(rest.split('`').next().unwrap_or("").into());
         }
     }
     let mut in_code = false;
@@ -269,42 +266,64 @@ fn every_flag_the_readme_shows_is_one_the_command_takes() {
             in_code = !in_code;
             continue;
         }
-        let t = l.trim_start();
-        if let (true, Some(rest)) = (in_code, t.strip_prefix("racegate ")) {
-            let cmd = rest.split('#').next().unwrap_or("");
-            shown.push((
-                cmd.split_whitespace().next().unwrap_or("").into(),
-                cmd.into(),
-            ));
+        if let (true, Some(rest)) = (in_code, l.trim_start().strip_prefix("racegate ")) {
+            shown.push(rest.split('#').next().unwrap_or("").into());
         }
     }
     assert!(
         shown.len() >= 15,
         "the README's commands were not found: {shown:?}"
     );
+    // A flag counts as listed only on an option line of the help (`  -t, --trials <N>`), not
+    // in its examples or prose.
+    let options = |help: &str| -> BTreeSet<String> {
+        help.lines()
+            .map(str::trim_start)
+            .filter(|h| h.starts_with('-'))
+            .flat_map(|h| {
+                h.split(|c: char| c == ',' || c.is_whitespace() || c == '=' || c == '<' || c == '[')
+                    .filter(|w| w.starts_with("--"))
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let global = options(&racegate(&["--help"]));
     let mut helps = std::collections::BTreeMap::new();
     let mut bad = Vec::new();
     let mut checked = 0;
-    for (sub, cmd) in &shown {
-        if !subs.contains(sub) {
-            continue; // a top-level flag (`racegate --help`) or prose
-        }
-        let help = helps
-            .entry(sub.clone())
-            .or_insert_with(|| racegate(&[sub.as_str(), "--help"]));
+    for cmd in &shown {
         // Only what comes before a `--` separator is racegate's (after it: the program's).
         let own = cmd.split(" -- ").next().unwrap_or("");
-        for flag in own
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        let words: Vec<&str> = own.split_whitespace().collect();
+        // Global options (`--manifest F`, `--root DIR`) may come before the subcommand.
+        let mut i = 0;
+        while i < words.len() && words[i].starts_with("--") {
+            let flag = words[i].split('=').next().unwrap_or("");
+            checked += 1;
+            if !global.contains(flag) {
+                bad.push(format!("`racegate`: {flag} (README: {cmd})"));
+            }
+            i += if words[i].contains('=') { 1 } else { 2 };
+        }
+        let Some(sub) = words.get(i).copied().filter(|w| subs.contains(*w)) else {
+            continue; // `racegate --help`, or prose
+        };
+        let listed = helps
+            .entry(sub.to_string())
+            .or_insert_with(|| {
+                let mut o = options(&racegate(&[sub, "--help"]));
+                o.extend(global.iter().cloned());
+                o
+            })
+            .clone();
+        for flag in words[i + 1..]
+            .iter()
+            .flat_map(|w| w.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')))
             .filter(|w| w.starts_with("--") && w.len() > 2)
         {
             checked += 1;
-            let listed = help.lines().any(|h| {
-                h.trim_start()
-                    .split(|c: char| c == ',' || c.is_whitespace() || c == '=' || c == '<')
-                    .any(|w| w == flag)
-            });
-            if !listed {
+            if !listed.contains(flag) {
                 bad.push(format!("`racegate {sub}`: {flag} (README: {cmd})"));
             }
         }
