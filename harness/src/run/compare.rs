@@ -347,8 +347,9 @@ mod tests {
         let words = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
         let (mut hashed, mut caught) = (0, 0);
         for _ in 0..4000 {
-            let len = rng.random_range(1..12usize);
-            let n = rng.random_range(0..=len);
+            let len32 = rng.random_range(1..12u32);
+            let n32 = rng.random_range(0..=len32);
+            let (len, n) = (len32 as usize, n32 as usize);
             // Small values so that equal elements (and so multisets) are common, and now and
             // then one that reads as unwritten (all 0xFF) inside the prefix.
             let mut want: Vec<u32> = (0..n)
@@ -360,7 +361,7 @@ mod tests {
             want.resize(len, u32::MAX);
             let count = Buffer {
                 name: "count".into(),
-                ..out(Elem::U32, (n as u32).to_le_bytes().to_vec(), Compare::default())
+                ..out(Elem::U32, n32.to_le_bytes().to_vec(), Compare::default())
             };
             let data = Buffer {
                 may_stay_unwritten: true,
@@ -390,7 +391,7 @@ mod tests {
                 2 if len > n => got[rng.random_range(n..len)] = rng.random(),
                 _ => {}
             }
-            let actual = vec![(n as u32).to_le_bytes().to_vec(), words(&got)];
+            let actual = vec![n32.to_le_bytes().to_vec(), words(&got)];
             let device_pass = hash_sum(&actual[1], n, 4) == expected;
             let host_pass =
                 crate::run::oracle::check_within(&buffers, &actual, &BTreeMap::new(), 0.0).is_none();
