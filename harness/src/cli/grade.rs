@@ -76,6 +76,11 @@ pub struct GradeArgs {
     /// Randomized correctness trials.
     #[arg(long, default_value_t = 8, value_parser = values::at_least_one)]
     trials: u32,
+    /// Do not look for the smallest failing input after wrong results (by default one more
+    /// worker run tries the exercise's sizes from the smallest up, three runs each, and the
+    /// feedback names the smallest that fails; the score does not change).
+    #[arg(long)]
+    no_shrink: bool,
     /// The public seed (mixed with the secret).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -266,6 +271,7 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         confinement: shown,
         gpu_wait: Duration::from_secs_f64(a.gpu_wait),
         note,
+        shrink: !a.no_shrink,
     };
     let grade = |f: PathBuf| grading::grade(&root, &spec, &rubric, &f, &cfg, &s.worker);
     let fb = report::grade::Feedback {

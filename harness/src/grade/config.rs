@@ -33,6 +33,8 @@ pub struct GradeConfig {
     pub gpu_wait: Duration,
     /// Where notes for the person running the grader go (waiting for the GPU, say).
     pub note: fn(&str),
+    /// After wrong results, look for the smallest failing size (`grade::shrink`).
+    pub shrink: bool,
 }
 
 /// Before any submission is graded with limits other than the defaults (`--compile-memory`,

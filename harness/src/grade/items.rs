@@ -137,7 +137,7 @@ fn trial_seed(cfg: &GradeConfig, code: u64, t: u32) -> u64 {
 
 impl Items<'_> {
     /// A problem of the exercise's family, drawn with the seed of trial `t`.
-    fn problem(&self, t: u32, size: SizeChoice) -> Problem {
+    pub(super) fn problem(&self, t: u32, size: SizeChoice) -> Problem {
         let family = exercises::by_name(&self.spec.family).expect("spec checked the family");
         let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(trial_seed(self.cfg, self.code, t));
         family.problem(&self.spec.entry(), size, &mut rng)
@@ -160,11 +160,13 @@ impl Items<'_> {
         let results = run_worker(cfg, self.exe, self.work, ptx, &problems, true, "correct")?;
         let mut passed = 0;
         let mut lines = Vec::new();
+        let mut wrong_results = false;
         for (t, (p, r)) in problems.iter().zip(&results).enumerate() {
             match r {
                 WorkerResult::Ran(actual) => match crate::run::oracle::check(&p.buffers, actual) {
                     None => passed += 1,
                     Some(w) => {
+                        wrong_results = true;
                         let what = if w.input_modified {
                             "modified its input"
                         } else {
@@ -216,6 +218,14 @@ impl Items<'_> {
                 "\n  ... and {} more failing trials",
                 lines.len() - 5
             ));
+        }
+        // The smallest input that shows wrong results: feedback only, the score is above. A
+        // shrink that cannot run says why and changes nothing else.
+        if wrong_results && cfg.shrink {
+            let found = self
+                .shrink(ptx)
+                .unwrap_or_else(|e| format!("no smaller failing input looked for: {e}"));
+            detail.push_str(&format!("\n  {found}"));
         }
         Ok(score::item(self.rubric, Item::Correct, frac, detail))
     }

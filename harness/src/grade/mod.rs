@@ -17,6 +17,7 @@ pub mod items;
 pub mod lock;
 pub mod orchestrate;
 pub mod score;
+pub mod shrink;
 pub mod signature;
 pub mod spec;
 pub mod submission;

@@ -213,6 +213,7 @@ impl GradeConfig {
             compile: Default::default(),
             gpu_wait: Duration::from_secs(1),
             note: |_| {},
+            shrink: false,
             require_confinement: false,
             confinement: String::new(),
         }
