@@ -220,12 +220,15 @@ impl Items<'_> {
             ));
         }
         // The smallest input that shows wrong results: feedback only, the score is above. A
-        // shrink that cannot run says why and changes nothing else.
-        if wrong_results && cfg.shrink {
-            let found = self
-                .shrink(ptx)
-                .unwrap_or_else(|e| format!("no smaller failing input looked for: {e}"));
-            detail.push_str(&format!("\n  {found}"));
+        // search the grading machine cannot run is a note for its operator, not feedback.
+        // Not after a hang or a fault: the item names those, and the search would pay for them.
+        let stuck = results
+            .iter()
+            .any(|r| matches!(r, WorkerResult::Hang | WorkerResult::Fault(_)));
+        if wrong_results && cfg.shrink && !stuck {
+            if let Some(found) = self.shrink(ptx) {
+                detail.push_str(&format!("\n  {found}"));
+            }
         }
         Ok(score::item(self.rubric, Item::Correct, frac, detail))
     }

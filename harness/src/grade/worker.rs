@@ -181,10 +181,27 @@ fn run_worker_once(
     jitter: bool,
     tag: &str,
 ) -> Result<Vec<WorkerResult>> {
-    let (args, response) = work.worker_call(tag, ptx, problems, jitter, false)?;
     let total = cfg
         .timeout
         .saturating_mul(u32::try_from(problems.len()).unwrap_or(u32::MAX).saturating_add(1));
+    run_worker_within(exe, work, ptx, problems, jitter, tag, cfg.timeout, total)
+}
+
+/// One worker process on `problems` with explicit deadlines: `idle` per problem, `total` for
+/// the whole call (the minimal-repro search's time budget). Past either, the problem in hand
+/// is a hang and the rest are not run; a fault ends the call the same way. No fresh worker.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_worker_within(
+    exe: &Path,
+    work: &Scratch,
+    ptx: &Path,
+    problems: &[Problem],
+    jitter: bool,
+    tag: &str,
+    idle: std::time::Duration,
+    total: std::time::Duration,
+) -> Result<Vec<WorkerResult>> {
+    let (args, response) = work.worker_call(tag, ptx, problems, jitter, false)?;
     // The child's stdout is the submission's printf: read and dropped, it never reaches the
     // grade. The child needs no secret (it gets inputs, not seeds): it does not get the
     // variable at all. The worker prints a line after each problem, so the idle deadline is
@@ -198,7 +215,7 @@ fn run_worker_once(
         &args,
         &spawn,
         Deadline {
-            idle: cfg.timeout,
+            idle,
             total: Some(total),
         },
         |_| {},
@@ -282,7 +299,11 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
     let labels: Vec<&str> = problems.iter().map(|p| p.label.as_str()).collect();
     for (t, p) in problems.iter().enumerate() {
         let opts = RunOptions {
-            jitter_seed: jitter.then_some(0x5eed ^ compile::fingerprint(&p.label)),
+            // The label and the problem's place: two problems of one size (the minimal-repro
+            // search runs each size more than once) get different schedules.
+            jitter_seed: jitter.then_some(
+                0x5eed ^ compile::fingerprint(&p.label) ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            ),
             poison_shared: jitter,
             poison_outputs: jitter,
             poison: problem_poison(&labels, t),
