@@ -126,6 +126,10 @@ pub fn key_for(detector: &str, kind: &str, accesses: &str) -> &'static str {
                 "records-dropped"
             } else if k.starts_with("hang") {
                 "hang"
+            } else if k.contains("warp level") {
+                // Intra-warp hazards: "Warning: (Warp Level Programming)" (compute-sanitizer's
+                // manual); lanes of one warp, not warps of a block.
+                "race-shared-warp"
             } else if acc.contains("write -> write") {
                 // Two writers (a plain `+=` from many threads among them): the write-write
                 // hazard is the cause whatever reads were reported beside it.
@@ -442,6 +446,7 @@ mod tests {
             ("racecheck", "Analysis: Race condition", "Read -> Write kernels/x.cu:3", "race-shared-war"),
             ("racecheck", "Analysis: Race condition", "Write -> Write kernels/x.cu:3", "race-shared-waw"),
             ("racecheck", "Analysis: Race condition", "Write -> Read a.cu:29; Write -> Write a.cu:29", "race-shared-waw"),
+            ("racecheck", "Analysis: Race condition (Warp Level Programming)", "Write -> Read kernels/x.cu:3", "race-shared-warp"),
             ("synccheck", "Synccheck: Barrier error: Divergent thread(s) in warp", "", "barrier-divergent"),
             ("memcheck", "Precise: Invalid __global__ write of size 4 bytes is out of bounds", "", "oob"),
             ("memcheck", "Api: Program hit CUDA_ERROR_LAUNCH_FAILED (error 719)", "", "api-error"),
