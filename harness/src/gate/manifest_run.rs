@@ -258,8 +258,9 @@ fn stress_job(
             .map(|c| format!("; reproduce: {c}"))
             .unwrap_or_default()
     );
-    // Wrong results get a minimal repro (a hang or a fault would cost a deadline per candidate).
-    if let (Verdict::Fail, Some(budget)) = (&r.verdict, cfg.shrink) {
+    // Wrong results and faults get a minimal repro (a fault ends its worker at once); a hang
+    // would cost a deadline per candidate.
+    if let (Verdict::Fail | Verdict::Fault { .. }, Some(budget)) = (&r.verdict, cfg.shrink) {
         let sc = crate::run::shrink::ShrinkConfig {
             budget,
             ..Default::default()
