@@ -141,7 +141,10 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
     ));
     // Wrong results and faults shrink (a fault ends its worker at once); a hang would cost a
     // deadline per candidate.
-    let shrinkable = matches!(r.verdict, stress::Verdict::Fail | stress::Verdict::Fault { .. });
+    let shrinkable = matches!(
+        r.verdict,
+        stress::Verdict::Fail | stress::Verdict::Fault { .. }
+    );
     let shrunk = if shrinkable && !a.no_shrink {
         let cfg_shrink = shrink::ShrinkConfig {
             budget: Duration::from_secs_f64(a.shrink_budget),

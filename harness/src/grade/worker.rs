@@ -455,6 +455,43 @@ mod tests {
         )
     }
 
+    /// The minimal-repro search's call is bounded by its total budget, whatever the per-problem
+    /// deadline: a worker that keeps going (one result, then nothing) is ended at the budget, the
+    /// problem in hand is a hang and the rest are not run; no fresh worker is started.
+    #[test]
+    fn a_bounded_call_ends_at_its_budget_with_one_worker() {
+        let work = Scratch::new().unwrap();
+        let count = work.path().join("starts");
+        let one = wire::encode_record(&Record::Ran(vec![Bytes(vec![1])]));
+        let hex: String = one.iter().map(|b| format!("\\{:03o}", b)).collect();
+        let exe = fake_worker(
+            work.path(),
+            &format!("echo x >> {}; printf '{hex}' > $7; sleep 30", count.display()),
+        );
+        let started = std::time::Instant::now();
+        let r = run_worker_within(
+            &exe,
+            &work,
+            Path::new("x.ptx"),
+            &three_problems(),
+            true,
+            "shrink",
+            Duration::from_secs(20),
+            Duration::from_millis(500),
+        )
+        .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        assert_eq!(
+            r,
+            vec![
+                WorkerResult::Ran(vec![vec![1]]),
+                WorkerResult::Hang,
+                WorkerResult::NotRun
+            ]
+        );
+        assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 1);
+    }
+
     #[test]
     fn a_module_that_did_not_load_is_found_in_the_response() {
         let dir = tempfile::tempdir().unwrap();
