@@ -88,7 +88,7 @@ pub struct GateArgs {
     #[arg(long)]
     no_jitter: bool,
     /// Do not look for a minimal repro of a kernel that fails under stress. By default each
-    /// such failure gets, within --shrink-budget, the smallest failing size and a seed that
+    /// such failure (wrong results or a fault; not a hang) gets, within --shrink-budget, the smallest failing size and a seed that
     /// fails on its first trial, re-checked, in its message.
     #[arg(long)]
     no_shrink: bool,

@@ -56,7 +56,7 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 10.0, value_parser = values::seconds)]
     timeout: f64,
     /// Do not look for a minimal repro after a failure. By default a failing run (wrong
-    /// results) searches, within --shrink-budget, for the smallest failing size and a seed that
+    /// results or a fault; not a hang) searches, within --shrink-budget, for the smallest failing size and a seed that
     /// fails on its first trial, reruns that command a few times and prints it.
     #[arg(long)]
     no_shrink: bool,
