@@ -60,6 +60,7 @@ pub fn gate(new: &[&crate::gate::GateFinding], lang: Lang) -> String {
             keys.push(k);
         }
     }
+    keys.retain(|k| *k != "unknown");
     if keys.is_empty() {
         return String::new();
     }
@@ -70,9 +71,11 @@ pub fn gate(new: &[&crate::gate::GateFinding], lang: Lang) -> String {
     format!("\n{heading}\n{}", block(&keys, lang))
 }
 
+/// The explanations of `keys`, each indented; a kind racegate has no explanation for
+/// (`unknown`) adds nothing: its raw record is already in the report above.
 fn block(keys: &[&str], lang: Lang) -> String {
     let mut s = String::new();
-    for k in keys {
+    for k in keys.iter().filter(|k| **k != "unknown") {
         s.push('\n');
         for l in render(k, lang, None).lines() {
             s.push_str(&format!("  {}\n", l.trim_start()));
@@ -143,27 +146,15 @@ mod tests {
         assert_eq!(text.matches("Usual cause").count(), 2, "{text}");
         assert!(gate(&all, Lang::Ko).contains("새 발견 사항의 뜻"));
         assert_eq!(gate(&[], Lang::En), "");
+        // A kind with no explanation adds nothing, not an empty heading.
+        let mut odd = f.findings[0].clone();
+        odd.id.detector = "somethingnew".into();
+        assert_eq!(gate(&[&odd], Lang::En), "");
     }
 
     #[test]
     fn a_stress_failure_is_explained_by_its_verdict_and_cause() {
-        let mut r = StressReport {
-            case: "k".into(),
-            jitter: true,
-            seed: 1,
-            size: "default".into(),
-            trials_requested: 1,
-            trials_run: 1,
-            failures: 0,
-            rate: 0.0,
-            upper_bound_95: None,
-            verdict: Verdict::Pass,
-            first_failure: None,
-            repro: None,
-            seconds: 0.0,
-            first_detection_seconds: None,
-            phases: Default::default(),
-        };
+        let mut r = crate::report::fixtures::stress_report();
         assert_eq!(stress_key(&r), None);
         assert_eq!(stress(&r, Lang::En), "");
         r.verdict = Verdict::Hang {

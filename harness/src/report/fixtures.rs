@@ -32,6 +32,27 @@ pub fn cell() -> Cell {
     }
 }
 
+/// A stress run of one trial that passed, with no phases timed.
+pub fn stress_report() -> crate::run::stress::StressReport {
+    crate::run::stress::StressReport {
+        case: "k".into(),
+        jitter: true,
+        seed: 1,
+        size: "default".into(),
+        trials_requested: 1,
+        trials_run: 1,
+        failures: 0,
+        rate: 0.0,
+        upper_bound_95: None,
+        verdict: crate::run::stress::Verdict::Pass,
+        first_failure: None,
+        repro: None,
+        seconds: 0.0,
+        first_detection_seconds: None,
+        phases: Default::default(),
+    }
+}
+
 pub fn matrix() -> Matrix {
     Matrix {
         cells: vec![cell()],

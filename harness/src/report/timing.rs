@@ -89,22 +89,9 @@ mod time_tests {
 
     #[test]
     fn the_stress_cells_phases_are_summed() {
-        use crate::run::stress::{StressPhases, StressReport, Verdict};
+        use crate::run::stress::{StressPhases, StressReport};
         let report = |compile: f64, open: f64, trials: f64| StressReport {
-            case: "k".into(),
-            jitter: true,
-            seed: 1,
-            size: "default".into(),
-            trials_requested: 1,
-            trials_run: 1,
-            failures: 0,
-            rate: 0.0,
-            upper_bound_95: None,
-            verdict: Verdict::Pass,
-            first_failure: None,
-            repro: None,
             seconds: compile + open + trials + 0.5,
-            first_detection_seconds: None,
             phases: StressPhases {
                 compile,
                 start: open + 0.25,
@@ -114,6 +101,7 @@ mod time_tests {
                 sets: trials / 2.0,
                 trials,
             },
+            ..fixtures::stress_report()
         };
         let mut m = fixtures::matrix();
         for (c, o, t) in [(1.0, 0.5, 2.0), (0.0, 1.5, 4.0)] {

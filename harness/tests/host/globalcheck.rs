@@ -91,20 +91,32 @@ fn a_captured_table_is_moved_to_this_checkout_and_headers_stay() {
     );
 }
 
+/// The line tables of a capture's modules with findings, moved to this checkout ([`rebased`]).
+fn fixture_tables(
+    rep: &racegate::judge::sanitize::globalcheck::report::Report,
+    path: &std::path::Path,
+    root: &std::path::Path,
+) -> std::collections::BTreeMap<u32, racegate::judge::sanitize::globalcheck::lines::LineTable> {
+    use racegate::judge::sanitize::globalcheck::{lines::LineTable, run};
+    rep.modules_with_findings()
+        .into_iter()
+        .map(|m| {
+            let t = std::fs::read_to_string(run::lines_path(path, m)).unwrap();
+            (m, LineTable::parse(&rebased(&t, root)))
+        })
+        .collect()
+}
+
 /// A fixture's report and line tables, as `racegate sanitize --tool globalcheck` reads them.
 fn decide_fixture(
     stem: &str,
     exit: racegate::proc::watchdog::Exit,
 ) -> racegate::judge::sanitize::Outcome {
-    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run};
+    use racegate::judge::sanitize::globalcheck::{report, run};
     let root = super::package_dir().parent().unwrap().to_path_buf();
     let path = super::package_dir().join(format!("tests/fixtures/h200/{stem}.jsonl"));
     let rep = report::parse(&std::fs::read_to_string(&path).unwrap());
-    let mut tables = std::collections::BTreeMap::new();
-    for m in rep.modules_with_findings() {
-        let t = std::fs::read_to_string(run::lines_path(&path, m)).unwrap();
-        tables.insert(m, LineTable::parse(&rebased(&t, &root)));
-    }
+    let tables = fixture_tables(&rep, &path, &root);
     let mut log = String::new();
     run::decide(&exit, false, &rep, &tables, &root, &mut log)
 }
@@ -356,15 +368,11 @@ fn an_earlier_access_across_a_4_gib_boundary_keeps_its_line() {
 /// An H200-captured sharedcheck report (`docs/h200/run-22/sharedcheck/NOTES.md`) decided as
 /// `racegate sanitize --tool sharedcheck` decides it.
 fn decide_shared_fixture(stem: &str) -> racegate::judge::sanitize::Outcome {
-    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run};
+    use racegate::judge::sanitize::globalcheck::{report, run};
     let root = super::package_dir().parent().unwrap().to_path_buf();
     let path = super::package_dir().join(format!("tests/fixtures/h200/{stem}.jsonl"));
     let rep = report::parse(&std::fs::read_to_string(&path).unwrap());
-    let mut tables = std::collections::BTreeMap::new();
-    for m in rep.modules_with_findings() {
-        let t = std::fs::read_to_string(run::lines_path(&path, m)).unwrap();
-        tables.insert(m, LineTable::parse(&rebased(&t, &root)));
-    }
+    let tables = fixture_tables(&rep, &path, &root);
     let mut log = String::new();
     run::decide_shared(
         &racegate::proc::watchdog::Exit::Code(0),
@@ -383,16 +391,12 @@ fn decide_shared_edited(
     edit: impl Fn(String) -> String,
     dead_uninit: bool,
 ) -> (racegate::judge::sanitize::Outcome, String) {
-    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run};
+    use racegate::judge::sanitize::globalcheck::{report, run};
     let root = super::package_dir().parent().unwrap().to_path_buf();
     let path = super::package_dir().join(format!("tests/fixtures/h200/{stem}.jsonl"));
     let rep = report::parse(&edit(std::fs::read_to_string(&path).unwrap()));
     assert!(rep.errors.is_empty(), "{:?}", rep.errors);
-    let mut tables = std::collections::BTreeMap::new();
-    for m in rep.modules_with_findings() {
-        let t = std::fs::read_to_string(run::lines_path(&path, m)).unwrap();
-        tables.insert(m, LineTable::parse(&rebased(&t, &root)));
-    }
+    let tables = fixture_tables(&rep, &path, &root);
     let mut log = String::new();
     let o = run::decide_shared_with(
         &racegate::proc::watchdog::Exit::Code(0),
