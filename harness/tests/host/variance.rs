@@ -71,7 +71,9 @@ fn a_line_that_varies_without_jitter_is_noise_and_a_line_that_varies_only_under_
         "inconclusive, not a finding: {code} {text}"
     );
     // The same timing line, and a result that changes only under jitter: a finding on line 1.
-    let racy = r#"if [ -n "$CUDA_INJECTION64_PATH" ]; then echo "result: $(( $(date +%N) % 7 ))"; else echo "result: 42"; fi; printf 'memcopy:\t%s\n' "0.$(date +%N)""#;
+    // The jittered result differs in every run: nanoseconds after a `1` (no octal, no modulo
+    // that three runs could share: `% 7` agreed in 1 of 49 tries and `$((0...))` was octal).
+    let racy = r#"if [ -n "$CUDA_INJECTION64_PATH" ]; then echo "result: 1$(date +%N)"; else echo "result: 42"; fi; printf 'memcopy:\t%s\n' "0.$(date +%N)""#;
     let (code, json, text) = gate(racy, &[]);
     assert!(code == 1 || code == 4, "{code} {text}");
     assert!(
