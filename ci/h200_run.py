@@ -58,7 +58,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--phases", default="env,compile,hang,sanitize,stress",
                     help="comma-separated, in this order: env, doctor, sigint, compile, hang, sanitize, stress, exit, check, "
-                         "gate, corpus, mutate, poison, grade, grade30, bench, globalcheck, ncu, samples, nextest")
+                         "gate, corpus, mutate, poison, grade, grade30, bench, detection, globalcheck, ncu, samples, nextest")
     ap.add_argument("--pack", action="store_true", help="pack all outputs but summary.txt into results.tar.gz")
     ap.add_argument("--bundle", default="target/bundle", help="from ci/bundle: racegate, cargo-nextest, racegate-tests.tar.zst")
     ap.add_argument("--old-racegate", default=None, help="phase poison: an earlier build, run side by side")
@@ -338,6 +338,8 @@ def main():
         r = sh(f"{rg} bench --iters 20 --rounds 3 --json {out}/bench.json", timeout=300)
         (out / "bench.txt").write_text(r)
         say(f"bench: {time.time() - t:.0f} s -> bench.txt, bench.json")
+
+    if "detection" in phases:
         # Issue 26: detection per jitter (dense, pct, none) on every variant stress flags.
         t = time.time()
         r = sh(f"{rg} bench --detection --seeds 3 --trials 60 --table {out}/detection-table.md "

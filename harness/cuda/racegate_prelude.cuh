@@ -14,21 +14,36 @@ extern "C" __global__ void racegate_poison_shared(unsigned int words, unsigned i
         racegate_smem[i] = pattern;
 }
 
-// Counts the bytes where `a` and `b` differ into *count, so results are checked on the device
-// where the data is large, and only a counter crosses the bus. racegate reads the data back
-// only when the count is not zero, to report which elements are wrong.
+// Counts where `a` and `b` differ into *count (16-byte words, then bytes; only zero or not
+// matters), so results are checked on the device where the data is large, and only a counter
+// crosses the bus. racegate reads the data back only when the count is not zero, to report which
+// elements are wrong. 16-byte streaming loads keep enough bytes in flight to run near the
+// memory's bandwidth: the compare is most of what a trial adds to a bandwidth-bound kernel.
 extern "C" __global__ void racegate_diff(const unsigned char* a, const unsigned char* b,
                                          unsigned long long n, unsigned int* count)
 {
     unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    unsigned long long words = n / 4;
-    const unsigned int* wa = (const unsigned int*)a;
-    const unsigned int* wb = (const unsigned int*)b;
+    unsigned long long done = 0ull;
     unsigned int local = 0;
-    for (unsigned long long w = i; w < words; w += stride)
-        local += (wa[w] != wb[w]);
-    for (unsigned long long j = words * 4 + i; j < n; j += stride)
+    if ((((unsigned long long)a | (unsigned long long)b) & 15ull) == 0ull) {
+        unsigned long long vecs = n / 16ull;
+        const uint4* va = (const uint4*)a;
+        const uint4* vb = (const uint4*)b;
+        for (unsigned long long w = i; w < vecs; w += stride) {
+            uint4 x = __ldcs(va + w), y = __ldcs(vb + w);
+            local += (x.x != y.x) + (x.y != y.y) + (x.z != y.z) + (x.w != y.w);
+        }
+        done = vecs * 16ull;
+    } else if ((((unsigned long long)a | (unsigned long long)b) & 3ull) == 0ull) {
+        unsigned long long words = n / 4ull;
+        const unsigned int* wa = (const unsigned int*)a;
+        const unsigned int* wb = (const unsigned int*)b;
+        for (unsigned long long w = i; w < words; w += stride)
+            local += (wa[w] != wb[w]);
+        done = words * 4ull;
+    }
+    for (unsigned long long j = done + i; j < n; j += stride)
         local += (a[j] != b[j]);
     if (local != 0)
         atomicAdd(count, local);
@@ -196,15 +211,31 @@ __device__ __forceinline__ void racegate_sleep(unsigned int ns)
     }
 }
 
-__device__ __noinline__ void racegate_pct_point(unsigned int tid, unsigned int block)
+// One pct visit of a barrier: count it for this warp, then sleep if a change point of the plan
+// names this instance, this warp and (by a hash under block_threshold) this block. Inlined, and
+// the block's tag is one multiply: every barrier of a jittered launch pays this, so it must cost
+// a few instructions (issue 26; `racegate bench` measures it beside the kernel without jitter).
+// RACEGATE_PCT_NOINLINE builds the earlier out-of-line version with a 64-bit hashed tag, kept
+// only so `bench` can show both side by side.
+#ifdef RACEGATE_PCT_NOINLINE
+#define RACEGATE_PCT_INLINE __noinline__
+#define RACEGATE_PCT_TAG(block)                                                                   \
+    (racegate_mix(racegate_jitter_plan.seed ^ ((unsigned long long)(block) << 20) ^ 0x5bd1e995ull) \
+     | 1u)
+#else
+#define RACEGATE_PCT_INLINE __forceinline__
+// Distinct for distinct blocks (an odd multiplier is invertible mod 2^32), so a slot a previous
+// block on this SM left is never mistaken for this block's.
+#define RACEGATE_PCT_TAG(block) ((((block) * 0x9e3779b1u) ^ (unsigned int)racegate_jitter_plan.seed) | 1u)
+#endif
+__device__ RACEGATE_PCT_INLINE void racegate_pct_point(unsigned int tid, unsigned int block)
 {
     unsigned int warp = tid / 32u, lane = tid % 32u;
     // One lane per converged group of the warp counts the visit (lanes that arrive split
     // count once per group: the schedule is a heuristic, never a correctness matter).
     unsigned int active = __activemask();
     unsigned int leader = __ffs(active) - 1u;
-    unsigned int tag = racegate_mix(racegate_jitter_plan.seed ^ ((unsigned long long)block << 20)
-                                    ^ 0x5bd1e995ull) | 1u;
+    unsigned int tag = RACEGATE_PCT_TAG(block);
     unsigned int instance = 0u;
     if (lane == leader) {
         unsigned long long slot = racegate_warp_barriers[warp];

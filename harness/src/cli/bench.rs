@@ -103,6 +103,7 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
     let summary = bench::summary(&rows);
     let mut text = report::markdown::bench_table(&plain);
     text.push_str(&dense_table(&rows));
+    text.push_str(&parts_table(&rows));
     text.push('\n');
     text.push_str(&bench::summary_lines(&summary));
     a.out.text(&text)?;
@@ -125,6 +126,29 @@ fn dense_table(rows: &[bench::JitterRow]) -> String {
             r.row.ratio_jitter,
             r.stress_dense_us,
             r.ratio_dense
+        ));
+    }
+    s
+}
+
+/// Where a trial's time goes, per case: the launch without compares, the compares, the pct
+/// prelude's bookkeeping without delays, and the pct jitter on the earlier out-of-line prelude.
+fn parts_table(rows: &[bench::JitterRow]) -> String {
+    let mut s = String::from(
+        "\n| case | bare (µs) | launch, no compare (µs) | compares add (µs) | stress (µs) | pct bookkeeping, no delay (µs) | pct (µs) | pct, out-of-line prelude (µs) |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let p = &r.parts;
+        s.push_str(&format!(
+            "| `{}` | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |\n",
+            r.row.case,
+            r.row.bare_us,
+            p.launch_only_us,
+            r.row.stress_us - p.launch_only_us,
+            r.row.stress_us,
+            p.count_only_us,
+            r.row.stress_jitter_us,
+            p.pct_noinline_us
         ));
     }
     s

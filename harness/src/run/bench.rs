@@ -59,6 +59,23 @@ pub struct JitterRow {
     pub stress_dense_us: f64,
     /// stress_dense_us / bare_us.
     pub ratio_dense: f64,
+    /// Where a trial's time goes, measured in the same rounds.
+    pub parts: Parts,
+}
+
+/// A stress trial taken apart (µs per iteration, the same problem and rounds as the row):
+/// what the compares add is `stress_us - launch_only_us`; what the pct prelude's bookkeeping
+/// costs without a single delay is `count_only_us - stress_us`; `pct_noinline_us` is the pct
+/// jitter with the prelude's earlier out-of-line barrier hook (`-DRACEGATE_PCT_NOINLINE`), so
+/// the change is measured side by side.
+#[derive(Clone, Debug, Serialize)]
+pub struct Parts {
+    /// Reset and poison outputs, poison shared memory, launch, synchronize: no compare.
+    pub launch_only_us: f64,
+    /// The full trial on the jitter build under a plan with no change point.
+    pub count_only_us: f64,
+    /// The full pct trial on the out-of-line prelude build.
+    pub pct_noinline_us: f64,
 }
 
 /// Geometric mean and worst case of each ratio over the rows.
@@ -130,62 +147,90 @@ pub fn measure(
     let draw_start = std::time::Instant::now();
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(7);
     let problem = family.problem(&case.entry, SizeChoice::Fixed(size), &mut rng);
-    let load = |jitter| -> Result<_> {
+    let load = |jitter, noinline: bool| -> Result<_> {
+        let mut extra = case.compile_options();
+        if noinline {
+            extra.push("-DRACEGATE_PCT_NOINLINE".into());
+        }
         let built = compile::compile(
             &catalog.root,
             &case.path,
             &BuildOptions {
                 arch: arch.to_string(),
                 jitter,
-                extra: case.compile_options(),
+                extra,
             },
         )?;
         gpu.load(&built.ptx)
     };
-    let (plain, jittered) = (load(false)?, load(true)?);
+    let (plain, jittered, noinline) = (load(false, false)?, load(true, false)?, load(true, true)?);
     let mut resident = gpu.upload(&problem)?;
     let new_set_us = draw_start.elapsed().as_secs_f64() * 1e6;
     // What a stress worker measures once per kernel to size its pct plans.
     let cal = gpu.calibrate(&jittered, &problem, &mut resident)?;
-    let mut trial = |module, mode: JitterMode| -> Result<Duration> {
+    let opts_for = |jitter_seed| RunOptions {
+        jitter_seed,
+        poison_shared: true,
+        poison_outputs: true,
+        poison: crate::run::poison::POISONS[0],
+    };
+    // `None` as the mode: the jitter build under a plan without change points.
+    let mut trial = |module, mode: Option<JitterMode>| -> Result<Duration> {
         let t = std::time::Instant::now();
         for i in 0..iters {
             let seed = 1 + i as u64;
-            let opts = RunOptions {
-                jitter_seed: (mode != JitterMode::None).then_some(seed),
-                poison_shared: true,
-                poison_outputs: true,
-                poison: crate::run::poison::POISONS[0],
+            let plan = match mode {
+                Some(m) => Plan::for_mode(m, seed, &cal, DEFAULT_BUDGET),
+                None => Plan::count_only(seed),
             };
-            let plan = Plan::for_mode(mode, seed, &cal, DEFAULT_BUDGET);
+            let opts = opts_for((plan.mode != super::schedule::MODE_OFF).then_some(seed));
+            // As a stress run: the inputs are checked on the last trial of each input set.
+            resident.check_inputs = super::trial::checks_inputs(
+                i,
+                iters,
+                crate::run::stress::DEFAULT_PER_SET,
+            );
             let counts = gpu.run_planned(module, &problem, &mut resident, opts, Some(&plan))?;
             std::hint::black_box(counts);
         }
         Ok(t.elapsed())
     };
+    let launch_only = |module| -> Result<Duration> {
+        let mut res = gpu.upload(&problem)?;
+        let t = std::time::Instant::now();
+        for _ in 0..iters {
+            let opts = opts_for(None);
+            gpu.reset(&problem, &mut res, opts)?;
+            gpu.launch_problem(module, &problem, &res.bufs, opts, Some(&Plan::off()))?;
+            gpu.stream()
+                .synchronize()
+                .map_err(|e| crate::Error::cuda("running the kernel", e))?;
+        }
+        Ok(t.elapsed())
+    };
     // Warm up every path (module JIT, allocator).
     gpu.bare_loop(&plain, &problem, 3)?;
-    trial(&plain, JitterMode::None)?;
-    trial(&jittered, JitterMode::Pct)?;
-    trial(&jittered, JitterMode::Dense)?;
-    let (mut bare, mut stress, mut pct, mut dense) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    launch_only(&plain)?;
+    trial(&plain, Some(JitterMode::None))?;
+    trial(&jittered, Some(JitterMode::Pct))?;
+    trial(&jittered, Some(JitterMode::Dense))?;
+    trial(&jittered, None)?;
+    trial(&noinline, Some(JitterMode::Pct))?;
+    let mut v: [Vec<Duration>; 7] = Default::default();
     for _ in 0..rounds {
-        bare.push(gpu.bare_loop(&plain, &problem, iters)?);
-        stress.push(trial(&plain, JitterMode::None)?);
-        pct.push(trial(&jittered, JitterMode::Pct)?);
-        dense.push(trial(&jittered, JitterMode::Dense)?);
+        v[0].push(gpu.bare_loop(&plain, &problem, iters)?);
+        v[1].push(trial(&plain, Some(JitterMode::None))?);
+        v[2].push(trial(&jittered, Some(JitterMode::Pct))?);
+        v[3].push(trial(&jittered, Some(JitterMode::Dense))?);
+        v[4].push(launch_only(&plain)?);
+        v[5].push(trial(&jittered, None)?);
+        v[6].push(trial(&noinline, Some(JitterMode::Pct))?);
     }
     let per = |v: &mut Vec<Duration>| {
         v.sort();
         v[v.len() / 2].as_secs_f64() * 1e6 / iters as f64
     };
-    let (b, s, j, d) = (
-        per(&mut bare),
-        per(&mut stress),
-        per(&mut pct),
-        per(&mut dense),
-    );
+    let [b, s, j, d, launch_only_us, count_only_us, pct_noinline_us] = v.each_mut().map(per);
     Ok(JitterRow {
         row: BenchRow {
             case: case.name.clone(),
@@ -199,6 +244,11 @@ pub fn measure(
         },
         stress_dense_us: d,
         ratio_dense: d / b,
+        parts: Parts {
+            launch_only_us,
+            count_only_us,
+            pct_noinline_us,
+        },
     })
 }
 
@@ -220,6 +270,11 @@ mod tests {
             },
             stress_dense_us: 10.0 * dense,
             ratio_dense: dense,
+            parts: Parts {
+                launch_only_us: 0.0,
+                count_only_us: 0.0,
+                pct_noinline_us: 0.0,
+            },
         }
     }
 

@@ -114,6 +114,7 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
             case,
             w.seed,
             t,
+            w.trials,
             w.per_set,
             size,
             if w.jitter {
