@@ -154,7 +154,14 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
             "looking for a minimal repro (at most {:.0} s; --no-shrink skips this)",
             a.shrink_budget
         );
-        let found = shrink::shrink(&catalog, case, &cfg, &s.worker, &cfg_shrink)?;
+        let found = shrink::shrink(
+            &catalog,
+            case,
+            &cfg,
+            &s.worker,
+            &cfg_shrink,
+            r.repro.as_deref(),
+        )?;
         match &found {
             Some(sh) => text.push_str(&shrink::describe(sh)),
             None => text.push_str("shrunk: no smaller failing problem found within the budget; the repro above stands\n"),

@@ -265,7 +265,14 @@ fn stress_job(
             budget,
             ..Default::default()
         };
-        match crate::run::shrink::shrink(catalog, case, &cfg.battery.stress(true), exe, &sc)? {
+        match crate::run::shrink::shrink(
+            catalog,
+            case,
+            &cfg.battery.stress(true),
+            exe,
+            &sc,
+            r.repro.as_deref(),
+        )? {
             Some(s) => message.push_str(&format!(
                 "; minimal repro: size {}, {} of {} reruns failed: {}",
                 s.size, s.confirmed, s.confirm, s.repro

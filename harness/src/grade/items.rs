@@ -120,6 +120,23 @@ pub(super) struct Items<'a> {
     pub code: u64,
 }
 
+/// The sanitizer items' deadline after the kernel hung in a correctness trial. A kernel that
+/// finishes runs the small geometry in a few seconds under any tool (H200 run 24: about 3 s for
+/// a whole submission's four tools side by side); one that hung at full size usually hangs at
+/// the small one too, and each tool waited out the whole deadline (run 24's batch of 30: the two
+/// infinite loops took 81 s each, 60 of them the sanitizers).
+pub(super) const AFTER_HANG_SANITIZE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The deadline the sanitizer items run under: the configured one, or at most
+/// [`AFTER_HANG_SANITIZE`] after a hang in the correctness trials.
+pub(super) fn sanitize_deadline(configured: std::time::Duration, hung: bool) -> std::time::Duration {
+    if hung {
+        configured.min(AFTER_HANG_SANITIZE)
+    } else {
+        configured
+    }
+}
+
 /// The seed of trial `t`: the public seed mixed with the secret, so students who know the
 /// public seed still cannot know the inputs, and with the submission's code (`code`, a hash
 /// of its PTX), so the expected values one submission's feedback shows are not the inputs of
@@ -143,8 +160,9 @@ impl Items<'_> {
         family.problem(&self.spec.entry(), size, &mut rng)
     }
 
-    /// Correctness on random sizes, with jitter (`ptx` is the jittered build).
-    pub(super) fn correctness(&self, ptx: &Path) -> Result<ItemResult> {
+    /// Correctness on random sizes, with jitter (`ptx` is the jittered build); also whether
+    /// the kernel hung in a trial (the sanitizer items then get a shorter deadline).
+    pub(super) fn correctness(&self, ptx: &Path) -> Result<(ItemResult, bool)> {
         let (spec, cfg) = (self.spec, self.cfg);
         let problems: Vec<_> = (0..cfg.trials)
             .map(|t| {
@@ -230,12 +248,19 @@ impl Items<'_> {
                 detail.push_str(&format!("\n  {found}"));
             }
         }
-        Ok(score::item(self.rubric, Item::Correct, frac, detail))
+        let hung = results.iter().any(|r| matches!(r, WorkerResult::Hang));
+        Ok((score::item(self.rubric, Item::Correct, frac, detail), hung))
     }
 
-    /// One sanitizer on the small geometry (`ptx` is the plain build).
-    pub(super) fn sanitizer(&self, ptx: &Path, tool: Tool) -> Result<ItemResult> {
+    /// One sanitizer on the small geometry (`ptx` is the plain build), within `timeout`.
+    pub(super) fn sanitizer(
+        &self,
+        ptx: &Path,
+        tool: Tool,
+        timeout: std::time::Duration,
+    ) -> Result<ItemResult> {
         let (rubric, cfg, name) = (self.rubric, self.cfg, self.name);
+        let shortened = timeout < cfg.sanitize_timeout;
         let item = match tool {
             Tool::Racecheck => Item::Racecheck,
             Tool::Synccheck => Item::Synccheck,
@@ -260,7 +285,7 @@ impl Items<'_> {
         let scfg = SanitizeConfig {
             seed: 0,
             confirm: false,
-            ..SanitizeConfig::new(tool, cfg.sanitizer.clone(), cfg.sanitize_timeout, &cfg.arch)
+            ..SanitizeConfig::new(tool, cfg.sanitizer.clone(), timeout, &cfg.arch)
         };
         let r = sanitize::runner::run_target(name, &target, &scfg, self.root)?;
         // A kernel the driver would not load never ran: nothing to pass.
@@ -281,7 +306,15 @@ impl Items<'_> {
                 ));
             }
         }
-        judge_sanitizer(rubric, item, tool, r.outcome, cfg.sanitize_timeout, name)
+        let hang = matches!(r.outcome, Outcome::Hang { .. });
+        let mut judged = judge_sanitizer(rubric, item, tool, r.outcome, timeout, name)?;
+        if hang && shortened {
+            judged.detail.push_str(&format!(
+                " (the deadline was cut from {:.0} s: the kernel already hung in the correctness trials)",
+                cfg.sanitize_timeout.as_secs_f64()
+            ));
+        }
+        Ok(judged)
     }
 
     /// Performance against the course's reference kernel, on the largest size (`ptx` is the
@@ -407,6 +440,16 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn only_a_hang_shortens_the_sanitizer_deadline_and_never_lengthens_it() {
+        for secs in [1u64, 5, 15, 16, 60, 3600] {
+            let d = Duration::from_secs(secs);
+            assert_eq!(sanitize_deadline(d, false), d);
+            assert_eq!(sanitize_deadline(d, true), d.min(AFTER_HANG_SANITIZE));
+            assert!(sanitize_deadline(d, true) <= d);
+        }
+    }
 
     #[test]
     fn a_timing_comes_from_the_response_file_and_nothing_forged_counts() {

@@ -173,7 +173,9 @@ fn grade_items(
         code: crate::build::compile::fingerprint(&plain.ptx),
     };
     // 3. Correctness on random sizes, with jitter.
-    items.push(on_gpu.correctness(&ptx_jitter)?);
+    let (correct, hung) = on_gpu.correctness(&ptx_jitter)?;
+    items.push(correct);
+    let deadline = super::items::sanitize_deadline(cfg.sanitize_timeout, hung);
     // 4. The sanitizers, on the small geometry, side by side.
     // globalcheck and sharedcheck are optional items: each runs only when the rubric gives it
     // points.
@@ -186,7 +188,7 @@ fn grade_items(
         })
         .collect();
     let sanitizer_items =
-        crate::proc::pool::run_all(tools, 4, |tool| on_gpu.sanitizer(&ptx_plain, tool), |_| {});
+        crate::proc::pool::run_all(tools, 4, |tool| on_gpu.sanitizer(&ptx_plain, tool, deadline), |_| {});
     for it in sanitizer_items {
         items.push(it?);
     }

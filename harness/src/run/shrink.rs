@@ -71,6 +71,10 @@ pub struct Shrunk {
     /// Whether the budget ran out before the search finished.
     pub out_of_time: bool,
     pub seconds: f64,
+    /// `repro` is the failing run's own line (its first failing trial): no smaller size had a
+    /// seed that fails on its first trial.
+    #[serde(default)]
+    pub original_repro: bool,
 }
 
 /// The sizes tried, smallest first: the range's bounds, powers of two and their neighbours.
@@ -91,14 +95,16 @@ pub fn ladder(lo: u32, hi: u32) -> Vec<u32> {
     v
 }
 
-/// Shrinks a failure of `case` found with `base`. `None` when no candidate failed
-/// within the budget (a failure too rare to shrink; the original repro stands).
+/// Shrinks a failure of `case` found with `base` (`original`: that run's repro line, which
+/// fails on its first trial; kept when no smaller size has such a seed). `None` when no
+/// candidate failed within the budget (a failure too rare to shrink; the original repro stands).
 pub fn shrink(
     catalog: &Catalog,
     case: &Case,
     base: &StressConfig,
     exe: &Path,
     cfg: &ShrinkConfig,
+    original: Option<&str>,
 ) -> Result<Option<Shrunk>> {
     let start = Instant::now();
     let (lo, hi) = match base.size {
@@ -210,10 +216,13 @@ pub fn shrink(
             confirmed,
             tried,
         };
-        let done = reliable(confirmed, tried);
+        // Done at a repro that fails on its first trial in most reruns; a few-trial command
+        // is kept only while nothing better turns up (H200 run 24: `even_lanes_barrier` at
+        // size 98 had no first-trial seed, and its few-trial command then passed as pasted).
+        let done = seed.is_some() && reliable(confirmed, tried);
         if best
             .as_ref()
-            .is_none_or(|b| u64::from(c.confirmed) * u64::from(b.tried.max(1)) > u64::from(b.confirmed) * u64::from(c.tried.max(1)))
+            .is_none_or(|b| better(c.rank(), b.rank()))
         {
             best = Some(c);
         }
@@ -234,7 +243,14 @@ pub fn shrink(
         return Ok(None);
     };
     steps.push(format!("confirmed: {confirmed} of {tried} reruns failed"));
-    let repro = stress::repro_line(catalog, case, &final_cfg, cmd_trials - 1);
+    // The command exactly as confirmed: every trial of it, from its seed.
+    let repro = stress::command_line(catalog, case, &final_cfg, final_cfg.seed, cmd_trials);
+    // Without a seed that fails on its first trial, the failing run's own repro line (its
+    // first failing trial alone, at the size it drew) beats a smaller few-trial command.
+    let (repro, fallback) = match (seed, original) {
+        (None, Some(line)) => (line.to_string(), true),
+        _ => (repro, false),
+    };
     Ok(Some(Shrunk {
         size,
         range: (lo, hi),
@@ -246,7 +262,21 @@ pub fn shrink(
         steps,
         out_of_time: left(&start).is_zero(),
         seconds: start.elapsed().as_secs_f64(),
+        original_repro: fallback,
     }))
+}
+
+/// Whether a repro (has a seed that fails on its first trial, failing reruns, reruns) is
+/// better than another: one with such a seed beats one without; then the larger share of
+/// failing reruns.
+pub fn better(c: (bool, u32, u32), b: (bool, u32, u32)) -> bool {
+    let (cc, ct) = (u64::from(c.1), u64::from(c.2.max(1)));
+    let (bc, bt) = (u64::from(b.1), u64::from(b.2.max(1)));
+    match (c.0, b.0) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => cc * bt > bc * ct,
+    }
 }
 
 /// One size's repro and how it held up.
@@ -258,6 +288,12 @@ struct Candidate {
     trials: u32,
     confirmed: u32,
     tried: u32,
+}
+
+impl Candidate {
+    fn rank(&self) -> (bool, u32, u32) {
+        (self.seed.is_some(), self.confirmed, self.tried)
+    }
 }
 
 /// Whether a repro that failed in `confirmed` of `tried` reruns is a good one: most of them.
@@ -312,7 +348,14 @@ pub fn describe(s: &Shrunk) -> String {
             TrialResult::Pass => {}
         }
     }
-    out.push_str(&format!("  repro: {}\n", s.repro));
+    if s.original_repro {
+        out.push_str(&format!(
+            "  repro (the failing run's own first failing trial, no smaller one found): {}\n",
+            s.repro
+        ));
+    } else {
+        out.push_str(&format!("  repro: {}\n", s.repro));
+    }
     out
 }
 
@@ -361,6 +404,22 @@ mod tests {
         assert_eq!(candidates_above(7, &[7], 7, 7), vec![7]);
     }
 
+    /// A repro that fails on its first trial beats any few-trial command, whatever their
+    /// rerun rates; between two of a kind the higher rate wins, ties keep the first found.
+    #[test]
+    fn a_first_trial_repro_beats_a_few_trial_command() {
+        for (c, t) in [(0, 5), (1, 5), (3, 5), (5, 5)] {
+            for (bc, bt) in [(0, 5), (1, 5), (3, 3), (5, 5)] {
+                assert!(better((true, c, t), (false, bc, bt)), "{c}/{t} vs {bc}/{bt}");
+                assert!(!better((false, bc, bt), (true, c, t)), "{bc}/{bt} vs {c}/{t}");
+            }
+        }
+        assert!(better((true, 4, 5), (true, 3, 5)));
+        assert!(!better((true, 3, 5), (true, 3, 5)), "a tie keeps the first");
+        assert!(better((false, 3, 3), (false, 4, 5)), "rates, not counts");
+        assert!(!better((false, 0, 0), (false, 0, 5)));
+    }
+
     #[test]
     fn the_description_names_size_seed_rate_and_repro() {
         let s = Shrunk {
@@ -374,11 +433,24 @@ mod tests {
             steps: vec![],
             out_of_time: false,
             seconds: 1.0,
+            original_repro: false,
         };
         let d = describe(&s);
         assert!(d.contains("size 33 (range 1..4096)"), "{d}");
         assert!(d.contains("seed 42 fails on its first trial"), "{d}");
         assert!(d.contains("5 of 5 reruns"), "{d}");
         assert!(d.contains("--size 33"), "{d}");
+        let fallback = Shrunk {
+            seed: None,
+            repro: "racegate stress x --seed 1 --trials 1 --per-set 4".into(),
+            original_repro: true,
+            ..s
+        };
+        let d = describe(&fallback);
+        assert!(d.contains("no seed found that fails on the first trial"), "{d}");
+        assert!(
+            d.contains("repro (the failing run's own first failing trial, no smaller one found): racegate stress x --seed 1 --trials 1"),
+            "{d}"
+        );
     }
 }

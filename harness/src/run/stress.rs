@@ -379,6 +379,18 @@ pub fn run(
 pub fn repro_line(catalog: &Catalog, case: &Case, cfg: &StressConfig, t: u32) -> String {
     let start = crate::run::trial::set_start(t, cfg.per_set);
     let seed = crate::run::trial::seed(cfg.seed, start);
+    command_line(catalog, case, cfg, seed, t - start + 1)
+}
+
+/// The command that runs `trials` trials of `cfg` from `seed` (the whole of a confirmed
+/// few-trial repro, not only the input set of its last trial).
+pub fn command_line(
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &StressConfig,
+    seed: u64,
+    trials: u32,
+) -> String {
     let mut s = format!(
         "racegate {}stress {} --seed {seed} --trials {} --per-set {}",
         match &catalog.manifest {
@@ -389,7 +401,7 @@ pub fn repro_line(catalog: &Catalog, case: &Case, cfg: &StressConfig, t: u32) ->
             None => String::new(),
         },
         case.name,
-        t - start + 1,
+        trials,
         cfg.per_set.max(1)
     );
     if !cfg.jitter {
