@@ -17,6 +17,12 @@ echo "exit $?" >> "$C/shrink.txt"
     echo "\$ racegate sanitize --tool fencecheck $c"
     timeout 60 "$PWD/../../.gpu/racegate" sanitize --tool fencecheck "$c"; echo "[rc=$?]"
   done ) > "$C/fencecheck-corpus.txt" 2>&1
+# Issue 26: is a worker's device open slow alone, or only when 14 start at once (call A's matrix:
+# 1.4 s a stress run)? One stress trial, three times alone, then 14 at once; each prints its phases.
+( for i in 1 2 3; do timeout 30 .gpu/racegate stress counter_single --trials 1 --no-shrink --json - ; echo; done
+  echo "--- 14 at once"
+  for i in $(seq 14); do timeout 60 .gpu/racegate stress counter_single --trials 1 --no-shrink --json - > "$C/open-$i.json" 2>&1 & done; wait
+  cat "$C"/open-*.json; rm -f "$C"/open-*.json ) > "$C/device-open.txt" 2>&1
 pkill -P $W 2>/dev/null; kill $W 2>/dev/null
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >> "$C/h200_run.log"; date -u >> "$C/h200_run.log"
 tar czf "$OUT/c.tgz" -C "$OUT" c && rm -rf "$C"
