@@ -216,7 +216,8 @@ __device__ __forceinline__ void racegate_sleep(unsigned int ns)
 // the block's tag is one multiply: every barrier of a jittered launch pays this, so it must cost
 // a few instructions (issue 26; `racegate bench` measures it beside the kernel without jitter).
 // RACEGATE_PCT_NOINLINE builds the earlier out-of-line version with a 64-bit hashed tag, kept
-// only so `bench` can show both side by side.
+// only so `bench` can show both side by side; RACEGATE_PCT_NOCOUNT (bench only) leaves out the
+// counting of barrier instances, to show what it costs.
 #ifdef RACEGATE_PCT_NOINLINE
 #define RACEGATE_PCT_INLINE __noinline__
 #define RACEGATE_PCT_TAG(block)                                                                   \
@@ -233,6 +234,11 @@ __device__ RACEGATE_PCT_INLINE void racegate_pct_point(unsigned int tid, unsigne
     unsigned int warp = tid / 32u, lane = tid % 32u;
     // One lane per converged group of the warp counts the visit (lanes that arrive split
     // count once per group: the schedule is a heuristic, never a correctness matter).
+#ifdef RACEGATE_PCT_NOCOUNT
+    // `racegate bench` only: every visit is instance 0, nothing counted (what the count costs).
+    (void)lane;
+    unsigned int instance = 0u;
+#else
     unsigned int active = __activemask();
     unsigned int leader = __ffs(active) - 1u;
     unsigned int tag = RACEGATE_PCT_TAG(block);
@@ -245,6 +251,7 @@ __device__ RACEGATE_PCT_INLINE void racegate_pct_point(unsigned int tid, unsigne
             racegate_jitter_instances = instance + 1u;
     }
     instance = __shfl_sync(active, instance, leader);
+#endif
     unsigned int n = racegate_jitter_plan.points < 4u ? racegate_jitter_plan.points : 4u;
     unsigned int sleep = 0u;
     for (unsigned int p = 0u; p < n; ++p) {

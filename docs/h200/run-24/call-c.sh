@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run 24, call C: after calls A and B. The 30-submission grading batch again (the sanitizer
+# Run 24, call C: after calls A and B. bench again, with one more build of the pct hook that
+# counts no barrier (what the count costs); the 30-submission grading batch again (the sanitizer
 # items' deadline after a hang is now at most 15 s), the shrinker on every variant stress flags
 # again (a repro must fail on its first trial: else the failing run's own line), then
 # fencecheck on the corpus's dot_f64 pair. Each lane has a deadline; the watchdog writes nothing to the
@@ -8,7 +9,7 @@ set -u
 C="$OUT/c"; mkdir -p "$C"
 ( sleep 470; pkill -f h200_run.py; pkill -f shrink-all; pkill -f racegate ) >/dev/null 2>&1 &
 W=$!
-timeout 200 python3 ci/h200_run.py --racegate .gpu/racegate --bundle .gpu --out "$C" --phases env,grade30 > "$C/h200_run.log" 2>&1
+timeout 250 python3 ci/h200_run.py --racegate .gpu/racegate --bundle .gpu --out "$C" --phases env,bench,grade30 > "$C/h200_run.log" 2>&1
 echo "h200_run exit $?" >> "$C/h200_run.log"
 timeout 110 python3 ci/shrink-all --racegate "$PWD/.gpu/racegate" --out "$C/shrink" --parallel 3 --budget 25 --deadline 95 > "$C/shrink.txt" 2>&1
 echo "exit $?" >> "$C/shrink.txt"

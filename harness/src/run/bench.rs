@@ -76,6 +76,9 @@ pub struct Parts {
     pub count_only_us: f64,
     /// The full pct trial on the out-of-line prelude build.
     pub pct_noinline_us: f64,
+    /// `count_only_us` on a build whose hook counts nothing (`-DRACEGATE_PCT_NOCOUNT`): the
+    /// hook's cost without its per-warp barrier count.
+    pub no_count_us: f64,
 }
 
 /// Geometric mean and worst case of each ratio over the rows.
@@ -147,10 +150,10 @@ pub fn measure(
     let draw_start = std::time::Instant::now();
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(7);
     let problem = family.problem(&case.entry, SizeChoice::Fixed(size), &mut rng);
-    let load = |jitter, noinline: bool| -> Result<_> {
+    let load = |jitter, define: Option<&str>| -> Result<_> {
         let mut extra = case.compile_options();
-        if noinline {
-            extra.push("-DRACEGATE_PCT_NOINLINE".into());
+        if let Some(d) = define {
+            extra.push(format!("-D{d}"));
         }
         let built = compile::compile(
             &catalog.root,
@@ -163,7 +166,9 @@ pub fn measure(
         )?;
         gpu.load(&built.ptx)
     };
-    let (plain, jittered, noinline) = (load(false, false)?, load(true, false)?, load(true, true)?);
+    let (plain, jittered) = (load(false, None)?, load(true, None)?);
+    let noinline = load(true, Some("RACEGATE_PCT_NOINLINE"))?;
+    let nocount = load(true, Some("RACEGATE_PCT_NOCOUNT"))?;
     let mut resident = gpu.upload(&problem)?;
     let new_set_us = draw_start.elapsed().as_secs_f64() * 1e6;
     // What a stress worker measures once per kernel to size its pct plans.
@@ -216,7 +221,8 @@ pub fn measure(
     trial(&jittered, Some(JitterMode::Dense))?;
     trial(&jittered, None)?;
     trial(&noinline, Some(JitterMode::Pct))?;
-    let mut v: [Vec<Duration>; 7] = Default::default();
+    trial(&nocount, None)?;
+    let mut v: [Vec<Duration>; 8] = Default::default();
     for _ in 0..rounds {
         v[0].push(gpu.bare_loop(&plain, &problem, iters)?);
         v[1].push(trial(&plain, Some(JitterMode::None))?);
@@ -225,12 +231,14 @@ pub fn measure(
         v[4].push(launch_only(&plain)?);
         v[5].push(trial(&jittered, None)?);
         v[6].push(trial(&noinline, Some(JitterMode::Pct))?);
+        v[7].push(trial(&nocount, None)?);
     }
     let per = |v: &mut Vec<Duration>| {
         v.sort();
         v[v.len() / 2].as_secs_f64() * 1e6 / iters as f64
     };
-    let [b, s, j, d, launch_only_us, count_only_us, pct_noinline_us] = v.each_mut().map(per);
+    let [b, s, j, d, launch_only_us, count_only_us, pct_noinline_us, no_count_us] =
+        v.each_mut().map(per);
     Ok(JitterRow {
         row: BenchRow {
             case: case.name.clone(),
@@ -248,6 +256,7 @@ pub fn measure(
             launch_only_us,
             count_only_us,
             pct_noinline_us,
+            no_count_us,
         },
     })
 }
@@ -274,6 +283,7 @@ mod tests {
                 launch_only_us: 0.0,
                 count_only_us: 0.0,
                 pct_noinline_us: 0.0,
+                no_count_us: 0.0,
             },
         }
     }

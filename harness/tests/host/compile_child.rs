@@ -258,13 +258,16 @@ fn team_code_compiles_in_the_child_to_the_same_ptx_as_in_this_process() {
                 .unwrap_or_else(|e| panic!("{file} in process: {e}"));
             let child = compile_team(&exe, &cat.root, file, &source, &opts)
                 .unwrap_or_else(|e| panic!("{file} in the child: {e}"));
-            // `racegate bench` also builds the pct prelude's earlier out-of-line hook.
-            let mut noinline = opts.clone();
-            noinline.extra.push("-DRACEGATE_PCT_NOINLINE".into());
-            let old = compile_here(&cat.root, file, &source, &noinline)
-                .unwrap_or_else(|e| panic!("{file} with the out-of-line prelude: {e}"));
-            if source.contains("__syncthreads") {
-                assert_ne!(old.ptx, here.ptx, "{file}: the define changed nothing");
+            // `racegate bench` also builds the pct prelude's earlier out-of-line hook, and one
+            // that counts no barrier.
+            for define in ["-DRACEGATE_PCT_NOINLINE", "-DRACEGATE_PCT_NOCOUNT"] {
+                let mut variant = opts.clone();
+                variant.extra.push(define.into());
+                let other = compile_here(&cat.root, file, &source, &variant)
+                    .unwrap_or_else(|e| panic!("{file} with {define}: {e}"));
+                if source.contains("__syncthreads") {
+                    assert_ne!(other.ptx, here.ptx, "{file}: {define} changed nothing");
+                }
             }
             let (here, child) = (here.ptx, child.ptx);
             if here != child {
