@@ -11,6 +11,7 @@ pub mod launch;
 pub mod oracle;
 pub mod perf;
 pub mod poison;
+pub mod readback;
 pub mod schedule;
 pub mod shrink;
 pub mod stress;
