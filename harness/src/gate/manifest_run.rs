@@ -273,6 +273,10 @@ fn stress_job(
             &sc,
             r.repro.as_deref(),
         )? {
+            Some(s) if s.original_repro => message.push_str(&format!(
+                "; no smaller size fails on its first trial (size {} fails within a few); repro: {}",
+                s.size, s.repro
+            )),
             Some(s) => message.push_str(&format!(
                 "; minimal repro: size {}, {} of {} reruns failed: {}",
                 s.size, s.confirmed, s.confirm, s.repro

@@ -206,6 +206,7 @@ pub fn shrink(
                 confirmed += 1;
             }
         }
+        steps.push(format!("command: {cmd_trials} trial(s) at size {at}"));
         steps.push(format!("size {at}: confirmed {confirmed} of {tried} reruns failed"));
         let c = Candidate {
             size: at,
@@ -314,25 +315,49 @@ pub fn candidates_above(size: u32, failed: &[u32], first: u32, hi: u32) -> Vec<u
     v
 }
 
+/// How many trials the confirmed few-trial command ran, from its step lines (`?` if none says).
+fn few_trials(steps: &[String]) -> String {
+    steps
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix("command: ").and_then(|r| r.split(' ').next()))
+        .unwrap_or("few")
+        .to_string()
+}
+
 /// The shrink for people, a few lines.
 pub fn describe(s: &Shrunk) -> String {
-    let mut out = format!(
-        "shrunk: size {} (range {}..{}){}; {} of {} reruns of the repro failed{}\n",
-        s.size,
-        s.range.0,
-        s.range.1,
-        match s.seed {
-            Some(seed) => format!(", seed {seed} fails on its first trial"),
-            None => ", no seed found that fails on the first trial".into(),
-        },
-        s.confirmed,
-        s.confirm,
-        if s.out_of_time {
-            " (the time budget ran out)"
-        } else {
-            ""
-        }
-    );
+    let budget = if s.out_of_time {
+        " (the time budget ran out)"
+    } else {
+        ""
+    };
+    let mut out = if s.original_repro {
+        // The reruns were of a few-trial command at `size`, not of the line printed below.
+        format!(
+            "shrunk: size {} (range {}..{}) fails, but no seed found there fails on its first \
+             trial (the {}-trial command at that size failed in {} of {} reruns){budget}\n",
+            s.size,
+            s.range.0,
+            s.range.1,
+            few_trials(&s.steps),
+            s.confirmed,
+            s.confirm,
+        )
+    } else {
+        format!(
+            "shrunk: size {} (range {}..{}){}; {} of {} reruns of the repro failed{budget}\n",
+            s.size,
+            s.range.0,
+            s.range.1,
+            match s.seed {
+                Some(seed) => format!(", seed {seed} fails on its first trial"),
+                None => ", no seed found that fails on the first trial".into(),
+            },
+            s.confirmed,
+            s.confirm,
+        )
+    };
     if let Some(f) = &s.failure {
         out.push_str(&format!("  problem: {}\n", f.problem));
         match &f.result {
@@ -446,8 +471,14 @@ mod tests {
             original_repro: true,
             ..s
         };
-        let d = describe(&fallback);
-        assert!(d.contains("no seed found that fails on the first trial"), "{d}");
+        let d = describe(&Shrunk {
+            steps: vec!["command: 8 trial(s) at size 33".into()],
+            ..fallback
+        });
+        assert!(
+            d.starts_with("shrunk: size 33 (range 1..4096) fails, but no seed found there fails on its first trial (the 8-trial command at that size failed in 5 of 5 reruns)"),
+            "{d}"
+        );
         assert!(
             d.contains("repro (the failing run's own first failing trial, no smaller one found): racegate stress x --seed 1 --trials 1"),
             "{d}"
