@@ -225,8 +225,10 @@ __device__ __forceinline__ void racegate_sleep(unsigned int ns)
      | 1u)
 #else
 #define RACEGATE_PCT_INLINE __forceinline__
-// Distinct for distinct blocks (an odd multiplier is invertible mod 2^32), so a slot a previous
-// block on this SM left is never mistaken for this block's.
+// Distinct for blocks that differ below 2^32, up to the `| 1u` (an odd multiplier is invertible
+// mod 2^32; the or-ed bit pairs blocks 244002641 apart), so a slot the previous block on this SM
+// left is taken for this block's only in grids of more than 244 million blocks, and then a count
+// goes on instead of restarting: a schedule's heuristic, never a verdict.
 #define RACEGATE_PCT_TAG(block) ((((block) * 0x9e3779b1u) ^ (unsigned int)racegate_jitter_plan.seed) | 1u)
 #endif
 __device__ RACEGATE_PCT_INLINE void racegate_pct_point(unsigned int tid, unsigned int block)

@@ -274,7 +274,7 @@ fn stress_job(
             r.repro.as_deref(),
         )? {
             Some(s) if s.original_repro => message.push_str(&format!(
-                "; no smaller size fails on its first trial (size {} fails within a few); repro: {}",
+                "; no size tried (down to {}) has a repro that fails on its first trial in most reruns; the run's own: {}",
                 s.size, s.repro
             )),
             Some(s) => message.push_str(&format!(

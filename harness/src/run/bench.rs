@@ -189,12 +189,6 @@ pub fn measure(
                 None => Plan::count_only(seed),
             };
             let opts = opts_for((plan.mode != super::schedule::MODE_OFF).then_some(seed));
-            // As a stress run: the inputs are checked on the last trial of each input set.
-            resident.check_inputs = super::trial::checks_inputs(
-                i,
-                iters,
-                crate::run::stress::DEFAULT_PER_SET,
-            );
             let counts = gpu.run_planned(module, &problem, &mut resident, opts, Some(&plan))?;
             std::hint::black_box(counts);
         }

@@ -71,8 +71,8 @@ pub struct Shrunk {
     /// Whether the budget ran out before the search finished.
     pub out_of_time: bool,
     pub seconds: f64,
-    /// `repro` is the failing run's own line (its first failing trial): no smaller size had a
-    /// seed that fails on its first trial.
+    /// `repro` is the failing run's own line (that run again, up to its first failing trial): no
+    /// size tried had a seed that fails on its first trial in most reruns.
     #[serde(default)]
     pub original_repro: bool,
 }
@@ -96,7 +96,8 @@ pub fn ladder(lo: u32, hi: u32) -> Vec<u32> {
 }
 
 /// Shrinks a failure of `case` found with `base` (`original`: that run's repro line, which
-/// fails on its first trial; kept when no smaller size has such a seed). `None` when no
+/// reruns it up to its first failing trial; printed when no size has a seed that fails on its
+/// first trial in most reruns). `None` when no
 /// candidate failed within the budget (a failure too rare to shrink; the original repro stands).
 pub fn shrink(
     catalog: &Catalog,
@@ -246,10 +247,12 @@ pub fn shrink(
     steps.push(format!("confirmed: {confirmed} of {tried} reruns failed"));
     // The command exactly as confirmed: every trial of it, from its seed.
     let repro = stress::command_line(catalog, case, &final_cfg, final_cfg.seed, cmd_trials);
-    // Without a seed that fails on its first trial, the failing run's own repro line (its
-    // first failing trial alone, at the size it drew) beats a smaller few-trial command.
-    let (repro, fallback) = match (seed, original) {
-        (None, Some(line)) => (line.to_string(), true),
+    // Without a seed that fails on its first trial in most reruns, the failing run's own repro
+    // line (that run again, up to its first failing trial, at the size it drew) beats a smaller
+    // command that fails only after a few trials or only now and then.
+    let good = seed.is_some() && reliable(confirmed, tried);
+    let (repro, fallback) = match (good, original) {
+        (false, Some(line)) => (line.to_string(), true),
         _ => (repro, false),
     };
     Ok(Some(Shrunk {
@@ -267,9 +270,9 @@ pub fn shrink(
     }))
 }
 
-/// Whether a repro (has a seed that fails on its first trial, failing reruns, reruns) is
-/// better than another: one with such a seed beats one without; then the larger share of
-/// failing reruns.
+/// Whether a repro (good: a seed that fails on its first trial and failed in most reruns;
+/// failing reruns; reruns) is better than another: a good one beats one that is not; then the
+/// larger share of failing reruns.
 pub fn better(c: (bool, u32, u32), b: (bool, u32, u32)) -> bool {
     let (cc, ct) = (u64::from(c.1), u64::from(c.2.max(1)));
     let (bc, bt) = (u64::from(b.1), u64::from(b.2.max(1)));
@@ -293,7 +296,11 @@ struct Candidate {
 
 impl Candidate {
     fn rank(&self) -> (bool, u32, u32) {
-        (self.seed.is_some(), self.confirmed, self.tried)
+        (
+            self.seed.is_some() && reliable(self.confirmed, self.tried),
+            self.confirmed,
+            self.tried,
+        )
     }
 }
 
@@ -332,7 +339,14 @@ pub fn describe(s: &Shrunk) -> String {
     } else {
         ""
     };
-    let mut out = if s.original_repro {
+    let mut out = if let (true, Some(seed)) = (s.original_repro, s.seed) {
+        // A first-trial seed, but one that failed in at most half of its reruns.
+        format!(
+            "shrunk: size {} (range {}..{}), seed {seed} failed on its first trial but only in {} \
+             of {} reruns{budget}\n",
+            s.size, s.range.0, s.range.1, s.confirmed, s.confirm,
+        )
+    } else if s.original_repro {
         // The reruns were of a few-trial command at `size`, not of the line printed below.
         format!(
             "shrunk: size {} (range {}..{}) fails, but no seed found there fails on its first \
@@ -358,24 +372,29 @@ pub fn describe(s: &Shrunk) -> String {
             s.confirm,
         )
     };
+    let at = if s.original_repro {
+        format!("at size {}: ", s.size)
+    } else {
+        String::new()
+    };
     if let Some(f) = &s.failure {
-        out.push_str(&format!("  problem: {}\n", f.problem));
+        out.push_str(&format!("  {at}problem: {}\n", f.problem));
         match &f.result {
             TrialResult::Wrong(w) => {
                 if let Some(m) = w.first.first() {
                     out.push_str(&format!(
-                        "  first wrong: `{}`[{}] expected {}, got {} ({} of {} wrong)\n",
+                        "  {at}first wrong: `{}`[{}] expected {}, got {} ({} of {} wrong)\n",
                         w.buffer, m.index, m.expected, m.actual, w.wrong, w.total
                     ));
                 }
             }
-            TrialResult::Fault { error } => out.push_str(&format!("  fault: {error}\n")),
+            TrialResult::Fault { error } => out.push_str(&format!("  {at}fault: {error}\n")),
             TrialResult::Pass => {}
         }
     }
     if s.original_repro {
         out.push_str(&format!(
-            "  repro (the failing run's own first failing trial, no smaller one found): {}\n",
+            "  repro (the failing run's own line: that run again up to its first failing trial, at the size it drew): {}\n",
             s.repro
         ));
     } else {
@@ -429,11 +448,12 @@ mod tests {
         assert_eq!(candidates_above(7, &[7], 7, 7), vec![7]);
     }
 
-    /// A repro that fails on its first trial beats any few-trial command, whatever their
-    /// rerun rates; between two of a kind the higher rate wins, ties keep the first found.
+    /// A good repro (a first-trial seed that failed in most reruns) beats any other, whatever
+    /// the other's rate; between two of a kind the higher rate wins, ties keep the first found.
     #[test]
-    fn a_first_trial_repro_beats_a_few_trial_command() {
-        for (c, t) in [(0, 5), (1, 5), (3, 5), (5, 5)] {
+    fn a_reliable_first_trial_repro_beats_the_rest() {
+        for (c, t) in [(3, 5), (5, 5), (1, 1)] {
+            assert!(reliable(c, t));
             for (bc, bt) in [(0, 5), (1, 5), (3, 3), (5, 5)] {
                 assert!(better((true, c, t), (false, bc, bt)), "{c}/{t} vs {bc}/{bt}");
                 assert!(!better((false, bc, bt), (true, c, t)), "{bc}/{bt} vs {c}/{t}");
@@ -480,8 +500,27 @@ mod tests {
             "{d}"
         );
         assert!(
-            d.contains("repro (the failing run's own first failing trial, no smaller one found): racegate stress x --seed 1 --trials 1"),
+            d.contains("repro (the failing run's own line: that run again up to its first failing trial, at the size it drew): racegate stress x --seed 1 --trials 1"),
             "{d}"
         );
+        let flaky = Shrunk {
+            seed: Some(9),
+            confirmed: 2,
+            confirm: 5,
+            original_repro: true,
+            repro: "racegate stress x --seed 1 --trials 2 --per-set 4".into(),
+            range: (1, 4096),
+            size: 33,
+            failure: None,
+            steps: vec![],
+            out_of_time: false,
+            seconds: 1.0,
+        };
+        let d = describe(&flaky);
+        assert!(
+            d.starts_with("shrunk: size 33 (range 1..4096), seed 9 failed on its first trial but only in 2 of 5 reruns\n"),
+            "{d}"
+        );
+        assert!(d.contains("): racegate stress x --seed 1 --trials 2"), "{d}");
     }
 }

@@ -114,7 +114,6 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
             case,
             w.seed,
             t,
-            w.trials,
             w.per_set,
             size,
             if w.jitter {

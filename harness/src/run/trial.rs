@@ -146,7 +146,6 @@ pub fn run(
     case: &Case,
     master: u64,
     t: u32,
-    trials: u32,
     per_set: u32,
     size: SizeChoice,
     jitter: JitterMode,
@@ -191,7 +190,6 @@ pub fn run(
             poison: poison(master, t),
         };
         let plan = plan_for(jitter, jitter_seed, set.cal.as_ref());
-        set.resident.check_inputs = checks_inputs(t, trials, per_set);
         let counts =
             gpu.run_planned(module, &set.problem, &mut set.resident, opts, plan.as_ref())?;
         if let (Some(c), n) = (set.cal.as_mut(), set.resident.instances) {
@@ -258,14 +256,6 @@ pub fn run(
         micros: u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
         set_micros,
     }
-}
-
-/// Whether trial `t` of `trials` compares the pure inputs with their pristine copies on the
-/// device: the last trial of its input set, and the run's last trial (see
-/// [`crate::run::launch::Resident::check_inputs`]).
-pub fn checks_inputs(t: u32, trials: u32, per_set: u32) -> bool {
-    let per_set = per_set.max(1);
-    t % per_set == per_set - 1 || t.saturating_add(1) >= trials
 }
 
 /// The plan a trial of `mode` runs under: drawn from its jitter seed alone (and, for pct, the
@@ -359,31 +349,6 @@ mod tests {
         );
         assert_eq!(set_start(5, 1), 5);
         assert_eq!(set_start(5, 0), 5, "0 is treated as 1");
-    }
-
-    /// Every input set has exactly one trial that checks its inputs, its last one run: a write
-    /// into an input stays until a read back restores it, so no set ends unchecked.
-    #[test]
-    fn every_input_set_checks_its_inputs_on_its_last_trial() {
-        for trials in 1..40u32 {
-            for per_set in 1..9u32 {
-                let mut checked = std::collections::BTreeMap::new();
-                for t in 0..trials {
-                    if checks_inputs(t, trials, per_set) {
-                        *checked.entry(set_start(t, per_set)).or_insert(0) += 1;
-                        let next = t + 1;
-                        assert!(
-                            next == trials || set_start(next, per_set) != set_start(t, per_set),
-                            "trial {t} of {trials} (per set {per_set}) checks but is not its set's last"
-                        );
-                    }
-                }
-                let sets = (0..trials).map(|t| set_start(t, per_set)).collect::<std::collections::BTreeSet<_>>();
-                for s in sets {
-                    assert_eq!(checked.get(&s), Some(&1), "set {s} of {trials} trials, per set {per_set}");
-                }
-            }
-        }
     }
 
     #[test]
