@@ -87,8 +87,8 @@ pub struct GradeArgs {
     /// Deadline per trial, in seconds.
     #[arg(long, default_value_t = 10.0, value_parser = values::seconds)]
     timeout: f64,
-    /// Deadline per sanitizer run, in seconds. After the kernel hung in a correctness trial,
-    /// at most 15 s (a kernel that finishes runs the small geometry in a few seconds).
+    /// Deadline per sanitizer run, in seconds. When the kernel hung in every correctness trial
+    /// it ran, at most 15 s (a kernel that finishes runs the small geometry in a few seconds).
     #[arg(long, default_value_t = 60.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
     /// Deadline per compile of a submission, in seconds.

@@ -120,7 +120,18 @@ pub(super) struct Items<'a> {
     pub code: u64,
 }
 
-/// The sanitizer items' deadline after the kernel hung in a correctness trial. A kernel that
+/// Whether the kernel hung and finished no correctness trial at all (every trial it ran hung,
+/// the rest were not run): an infinite loop or a deadlock at every size. A kernel that finished
+/// some trials and hung on others (one too slow at the largest sizes) keeps the sanitizers'
+/// whole deadline: their small geometry may still finish.
+pub(super) fn finished_none(results: &[WorkerResult]) -> bool {
+    results.iter().any(|r| matches!(r, WorkerResult::Hang))
+        && !results
+            .iter()
+            .any(|r| matches!(r, WorkerResult::Ran(_) | WorkerResult::Fault(_)))
+}
+
+/// The sanitizer items' deadline after the kernel hung in every correctness trial it ran. A kernel that
 /// finishes runs the small geometry in a few seconds under any tool (H200 run 24: about 3 s for
 /// a whole submission's four tools side by side); one that hung at full size usually hangs at
 /// the small one too, and each tool waited out the whole deadline (run 24's batch of 30: the two
@@ -128,7 +139,7 @@ pub(super) struct Items<'a> {
 pub(super) const AFTER_HANG_SANITIZE: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// The deadline the sanitizer items run under: the configured one, or at most
-/// [`AFTER_HANG_SANITIZE`] after a hang in the correctness trials.
+/// [`AFTER_HANG_SANITIZE`] when the kernel finished no correctness trial ([`finished_none`]).
 pub(super) fn sanitize_deadline(configured: std::time::Duration, hung: bool) -> std::time::Duration {
     if hung {
         configured.min(AFTER_HANG_SANITIZE)
@@ -161,7 +172,8 @@ impl Items<'_> {
     }
 
     /// Correctness on random sizes, with jitter (`ptx` is the jittered build); also whether
-    /// the kernel hung in a trial (the sanitizer items then get a shorter deadline).
+    /// the kernel hung without finishing a single trial (the sanitizer items then get a
+    /// shorter deadline).
     pub(super) fn correctness(&self, ptx: &Path) -> Result<(ItemResult, bool)> {
         let (spec, cfg) = (self.spec, self.cfg);
         let problems: Vec<_> = (0..cfg.trials)
@@ -248,8 +260,10 @@ impl Items<'_> {
                 detail.push_str(&format!("\n  {found}"));
             }
         }
-        let hung = results.iter().any(|r| matches!(r, WorkerResult::Hang));
-        Ok((score::item(self.rubric, Item::Correct, frac, detail), hung))
+        Ok((
+            score::item(self.rubric, Item::Correct, frac, detail),
+            finished_none(&results),
+        ))
     }
 
     /// One sanitizer on the small geometry (`ptx` is the plain build), within `timeout`.
@@ -310,7 +324,7 @@ impl Items<'_> {
         let mut judged = judge_sanitizer(rubric, item, tool, r.outcome, timeout, name)?;
         if hang && shortened {
             judged.detail.push_str(&format!(
-                " (the deadline was cut from {:.0} s: the kernel already hung in the correctness trials)",
+                " (the deadline was cut from {:.0} s: the kernel finished none of its correctness trials)",
                 cfg.sanitize_timeout.as_secs_f64()
             ));
         }
@@ -440,6 +454,21 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    /// Only a kernel that never finished a trial counts: one hang among finished trials (too
+    /// slow at the largest size) does not, nor a fault, nor nothing run.
+    #[test]
+    fn a_kernel_finished_no_trial_only_when_every_trial_it_ran_hung() {
+        use WorkerResult::*;
+        assert!(finished_none(&[Hang, Hang, NotRun, NotRun]));
+        assert!(finished_none(&[Hang]));
+        assert!(!finished_none(&[Ran(vec![]), Hang, Hang, NotRun]));
+        assert!(!finished_none(&[Hang, Ran(vec![]), Hang]));
+        assert!(!finished_none(&[Fault("x".into()), Hang]));
+        assert!(!finished_none(&[Ran(vec![]), Ran(vec![])]));
+        assert!(!finished_none(&[]));
+        assert!(!finished_none(&[NotRun]));
+    }
 
     #[test]
     fn only_a_hang_shortens_the_sanitizer_deadline_and_never_lengthens_it() {
