@@ -274,8 +274,8 @@ fn stress_job(
             r.repro.as_deref(),
         )? {
             Some(s) if s.original_repro => message.push_str(&format!(
-                "; no size tried (down to {}) has a repro that fails on its first trial in most reruns; the run's own: {}",
-                s.size, s.repro
+                "; no size tried has a repro that fails on its first trial in most reruns; the run's own: {}",
+                s.repro
             )),
             Some(s) => message.push_str(&format!(
                 "; minimal repro: size {}, {} of {} reruns failed: {}",

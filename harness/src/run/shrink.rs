@@ -71,10 +71,14 @@ pub struct Shrunk {
     /// Whether the budget ran out before the search finished.
     pub out_of_time: bool,
     pub seconds: f64,
-    /// `repro` is the failing run's own line (that run again, up to its first failing trial): no
-    /// size tried had a seed that fails on its first trial in most reruns.
+    /// `repro` is the failing run's own line (the failing trial's input set again, up to that
+    /// trial, at the size it drew): no size tried had a seed that fails on its first trial in
+    /// most reruns.
     #[serde(default)]
     pub original_repro: bool,
+    /// Trials of the command the reruns ran at `size` (1 with a first-trial seed).
+    #[serde(default)]
+    pub command_trials: u32,
 }
 
 /// The sizes tried, smallest first: the range's bounds, powers of two and their neighbours.
@@ -203,16 +207,20 @@ pub fn shrink(
                 break;
             }
             tried += 1;
-            if stress::run(catalog, case, &final_cfg, exe, |_| {})?.flagged() {
+            let r = stress::run(catalog, case, &final_cfg, exe, |_| {})?;
+            if r.flagged() {
                 confirmed += 1;
+                // The failure shown for this size is one of its own.
+                at_found.get_or_insert(r);
             }
         }
-        steps.push(format!("command: {cmd_trials} trial(s) at size {at}"));
         steps.push(format!("size {at}: confirmed {confirmed} of {tried} reruns failed"));
         let c = Candidate {
             size: at,
             seed,
-            found: at_found.unwrap_or_else(|| found.clone()),
+            // This size's own failing run, or (none failed here) the one that led here when it is
+            // of this size.
+            found: at_found.or_else(|| (size == at).then(|| found.clone())),
             cfg: final_cfg,
             trials: cmd_trials,
             confirmed,
@@ -262,11 +270,12 @@ pub fn shrink(
         repro,
         confirmed,
         confirm: tried,
-        failure: found.first_failure.clone(),
+        failure: found.and_then(|f| f.first_failure),
         steps,
         out_of_time: left(&start).is_zero(),
         seconds: start.elapsed().as_secs_f64(),
         original_repro: fallback,
+        command_trials: cmd_trials,
     }))
 }
 
@@ -287,7 +296,7 @@ pub fn better(c: (bool, u32, u32), b: (bool, u32, u32)) -> bool {
 struct Candidate {
     size: u32,
     seed: Option<u64>,
-    found: StressReport,
+    found: Option<StressReport>,
     cfg: StressConfig,
     trials: u32,
     confirmed: u32,
@@ -322,16 +331,6 @@ pub fn candidates_above(size: u32, failed: &[u32], first: u32, hi: u32) -> Vec<u
     v
 }
 
-/// How many trials the confirmed few-trial command ran, from its step lines (`?` if none says).
-fn few_trials(steps: &[String]) -> String {
-    steps
-        .iter()
-        .rev()
-        .find_map(|l| l.strip_prefix("command: ").and_then(|r| r.split(' ').next()))
-        .unwrap_or("few")
-        .to_string()
-}
-
 /// The shrink for people, a few lines.
 pub fn describe(s: &Shrunk) -> String {
     let budget = if s.out_of_time {
@@ -354,7 +353,7 @@ pub fn describe(s: &Shrunk) -> String {
             s.size,
             s.range.0,
             s.range.1,
-            few_trials(&s.steps),
+            s.command_trials,
             s.confirmed,
             s.confirm,
         )
@@ -394,7 +393,7 @@ pub fn describe(s: &Shrunk) -> String {
     }
     if s.original_repro {
         out.push_str(&format!(
-            "  repro (the failing run's own line: that run again up to its first failing trial, at the size it drew): {}\n",
+            "  repro (the failing run's own line: the failing trial's input set again, up to that trial, at the size it drew): {}\n",
             s.repro
         ));
     } else {
@@ -479,6 +478,7 @@ mod tests {
             out_of_time: false,
             seconds: 1.0,
             original_repro: false,
+            command_trials: 1,
         };
         let d = describe(&s);
         assert!(d.contains("size 33 (range 1..4096)"), "{d}");
@@ -492,7 +492,7 @@ mod tests {
             ..s
         };
         let d = describe(&Shrunk {
-            steps: vec!["command: 8 trial(s) at size 33".into()],
+            command_trials: 8,
             ..fallback
         });
         assert!(
@@ -500,7 +500,7 @@ mod tests {
             "{d}"
         );
         assert!(
-            d.contains("repro (the failing run's own line: that run again up to its first failing trial, at the size it drew): racegate stress x --seed 1 --trials 1"),
+            d.contains("repro (the failing run's own line: the failing trial's input set again, up to that trial, at the size it drew): racegate stress x --seed 1 --trials 1"),
             "{d}"
         );
         let flaky = Shrunk {
@@ -515,6 +515,7 @@ mod tests {
             steps: vec![],
             out_of_time: false,
             seconds: 1.0,
+            command_trials: 1,
         };
         let d = describe(&flaky);
         assert!(
