@@ -77,7 +77,7 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
         catalog.select(&a.cases)?
     };
     if let Err(e) = settings::require_device() {
-        no_device_json(&a.out, &e)?;
+        a.out.write_no_device(&e)?;
         return Err(e);
     }
     let gpu = Gpu::open()?;
@@ -180,7 +180,7 @@ fn run_detection(catalog: &crate::source::catalog::Catalog, a: BenchArgs) -> Res
             );
             settings::write_unmeasured(path, &md)?;
         }
-        no_device_json(&a.out, &e)?;
+        a.out.write_no_device(&e)?;
         return Err(e);
     }
     let s = Settings::new(None)?;
@@ -221,12 +221,4 @@ fn run_detection(catalog: &crate::source::catalog::Catalog, a: BenchArgs) -> Res
     a.out.text(&md)?;
     a.out.write(&rows)?;
     Ok(exit::OK)
-}
-
-/// Without a device `--json` still gets a result (a CI step that uploads it must not break):
-/// the verdict, the exit code and why.
-fn no_device_json(out: &JsonArg, e: &Error) -> Result<()> {
-    out.write(&serde_json::json!({
-        "verdict": "no_device", "exit_code": e.exit_code(), "reason": e.to_string(),
-    }))
 }

@@ -65,6 +65,14 @@ impl HtmlArg {
 }
 
 impl JsonArg {
+    /// Without a device `--json` still gets a result (a CI step that uploads it must not
+    /// break): the verdict, the exit code and why.
+    pub fn write_no_device(&self, e: &crate::Error) -> crate::Result<()> {
+        self.write(&serde_json::json!({
+            "verdict": "no_device", "exit_code": e.exit_code(), "reason": e.to_string(),
+        }))
+    }
+
     /// Whether the JSON takes standard output.
     pub fn on_stdout(&self) -> bool {
         self.json.as_deref() == Some(Path::new("-"))

@@ -144,9 +144,7 @@ pub fn run(global: &Global, a: PerfArgs) -> Result<u8> {
     let device = match settings::require_device() {
         Ok(d) => d,
         Err(e) => {
-            a.out.write(&serde_json::json!({
-                "verdict": "no_device", "exit_code": e.exit_code(), "reason": e.to_string(),
-            }))?;
+            a.out.write_no_device(&e)?;
             if let Some(t) = &a.table {
                 settings::write_unmeasured(
                     t,

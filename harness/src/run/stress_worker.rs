@@ -47,7 +47,6 @@ pub struct WorkerArgs {
 /// Worker side: opens the device, loads the PTX, runs the trials and prints one JSON line each.
 /// Stops after a fault: the CUDA context is unusable then.
 pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
-    use std::io::Write;
     let us = |t: std::time::Instant| u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX);
     let case = catalog.get(&w.case)?;
     let family = case.family();
@@ -92,18 +91,7 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
             },
         },
     };
-    let stdout = std::io::stdout();
-    {
-        let mut out = stdout.lock();
-        // ignored: as the flush below: the parent judges a missing line
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string(&ready).expect("serializable")
-        );
-        // ignored: the parent reads this pipe; if it is gone there is nobody to tell, and it judges a missing line itself
-        let _ = out.flush();
-    }
+    emit(&ready);
     let mut set = None;
     for t in 0..w.trials {
         let outcome = crate::run::trial::run(
@@ -124,18 +112,24 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
             &mut set,
         );
         let fault = matches!(outcome.result, TrialResult::Fault { .. });
-        let mut out = stdout.lock();
-        // ignored: as the flush below: the parent judges a missing line
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string(&outcome).expect("serializable")
-        );
-        // ignored: the parent reads this pipe; if it is gone there is nobody to tell, and it judges a missing line itself
-        let _ = out.flush();
+        emit(&outcome);
         if fault {
             break;
         }
     }
     Ok(())
+}
+
+/// One protocol line on stdout, flushed at once (the parent reads it as it comes).
+fn emit(line: &impl Serialize) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    // ignored: the parent reads this pipe; if it is gone there is nobody to tell, and it judges
+    // a missing line itself
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::to_string(line).expect("serializable")
+    )
+    .and_then(|()| out.flush());
 }
