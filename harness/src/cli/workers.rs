@@ -65,29 +65,10 @@ pub fn is_worker(args: &[std::ffi::OsString]) -> bool {
 
 #[derive(clap::Subcommand)]
 pub enum Internal {
-    /// (internal) Run trials on the device and print one JSON line per trial.
+    /// (internal) Run stress cases asked on stdin (one JSON request a line) on one device
+    /// context, printing one JSON line per trial and a done line per case.
     #[command(name = STRESS_WORKER, hide = true)]
-    Worker {
-        #[arg(long)]
-        case: String,
-        #[arg(long)]
-        ptx: PathBuf,
-        #[arg(long)]
-        ref_ptx: Option<PathBuf>,
-        #[arg(long)]
-        trials: u32,
-        #[arg(long)]
-        seed: u64,
-        #[arg(long)]
-        per_set: u32,
-        #[arg(long, value_parser = stress::parse_size)]
-        size: Option<SizeChoice>,
-        #[arg(long)]
-        jitter: bool,
-        /// pct or dense (with --jitter).
-        #[arg(long, default_value = "pct")]
-        jitter_mode: crate::run::schedule::JitterMode,
-    },
+    Worker,
     /// (internal) The target compute-sanitizer runs: one launch on the sanitizer geometry.
     #[command(name = SANITIZE_TARGET, hide = true)]
     SanitizeTarget {
@@ -153,33 +134,11 @@ pub enum Internal {
 /// Runs one hidden subcommand; the `u8` is the exit code.
 pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
     match i {
-        Internal::Worker {
-            case,
-            ptx,
-            ref_ptx,
-            trials,
-            seed,
-            per_set,
-            size,
-            jitter,
-            jitter_mode,
-        } => {
+        Internal::Worker => {
             let read = std::time::Instant::now();
             let catalog = global.catalog()?;
             let catalog_us = u64::try_from(read.elapsed().as_micros()).unwrap_or(u64::MAX);
-            let w = stress::WorkerArgs {
-                case,
-                ptx,
-                ref_ptx,
-                trials,
-                seed,
-                per_set,
-                size,
-                jitter,
-                jitter_mode,
-                catalog_us,
-            };
-            stress::worker(&catalog, &w)?;
+            crate::run::stress_worker::session(&catalog, catalog_us)?;
         }
         Internal::SanitizeTarget {
             case,

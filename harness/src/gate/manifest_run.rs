@@ -73,17 +73,19 @@ pub fn run_manifest(
     // starts each next job as soon as a slot is free, and the tail is short jobs.
     let trials = cfg.battery.trials;
     let jobs = crate::judge::battery::long_first(jobs, |j| job_cost(j, trials));
-    let results = crate::proc::pool::run_all(
+    // Each pool thread keeps one stress worker (and its device context) across its kernels.
+    let results = crate::proc::pool::run_all_with(
         jobs,
         cfg.battery.jobs,
-        |job| -> Result<(GateRun, Vec<PendingHang>)> {
+        stress::Slot::default,
+        |slot, job| -> Result<(GateRun, Vec<PendingHang>)> {
             let mut out = GateRun::default();
             let mut pending = Vec::new();
             match job {
                 Job::Sanitize(case, group) => {
                     pending = sanitize_job(catalog, case, &group, cfg, exe, &mut out)?;
                 }
-                Job::Stress(case) => stress_job(catalog, case, cfg, exe, &mut out)?,
+                Job::Stress(case) => stress_job(slot, catalog, case, cfg, exe, &mut out)?,
             }
             Ok((out, pending))
         },
@@ -145,7 +147,7 @@ pub fn run_one(
         ..Default::default()
     };
     match tool {
-        None => stress_job(catalog, case, cfg, exe, &mut run)?,
+        None => stress_job(&mut stress::Slot::default(), catalog, case, cfg, exe, &mut run)?,
         Some(tool) => {
             let mut sc = cfg.battery.sanitize(tool);
             sc.extra_args = cfg.sanitizer_args.clone();
@@ -222,13 +224,14 @@ pub fn run_own_pair(
 }
 
 fn stress_job(
+    slot: &mut stress::Slot,
     catalog: &Catalog,
     case: &Case,
     cfg: &GateConfig,
     exe: &Path,
     out: &mut GateRun,
 ) -> Result<()> {
-    let r = stress::run(catalog, case, &cfg.battery.stress(true), exe, |_| {})?;
+    let r = stress::run_in(slot, catalog, case, &cfg.battery.stress(true), exe, |_| {})?;
     let oracle = match case.kernel_spec().map(|k| &k.check) {
         Some(Check::Reference { path, entry }) => format!("reference {path}:{entry}"),
         _ => "determinism".into(),

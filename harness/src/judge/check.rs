@@ -153,10 +153,13 @@ pub fn run(
             })
             .sum(),
     });
-    let results = crate::proc::pool::run_all(
+    // Each pool thread keeps one stress worker (and its device context) across its stress
+    // cells.
+    let results = crate::proc::pool::run_all_with(
         tasks,
         cfg.jobs,
-        |task| run_task(catalog, &task, cfg, exe),
+        stress::Slot::default,
+        |slot, task| run_task(slot, catalog, &task, cfg, exe),
         |r| {
             if let Ok(cells) = r {
                 on_event(CheckEvent::Done(cells));
@@ -213,17 +216,23 @@ pub fn run_one(
         Detector::StressNojitter => Task::Stress(case, false),
         sanitizer => Task::Sanitize(case, Tool::try_from(sanitizer).expect("a sanitizer")),
     };
-    let cells = run_task(catalog, &task, cfg, exe)?;
+    let cells = run_task(&mut stress::Slot::default(), catalog, &task, cfg, exe)?;
     Ok(cells
         .into_iter()
         .find(|c| c.detector == det)
         .expect("the task yields this detector's cell"))
 }
 
-fn run_task(catalog: &Catalog, task: &Task, cfg: &Battery, exe: &Path) -> Result<Vec<Cell>> {
+fn run_task(
+    slot: &mut stress::Slot,
+    catalog: &Catalog,
+    task: &Task,
+    cfg: &Battery,
+    exe: &Path,
+) -> Result<Vec<Cell>> {
     match task {
         Task::Stress(case, jitter) => {
-            let r = stress::run(catalog, case, &cfg.stress(*jitter), exe, |_| {})?;
+            let r = stress::run_in(slot, catalog, case, &cfg.stress(*jitter), exe, |_| {})?;
             let det = if *jitter {
                 Detector::Stress
             } else {

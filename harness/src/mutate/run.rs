@@ -189,6 +189,7 @@ pub fn keep_reachable(unit: &mut Unit, tested_elsewhere: &[&str]) {
 /// `None`): stress with jitter on every case first (where the oracle allows), then each
 /// sanitizer on every case, stopping at the first detection.
 fn battery(
+    slot: &mut stress::Slot,
     catalog: &Catalog,
     unit: &Unit,
     cases: &[&Case],
@@ -210,7 +211,7 @@ fn battery(
         if c.kernel_spec().is_some_and(|k| k.check == Check::None) {
             continue;
         }
-        match stress::run(catalog, c, &cfg.battery.stress(true), exe, |_| {}) {
+        match stress::run_in(slot, catalog, c, &cfg.battery.stress(true), exe, |_| {}) {
             Ok(r) => match &r.verdict {
                 Verdict::Pass => {}
                 Verdict::Fail => {
@@ -288,10 +289,12 @@ pub fn run(
         tasks.extend(unit.mutants.iter().map(|m| Task::Mutant(u, m)));
     }
     let over_budget = || cfg.budget.is_some_and(|b| start.elapsed() > b);
-    let results = crate::proc::pool::run_all(
+    // Each pool thread keeps one stress worker (and its device context) across its runs.
+    let results = crate::proc::pool::run_all_with(
         tasks,
         cfg.battery.jobs,
-        |task| -> Result<Done> {
+        stress::Slot::default,
+        |slot, task| -> Result<Done> {
             let t0 = Instant::now();
             match task {
                 Task::Control(u) => {
@@ -302,12 +305,12 @@ pub fn run(
                             detail: "not run: the budget ran out".into(),
                             seconds: 0.0,
                         },
-                        false => control(catalog, &units[u], cfg, exe),
+                        false => control(slot, catalog, &units[u], cfg, exe),
                     };
                     Ok(Done::Control(u, control, t0, Instant::now()))
                 }
                 Task::Mutant(u, m) => {
-                    let r = run_mutant(catalog, &units[u], m, cfg, exe, over_budget())?;
+                    let r = run_mutant(slot, catalog, &units[u], m, cfg, exe, over_budget())?;
                     Ok(Done::Mutant(u, r, t0, Instant::now()))
                 }
             }
@@ -366,10 +369,16 @@ pub fn kernel_result(unit: &Unit, mutants: Vec<MutantResult>) -> KernelResult {
     }
 }
 
-fn control(catalog: &Catalog, unit: &Unit, cfg: &MutateConfig, exe: &Path) -> Control {
+fn control(
+    slot: &mut stress::Slot,
+    catalog: &Catalog,
+    unit: &Unit,
+    cfg: &MutateConfig,
+    exe: &Path,
+) -> Control {
     let t0 = Instant::now();
     let (flagged_by, inconclusive, detail) =
-        match battery(catalog, unit, &unit.cases, None, cfg, exe) {
+        match battery(slot, catalog, unit, &unit.cases, None, cfg, exe) {
             Seen::Detected(d, why, _) => (Some(d), false, why),
             Seen::Clean => (None, false, "clean".into()),
             Seen::Inconclusive(why) => (None, true, format!("inconclusive: {why}")),
@@ -383,6 +392,7 @@ fn control(catalog: &Catalog, unit: &Unit, cfg: &MutateConfig, exe: &Path) -> Co
 }
 
 fn run_mutant(
+    slot: &mut stress::Slot,
     catalog: &Catalog,
     unit: &Unit,
     m: &Mutant,
@@ -393,7 +403,7 @@ fn run_mutant(
     let t0 = Instant::now();
     // One mutant's trouble (a folder, a write, NVRTC) is that mutant's inconclusive outcome;
     // it does not throw away every other mutant's finished run.
-    let outcome = judge(catalog, unit, m, cfg, exe, over_budget)
+    let outcome = judge(slot, catalog, unit, m, cfg, exe, over_budget)
         .unwrap_or_else(|e| Outcome::Inconclusive { why: e.to_string() });
     Ok(MutantResult {
         diff: m.diff(&unit.source),
@@ -405,6 +415,7 @@ fn run_mutant(
 
 /// The outcome of one mutant: equivalent, stillborn, out of budget, or what the battery saw.
 fn judge(
+    slot: &mut stress::Slot,
     catalog: &Catalog,
     unit: &Unit,
     m: &Mutant,
@@ -444,6 +455,7 @@ fn judge(
             ));
         }
         match battery(
+            slot,
             catalog,
             unit,
             &reached(unit, &m.function),

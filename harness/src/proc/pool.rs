@@ -10,18 +10,34 @@ pub fn run_all<T: Send, R: Send>(
     f: impl Fn(T) -> R + Sync,
     on_done: impl Fn(&R) + Sync,
 ) -> Vec<R> {
+    run_all_with(items, jobs, || (), |(), t| f(t), on_done)
+}
+
+/// [`run_all`] where each thread keeps a state of its own from one item to the next (made by
+/// `init` when the thread starts, dropped when it has no more items): a stress worker kept
+/// across cases (`run::stress::Slot`).
+pub fn run_all_with<T: Send, R: Send, S>(
+    items: Vec<T>,
+    jobs: usize,
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, T) -> R + Sync,
+    on_done: impl Fn(&R) + Sync,
+) -> Vec<R> {
     let n = items.len();
     let queue = Mutex::new(items.into_iter().enumerate());
     let results: Mutex<Vec<Option<R>>> = Mutex::new((0..n).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..jobs.clamp(1, n.max(1)) {
-            s.spawn(|| loop {
-                let Some((i, item)) = queue.lock().expect("queue").next() else {
-                    break;
-                };
-                let r = f(item);
-                on_done(&r);
-                results.lock().expect("results")[i] = Some(r);
+            s.spawn(|| {
+                let mut state = init();
+                loop {
+                    let Some((i, item)) = queue.lock().expect("queue").next() else {
+                        break;
+                    };
+                    let r = f(&mut state, item);
+                    on_done(&r);
+                    results.lock().expect("results")[i] = Some(r);
+                }
             });
         }
     });
@@ -48,5 +64,38 @@ mod tests {
         );
         assert_eq!(out, (0..50).map(|x| x * x).collect::<Vec<_>>());
         assert_eq!(seen.into_inner(), 50);
+    }
+
+    #[test]
+    fn each_thread_keeps_one_state_across_its_items_and_drops_it_at_the_end() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        struct Counted<'a>(&'a AtomicUsize, usize);
+        impl Drop for Counted<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let made = AtomicUsize::new(0);
+        let dropped = AtomicUsize::new(0);
+        let out = super::run_all_with(
+            (0..40).collect(),
+            3,
+            || {
+                made.fetch_add(1, Ordering::Relaxed);
+                Counted(&dropped, 0)
+            },
+            |state, x: usize| {
+                state.1 += 1;
+                (x, state.1)
+            },
+            |_| {},
+        );
+        // Every item ran once, in order; at most 3 states were made, all dropped, and some
+        // state served more than one item.
+        assert_eq!(out.iter().map(|r| r.0).collect::<Vec<_>>(), (0..40).collect::<Vec<_>>());
+        let made = made.into_inner();
+        assert!((1..=3).contains(&made), "{made} states");
+        assert_eq!(dropped.into_inner(), made);
+        assert!(out.iter().any(|r| r.1 > 1), "no state was reused: {out:?}");
     }
 }

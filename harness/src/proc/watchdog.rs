@@ -10,19 +10,20 @@
 //! it, so a flood without newlines can neither stop the reading nor fill our memory.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::errors::{Error, Result};
-use crate::proc::{jobs, processes};
+use crate::errors::Result;
 
 // The collecting side: bounded buffers, digests, spilling. Beside this file, declared here.
 #[path = "collect.rs"]
 mod collect;
 pub use collect::{Digest, Output};
+// One supervised child: its start, reading its lines under a deadline, its end. Beside this
+// file, declared here.
+#[path = "supervised.rs"]
+mod supervised;
+pub use supervised::{Stop, Supervised};
 
 /// How the child ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,14 +92,8 @@ pub struct Spawn {
     pub stdin: Option<PathBuf>,
 }
 
-/// How many stdout pieces may wait for the caller.
-const LINES_QUEUED: usize = 64;
 /// How much of standard error is kept.
 pub const STDERR_LIMIT: usize = 1 << 20;
-/// How long the pipes may stay open after the child exited (a background process holding
-/// them) before the job's leftovers are killed.
-const PIPE_GRACE: Duration = Duration::from_millis(500);
-const POLL: Duration = Duration::from_millis(20);
 
 /// Runs `program args` with `env` added, calling `on_line` for every stdout line as it comes
 /// (lossily decoded; [`run_bytes`] gives the bytes).
@@ -213,184 +208,12 @@ pub(crate) fn run_contained(
     use_cgroup: bool,
     mut on_line: impl FnMut(&[u8]),
 ) -> Result<Finished> {
-    use std::os::unix::process::CommandExt;
-    let token = processes::new_token();
-    let start = Instant::now();
-    let mut cmd = Command::new(program);
-    if spawn.clear_env {
-        cmd.env_clear();
-    }
-    for k in &spawn.remove {
-        cmd.env_remove(k);
-    }
-    cmd.args(args)
-        .env(processes::JOB_ENV, &token)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    for (k, v) in &spawn.env {
-        cmd.env(k, v);
-    }
-    if let Some(d) = &spawn.cwd {
-        cmd.current_dir(d);
-    }
-    match &spawn.stdin {
-        Some(p) => {
-            let f = std::fs::File::open(p).map_err(|e| Error::io("opening stdin for", p, e))?;
-            cmd.stdin(f);
-        }
-        None => {
-            cmd.stdin(Stdio::null());
-        }
-    }
-    let (mut child, job) = jobs::spawn(&mut cmd, &token, use_cgroup)?;
-    let pid = crate::proc::pid_t(child.id());
-    // Bounded: a reader ahead of the caller waits (and the child with it) instead of queueing
-    // all the child prints; at most LINES_QUEUED pieces of MAX_LINE bytes wait in memory.
-    let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(LINES_QUEUED);
-    let stdout = child.stdout.take().expect("piped");
-    // The readers are never joined: one blocked on a pipe that some unkillable process still
-    // holds must not hold the caller past the deadline.
-    std::thread::spawn(move || {
-        let mut r = BufReader::new(stdout).take(u64::MAX);
-        loop {
-            let mut line = Vec::new();
-            // At most MAX_LINE bytes a piece: a flood without newlines comes in pieces.
-            r.set_limit(MAX_LINE as u64);
-            match r.read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if line.last() == Some(&b'\n') {
-                        line.pop();
-                    }
-                    if tx.send(line).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
-    let err_buf = Arc::new(Mutex::new(Output::with_limits(
-        STDERR_LIMIT / 2,
-        STDERR_LIMIT / 2,
-        false,
-    )));
-    let (err_done, err_rx) = mpsc::channel::<()>();
-    {
-        let mut stderr = child.stderr.take().expect("piped");
-        let buf = Arc::clone(&err_buf);
-        std::thread::spawn(move || {
-            let mut chunk = [0u8; 8192];
-            while let Ok(n) = stderr.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                buf.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(&chunk[..n]);
-            }
-            drop(err_done);
-        });
-    }
-    let mut last = Instant::now();
-    let mut status = None;
-    let mut exited_at: Option<Instant> = None;
-    let mut stdout_open = true;
-    let mut timed_out = false;
-    loop {
-        let idle_left = deadline.idle.saturating_sub(last.elapsed());
-        let total_left = deadline
-            .total
-            .map_or(Duration::MAX, |t| t.saturating_sub(start.elapsed()));
-        match exited_at {
-            None if idle_left.is_zero() || total_left.is_zero() => {
-                timed_out = true;
-                break;
-            }
-            Some(at) if !stdout_open || at.elapsed() >= PIPE_GRACE || total_left.is_zero() => break,
-            _ => {}
-        }
-        let wait = POLL
-            .min(idle_left)
-            .min(total_left)
-            .max(Duration::from_millis(1));
-        if stdout_open {
-            match rx.recv_timeout(wait) {
-                Ok(line) => {
-                    last = Instant::now();
-                    on_line(&line);
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => stdout_open = false,
-            }
-        } else {
-            std::thread::sleep(wait);
-        }
-        if status.is_none() {
-            if let Some(s) = child
-                .try_wait()
-                .map_err(|e| Error::Child(format!("waiting for {}: {e}", program.display())))?
-            {
-                status = Some(s);
-                exited_at = Some(Instant::now());
-            }
-        }
-    }
-    // Whatever is left of the job (all of it at a deadline; background processes after an
-    // exit) is ended, then the child is reaped.
-    let ended = processes::end_job(
-        &job.scope(),
-        if status.is_none() { pid } else { 0 },
-        Duration::from_secs(2),
-    );
-    if status.is_none() {
-        let until = Instant::now() + Duration::from_secs(2);
-        while status.is_none() && Instant::now() < until {
-            status = child.try_wait().ok().flatten();
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-    if status.is_some() {
-        processes::reap_job(pid, &token, Duration::from_millis(500));
-    }
-    // The zombies of orphans no job owns (killed at this job's end or another's).
-    jobs::reap_orphans();
-    // The cgroup goes (its members are dead), and the job leaves the registry: only now, as
-    // its main child was reaped, may a sweep of orphans see that pid.
-    drop(job);
-    // Lines printed before the end, up to a short bound.
-    let until = Instant::now() + Duration::from_millis(200);
-    while let Ok(line) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
-        on_line(&line);
-    }
-    // ignored: a short wait for the stderr reader; what it has read by then is kept either way
-    let _ = err_rx.recv_timeout(Duration::from_millis(200));
-    let stderr = {
-        let mut b = err_buf.lock().unwrap_or_else(|e| e.into_inner());
-        b.finish();
-        b.text()
-    };
-    let exit = if timed_out {
-        Exit::TimedOut
-    } else {
-        use std::os::unix::process::ExitStatusExt;
-        match status {
-            Some(s) => match (s.code(), s.signal()) {
-                (Some(c), _) => Exit::Code(c),
-                (None, Some(sig)) => Exit::Signal(sig),
-                _ => Exit::Code(-1),
-            },
-            None => Exit::Code(-1),
-        }
-    };
-    Ok(Finished {
-        exit,
-        stderr,
-        elapsed: start.elapsed(),
-        left_behind: !ended.survivors.is_empty(),
-        killed: ended.killed,
-        survivors: ended.survivors,
-    })
+    let mut child = Supervised::start(program, args, spawn, use_cgroup, false)?;
+    let stop = child.read(deadline, |l| {
+        on_line(l);
+        false
+    })?;
+    Ok(child.finish(stop == Stop::TimedOut, on_line))
 }
 
 #[cfg(test)]

@@ -15,5 +15,6 @@ pub mod readback;
 pub mod schedule;
 pub mod shrink;
 pub mod stress;
+pub mod stress_session;
 pub mod stress_worker;
 pub mod trial;

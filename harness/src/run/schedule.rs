@@ -36,7 +36,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 /// Which jitter a trial gets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JitterMode {
     /// No jitter: the kernel is built without the prelude's barrier wrapper.

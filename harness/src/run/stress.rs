@@ -1,8 +1,8 @@
-//! Stress detector, parent side: runs a case's trials in a worker process under the watchdog,
-//! turns the worker's lines into a [`StressReport`]. Nothing here prints: progress goes out
+//! Stress detector, parent side: runs a case's trials in a worker process under a deadline
+//! (one kept across cases: `stress_session.rs`), turns the worker's lines into a
+//! [`StressReport`]. Nothing here prints: progress goes out
 //! as [`StressEvent`]s and the report is rendered by `report`.
 
-use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
@@ -10,10 +10,11 @@ use serde::Serialize;
 
 use crate::build::compile::{self, BuildOptions};
 use crate::errors::Result;
-use crate::proc::watchdog::{self, Deadline, Exit};
+use crate::proc::watchdog::Exit;
+pub use crate::run::stress_session::Slot;
 use crate::run::schedule::JitterMode;
 use crate::run::trial::{TrialOutcome, TrialResult};
-pub use crate::run::stress_worker::{worker, WorkerArgs};
+pub use crate::run::stress_worker::Request;
 use crate::run::stress_worker::Ready;
 use crate::source::catalog::{Case, Catalog};
 use crate::source::exercises::SizeChoice;
@@ -207,8 +208,22 @@ fn secs(us: u64) -> f64 {
     us as f64 / 1e6
 }
 
-/// Runs `cfg.trials` trials of `case` in a worker started from `exe` (the racegate binary).
+/// Runs `cfg.trials` trials of `case` in a worker started from `exe` (the racegate binary)
+/// for this case alone.
 pub fn run(
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &StressConfig,
+    exe: &Path,
+    on_event: impl FnMut(StressEvent),
+) -> Result<StressReport> {
+    run_in(&mut Slot::default(), catalog, case, cfg, exe, on_event)
+}
+
+/// [`run`] in `slot`'s worker, kept for the slot's next case when this one ends well (a
+/// pool thread's slot: `proc::pool::run_all_with`).
+pub fn run_in(
+    slot: &mut Slot,
     catalog: &Catalog,
     case: &Case,
     cfg: &StressConfig,
@@ -226,22 +241,8 @@ pub fn run(
             extra: case.compile_options(),
         },
     )?;
-    let mut args: Vec<OsString> = catalog.child_args();
-    args.extend([
-        crate::proc::subcommands::STRESS_WORKER.into(),
-        "--case".into(),
-        case.name.clone().into(),
-        "--ptx".into(),
-        ptx.into(),
-        "--trials".into(),
-        cfg.trials.to_string().into(),
-        "--seed".into(),
-        cfg.seed.to_string().into(),
-        "--per-set".into(),
-        cfg.per_set.to_string().into(),
-    ]);
-    if let Some(Check::Reference { path, .. }) = case.kernel_spec().map(|k| &k.check) {
-        let reference = compile::compile_to_cache(
+    let ref_ptx = match case.kernel_spec().map(|k| &k.check) {
+        Some(Check::Reference { path, .. }) => Some(compile::compile_to_cache(
             &catalog.root,
             &catalog.manifest_file(path),
             &BuildOptions {
@@ -249,33 +250,32 @@ pub fn run(
                 jitter: false,
                 extra: case.reference_compile_options(),
             },
-        )?;
-        args.push("--ref-ptx".into());
-        args.push(reference.into());
-    }
-    if cfg.jitter {
-        args.push("--jitter".into());
-        args.push("--jitter-mode".into());
-        args.push(cfg.jitter_mode.name().into());
-    }
-    if let Some(s) = size_arg(cfg.size) {
-        args.push("--size".into());
-        args.push(s.into());
-    }
+        )?),
+        _ => None,
+    };
+    let request = Request {
+        case: case.name.clone(),
+        ptx,
+        ref_ptx,
+        trials: cfg.trials,
+        seed: cfg.seed,
+        per_set: cfg.per_set,
+        size: cfg.size,
+        jitter: if cfg.jitter {
+            cfg.jitter_mode
+        } else {
+            JitterMode::None
+        },
+    };
     phases.compile = start.elapsed().as_secs_f64();
     let mut outcomes: Vec<TrialOutcome> = Vec::new();
     let mut first_seen: Option<f64> = None;
     let spawned = std::time::Instant::now();
-    let finished = watchdog::run(
+    let finished = slot.run_case(
         exe,
-        &args,
-        &[],
-        Deadline {
-            // The worker prints a `ready` line once the context and module are up, so this
-            // deadline applies to every trial on its own.
-            idle: cfg.timeout,
-            total: None,
-        },
+        &catalog.child_args(),
+        &request,
+        cfg.timeout,
         |line| match serde_json::from_str::<TrialOutcome>(line) {
             _ if line.starts_with("{\"ready\"") => {
                 phases.read_ready(line, spawned.elapsed().as_secs_f64());

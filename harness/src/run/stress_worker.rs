@@ -1,6 +1,9 @@
-//! The stress worker: the child process that `stress.rs` starts for a case. It opens
-//! the device, loads the PTX, says it is ready (with how long each part of its start took), then
-//! runs the trials and prints one JSON line each; the parent judges them.
+//! The stress worker: the child process that `stress_session.rs` starts and keeps across cases.
+//! For each case asked on its stdin it loads the PTX, says it is ready (with how long each part
+//! of its start took), runs the trials and prints one JSON line each, then a done line; the
+//! parent judges them. The device is opened once, at the first case (H200 run 24: opening a
+//! context took 0.13-0.15 s alone and 1.2-1.9 s with 14 processes opening at once, most of a
+//! short matrix cell).
 
 use std::path::Path;
 
@@ -26,9 +29,9 @@ pub(super) struct Ready {
     pub load_us: u64,
 }
 
-/// What a worker process is asked to run (its hidden command line).
+/// One case's run, as the worker reads it from a [`Request`].
 #[derive(Clone, Debug)]
-pub struct WorkerArgs {
+struct WorkerArgs {
     pub case: String,
     pub ptx: std::path::PathBuf,
     /// The reference kernel's PTX, for a manifest kernel with a reference oracle.
@@ -44,10 +47,91 @@ pub struct WorkerArgs {
     pub catalog_us: u64,
 }
 
-/// Worker side: opens the device, loads the PTX, runs the trials and prints one JSON line each.
-/// Stops after a fault: the CUDA context is unusable then.
-pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
-    let us = |t: std::time::Instant| u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX);
+/// What the parent asks a session worker to run: one line of JSON on its stdin per case.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct Request {
+    pub case: String,
+    pub ptx: std::path::PathBuf,
+    /// The reference kernel's PTX, for a manifest kernel with a reference oracle.
+    pub ref_ptx: Option<std::path::PathBuf>,
+    pub trials: u32,
+    pub seed: u64,
+    pub per_set: u32,
+    /// `None`: the family's default range.
+    pub size: Option<SizeChoice>,
+    /// The jitter (`None` for none).
+    pub jitter: JitterMode,
+}
+
+/// The line a session worker prints when a case's trials are over and its context is still
+/// good for the next case (after a fault it prints none and exits).
+#[derive(Debug, PartialEq, Serialize, serde::Deserialize)]
+pub(super) struct Done {
+    pub done: bool,
+}
+
+/// The worker's side of a stress session: reads one [`Request`] per stdin line, runs its
+/// trials on one device context kept across requests (opened at the first), prints the
+/// ready line, one JSON line per trial, then [`Done`]. A fault ends the worker: the context is
+/// unusable then, and the parent starts another for the next case. Ends at the end of stdin.
+pub fn session(catalog: &Catalog, catalog_us: u64) -> Result<()> {
+    use std::io::BufRead;
+    let mut gpu = None;
+    let mut catalog_us = Some(catalog_us);
+    for line in std::io::stdin().lock().lines() {
+        let line = line.map_err(|e| Error::Child(format!("reading a stress request: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let req: Request = serde_json::from_str(&line)
+            .map_err(|e| Error::Child(format!("a stress request that is not one: {e}")))?;
+        let w = WorkerArgs {
+            size: req.size,
+            case: req.case,
+            ptx: req.ptx,
+            ref_ptx: req.ref_ptx,
+            trials: req.trials,
+            seed: req.seed,
+            per_set: req.per_set,
+            jitter: req.jitter != JitterMode::None,
+            jitter_mode: req.jitter,
+            catalog_us: catalog_us.take().unwrap_or(0),
+        };
+        let mut open_us = 0;
+        if gpu.is_none() {
+            let opened = std::time::Instant::now();
+            gpu = Some(crate::run::launch::Gpu::open()?);
+            open_us = us(opened);
+        }
+        let gpu = gpu.as_ref().expect("opened above");
+        if worker(gpu, open_us, catalog, &w)? == Ended::Fault {
+            return Ok(());
+        }
+        emit(&Done { done: true });
+    }
+    Ok(())
+}
+
+fn us(t: std::time::Instant) -> u64 {
+    u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// How a case's trials ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Ended {
+    AllRun,
+    /// A trial faulted: the context is unusable.
+    Fault,
+}
+
+/// Loads the PTX on `gpu` (opened `open_us` ago for this case, 0 when kept from an earlier
+/// one), says it is ready, runs the trials and prints one JSON line each. Stops after a fault.
+fn worker(
+    gpu: &crate::run::launch::Gpu,
+    open_us: u64,
+    catalog: &Catalog,
+    w: &WorkerArgs,
+) -> Result<Ended> {
     let case = catalog.get(&w.case)?;
     let family = case.family();
     let size = w.size.unwrap_or_else(|| {
@@ -55,9 +139,6 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
         SizeChoice::Random { lo, hi }
     });
     let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| Error::io("reading", p, e));
-    let opened = std::time::Instant::now();
-    let gpu = crate::run::launch::Gpu::open()?;
-    let open_us = us(opened);
     let loaded = std::time::Instant::now();
     let module = gpu.load(&read(&w.ptx)?)?;
     let reference = match &w.ref_ptx {
@@ -95,7 +176,7 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
     let mut set = None;
     for t in 0..w.trials {
         let outcome = crate::run::trial::run(
-            &gpu,
+            gpu,
             &module,
             family,
             &judge,
@@ -114,10 +195,10 @@ pub fn worker(catalog: &Catalog, w: &WorkerArgs) -> Result<()> {
         let fault = matches!(outcome.result, TrialResult::Fault { .. });
         emit(&outcome);
         if fault {
-            break;
+            return Ok(Ended::Fault);
         }
     }
-    Ok(())
+    Ok(Ended::AllRun)
 }
 
 /// One protocol line on stdout, flushed at once (the parent reads it as it comes).

@@ -136,7 +136,7 @@ pub struct Problem {
 }
 
 /// How a trial picks its problem size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SizeChoice {
     /// Drawn from this inclusive range (each dimension independently where there are several).
     Random { lo: u32, hi: u32 },
