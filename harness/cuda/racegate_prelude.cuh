@@ -167,8 +167,8 @@ extern "C" __global__ void racegate_hash_elems(const unsigned char* a, unsigned 
 //
 // mode 2, pct (the default): a few change points per launch. Point p names a barrier instance
 //   (a warp's n-th barrier of the launch), a subset of a block's warps (bit w: warp w) and a
-//   delay; at that instance those warps sleep in the blocks that take part (a per-point hash of
-//   the block under block_threshold), so the block's other warps run ahead past the barrier.
+//   delay; at that instance those warps sleep in the blocks that take part (a hash of the
+//   block under block_threshold), so the block's other warps run ahead past the barrier.
 //   Every other barrier costs a few instructions. Warp 0 of block 0 also reports how many
 //   barriers it went through (racegate_jitter_instances), so the host knows where points can go.
 // mode 1, dense (the old jitter): three warps in four sleep 0 to ~4 us at every barrier, each
@@ -179,7 +179,7 @@ struct racegate_plan_t {
     unsigned int mode;
     unsigned int points;
     unsigned int block_threshold;
-    unsigned int pad;
+    unsigned int instance_mask; // bit i: some point is at instance i (bit 31: at 31 or later)
     unsigned long long seed;
     unsigned int instance[4];
     unsigned int warps[4];
@@ -200,6 +200,22 @@ __device__ __forceinline__ unsigned int racegate_mix(unsigned long long x)
     x *= 0xc4ceb9fe1a85ec53ull;
     x ^= x >> 33;
     return (unsigned int)x;
+}
+
+// Whether a block takes part in a launch's change points: this hash of the block and the seed
+// at most block_threshold (every block at 0xffffffff). One decision per block for all points,
+// taken before anything else, so the blocks that do not take part pay a few instructions a
+// barrier. Mirrored by schedule.rs's block_hash.
+__device__ __forceinline__ unsigned int racegate_block_hash(unsigned int block)
+{
+    unsigned long long seed = racegate_jitter_plan.seed;
+    unsigned int h = (block * 0x9e3779b1u) ^ (unsigned int)seed ^ (unsigned int)(seed >> 32);
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
 }
 
 __device__ __forceinline__ void racegate_sleep(unsigned int ns)
@@ -233,6 +249,11 @@ __device__ __forceinline__ void racegate_sleep(unsigned int ns)
 #endif
 __device__ RACEGATE_PCT_INLINE void racegate_pct_point(unsigned int tid, unsigned int block)
 {
+    // A block that takes part in no point skips the rest; block 0 still counts its barriers
+    // (the host sizes the next plans from that count).
+    bool part = racegate_block_hash(block) <= racegate_jitter_plan.block_threshold;
+    if (!part && block != 0u)
+        return;
     unsigned int warp = tid / 32u, lane = tid % 32u;
     // One lane per converged group of the warp counts the visit (lanes that arrive split
     // count once per group: the schedule is a heuristic, never a correctness matter).
@@ -254,16 +275,15 @@ __device__ RACEGATE_PCT_INLINE void racegate_pct_point(unsigned int tid, unsigne
     }
     instance = __shfl_sync(active, instance, leader);
 #endif
+    // Most barriers have no point: one look at the mask, no loop.
+    unsigned int bit = instance < 31u ? instance : 31u;
+    if (!part || ((racegate_jitter_plan.instance_mask >> bit) & 1u) == 0u)
+        return;
     unsigned int n = racegate_jitter_plan.points < 4u ? racegate_jitter_plan.points : 4u;
     unsigned int sleep = 0u;
     for (unsigned int p = 0u; p < n; ++p) {
-        if (racegate_jitter_plan.instance[p] != instance
-            || ((racegate_jitter_plan.warps[p] >> warp) & 1u) == 0u)
-            continue;
-        unsigned long long key = racegate_jitter_plan.seed
-            ^ ((unsigned long long)block * 0x9e3779b97f4a7c15ull)
-            ^ ((unsigned long long)p << 56);
-        if (racegate_mix(key) <= racegate_jitter_plan.block_threshold)
+        if (racegate_jitter_plan.instance[p] == instance
+            && ((racegate_jitter_plan.warps[p] >> warp) & 1u) != 0u)
             sleep += racegate_jitter_plan.delay_ns[p];
     }
     if (sleep != 0u)

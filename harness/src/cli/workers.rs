@@ -72,10 +72,11 @@ pub enum Internal {
     /// (internal) The target compute-sanitizer runs: one launch on the sanitizer geometry.
     #[command(name = SANITIZE_TARGET, hide = true)]
     SanitizeTarget {
-        #[arg(long)]
-        case: String,
-        #[arg(long)]
-        ptx: PathBuf,
+        /// A case, once per case (its PTX is the `--ptx` at the same place).
+        #[arg(long, required = true)]
+        case: Vec<String>,
+        #[arg(long, required = true)]
+        ptx: Vec<PathBuf>,
         #[arg(long)]
         seed: u64,
         #[arg(long, value_parser = stress::parse_size)]
@@ -149,10 +150,15 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
             let read = std::time::Instant::now();
             let catalog = global.catalog()?;
             let catalog_ms = read.elapsed().as_secs_f64() * 1e3;
-            println!(
-                "{}",
-                sanitize::runner::target(&catalog, &case, &ptx, seed, size, catalog_ms)?
-            );
+            if case.len() != ptx.len() {
+                return Err(crate::errors::Error::Usage(format!(
+                    "{} --case but {} --ptx: one PTX per case",
+                    case.len(),
+                    ptx.len()
+                )));
+            }
+            let cases: Vec<_> = case.into_iter().zip(ptx).collect();
+            sanitize::runner::targets(&catalog, &cases, seed, size, catalog_ms)?;
         }
         Internal::GradeWorker {
             ptx,

@@ -33,6 +33,10 @@ fn job_cost(j: &Job, trials: u32) -> f64 {
             .iter()
             .map(|t| estimated_seconds(Detector::from(*t), &c.exercise, trials))
             .sum(),
+        Job::Batch(cs, tool) => cs
+            .iter()
+            .map(|c| estimated_seconds(Detector::from(*tool), &c.exercise, trials))
+            .sum(),
     }
 }
 
@@ -41,6 +45,8 @@ enum Job<'a> {
     /// One run of a group of tools ([`sanitizers::run_groups`]): globalcheck and sharedcheck
     /// share one when both are chosen.
     Sanitize(&'a Case, Vec<Tool>),
+    /// One compute-sanitizer tool on several kernels in one process ([`sanitize::batch`]).
+    Batch(Vec<&'a Case>, Tool),
 }
 
 /// Runs every manifest kernel through stress (unless its oracle is `none`) and the sanitizers.
@@ -53,9 +59,19 @@ pub fn run_manifest(
 ) -> Result<GateRun> {
     let start = std::time::Instant::now();
     let mut jobs = Vec::new();
+    let all: Vec<&Case> = catalog.cases.iter().collect();
     for group in sanitizers::run_groups(&cfg.tools) {
-        for c in &catalog.cases {
-            jobs.push(Job::Sanitize(c, group.clone()));
+        match group[..] {
+            [tool] if sanitize::batch::batchable(tool) => {
+                for b in sanitize::batch::batches(&all, sanitize::batch::MAX_BATCH) {
+                    jobs.push(Job::Batch(b, tool));
+                }
+            }
+            _ => {
+                for c in &catalog.cases {
+                    jobs.push(Job::Sanitize(c, group.clone()));
+                }
+            }
         }
     }
     let stressed: Vec<&str> = catalog
@@ -84,6 +100,9 @@ pub fn run_manifest(
             match job {
                 Job::Sanitize(case, group) => {
                     pending = sanitize_job(catalog, case, &group, cfg, exe, &mut out)?;
+                }
+                Job::Batch(cases, tool) => {
+                    pending = batch_job(catalog, &cases, tool, cfg, exe, &mut out)?;
                 }
                 Job::Stress(case) => stress_job(slot, catalog, case, cfg, exe, &mut out)?,
             }
@@ -184,6 +203,27 @@ fn sanitize_job(
     Ok(runs
         .iter()
         .filter_map(|r| sanitizers::add(&case.name, r, &case.path, &mut sources, out))
+        .collect())
+}
+
+/// One tool on several kernels in one process where it can settle them, each other kernel
+/// alone ([`sanitize::batch::run`]); each run is added as [`sanitize_job`] adds it.
+fn batch_job(
+    catalog: &Catalog,
+    cases: &[&Case],
+    tool: Tool,
+    cfg: &GateConfig,
+    exe: &Path,
+    out: &mut GateRun,
+) -> Result<Vec<PendingHang>> {
+    let mut sc = cfg.battery.sanitize(tool);
+    sc.extra_args = cfg.sanitizer_args.clone();
+    let runs = sanitize::batch::run(catalog, cases, &sc, exe)?;
+    let mut sources = Sources::new(&catalog.root);
+    Ok(cases
+        .iter()
+        .zip(&runs)
+        .filter_map(|(case, r)| sanitizers::add(&case.name, r, &case.path, &mut sources, out))
         .collect())
 }
 
@@ -337,6 +377,7 @@ mod tests {
             Job::Sanitize(&a, vec![Tool::Racecheck]),
             Job::Sanitize(&m, vec![Tool::Racecheck]),
             Job::Stress(&a),
+            Job::Batch(vec![&a, &m], Tool::Synccheck),
         ];
         let order: Vec<String> = crate::judge::battery::long_first(jobs, |j| job_cost(j, 100))
             .iter()
@@ -347,6 +388,10 @@ mod tests {
                     c.name,
                     g.iter().map(|t| t.name()).collect::<Vec<_>>().join("+")
                 ),
+                Job::Batch(cs, t) => format!(
+                    "{}:{t}",
+                    cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+")
+                ),
             })
             .collect();
         assert_eq!(
@@ -354,6 +399,7 @@ mod tests {
             [
                 "m:racecheck",
                 "a:racecheck",
+                "a+m:synccheck",
                 "a:globalcheck+sharedcheck",
                 "m:initcheck",
                 "a:stress",

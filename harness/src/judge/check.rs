@@ -88,6 +88,8 @@ pub enum CheckEvent<'a> {
 enum Task<'a> {
     Stress(&'a Case, bool),
     Sanitize(&'a Case, Tool),
+    /// One compute-sanitizer process for several cases ([`sanitize::batch`]): a cell each.
+    Batch(Vec<&'a Case>, Tool),
     /// racegate's own tools (globalcheck, sharedcheck, the opt-in ones) in one injected run: a
     /// cell for each, each with its share of the run's time.
     Own(&'a Case, Vec<Tool>),
@@ -114,6 +116,20 @@ pub fn run(
         .collect();
     let own = sanitize::runner::own_tools(&all);
     for tool in &all {
+        if sanitize::batch::batchable(*tool) {
+            // Cases this tool should find nothing in share processes (a clean batch settles
+            // them all); a case it should flag, or one that hangs, runs alone, so its run is
+            // not spent on a batch it would send back.
+            let (shared, alone): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| {
+                c.expectation(Detector::from(*tool)) == Expect::Clean
+                    && c.expectation(Detector::Watchdog) == Expect::Clean
+            });
+            for b in sanitize::batch::batches(&shared, sanitize::batch::MAX_BATCH) {
+                tasks.push(Task::Batch(b, *tool));
+            }
+            tasks.extend(alone.into_iter().map(|c| Task::Sanitize(c, *tool)));
+            continue;
+        }
         for c in cases {
             if !tool.is_own() {
                 tasks.push(Task::Sanitize(c, *tool));
@@ -142,6 +158,16 @@ pub fn run(
         Task::Sanitize(c, tool) => {
             crate::judge::battery::estimated_seconds(Detector::from(*tool), &c.exercise, cfg.trials)
         }
+        Task::Batch(cs, tool) => cs
+            .iter()
+            .map(|c| {
+                crate::judge::battery::estimated_seconds(
+                    Detector::from(*tool),
+                    &c.exercise,
+                    cfg.trials,
+                )
+            })
+            .sum(),
         Task::Own(c, tools) => tools
             .iter()
             .map(|t| {
@@ -247,6 +273,14 @@ fn run_task(
         Task::Sanitize(case, tool) => {
             let r = sanitize::runner::run(catalog, case, &cfg.sanitize(*tool), exe)?;
             Ok(vec![sanitizer_cell(case, r)])
+        }
+        Task::Batch(cs, tool) => {
+            let runs = sanitize::batch::run(catalog, cs, &cfg.sanitize(*tool), exe)?;
+            Ok(cs
+                .iter()
+                .zip(runs)
+                .map(|(c, r)| sanitizer_cell(c, r))
+                .collect())
         }
         Task::Own(case, tools) => {
             let runs =

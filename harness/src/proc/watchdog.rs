@@ -132,18 +132,25 @@ pub fn run_collecting_into(
     args: &[OsString],
     env: &[(String, String)],
     timeout: Duration,
+    out: Output,
+) -> Result<(Finished, Output)> {
+    let deadline = Deadline {
+        idle: timeout,
+        total: Some(timeout),
+    };
+    run_collecting_until(program, args, env, deadline, out)
+}
+
+/// [`run_collecting_into`] under any `deadline` (one that prints a line per part of its work
+/// can get an idle deadline per part and a longer total).
+pub fn run_collecting_until(
+    program: &Path,
+    args: &[OsString],
+    env: &[(String, String)],
+    deadline: Deadline,
     mut out: Output,
 ) -> Result<(Finished, Output)> {
-    let done = run_bytes(
-        program,
-        args,
-        env,
-        Deadline {
-            idle: timeout,
-            total: Some(timeout),
-        },
-        |l| out.push_line(l),
-    )?;
+    let done = run_bytes(program, args, env, deadline, |l| out.push_line(l))?;
     out.finish();
     Ok((done, out))
 }

@@ -433,7 +433,8 @@ impl Gpu {
         self.stream
             .memset_zeros(&mut res.counts)
             .map_err(|e| Error::cuda("clearing counters", e))?;
-        let counting = plan.is_some_and(|p| p.mode == MODE_PCT);
+        // Block 0's barrier count, once per input set (it depends on the problem only).
+        let counting = plan.is_some_and(|p| p.mode == MODE_PCT) && res.instances == 0;
         if counting {
             self.clear_instances(module)?;
         }

@@ -8,8 +8,9 @@
 //!   *change points*; each point is one barrier instance (the warp's n-th barrier of the launch),
 //!   a random proper subset of a block's warps, and a delay. At that instance those warps sleep,
 //!   so the other warps of the block run ahead past the barrier: a missing second barrier, a
-//!   read of a neighbour's not-yet-written element, shows at that point. Every other barrier
-//!   costs a few instructions. The delay and the share of blocks that take part are sized from
+//!   read of a neighbour's not-yet-written element, shows at that point. A block that takes
+//!   part in no point pays a hash per barrier (block 0 also counts its barriers); one that does
+//!   counts its barriers and looks at a mask of the points' instances. The delay and the share of blocks that take part are sized from
 //!   the kernel's measured duration ([`Calibration`]), so the added time stays near
 //!   [`DEFAULT_BUDGET`] times one bare launch whatever the kernel.
 //! - **dense** (the old jitter, kept to compare): three warps in four sleep 0-4 µs at *every*
@@ -19,7 +20,7 @@
 //! The plan is drawn on the host from the trial's jitter seed alone, so a repro line
 //! reproduces it, and host tests check it: the same seed gives the same plan, and over many
 //! seeds the points cover every barrier instance and every warp. The device's only decision
-//! of its own, which blocks take part at a point, uses [`mix`], mirrored here bit for bit
+//! of its own, which blocks take part, uses [`block_hash`], mirrored here bit for bit
 //! ([`Plan::delays`] is the device's rule).
 //!
 //! ```text
@@ -128,28 +129,24 @@ pub struct Plan {
     pub mode: u32,
     pub seed: u64,
     pub points: Vec<Point>,
-    /// A block takes part at point p when `mix(block_key(seed, block, p)) <= block_threshold`
+    /// A block takes part in the points when `block_hash(seed, block) <= block_threshold`
     /// (`u32::MAX`: every block).
     pub block_threshold: u32,
 }
 
-/// The 64-bit finalizer of MurmurHash3, truncated to 32 bits: `racegate_mix` in the prelude.
-#[cfg_attr(not(test), allow(dead_code))] // the device's copy is what runs
-#[allow(clippy::cast_possible_truncation)] // bounded: truncating to 32 bits is the definition
-pub fn mix(mut x: u64) -> u32 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^= x >> 33;
-    x as u32
-}
-
-/// The key whose [`mix`] decides whether `block` takes part at point `p`
-/// (`racegate_block_key` in the prelude).
+/// The hash that decides whether `block` takes part in a plan's points: at most the plan's
+/// `block_threshold` (`racegate_block_hash` in the prelude; the fmix32 finalizer of
+/// MurmurHash3 over the block's multiple of the golden ratio and the seed's two halves).
 #[cfg_attr(not(test), allow(dead_code))]
-pub fn block_key(seed: u64, block: u64, p: u32) -> u64 {
-    seed ^ block.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ ((p as u64) << 56)
+#[allow(clippy::cast_possible_truncation)] // the device's block index and seed halves are 32-bit
+pub fn block_hash(seed: u64, block: u32) -> u32 {
+    let mut h = block.wrapping_mul(0x9e37_79b1) ^ (seed as u32) ^ ((seed >> 32) as u32);
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^= h >> 16;
+    h
 }
 
 /// A splitmix64 stream: the plan's only source of randomness.
@@ -191,13 +188,14 @@ impl Plan {
         }
     }
 
-    /// No delay anywhere, but the device counts barrier instances (what calibration runs).
+    /// No delay anywhere, but the device counts barrier instances (what calibration runs):
+    /// every block takes part in its (no) points, so every block pays the count.
     pub fn count_only(seed: u64) -> Plan {
         Plan {
             mode: MODE_PCT,
             seed,
             points: Vec::new(),
-            block_threshold: 0,
+            block_threshold: u32::MAX,
         }
     }
 
@@ -293,22 +291,29 @@ impl Plan {
     /// How long warp `warp` of block `block` sleeps after its `instance`-th barrier under this
     /// plan: the prelude's decision, mirrored (pct mode only; dense mode hashes the clock).
     #[cfg_attr(not(test), allow(dead_code))]
-    pub fn delays(&self, block: u64, warp: u32, instance: u32) -> u32 {
-        if self.mode != MODE_PCT {
+    pub fn delays(&self, block: u32, warp: u32, instance: u32) -> u32 {
+        if self.mode != MODE_PCT || block_hash(self.seed, block) > self.block_threshold {
+            return 0;
+        }
+        let bit = instance.min(31);
+        if (self.instance_mask() >> bit) & 1 == 0 {
             return 0;
         }
         self.points
             .iter()
-            .enumerate()
-            .filter(|(p, pt)| {
-                pt.instance == instance
-                    && warp < 32
-                    && (pt.warps >> warp) & 1 == 1
-                    && mix(block_key(self.seed, block, u32::try_from(*p).unwrap_or(u32::MAX)))
-                        <= self.block_threshold
-            })
-            .map(|(_, pt)| pt.delay_ns)
+            .take(MAX_POINTS)
+            .filter(|pt| pt.instance == instance && warp < 32 && (pt.warps >> warp) & 1 == 1)
+            .map(|pt| pt.delay_ns)
             .sum()
+    }
+
+    /// Bit i: some point is at barrier instance i (bit 31: at 31 or later). The device looks
+    /// at it before the points.
+    pub fn instance_mask(&self) -> u32 {
+        self.points
+            .iter()
+            .take(MAX_POINTS)
+            .fold(0, |m, p| m | 1 << p.instance.min(31))
     }
 
     /// The device table's bytes (`struct racegate_plan_t`, little-endian).
@@ -321,6 +326,7 @@ impl Plan {
         b[0..4].copy_from_slice(&self.mode.to_le_bytes());
         b[4..8].copy_from_slice(&count.to_le_bytes());
         b[8..12].copy_from_slice(&self.block_threshold.to_le_bytes());
+        b[12..16].copy_from_slice(&self.instance_mask().to_le_bytes());
         b[16..24].copy_from_slice(&self.seed.to_le_bytes());
         for (i, p) in self.points.iter().take(n).enumerate() {
             let at = |k: usize| 24 + 4 * (k * MAX_POINTS + i);
@@ -489,8 +495,8 @@ mod tests {
         let slept: u64 = p.points.iter().map(|x| x.delay_ns as u64).sum();
         let added = share * slept as f64 * 16.0;
         assert!(added <= 0.5 * 27_000.0 * 1.01, "{added} ns added");
-        let taking_part = (0..16384u64)
-            .filter(|b| mix(block_key(p.seed, *b, 0)) <= p.block_threshold)
+        let taking_part = (0..16384u32)
+            .filter(|b| block_hash(p.seed, *b) <= p.block_threshold)
             .count() as f64
             / 16384.0;
         assert!(
@@ -506,7 +512,7 @@ mod tests {
         for seed in 0..2000u64 {
             let p = Plan::pct(seed, &small, 0.5);
             for (b, h) in hit.iter_mut().enumerate() {
-                *h |= (0..small.instances).any(|i| (0..8).any(|w| p.delays(b as u64, w, i) > 0));
+                *h |= (0..small.instances).any(|i| (0..8).any(|w| p.delays(b as u32, w, i) > 0));
             }
         }
         assert!(hit.iter().all(|h| *h));
@@ -534,6 +540,94 @@ mod tests {
     }
 
     #[test]
+    fn the_instance_mask_and_the_block_hash_only_skip_what_has_no_point() {
+        // Points at and past the mask's last bit: the mask sends both to the exact compare.
+        let p = Plan {
+            mode: MODE_PCT,
+            seed: 99,
+            points: [3, 31, 40]
+                .into_iter()
+                .map(|instance| Point {
+                    instance,
+                    warps: 0b10,
+                    delay_ns: 1000 + instance,
+                })
+                .collect(),
+            block_threshold: u32::MAX / 2,
+        };
+        assert_eq!(p.instance_mask(), 1 << 3 | 1 << 31);
+        let (part, out): (Vec<u32>, Vec<u32>) =
+            (0..4096u32).partition(|b| block_hash(p.seed, *b) <= p.block_threshold);
+        assert!(part.len() > 1800 && out.len() > 1800, "{} {}", part.len(), out.len());
+        for i in 0..64 {
+            let want = match i {
+                3 | 31 | 40 => 1000 + i,
+                _ => 0,
+            };
+            assert_eq!(p.delays(part[0], 1, i), want, "instance {i}");
+            assert_eq!(p.delays(part[0], 0, i), 0, "warp 0 is not in the subset");
+            assert_eq!(p.delays(out[0], 1, i), 0, "a block that takes no part");
+        }
+        // Neighbouring blocks and seeds decide independently (the hash mixes every bit).
+        let agree = (0..4096u32)
+            .filter(|b| (block_hash(1, *b) & 1) == (block_hash(1, b + 1) & 1))
+            .count();
+        assert!((1800..2300).contains(&agree), "{agree} of 4096");
+        let agree = (0..4096u32)
+            .filter(|b| (block_hash(1, *b) >> 31) == (block_hash(2, *b) >> 31))
+            .count();
+        assert!((1800..2300).contains(&agree), "{agree} of 4096");
+    }
+
+    /// The prelude's `racegate_block_hash`, cut out of the header as it ships and built for
+    /// the host with the C compiler Rust links with, gives what [`block_hash`] gives.
+    #[test]
+    fn the_block_hash_is_the_preludes_bit_for_bit() {
+        let prelude = include_str!("../../cuda/racegate_prelude.cuh");
+        let start = prelude
+            .find("__device__ __forceinline__ unsigned int racegate_block_hash")
+            .expect("the prelude defines racegate_block_hash");
+        let end = start + prelude[start..].find("\n}\n").expect("its end") + 3;
+        let seeds = [0u64, 1, 0x9e37_79b9_7f4a_7c15, u64::MAX, 0x0000_0001_ffff_fffe];
+        let blocks = [0u32, 1, 2, 255, 65_535, 1 << 20, u32::MAX];
+        let c = format!(
+            "#include <stdio.h>\n#define __device__\n#define __forceinline__ static inline\n\
+             struct {{ unsigned long long seed; }} racegate_jitter_plan;\n{}\n\
+             int main(void) {{\n\
+             unsigned long long seeds[] = {{{}}};\n unsigned int blocks[] = {{{}}};\n\
+             for (int s = 0; s < {}; ++s) for (int b = 0; b < {}; ++b) {{\n\
+             racegate_jitter_plan.seed = seeds[s];\n\
+             printf(\"%u\\n\", racegate_block_hash(blocks[b])); }}\n return 0; }}\n",
+            &prelude[start..end],
+            seeds.map(|s| format!("{s}ull")).join(","),
+            blocks.map(|b| format!("{b}u")).join(","),
+            seeds.len(),
+            blocks.len()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let (src, exe) = (dir.path().join("h.c"), dir.path().join("h"));
+        std::fs::write(&src, c).unwrap();
+        let built = std::process::Command::new("cc")
+            .arg(&src)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .expect("a C compiler (`cc`: the one Rust links with)");
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        let out = std::process::Command::new(&exe).output().unwrap();
+        let device: Vec<u32> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect();
+        let host: Vec<u32> = seeds
+            .iter()
+            .flat_map(|s| blocks.iter().map(move |b| block_hash(*s, *b)))
+            .collect();
+        assert_eq!(device, host);
+    }
+
+    #[test]
     fn the_table_layout_matches_the_prelude() {
         let p = Plan {
             mode: MODE_PCT,
@@ -554,16 +648,16 @@ mod tests {
         };
         let b = p.to_bytes();
         let word = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
-        assert_eq!((word(0), word(4), word(8), word(12)), (MODE_PCT, 2, 77, 0));
+        assert_eq!(
+            (word(0), word(4), word(8), word(12)),
+            (MODE_PCT, 2, 77, 1 << 5 | 1 << 9)
+        );
         assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), p.seed);
         // instance[4], warps[4], delay_ns[4]
         assert_eq!((word(24), word(28), word(32)), (5, 9, 0));
         assert_eq!((word(40), word(44)), (0b110, 1));
         assert_eq!((word(56), word(60)), (3000, 7));
         assert_eq!(PLAN_BYTES, 72);
-        // The mixer is the prelude's (values computed from its C code by hand-checked steps).
-        assert_eq!(mix(0), 0);
-        assert_ne!(mix(1), mix(2));
     }
 
     #[test]

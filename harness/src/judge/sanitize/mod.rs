@@ -2,9 +2,11 @@
 //! Part of `judge/`: may import the stages below `judge/`.
 //!
 //! The sanitizer detector, one file per stage:
-//! run ([`runner`]; [`globalcheck`] for global memory) -> XML ([`xml`]) -> findings and normalized text ([`normalize`]) ->
+//! run ([`runner`]; [`batch`] for several cases in one process; [`globalcheck`] for global
+//! memory) -> XML ([`xml`]) -> findings and normalized text ([`normalize`]) ->
 //! snapshot ([`snapshot`]).
 
+pub mod batch;
 pub mod globalcheck;
 pub mod normalize;
 pub mod runner;

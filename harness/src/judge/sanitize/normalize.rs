@@ -241,23 +241,27 @@ fn map_strings(fs: Vec<Finding>, f: impl Fn(&str) -> String) -> Vec<Finding> {
 /// Absolute paths (the root, or whatever working directory NVRTC prefixed) become
 /// repo-relative: everything before `kernels/`, `buggy_variants/` or the root is cut.
 pub fn repo_relative_paths(fs: Vec<Finding>, root: &Path) -> Vec<Finding> {
-    let root = format!("{}/", root.display().to_string().trim_end_matches('/'));
     map_strings(fs, |s| {
         s.split(' ')
-            .map(|w| {
-                let w = w.strip_prefix(root.as_str()).unwrap_or(w);
-                if w.starts_with('/') {
-                    for marker in ["/buggy_variants/", "/kernels/"] {
-                        if let Some(i) = w.rfind(marker) {
-                            return w[i + 1..].to_string();
-                        }
-                    }
-                }
-                w.to_string()
-            })
+            .map(|w| repo_relative(w, root))
             .collect::<Vec<_>>()
             .join(" ")
     })
+}
+
+/// One path as findings show it: relative to `root`, or from `kernels/` or `buggy_variants/`
+/// on when it is absolute elsewhere.
+pub fn repo_relative(w: &str, root: &Path) -> String {
+    let root = format!("{}/", root.display().to_string().trim_end_matches('/'));
+    let w = w.strip_prefix(root.as_str()).unwrap_or(w);
+    if w.starts_with('/') {
+        for marker in ["/buggy_variants/", "/kernels/"] {
+            if let Some(i) = w.rfind(marker) {
+                return w[i + 1..].to_string();
+            }
+        }
+    }
+    w.to_string()
 }
 
 /// Hex numbers of 5 or more digits (device addresses, PCs in messages) become `0x?`.

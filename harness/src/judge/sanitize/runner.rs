@@ -137,30 +137,44 @@ fn target_command(
     cfg: &SanitizeConfig,
     exe: &Path,
 ) -> Result<Vec<OsString>> {
-    let ptx = compile::compile_to_cache(
-        &catalog.root,
-        &case.path,
-        &BuildOptions {
-            arch: cfg.arch.clone(),
-            jitter: false,
-            extra: case.compile_options(),
-        },
-    )?;
+    Ok(target_command_for(catalog, &[case], cfg, exe)?.0)
+}
+
+/// The target's command line for several cases run one after another on one device context
+/// (each case's PTX after it), and those PTX files.
+pub(super) fn target_command_for(
+    catalog: &Catalog,
+    cases: &[&Case],
+    cfg: &SanitizeConfig,
+    exe: &Path,
+) -> Result<(Vec<OsString>, Vec<std::path::PathBuf>)> {
+    let mut ptxs = Vec::new();
     let mut target: Vec<OsString> = vec![OsString::from(exe)];
     target.extend(catalog.child_args());
-    target.extend([
-        crate::proc::subcommands::SANITIZE_TARGET.into(),
-        "--case".into(),
-        case.name.clone().into(),
-        "--ptx".into(),
-        ptx.into(),
-        "--seed".into(),
-        cfg.seed.to_string().into(),
-    ]);
+    target.push(crate::proc::subcommands::SANITIZE_TARGET.into());
+    for case in cases {
+        let ptx = compile::compile_to_cache(
+            &catalog.root,
+            &case.path,
+            &BuildOptions {
+                arch: cfg.arch.clone(),
+                jitter: false,
+                extra: case.compile_options(),
+            },
+        )?;
+        target.extend([
+            "--case".into(),
+            case.name.clone().into(),
+            "--ptx".into(),
+            ptx.clone().into(),
+        ]);
+        ptxs.push(ptx);
+    }
+    target.extend(["--seed".into(), cfg.seed.to_string().into()]);
     if let Some(s) = crate::run::stress::size_arg(cfg.size) {
         target.extend(["--size".into(), s.into()]);
     }
-    Ok(target)
+    Ok((target, ptxs))
 }
 
 const NOT_FOUND: &str =
@@ -177,6 +191,21 @@ pub fn run_target(
     if cfg.tool.is_own() {
         return super::globalcheck::run_target(label, target, cfg, root);
     }
+    let deadline = watchdog::Deadline {
+        idle: cfg.timeout,
+        total: Some(cfg.timeout),
+    };
+    run_tool(label, target, cfg, root, deadline)
+}
+
+/// compute-sanitizer's `cfg.tool` (not one of racegate's own) on `target` under `deadline`.
+pub(super) fn run_tool(
+    label: &str,
+    target: &[OsString],
+    cfg: &SanitizeConfig,
+    root: &Path,
+    deadline: watchdog::Deadline,
+) -> Result<SanitizerRun> {
     let start = std::time::Instant::now();
     let Some(sanitizer) = cfg.sanitizer.clone() else {
         return Ok(inconclusive(label, cfg, NOT_FOUND.into()));
@@ -231,7 +260,9 @@ pub fn run_target(
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
-    let (finished, stdout) = watchdog::run_collecting(&sanitizer, &args, &[], cfg.timeout)?;
+    let (finished, stdout) =
+        watchdog::run_collecting_until(&sanitizer, &args, &[], deadline, watchdog::Output::bounded())?;
+    let stdout = stdout.text();
     let log = format!("{stdout}{}", finished.stderr);
     let exit = finished.exit.describe(cfg.timeout);
     let outcome = decide(&finished.exit, finished.left_behind, &xml_path, &log, root);
@@ -344,21 +375,58 @@ fn tail(log: &str) -> String {
     lines[lines.len().saturating_sub(3)..].join(" | ")
 }
 
-/// Target side: one launch of the case on the sanitizer geometry (or `size`). Prints what the
-/// oracle says (for the log), and exits 0 whatever the result: sanitizers judge here, not the
-/// oracle. Where its time went (`catalog_ms` reading the catalog, then opening the device,
-/// loading the module, the launch) goes to stderr, a line of the run's log (issue 26).
-pub fn target(
+/// Target side: one launch of each case on the sanitizer geometry (or `size`), each case's
+/// PTX beside it, on one device context (a batch: `batch.rs`). Prints what the oracle says, a
+/// line per case as it finishes (for the log; a batch's parent counts them), and exits 0
+/// whatever the result: sanitizers judge here, not the oracle. Where each case's time went
+/// (`catalog_ms` reading the catalog, then opening the device, loading the module, the launch)
+/// goes to stderr, a line of the run's log ending with the case's name (issue 26).
+pub fn targets(
     catalog: &Catalog,
-    case_name: &str,
-    ptx: &Path,
+    cases: &[(String, std::path::PathBuf)],
     seed: u64,
     size: Option<crate::source::exercises::SizeChoice>,
     catalog_ms: f64,
+) -> Result<()> {
+    use std::io::Write;
+    let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
+    let mut gpu = None;
+    let mut catalog_ms = catalog_ms;
+    for (case_name, ptx) in cases {
+        let case = catalog.get(case_name)?;
+        let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
+        let opened = std::time::Instant::now();
+        if gpu.is_none() {
+            gpu = Some(crate::run::launch::Gpu::open()?);
+        }
+        let gpu = gpu.as_ref().expect("opened above");
+        let open_ms = ms(opened);
+        let line = target(gpu, case, &text, seed, size, |load_ms, launch_ms| {
+            eprintln!(
+                "{TIMING}catalog {catalog_ms:.0} ms, device open {open_ms:.0} ms, module load {load_ms:.0} ms, launch and read back {launch_ms:.0} ms; case {}",
+                case.name
+            );
+        })?;
+        catalog_ms = 0.0;
+        let mut out = std::io::stdout().lock();
+        // ignored: the parent reads this pipe; a line it misses is a case it runs again alone
+        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+    }
+    Ok(())
+}
+
+/// One launch of `case` (its PTX `text`) on `gpu`: the line saying what the oracle found.
+/// `timing` gets the module load's and the launch's milliseconds.
+fn target(
+    gpu: &crate::run::launch::Gpu,
+    case: &Case,
+    text: &str,
+    seed: u64,
+    size: Option<crate::source::exercises::SizeChoice>,
+    timing: impl FnOnce(f64, f64),
 ) -> Result<String> {
     let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
     use rand::SeedableRng;
-    let case = catalog.get(case_name)?;
     let family = case.family();
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(seed);
     let problem = family.problem(
@@ -366,19 +434,12 @@ pub fn target(
         size.unwrap_or(crate::source::exercises::SizeChoice::Sanitize),
         &mut rng,
     );
-    let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
-    let opened = std::time::Instant::now();
-    let gpu = crate::run::launch::Gpu::open()?;
-    let open_ms = ms(opened);
     let loaded = std::time::Instant::now();
-    let module = gpu.load(&text)?;
+    let module = gpu.load(text)?;
     let load_ms = ms(loaded);
     let launched = std::time::Instant::now();
     let ran = gpu.run(&module, &problem, Default::default());
-    eprintln!(
-        "{TIMING}catalog {catalog_ms:.0} ms, device open {open_ms:.0} ms, module load {load_ms:.0} ms, launch and read back {:.0} ms",
-        ms(launched)
-    );
+    timing(load_ms, ms(launched));
     Ok(match ran {
         Ok(actual) => {
             // The digest lets sharedcheck's confirm runs see whether poison in unwritten shared
@@ -386,18 +447,25 @@ pub fn target(
             let digest = digest(&actual);
             match crate::run::oracle::check(&problem.buffers, &actual) {
                 None => format!(
-                    "racegate target: {} ({}): results correct; buffers digest {digest:016x}",
+                    "{RESULT}{} ({}): {RAN_CORRECT}; buffers digest {digest:016x}",
                     case.name, problem.label
                 ),
                 Some(w) => format!(
-                    "racegate target: {} ({}): {} of {} elements of `{}` wrong; buffers digest {digest:016x}",
+                    "{RESULT}{} ({}): {} of {} elements of `{}` {RAN_WRONG}; buffers digest {digest:016x}",
                     case.name, problem.label, w.wrong, w.total, w.buffer
                 ),
             }
         }
-        Err(e) => format!("racegate target: {} ({}): {e}", case.name, problem.label),
+        Err(e) => format!("{RESULT}{} ({}): {e}", case.name, problem.label),
     })
 }
+
+/// How a target's line for a case starts (then the case's name and its problem in brackets).
+pub const RESULT: &str = "racegate target: ";
+/// What a target's line says of a launch that ran and gave right results...
+pub const RAN_CORRECT: &str = "results correct";
+/// ...or wrong ones (after the count of wrong elements).
+pub const RAN_WRONG: &str = "wrong";
 
 /// [`compile::fnv`] over every buffer after the launch, each after its length.
 fn digest(buffers: &[Vec<u8>]) -> u64 {

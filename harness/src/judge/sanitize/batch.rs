@@ -1,0 +1,197 @@
+//! Several cases in one compute-sanitizer process, as a fast path for clean results. Starting
+//! the tool and opening a device context under it cost most of a small case's run (H200 run
+//! 24: 176 runs, 324 s of device opens and 234 s of process and tool start against 7.5 s of
+//! instrumented launches), and contexts open one at a time across processes. So the target
+//! runs the cases one after another on one context (`runner::targets`), and the parent takes
+//! from the batch only what it can prove:
+//!
+//! - a case is settled as **clean** when the process ended normally (exit 0, or the findings
+//!   exit for another case's findings), its XML parsed, the case printed exactly one result
+//!   line saying its launch ran (right or wrong results: the sanitizer judges, not the oracle)
+//!   and no finding is at a line of a file its code came from (the `.file` list of its own
+//!   PTX, which is where the tool reads line numbers from: a kernel that includes another
+//!   case's file shares that file, and both run again alone);
+//! - everything else runs again **alone**, exactly as without batching: a case a finding may
+//!   belong to (so its findings, exit and log are its own), a case whose launch failed or never
+//!   ran (a fault before it leaves the context unusable), and every case of a batch that timed
+//!   out, was killed, did not parse, or has a finding at no line of any case's files (a
+//!   line-less finding, the host API).
+//!
+//! Batches hold cases of distinct files ([`batches`]), so a finding usually names one case.
+//! Only tools
+//! whose findings depend on the launch alone are batched: racecheck and synccheck (shared
+//! memory and barriers within a launch) and memcheck (accesses against the allocations live
+//! at the launch: an earlier case's are freed by then). initcheck is not: whether memory an
+//! earlier case wrote and freed counts as initialized when a later case gets it back from the
+//! allocator's pool is the tool's business, and a batch must never hide a finding.
+
+use std::path::Path;
+
+use super::normalize::{self, Finding};
+use super::runner::{self, RAN_CORRECT, RAN_WRONG, RESULT, TIMING};
+use super::tool::{Outcome, SanitizeConfig, SanitizerRun, Tool};
+use crate::errors::{Error, Result};
+use crate::proc::watchdog::Deadline;
+use crate::source::catalog::{Case, Catalog};
+
+/// The most cases in one process: enough to share one start among several, few enough that
+/// the batches of a matrix still fill the pool.
+pub const MAX_BATCH: usize = 4;
+
+/// Whether `tool`'s runs may be batched (see the file's comment).
+pub fn batchable(tool: Tool) -> bool {
+    matches!(tool, Tool::Racecheck | Tool::Synccheck | Tool::Memcheck)
+}
+
+/// Splits `cases` into batches of at most `max` cases of distinct files, in order: each case
+/// goes into the first batch with room and no case of its file.
+pub fn batches<'a>(cases: &[&'a Case], max: usize) -> Vec<Vec<&'a Case>> {
+    let mut out: Vec<Vec<&Case>> = Vec::new();
+    for c in cases {
+        match out
+            .iter_mut()
+            .find(|b| b.len() < max.max(1) && b.iter().all(|x| x.path != c.path))
+        {
+            Some(b) => b.push(c),
+            None => out.push(vec![c]),
+        }
+    }
+    out
+}
+
+/// Runs `cfg.tool` on `cases`: one process for all of them where the tool and the
+/// configuration allow, then each case it could not settle alone ([`runner::run`]). One
+/// [`SanitizerRun`] per case, in order.
+pub fn run(
+    catalog: &Catalog,
+    cases: &[&Case],
+    cfg: &SanitizeConfig,
+    exe: &Path,
+) -> Result<Vec<SanitizerRun>> {
+    let alone = |c: &Case| runner::run(catalog, c, cfg, exe);
+    if cases.len() < 2
+        || !batchable(cfg.tool)
+        || cfg.keep_xml.is_some()
+        || cfg.sanitizer.is_none()
+        || batches(cases, cases.len()).len() != 1
+    {
+        return cases.iter().map(|c| alone(c)).collect();
+    }
+    let (target, ptxs) = runner::target_command_for(catalog, cases, cfg, exe)?;
+    let mut files = Vec::new();
+    for p in &ptxs {
+        let text = std::fs::read_to_string(p).map_err(|e| Error::io("reading", p, e))?;
+        files.push(ptx_files(&text, &catalog.root));
+    }
+    let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+    let label = names.join("+");
+    // A result line per case: the idle deadline is a case's, the total all of theirs.
+    let deadline = Deadline {
+        idle: cfg.timeout,
+        total: Some(cfg.timeout * u32::try_from(cases.len()).unwrap_or(u32::MAX)),
+    };
+    let batch = runner::run_tool(&label, &target, cfg, &catalog.root, deadline)?;
+    let settled = settle(&batch, &names, &files);
+    let share = batch.seconds / cases.len() as f64;
+    cases
+        .iter()
+        .zip(settled)
+        .map(|(c, clean)| match clean {
+            true => Ok(SanitizerRun {
+                case: c.name.clone(),
+                tool: cfg.tool,
+                outcome: Outcome::Clean,
+                exit: format!("{} (one process for {})", batch.exit, names.join(", ")),
+                seconds: share,
+                log: case_log(&batch.log, &c.name, &names),
+                command: batch.command.clone(),
+            }),
+            false => alone(c),
+        })
+        .collect()
+}
+
+/// The source files a PTX's line information names (its `.file` directives), as findings
+/// name them ([`normalize::repo_relative`]).
+fn ptx_files(ptx: &str, root: &Path) -> Vec<String> {
+    ptx.lines()
+        .filter_map(|l| {
+            let rest = l.trim_start().strip_prefix(".file")?;
+            let quoted = rest.split_once('"')?.1;
+            let name = quoted.split_once('"')?.0;
+            Some(normalize::repo_relative(name, root))
+        })
+        .collect()
+}
+
+/// Which cases the batch's run settles as clean (see the file's comment); `names[i]` is case
+/// i's name and `files[i]` the files its PTX's line information names.
+fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>]) -> Vec<bool> {
+    let none = vec![false; names.len()];
+    let findings: &[Finding] = match &batch.outcome {
+        Outcome::Clean => &[],
+        Outcome::Findings(f) => f,
+        Outcome::Hang { .. } | Outcome::Inconclusive(_) => return none,
+    };
+    let mut flagged = vec![false; names.len()];
+    for f in findings {
+        let Some((file, _)) = f.file_line() else {
+            return none;
+        };
+        let mut owned = false;
+        for (i, fs) in files.iter().enumerate() {
+            if fs.iter().any(|x| x == file) {
+                flagged[i] = true;
+                owned = true;
+            }
+        }
+        if !owned {
+            return none;
+        }
+    }
+    names
+        .iter()
+        .zip(flagged)
+        .map(|(name, flagged)| !flagged && ran_once(&batch.log, name))
+        .collect()
+}
+
+/// Whether `log` holds exactly one result line for case `name`, and it says the launch ran.
+fn ran_once(log: &str, name: &str) -> bool {
+    let head = format!("{RESULT}{name} (");
+    let lines: Vec<&str> = log.lines().filter(|l| l.starts_with(&head)).collect();
+    match lines[..] {
+        [line] => {
+            let said = line[head.len()..].split_once("): ").map_or("", |(_, s)| s);
+            said.starts_with(RAN_CORRECT)
+                || said
+                    .split_once("; buffers digest ")
+                    .is_some_and(|(w, _)| w.ends_with(RAN_WRONG))
+        }
+        _ => false,
+    }
+}
+
+/// A settled case's log: which cases shared the process, the tool's own lines, and this case's
+/// result and timing lines (not the other cases', so a time breakdown counts each case once).
+fn case_log(log: &str, name: &str, names: &[&str]) -> String {
+    let mut out = format!(
+        "(one compute-sanitizer process ran {}; its lines for this case follow)\n",
+        names.join(", ")
+    );
+    let result = format!("{RESULT}{name} (");
+    let timing = format!("; case {name}");
+    for l in log.lines() {
+        let ours = l.starts_with(&result) || (l.starts_with(TIMING) && l.ends_with(&timing));
+        let theirs = l.starts_with(RESULT) || l.starts_with(TIMING);
+        if ours || !theirs {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "batch_tests.rs"]
+mod tests;

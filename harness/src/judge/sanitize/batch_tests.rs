@@ -1,0 +1,202 @@
+use super::*;
+use crate::source::catalog::{Entry, Origin};
+use rand::{RngExt, SeedableRng};
+
+fn case(name: &str, path: &str) -> Case {
+    Case {
+        name: name.into(),
+        path: path.into(),
+        exercise: "reduce".into(),
+        entry: Entry {
+            name: "k".into(),
+            params: Default::default(),
+        },
+        bug: None,
+        expect: Default::default(),
+        title: String::new(),
+        origin: Origin::Family(crate::source::exercises::by_name("reduce").expect("a family")),
+    }
+}
+
+#[test]
+fn batches_hold_each_case_once_in_order_with_distinct_files_and_at_most_max() {
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(7);
+    for round in 0..300 {
+        let n = rng.random_range(0..30);
+        let files = rng.random_range(1..8);
+        let cases: Vec<Case> = (0..n)
+            .map(|i| case(&format!("c{i}"), &format!("f{}.cu", rng.random_range(0..files))))
+            .collect();
+        let refs: Vec<&Case> = cases.iter().collect();
+        let max = rng.random_range(1..6);
+        let b = batches(&refs, max);
+        let mut seen: Vec<&str> = b.iter().flatten().map(|c| c.name.as_str()).collect();
+        assert_eq!(seen.len(), n, "round {round}");
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), n, "round {round}: a case twice");
+        for batch in &b {
+            assert!(!batch.is_empty() && batch.len() <= max, "round {round}");
+            let mut paths: Vec<&str> = batch.iter().map(|c| c.path.as_str()).collect();
+            paths.sort_unstable();
+            paths.dedup();
+            assert_eq!(paths.len(), batch.len(), "round {round}: one file twice in {batch:?}");
+            // Within a batch, cases keep the order they were given in.
+            let at = |c: &&Case| refs.iter().position(|r| r.name == c.name);
+            assert!(batch.windows(2).all(|w| at(&w[0]) < at(&w[1])), "round {round}");
+        }
+    }
+    // Cases of one file cannot share a batch; distinct files fill them.
+    let same: Vec<Case> = (0..3).map(|i| case(&format!("s{i}"), "one.cu")).collect();
+    let refs: Vec<&Case> = same.iter().collect();
+    assert_eq!(batches(&refs, 4).len(), 3);
+    let distinct: Vec<Case> = (0..8).map(|i| case(&format!("d{i}"), &format!("{i}.cu"))).collect();
+    let refs: Vec<&Case> = distinct.iter().collect();
+    assert_eq!(batches(&refs, 4).iter().map(Vec::len).collect::<Vec<_>>(), [4, 4]);
+}
+
+fn finding(location: &str) -> Finding {
+    Finding {
+        kind: "Analysis".into(),
+        level: "Error".into(),
+        kernel: "k".into(),
+        location: location.into(),
+        accesses: String::new(),
+        what: "Race condition".into(),
+    }
+}
+
+fn result_line(name: &str, said: &str) -> String {
+    format!("{RESULT}{name} (n=64 grid=1 block=64): {said}\n")
+}
+
+const OK: &str = "results correct; buffers digest 0123456789abcdef";
+const WRONG: &str = "3 of 64 elements of `out` wrong; buffers digest 0123456789abcdef";
+
+fn batch_run(outcome: Outcome, log: &str) -> SanitizerRun {
+    SanitizerRun {
+        case: "a+b+c".into(),
+        tool: Tool::Racecheck,
+        outcome,
+        exit: "exit 0".into(),
+        seconds: 3.0,
+        log: log.into(),
+        command: String::new(),
+    }
+}
+
+fn files() -> Vec<Vec<String>> {
+    vec![
+        vec!["racegate_prelude.cuh".into(), "kernels/a.cu".into()],
+        // b's file includes c's: c's lines are in b's code too.
+        vec!["kernels/b.cu".into(), "kernels/c.cu".into()],
+        vec!["kernels/c.cu".into()],
+    ]
+}
+
+const NAMES: [&str; 3] = ["a", "b", "c"];
+
+fn all_ran() -> String {
+    NAMES.iter().map(|n| result_line(n, OK)).collect()
+}
+
+#[test]
+fn a_clean_batch_settles_every_case_that_ran_once() {
+    let log = format!(
+        "========= COMPUTE-SANITIZER\n{}{}========= RACECHECK SUMMARY: 0 hazards displayed\n",
+        result_line("a", OK),
+        result_line("b", WRONG) + &result_line("c", OK)
+    );
+    assert_eq!(settle(&batch_run(Outcome::Clean, &log), &NAMES, &files()), [true; 3]);
+}
+
+#[test]
+fn a_case_that_did_not_run_exactly_once_runs_again_alone() {
+    let cases = [
+        // b never printed (the process ended before it)
+        format!("{}{}", result_line("a", OK), result_line("c", OK)),
+        // b's launch failed
+        format!(
+            "{}{}{}",
+            result_line("a", OK),
+            result_line("b", "CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure"),
+            result_line("c", OK)
+        ),
+        // a line for b printed twice (once by a kernel's printf, say)
+        format!("{}{}", all_ran(), result_line("b", OK)),
+        // an error whose text happens to hold the words, after the bracket
+        format!(
+            "{}{}{}",
+            result_line("a", OK),
+            result_line("b", "launch failed: results correct"),
+            result_line("c", OK)
+        ),
+    ];
+    for log in cases {
+        assert_eq!(
+            settle(&batch_run(Outcome::Clean, &log), &NAMES, &files()),
+            [true, false, true],
+            "{log}"
+        );
+    }
+}
+
+#[test]
+fn a_finding_sends_every_case_whose_code_holds_its_file_to_run_alone() {
+    let run = |locs: &[&str]| {
+        let f = locs.iter().map(|l| finding(l)).collect();
+        settle(&batch_run(Outcome::Findings(f), &all_ran()), &NAMES, &files())
+    };
+    assert_eq!(run(&["kernels/a.cu:12"]), [false, true, true]);
+    assert_eq!(run(&["kernels/b.cu:3"]), [true, false, true]);
+    // c.cu is in b's code and c's: neither is settled.
+    assert_eq!(run(&["kernels/c.cu:9"]), [true, false, false]);
+    assert_eq!(run(&["kernels/a.cu:1", "kernels/b.cu:2"]), [false, false, true]);
+    // A file no case's code names, a finding without a line, the host: nothing is settled.
+    assert_eq!(run(&["kernels/a.cu:1", "kernels/d.cu:2"]), [false; 3]);
+    assert_eq!(run(&["k pc 0x1f0"]), [false; 3]);
+    assert_eq!(run(&["<host>"]), [false; 3]);
+}
+
+#[test]
+fn a_batch_that_hung_or_was_inconclusive_settles_nothing() {
+    for outcome in [
+        Outcome::Hang {
+            left_behind: false,
+            said: None,
+        },
+        Outcome::Inconclusive("no XML was written".into()),
+    ] {
+        assert_eq!(settle(&batch_run(outcome, &all_ran()), &NAMES, &files()), [false; 3]);
+    }
+}
+
+#[test]
+fn the_files_of_a_ptx_are_its_file_directives_as_findings_name_them() {
+    let root = Path::new("/repo");
+    let ptx = "//\n.version 9.0\n\t.file\t1 \"/repo/harness/racegate_prelude.cuh\"\n\t.file\t2 \"/repo/kernels/a.cu\"\n\t.file 3 \"/elsewhere/buggy_variants/x/y.cu\", 1700000000, 120\n.visible .entry k()\n";
+    assert_eq!(
+        ptx_files(ptx, root),
+        ["harness/racegate_prelude.cuh", "kernels/a.cu", "buggy_variants/x/y.cu"]
+    );
+    assert!(ptx_files(".version 9.0\n.entry k()\n", root).is_empty());
+}
+
+#[test]
+fn a_settled_case_keeps_the_tools_lines_and_only_its_own() {
+    let timing = |n: &str| {
+        format!("{TIMING}catalog 0 ms, device open 0 ms, module load 3 ms, launch and read back 1 ms; case {n}\n")
+    };
+    let log = format!(
+        "========= COMPUTE-SANITIZER\n{}{}{}{}========= ERROR SUMMARY: 0 errors\n",
+        result_line("a", OK),
+        timing("a"),
+        result_line("b", OK),
+        timing("b")
+    );
+    let own = case_log(&log, "b", &["a", "b"]);
+    assert!(own.contains(&result_line("b", OK)) && own.contains(&timing("b")), "{own}");
+    assert!(!own.contains("racegate target: a (") && !own.contains("case a\n"), "{own}");
+    assert!(own.contains("COMPUTE-SANITIZER") && own.contains("ERROR SUMMARY"), "{own}");
+    assert!(own.starts_with("(one compute-sanitizer process ran a, b"), "{own}");
+}
