@@ -511,8 +511,8 @@ mod tests {
         let mut hit = [false; 64];
         for seed in 0..2000u64 {
             let p = Plan::pct(seed, &small, 0.5);
-            for (b, h) in hit.iter_mut().enumerate() {
-                *h |= (0..small.instances).any(|i| (0..8).any(|w| p.delays(b as u32, w, i) > 0));
+            for (b, h) in (0u32..).zip(hit.iter_mut()) {
+                *h |= (0..small.instances).any(|i| (0..8).any(|w| p.delays(b, w, i) > 0));
             }
         }
         assert!(hit.iter().all(|h| *h));
