@@ -81,6 +81,9 @@ pub enum Internal {
         seed: u64,
         #[arg(long, value_parser = stress::parse_size)]
         size: Option<SizeChoice>,
+        /// Keep every case's device memory allocated to the end (initcheck's batches).
+        #[arg(long)]
+        keep_memory: bool,
     },
     /// (internal) Runs a submission on problems from a request file.
     #[command(name = GRADE_WORKER, hide = true)]
@@ -146,6 +149,7 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
             ptx,
             seed,
             size,
+            keep_memory,
         } => {
             let read = std::time::Instant::now();
             let catalog = global.catalog()?;
@@ -158,7 +162,7 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
                 )));
             }
             let cases: Vec<_> = case.into_iter().zip(ptx).collect();
-            sanitize::runner::targets(&catalog, &cases, seed, size, catalog_ms)?;
+            sanitize::runner::targets(&catalog, &cases, seed, size, catalog_ms, keep_memory)?;
         }
         Internal::GradeWorker {
             ptx,

@@ -28,6 +28,12 @@ fn job_cost(j: &Job, trials: u32) -> f64 {
     use crate::judge::battery::estimated_seconds;
     use crate::source::case::Detector;
     match j {
+        // A manifest kernel's stress run draws its inputs from the team's own sizes, often
+        // far larger than the catalog's (H200 run 25's corpus: 5-20 s for 100 trials, more than
+        // any single sanitizer run that ends): it starts first, so it is not the tail.
+        Job::Stress(c) if c.kernel_spec().is_some() => {
+            estimated_seconds(Detector::Stress, &c.exercise, trials) * 10.0
+        }
         Job::Stress(c) => estimated_seconds(Detector::Stress, &c.exercise, trials),
         Job::Sanitize(c, group) => group
             .iter()

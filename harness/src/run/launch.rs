@@ -147,6 +147,20 @@ impl Gpu {
         problem: &Problem,
         opts: RunOptions,
     ) -> Result<Vec<Vec<u8>>> {
+        self.run_keeping(module, problem, opts, &mut Vec::new())
+    }
+
+    /// [`Gpu::run`], its device buffers moved into `kept` instead of freed: a sanitizer target
+    /// that runs several cases keeps every earlier case's memory allocated, so no later case
+    /// gets back memory an earlier one wrote (initcheck must see a later case's unwritten
+    /// output as unwritten, whatever the allocator reuses).
+    pub fn run_keeping(
+        &self,
+        module: &Module,
+        problem: &Problem,
+        opts: RunOptions,
+        kept: &mut Vec<CudaSlice<u8>>,
+    ) -> Result<Vec<Vec<u8>>> {
         let mut bufs: Vec<CudaSlice<u8>> = Vec::with_capacity(problem.buffers.len());
         for b in &problem.buffers {
             let slice = match &b.init {
@@ -169,14 +183,17 @@ impl Gpu {
         self.stream
             .synchronize()
             .map_err(|e| Error::cuda("running the kernel", e))?;
-        bufs.iter()
+        let back = bufs
+            .iter()
             .zip(&problem.buffers)
             .map(|(d, b)| {
                 self.stream
                     .clone_dtoh(d)
                     .map_err(|e| Error::cuda(format!("reading back `{}`", b.name), e))
             })
-            .collect()
+            .collect();
+        kept.extend(bufs);
+        back
     }
 
     /// Writes the jitter plan (`plan`, else the dense jitter under the seed, else nothing),

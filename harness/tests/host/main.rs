@@ -36,6 +36,7 @@ mod perf;
 mod program_report;
 mod readme;
 mod setup;
+mod sanitize_batch;
 mod streamcheck;
 mod variance;
 

@@ -18,12 +18,12 @@
 //!   line-less finding, the host API).
 //!
 //! Batches hold cases of distinct files ([`batches`]), so a finding usually names one case.
-//! Only tools
-//! whose findings depend on the launch alone are batched: racecheck and synccheck (shared
-//! memory and barriers within a launch) and memcheck (accesses against the allocations live
-//! at the launch: an earlier case's are freed by then). initcheck is not: whether memory an
-//! earlier case wrote and freed counts as initialized when a later case gets it back from the
-//! allocator's pool is the tool's business, and a batch must never hide a finding.
+//! What a tool sees of a case must not depend on the cases before it. racecheck and synccheck
+//! look at shared memory and barriers within one launch. memcheck checks accesses against the
+//! allocations live at the launch: an earlier case's memory is freed by then, as in a run
+//! alone. initcheck tracks which bytes were written: an earlier case's memory is *kept*
+//! allocated to the end of the process (`--keep-memory`), so the allocator never hands a later
+//! case memory an earlier one wrote, and a read of an output nobody wrote stays uninitialized.
 
 use std::path::Path;
 
@@ -38,9 +38,12 @@ use crate::source::catalog::{Case, Catalog};
 /// the batches of a matrix still fill the pool.
 pub const MAX_BATCH: usize = 4;
 
-/// Whether `tool`'s runs may be batched (see the file's comment).
+/// Whether `tool`'s runs may be batched (see the file's comment): compute-sanitizer's four.
 pub fn batchable(tool: Tool) -> bool {
-    matches!(tool, Tool::Racecheck | Tool::Synccheck | Tool::Memcheck)
+    matches!(
+        tool,
+        Tool::Racecheck | Tool::Synccheck | Tool::Memcheck | Tool::Initcheck
+    )
 }
 
 /// Splits `cases` into batches of at most `max` cases of distinct files, in order: each case
@@ -91,6 +94,33 @@ pub fn run(
         total: Some(cfg.timeout * u32::try_from(cases.len()).unwrap_or(u32::MAX)),
     };
     let batch = runner::run_tool(&label, &target, cfg, &catalog.root, deadline)?;
+    if let Some(k) = hung_case(&batch, &names) {
+        // The case that was running when the deadline passed hung: its run is the batch's
+        // hang (what the tool said of a deadlock included); the others run as a batch of their
+        // own, so the hang costs one deadline, not two.
+        let hung = SanitizerRun {
+            case: names[k].to_string(),
+            tool: cfg.tool,
+            outcome: batch.outcome.clone(),
+            exit: format!(
+                "{} (one process for {}; {} was running)",
+                batch.exit,
+                names.join(", "),
+                names[k]
+            ),
+            seconds: cfg.timeout.as_secs_f64(),
+            log: case_log(&batch.log, names[k], &names),
+            command: batch.command.clone(),
+        };
+        let others: Vec<&Case> = (0..cases.len()).filter(|i| *i != k).map(|i| cases[i]).collect();
+        let mut rest = run(catalog, &others, cfg, exe)?.into_iter();
+        return Ok((0..cases.len())
+            .map(|i| match i == k {
+                true => hung.clone(),
+                false => rest.next().expect("one run per other case"),
+            })
+            .collect());
+    }
     let settled = settle(&batch, &names, &files);
     let share = batch.seconds / cases.len() as f64;
     cases
@@ -154,6 +184,18 @@ fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>]) -> Vec<bo
         .zip(flagged)
         .map(|(name, flagged)| !flagged && ran_once(&batch.log, name))
         .collect()
+}
+
+/// The case a batch that missed its deadline was running: the first without a result line
+/// (the target runs them in order, and the idle deadline restarts at each line).
+fn hung_case(batch: &SanitizerRun, names: &[&str]) -> Option<usize> {
+    if !matches!(batch.outcome, Outcome::Hang { .. }) {
+        return None;
+    }
+    names.iter().position(|name| {
+        let head = format!("{RESULT}{name} (");
+        !batch.log.lines().any(|l| l.starts_with(&head))
+    })
 }
 
 /// Whether `log` holds exactly one result line for case `name`, and it says the launch ran.

@@ -200,3 +200,21 @@ fn a_settled_case_keeps_the_tools_lines_and_only_its_own() {
     assert!(own.contains("COMPUTE-SANITIZER") && own.contains("ERROR SUMMARY"), "{own}");
     assert!(own.starts_with("(one compute-sanitizer process ran a, b"), "{own}");
 }
+
+#[test]
+fn a_batch_that_hung_names_the_first_case_without_a_result_line() {
+    let hang = Outcome::Hang {
+        left_behind: false,
+        said: Some("Deadlock detected".into()),
+    };
+    let log = result_line("a", OK);
+    assert_eq!(hung_case(&batch_run(hang.clone(), &log), &NAMES), Some(1));
+    assert_eq!(hung_case(&batch_run(hang.clone(), ""), &NAMES), Some(0));
+    // A failed launch still printed its line: the one after it was running.
+    let log = format!("{}{}", result_line("a", OK), result_line("b", "launch failed"));
+    assert_eq!(hung_case(&batch_run(hang.clone(), &log), &NAMES), Some(2));
+    // Every case printed (a hang at the end): no case to blame, all run again.
+    assert_eq!(hung_case(&batch_run(hang, &all_ran()), &NAMES), None);
+    // Not a hang: nothing to blame.
+    assert_eq!(hung_case(&batch_run(Outcome::Clean, &log), &NAMES), None);
+}

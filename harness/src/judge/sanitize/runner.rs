@@ -171,6 +171,9 @@ pub(super) fn target_command_for(
         ptxs.push(ptx);
     }
     target.extend(["--seed".into(), cfg.seed.to_string().into()]);
+    if cases.len() > 1 && cfg.tool == Tool::Initcheck {
+        target.push("--keep-memory".into());
+    }
     if let Some(s) = crate::run::stress::size_arg(cfg.size) {
         target.extend(["--size".into(), s.into()]);
     }
@@ -387,10 +390,17 @@ pub fn targets(
     seed: u64,
     size: Option<crate::source::exercises::SizeChoice>,
     catalog_ms: f64,
+    keep_memory: bool,
 ) -> Result<()> {
     use std::io::Write;
     let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
     let mut gpu = None;
+    // With `keep_memory` (initcheck's batches) every case's device memory stays allocated until
+    // the process ends, so a later case never gets memory an earlier one wrote
+    // (`Gpu::run_keeping`): what initcheck says of a case is what it says of the case alone.
+    // Without it (memcheck's), an earlier case's memory is freed, as in a run alone: kept, it
+    // would be valid memory for a later case's stray access, which memcheck must report.
+    let mut kept = Vec::new();
     let mut catalog_ms = catalog_ms;
     for (case_name, ptx) in cases {
         let case = catalog.get(case_name)?;
@@ -401,13 +411,16 @@ pub fn targets(
         }
         let gpu = gpu.as_ref().expect("opened above");
         let open_ms = ms(opened);
-        let line = target(gpu, case, &text, seed, size, |load_ms, launch_ms| {
+        let line = target(gpu, case, &text, seed, size, &mut kept, |load_ms, launch_ms| {
             eprintln!(
                 "{TIMING}catalog {catalog_ms:.0} ms, device open {open_ms:.0} ms, module load {load_ms:.0} ms, launch and read back {launch_ms:.0} ms; case {}",
                 case.name
             );
         })?;
         catalog_ms = 0.0;
+        if !keep_memory {
+            kept.clear();
+        }
         let mut out = std::io::stdout().lock();
         // ignored: the parent reads this pipe; a line it misses is a case it runs again alone
         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
@@ -423,6 +436,7 @@ fn target(
     text: &str,
     seed: u64,
     size: Option<crate::source::exercises::SizeChoice>,
+    kept: &mut Vec<cudarc::driver::CudaSlice<u8>>,
     timing: impl FnOnce(f64, f64),
 ) -> Result<String> {
     let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
@@ -438,7 +452,7 @@ fn target(
     let module = gpu.load(text)?;
     let load_ms = ms(loaded);
     let launched = std::time::Instant::now();
-    let ran = gpu.run(&module, &problem, Default::default());
+    let ran = gpu.run_keeping(&module, &problem, Default::default(), kept);
     timing(load_ms, ms(launched));
     Ok(match ran {
         Ok(actual) => {

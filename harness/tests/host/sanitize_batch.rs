@@ -1,0 +1,134 @@
+//! `sanitize_batch::<name>`: several cases in one compute-sanitizer process
+//! (`judge::sanitize::batch`), end to end with fake compute-sanitizers and the cases compiled
+//! by NVRTC for real: a clean batch settles every case in one process; one that hangs blames
+//! the case that was running and runs the others again as a batch; one the tool could not
+//! finish, or that printed no result lines, sends every case to a run alone.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use racegate::judge::sanitize::tool::{Outcome, SanitizeConfig, SanitizerRun, Tool};
+use racegate::source::catalog::Catalog;
+
+fn repo() -> PathBuf {
+    crate::package_dir().parent().unwrap().to_path_buf()
+}
+
+/// Three catalog cases of three files.
+const CASES: [&str; 3] = ["counter_single", "reduce_shuffle", "matmul_naive"];
+
+/// A fake compute-sanitizer: logs each call's cases to `calls`, saves an empty XML, prints
+/// the target's result line for each case (the case named in `hang_on` instead sleeps when
+/// it runs with others, and `lines = false` prints none), and exits with `exit`.
+fn fake(dir: &Path, hang_on: &str, lines: bool, exit: i32) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let calls = dir.join("calls");
+    let script = format!(
+        r#"#!/bin/sh
+save=; cases=; n=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --save) save=$2; shift ;;
+    --case) cases="$cases $2"; n=$((n+1)); shift ;;
+  esac
+  shift
+done
+echo "$cases" >> '{calls}'
+echo '<?xml version="1.0"?><ComputeSanitizerOutput></ComputeSanitizerOutput>' > "$save"
+for c in $cases; do
+  if [ "$c" = '{hang_on}' ] && [ $n -gt 1 ]; then sleep 60; fi
+  if [ {lines} = true ]; then
+    echo "racegate target: $c (n=1 grid=1 block=64): results correct; buffers digest 0000000000000000"
+  fi
+done
+exit {exit}
+"#,
+        calls = calls.display()
+    );
+    let p = dir.join("compute-sanitizer");
+    std::fs::write(&p, script).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (p, calls)
+}
+
+/// Runs `tool` on [`CASES`] through the batch with the fake: each case's run and the cases of
+/// every call the fake saw. `None` where NVRTC is missing outside CI.
+fn run(
+    hang_on: &str,
+    lines: bool,
+    exit: i32,
+    tool: Tool,
+) -> Option<(Vec<SanitizerRun>, Vec<String>)> {
+    let root = repo();
+    if racegate::build::toolchain::nvrtc(&root).is_err() {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        assert!(!ci, "NVRTC is needed (CI=true)");
+        eprintln!("NOT RUN: no NVRTC (racegate setup)");
+        return None;
+    }
+    let catalog = Catalog::discover(&root).unwrap();
+    let cases: Vec<_> = CASES.iter().map(|n| catalog.get(n).unwrap()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (sanitizer, calls) = fake(dir.path(), hang_on, lines, exit);
+    let cfg = SanitizeConfig::new(tool, Some(sanitizer), Duration::from_secs(2), "compute_90");
+    let runs =
+        racegate::judge::sanitize::batch::run(&catalog, &cases, &cfg, &crate::racegate_exe())
+            .unwrap();
+    let calls = std::fs::read_to_string(calls).unwrap();
+    let calls = calls.lines().map(|l| l.trim().to_string()).collect();
+    Some((runs, calls))
+}
+
+fn names(runs: &[SanitizerRun]) -> Vec<&str> {
+    runs.iter().map(|r| r.case.as_str()).collect()
+}
+
+#[test]
+fn a_clean_batch_settles_every_case_in_one_process() {
+    let Some((runs, calls)) = run("-", true, 0, Tool::Racecheck) else {
+        return;
+    };
+    assert_eq!(calls, [CASES.join(" ")]);
+    assert_eq!(names(&runs), CASES);
+    for r in &runs {
+        assert_eq!(r.outcome, Outcome::Clean, "{r:?}");
+        assert!(r.exit.contains("one process for"), "{}", r.exit);
+        // Each case's log holds its own result line and no other case's.
+        for other in CASES {
+            let line = format!("racegate target: {other} (");
+            assert_eq!(r.log.contains(&line), other == r.case, "{}", r.log);
+        }
+    }
+}
+
+#[test]
+fn a_hang_is_the_running_cases_and_the_others_run_again_together() {
+    let Some((runs, calls)) = run("reduce_shuffle", true, 0, Tool::Synccheck) else {
+        return;
+    };
+    // The batch of three, then the two others as a batch: the hung case never alone.
+    assert_eq!(calls, [CASES.join(" "), "counter_single matmul_naive".to_string()]);
+    assert_eq!(names(&runs), CASES);
+    assert!(matches!(runs[1].outcome, Outcome::Hang { .. }), "{:?}", runs[1]);
+    assert!(runs[1].exit.contains("reduce_shuffle was running"), "{}", runs[1].exit);
+    assert_eq!((&runs[0].outcome, &runs[2].outcome), (&Outcome::Clean, &Outcome::Clean));
+}
+
+#[test]
+fn what_a_batch_cannot_prove_runs_alone() {
+    // The tool failed (exit 255): every case alone, each inconclusive on its own run.
+    let Some((runs, calls)) = run("-", true, 255, Tool::Memcheck) else {
+        return;
+    };
+    let mut want = vec![CASES.join(" ")];
+    want.extend(CASES.map(String::from));
+    assert_eq!(calls, want);
+    assert!(runs.iter().all(|r| matches!(r.outcome, Outcome::Inconclusive(_))), "{runs:?}");
+    // No result lines (the target never said a launch ran): nothing is settled, and each
+    // case's clean run alone is its answer.
+    let Some((runs, calls)) = run("-", false, 0, Tool::Initcheck) else {
+        return;
+    };
+    assert_eq!(calls, want);
+    assert!(runs.iter().all(|r| r.outcome == Outcome::Clean && !r.exit.contains("one process")));
+}
