@@ -20,7 +20,7 @@ echo "h200_run exit $?" >> "$B/warm/h200_run.log"
     echo "\$ racegate stress $k --trials 100 --no-shrink --json -"
     timeout 40 "$PWD/../../.gpu/racegate" stress "$k" --trials 100 --no-shrink --json -; echo "[rc=$?]"
   done ) > "$B/corpus-stress.txt" 2>&1
-timeout 120 python3 ci/h200_run.py --racegate .gpu/racegate --bundle .gpu --out "$B/detection" \
+timeout 200 python3 ci/h200_run.py --racegate .gpu/racegate --bundle .gpu --out "$B/detection" \
   --phases detection > "$B/detection.log" 2>&1
 echo "h200_run exit $?" >> "$B/detection.log"
 pkill -P $W 2>/dev/null; kill $W 2>/dev/null
