@@ -64,8 +64,9 @@ pub fn run_manifest(
     on_done: impl Fn(&GateEvent) + Sync,
 ) -> Result<GateRun> {
     let start = std::time::Instant::now();
-    let mut jobs = Vec::new();
     let all: Vec<&Case> = catalog.cases.iter().collect();
+    crate::judge::battery::prebuild(&cfg.battery, catalog, &all);
+    let mut jobs = Vec::new();
     for group in sanitizers::run_groups(&cfg.tools) {
         match group[..] {
             [tool] if sanitize::batch::batchable(tool) => {

@@ -90,6 +90,8 @@ enum Task<'a> {
     Sanitize(&'a Case, Tool),
     /// One compute-sanitizer process for several cases ([`sanitize::batch`]): a cell each.
     Batch(Vec<&'a Case>, Tool),
+    /// racegate's own tools on several cases in one injected run: a cell per case and tool.
+    OwnBatch(Vec<&'a Case>, Vec<Tool>),
     /// racegate's own tools (globalcheck, sharedcheck, the opt-in ones) in one injected run: a
     /// cell for each, each with its share of the run's time.
     Own(&'a Case, Vec<Tool>),
@@ -104,6 +106,7 @@ pub fn run(
     on_event: impl Fn(CheckEvent) + Sync,
 ) -> Result<Matrix> {
     let start = Instant::now();
+    crate::judge::battery::prebuild(cfg, catalog, cases);
     let mut tasks: Vec<Task> = Vec::new();
     // Slow sanitizer runs (racecheck) first, so the pool's tail is short.
     // streamcheck judges programs' streams, copies and host accesses; on catalog cases every
@@ -130,11 +133,23 @@ pub fn run(
             tasks.extend(alone.into_iter().map(|c| Task::Sanitize(c, *tool)));
             continue;
         }
+        if tool.is_own() && Some(tool) == own.first() {
+            // The same for racegate's own tools: cases every one of them should find nothing
+            // in share one injected run.
+            let (shared, alone): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| {
+                own.iter()
+                    .all(|t| c.expectation(Detector::from(*t)) == Expect::Clean)
+                    && c.expectation(Detector::Watchdog) == Expect::Clean
+            });
+            for b in sanitize::batch::batches(&shared, sanitize::batch::MAX_BATCH) {
+                tasks.push(Task::OwnBatch(b, own.clone()));
+            }
+            tasks.extend(alone.into_iter().map(|c| Task::Own(c, own.clone())));
+            continue;
+        }
         for c in cases {
             if !tool.is_own() {
                 tasks.push(Task::Sanitize(c, *tool));
-            } else if Some(tool) == own.first() {
-                tasks.push(Task::Own(c, own.clone()));
             }
         }
     }
@@ -145,11 +160,11 @@ pub fn run(
     // Long cells first (racecheck on the heavy families, then the other tools and stress by
     // their estimated cost): the pool then starts each next cell as soon as a slot is free,
     // and the tail is short cells.
-    // A case expected to hang holds each of its sanitizer cells until the deadline: those go
-    // first of all (H200 run 25: the matrix's last cell was such a one, started late).
+    // A case expected to hang holds each of its cells until a deadline: those go first of all
+    // (H200 run 25: the matrix's last cells were such ones, started late).
     let hangs = |c: &Case| c.expectation(Detector::Watchdog) == Expect::Flag;
     let tasks = crate::judge::battery::long_first(tasks, |t| match t {
-        Task::Sanitize(c, _) | Task::Own(c, _) if hangs(c) => f64::INFINITY,
+        Task::Sanitize(c, _) | Task::Own(c, _) | Task::Stress(c, _) if hangs(c) => f64::INFINITY,
         Task::Stress(c, jitter) => crate::judge::battery::estimated_seconds(
             if *jitter {
                 Detector::Stress
@@ -170,6 +185,13 @@ pub fn run(
                     &c.exercise,
                     cfg.trials,
                 )
+            })
+            .sum(),
+        Task::OwnBatch(cs, tools) => cs
+            .iter()
+            .flat_map(|c| tools.iter().map(move |t| (c, t)))
+            .map(|(c, t)| {
+                crate::judge::battery::estimated_seconds(Detector::from(*t), &c.exercise, cfg.trials)
             })
             .sum(),
         Task::Own(c, tools) => tools
@@ -284,6 +306,14 @@ fn run_task(
                 .iter()
                 .zip(runs)
                 .map(|(c, r)| sanitizer_cell(c, r))
+                .collect())
+        }
+        Task::OwnBatch(cs, tools) => {
+            let runs = sanitize::batch::run_own(catalog, cs, &cfg.sanitize(tools[0]), exe, tools)?;
+            Ok(cs
+                .iter()
+                .zip(runs)
+                .flat_map(|(c, rs)| rs.into_iter().map(move |r| sanitizer_cell(c, r)))
                 .collect())
         }
         Task::Own(case, tools) => {

@@ -35,8 +35,10 @@ use crate::proc::watchdog::Deadline;
 use crate::source::catalog::{Case, Catalog};
 
 /// The most cases in one process: enough to share one start among several, few enough that
-/// the batches of a matrix still fill the pool.
-pub const MAX_BATCH: usize = 4;
+/// the batches of a matrix still fill the pool. Every process opens a device context, and
+/// contexts open one at a time across processes (H200 run 25, call B: 95 s of the matrix's
+/// sanitizer time was opening them, with batches of 4), so the fewer the better.
+pub const MAX_BATCH: usize = 8;
 
 /// Whether `tool`'s runs may be batched (see the file's comment): compute-sanitizer's four.
 pub fn batchable(tool: Tool) -> bool {
@@ -152,6 +154,56 @@ fn ptx_files(ptx: &str, root: &Path) -> Vec<String> {
             Some(normalize::repo_relative(name, root))
         })
         .collect()
+}
+
+/// racegate's own `tools` (globalcheck, sharedcheck, fencecheck) on `cases` in one injected
+/// run where that run is clean for every tool and every case printed that its launch ran;
+/// otherwise each case alone ([`runner::run_own`]). The all-or-nothing rule suits cases the
+/// tools are expected to find nothing in (the matrix batches only those): the tools' reports
+/// are per launch, and a clean report of all the launches is a clean report of each. Each
+/// settled case still gets sharedcheck's look at its own unoptimized build (shared variables
+/// read and never written), as a run alone does. One entry per case, each a run per tool.
+pub fn run_own(
+    catalog: &Catalog,
+    cases: &[&Case],
+    cfg: &SanitizeConfig,
+    exe: &Path,
+    tools: &[Tool],
+) -> Result<Vec<Vec<SanitizerRun>>> {
+    let alone = |c: &Case| runner::run_own(catalog, c, cfg, exe, tools);
+    if cases.len() < 2 || cfg.keep_xml.is_some() {
+        return cases.iter().map(|c| alone(c)).collect();
+    }
+    let (target, _) = runner::target_command_for(catalog, cases, cfg, exe)?;
+    let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+    let mut batch_cfg = cfg.clone();
+    batch_cfg.timeout = cfg.timeout * u32::try_from(cases.len()).unwrap_or(u32::MAX);
+    let label = names.join("+");
+    let runs = super::globalcheck::run::run_tools(&label, &target, &batch_cfg, &catalog.root, tools)?;
+    let clean = runs.iter().all(|r| r.outcome == Outcome::Clean)
+        && names.iter().all(|n| runs.iter().all(|r| ran_once(&r.log, n)));
+    if !clean {
+        return cases.iter().map(|c| alone(c)).collect();
+    }
+    let n = cases.len() as f64;
+    Ok(cases
+        .iter()
+        .map(|c| {
+            let settled = runs
+                .iter()
+                .map(|r| SanitizerRun {
+                    case: c.name.clone(),
+                    tool: r.tool,
+                    outcome: Outcome::Clean,
+                    exit: format!("{} (one process for {})", r.exit, names.join(", ")),
+                    seconds: r.seconds / n,
+                    log: case_log(&r.log, &c.name, &names),
+                    command: r.command.clone(),
+                })
+                .collect();
+            runner::with_never_written(settled, catalog, c, cfg)
+        })
+        .collect())
 }
 
 /// Which cases the batch's run settles as clean (see the file's comment); `names[i]` is case

@@ -53,7 +53,7 @@ pub fn run_own(
 /// sharedcheck's runs of `case` with the `__shared__` variables its file reads and never writes
 /// added as findings ([`super::globalcheck::never_written`]: a read the optimizer deletes, which
 /// no run can see). A hang stays a hang; anything else with such a variable has a finding.
-fn with_never_written(
+pub(super) fn with_never_written(
     mut runs: Vec<SanitizerRun>,
     catalog: &Catalog,
     case: &Case,
