@@ -202,7 +202,7 @@ fn a_settled_case_keeps_the_tools_lines_and_only_its_own() {
 }
 
 #[test]
-fn a_batch_that_hung_names_the_first_case_without_a_result_line() {
+fn a_batch_that_hung_points_at_the_first_case_without_a_result_line() {
     let hang = Outcome::Hang {
         left_behind: false,
         said: Some("Deadlock detected".into()),
@@ -213,8 +213,8 @@ fn a_batch_that_hung_names_the_first_case_without_a_result_line() {
     // A failed launch still printed its line: the one after it was running.
     let log = format!("{}{}", result_line("a", OK), result_line("b", "launch failed"));
     assert_eq!(hung_case(&batch_run(hang.clone(), &log), &NAMES), Some(2));
-    // Every case printed (a hang at the end): no case to blame, all run again.
+    // Every case printed (a hang at the end): no case was running, all run again.
     assert_eq!(hung_case(&batch_run(hang, &all_ran()), &NAMES), None);
-    // Not a hang: nothing to blame.
+    // Not a hang: no case to point at.
     assert_eq!(hung_case(&batch_run(Outcome::Clean, &log), &NAMES), None);
 }
