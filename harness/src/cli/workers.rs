@@ -84,6 +84,9 @@ pub enum Internal {
         /// Keep every case's device memory allocated to the end (initcheck's batches).
         #[arg(long)]
         keep_memory: bool,
+        /// A batch's nonce, put on each result line and on a last line after every case.
+        #[arg(long)]
+        nonce: Option<String>,
     },
     /// (internal) Runs a submission on problems from a request file.
     #[command(name = GRADE_WORKER, hide = true)]
@@ -150,6 +153,7 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
             seed,
             size,
             keep_memory,
+            nonce,
         } => {
             let read = std::time::Instant::now();
             let catalog = global.catalog()?;
@@ -162,7 +166,15 @@ pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
                 )));
             }
             let cases: Vec<_> = case.into_iter().zip(ptx).collect();
-            sanitize::runner::targets(&catalog, &cases, seed, size, catalog_ms, keep_memory)?;
+            sanitize::runner::targets(
+                &catalog,
+                &cases,
+                seed,
+                size,
+                catalog_ms,
+                keep_memory,
+                nonce.as_deref(),
+            )?;
         }
         Internal::GradeWorker {
             ptx,

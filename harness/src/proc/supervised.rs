@@ -164,6 +164,17 @@ impl Supervised {
         })
     }
 
+    /// Whether the child has exited (its status is kept for [`Supervised::finish`]).
+    pub fn exited(&mut self) -> bool {
+        if self.status.is_none() {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                self.status = Some(s);
+                self.exited_at = Some(Instant::now());
+            }
+        }
+        self.status.is_some()
+    }
+
     /// Passes stdout lines to `on_line` as they come until it returns true ([`Stop::Asked`]),
     /// the child ends, or `deadline` passes: `idle` from this call or the last line, `total`
     /// from this call.

@@ -161,7 +161,9 @@ impl Gpu {
         opts: RunOptions,
         kept: &mut Vec<CudaSlice<u8>>,
     ) -> Result<Vec<Vec<u8>>> {
-        let mut bufs: Vec<CudaSlice<u8>> = Vec::with_capacity(problem.buffers.len());
+        // The buffers go into `kept` as they are made, before anything can fail: memory the
+        // fill wrote is never freed early for a later case to get back.
+        let first = kept.len();
         for b in &problem.buffers {
             let slice = match &b.init {
                 Init::Data(d) => self.stream.clone_htod(d),
@@ -177,23 +179,21 @@ impl Gpu {
                 Init::Zero(n) => self.stream.alloc_zeros::<u8>(*n),
             }
             .map_err(|e| Error::cuda(format!("uploading `{}`", b.name), e))?;
-            bufs.push(slice);
+            kept.push(slice);
         }
-        self.launch_problem(module, problem, &bufs, opts, None)?;
+        let bufs = &kept[first..];
+        self.launch_problem(module, problem, bufs, opts, None)?;
         self.stream
             .synchronize()
             .map_err(|e| Error::cuda("running the kernel", e))?;
-        let back = bufs
-            .iter()
+        bufs.iter()
             .zip(&problem.buffers)
             .map(|(d, b)| {
                 self.stream
                     .clone_dtoh(d)
                     .map_err(|e| Error::cuda(format!("reading back `{}`", b.name), e))
             })
-            .collect();
-        kept.extend(bufs);
-        back
+            .collect()
     }
 
     /// Writes the jitter plan (`plan`, else the dense jitter under the seed, else nothing),

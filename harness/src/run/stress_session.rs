@@ -33,6 +33,8 @@ struct Worker {
     /// gets another worker.
     exe: PathBuf,
     catalog_args: Vec<OsString>,
+    /// Requests sent to it.
+    cases: u32,
 }
 
 impl Slot {
@@ -50,29 +52,42 @@ impl Slot {
         idle: Duration,
         mut on_line: impl FnMut(&str),
     ) -> Result<Finished> {
-        let reusable = self
-            .worker
-            .as_ref()
-            .is_some_and(|w| w.exe == exe && w.catalog_args == catalog_args);
-        if !reusable {
-            self.close();
-            let mut args = catalog_args.to_vec();
-            args.push(crate::proc::subcommands::STRESS_WORKER.into());
-            self.worker = Some(Worker {
-                child: Supervised::start(exe, &args, &Spawn::default(), true, true)?,
-                exe: exe.to_path_buf(),
-                catalog_args: catalog_args.to_vec(),
+        // A kept worker that ended between cases (or cannot take the request) is not this
+        // case's doing: it is reaped and the request goes to a fresh worker, once.
+        let mut sent = false;
+        for _ in 0..2 {
+            let reusable = self.worker.as_mut().is_some_and(|w| {
+                w.exe == exe && w.catalog_args == catalog_args && !w.child.exited()
             });
+            if !reusable {
+                self.close();
+                let mut args = catalog_args.to_vec();
+                args.push(crate::proc::subcommands::STRESS_WORKER.into());
+                self.worker = Some(Worker {
+                    child: Supervised::start(exe, &args, &Spawn::default(), true, true)?,
+                    exe: exe.to_path_buf(),
+                    catalog_args: catalog_args.to_vec(),
+                    cases: 0,
+                });
+            }
+            let w = self.worker.as_mut().expect("started above");
+            sent = {
+                use std::io::Write;
+                let line = serde_json::to_string(req).expect("serializable") + "\n";
+                w.child
+                    .stdin
+                    .as_mut()
+                    .is_some_and(|i| i.write_all(line.as_bytes()).and_then(|()| i.flush()).is_ok())
+            };
+            w.cases += 1;
+            if sent || w.cases == 1 {
+                // A fresh worker that cannot take its first request has failed to start: its
+                // exit and stderr are the answer.
+                break;
+            }
+            self.close();
         }
         let w = self.worker.as_mut().expect("started above");
-        let sent = {
-            use std::io::Write;
-            let line = serde_json::to_string(req).expect("serializable") + "\n";
-            w.child
-                .stdin
-                .as_mut()
-                .is_some_and(|i| i.write_all(line.as_bytes()).and_then(|()| i.flush()).is_ok())
-        };
         let started = std::time::Instant::now();
         let mut forward = |l: &[u8]| {
             let l = String::from_utf8_lossy(l);
@@ -152,6 +167,7 @@ while IFS= read -r line; do
   case "$line" in
     *'"case":"hang"'*) echo '{"ready":true}'; sleep 1000 ;;
     *'"case":"crash"'*) echo "{\"pid\":$$}"; echo boom >&2; exit 3 ;;
+    *'"case":"quits"'*) echo "{\"pid\":$$}"; echo '{"done":true}'; echo idle death >&2; exit 7 ;;
     *) echo "{\"pid\":$$}"; echo '{"done":true}' ;;
   esac
 done
@@ -247,6 +263,17 @@ done
         let (d, _) = run(&mut slot, &exe, &["--root", "x"], "d");
         let d = d.expect("d pid");
         assert_ne!(d, c);
+
+        // A worker that ends after its case's done line: that case is fine, and the next
+        // case is not blamed for the exit: it runs in a fresh worker.
+        let (q, fq) = run(&mut slot, &exe, &["--root", "x"], "quits");
+        assert_eq!((q, fq.exit), (Some(d), Exit::Code(0)));
+        std::thread::sleep(Duration::from_millis(100));
+        let (d2, fd2) = run(&mut slot, &exe, &["--root", "x"], "d2");
+        assert_eq!(fd2.exit, Exit::Code(0), "{}", fd2.stderr);
+        let d2 = d2.expect("d2 pid");
+        assert_ne!(d2, d);
+        let d = d2;
 
         // Another catalog: another worker; the first is ended.
         let (e, _) = run(&mut slot, &exe, &["--root", "y"], "e");

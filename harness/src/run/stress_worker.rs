@@ -76,6 +76,7 @@ pub(super) struct Done {
 /// unusable then, and the parent starts another for the next case. Ends at the end of stdin.
 pub fn session(catalog: &Catalog, catalog_us: u64) -> Result<()> {
     use std::io::BufRead;
+    let mut out = protocol_out();
     let mut gpu = None;
     let mut catalog_us = Some(catalog_us);
     for line in std::io::stdin().lock().lines() {
@@ -104,10 +105,10 @@ pub fn session(catalog: &Catalog, catalog_us: u64) -> Result<()> {
             open_us = us(opened);
         }
         let gpu = gpu.as_ref().expect("opened above");
-        if worker(gpu, open_us, catalog, &w)? == Ended::Fault {
+        if worker(&mut out, gpu, open_us, catalog, &w)? == Ended::Fault {
             return Ok(());
         }
-        emit(&Done { done: true });
+        emit(&mut out, &Done { done: true });
     }
     Ok(())
 }
@@ -127,6 +128,7 @@ enum Ended {
 /// Loads the PTX on `gpu` (opened `open_us` ago for this case, 0 when kept from an earlier
 /// one), says it is ready, runs the trials and prints one JSON line each. Stops after a fault.
 fn worker(
+    out: &mut Out,
     gpu: &crate::run::launch::Gpu,
     open_us: u64,
     catalog: &Catalog,
@@ -172,7 +174,7 @@ fn worker(
             },
         },
     };
-    emit(&ready);
+    emit(out, &ready);
     let mut set = None;
     for t in 0..w.trials {
         let outcome = crate::run::trial::run(
@@ -193,7 +195,7 @@ fn worker(
             &mut set,
         );
         let fault = matches!(outcome.result, TrialResult::Fault { .. });
-        emit(&outcome);
+        emit(out, &outcome);
         if fault {
             return Ok(Ended::Fault);
         }
@@ -201,16 +203,38 @@ fn worker(
     Ok(Ended::AllRun)
 }
 
-/// One protocol line on stdout, flushed at once (the parent reads it as it comes).
-fn emit(line: &impl Serialize) {
+/// Where protocol lines go.
+type Out = Box<dyn std::io::Write>;
+
+/// The protocol's own descriptor: what was standard output when the worker started (the
+/// parent's pipe). Standard output itself then goes to standard error, so nothing else the
+/// process prints there (a kernel's device `printf`, which the driver writes to stdout) can
+/// look like, split or end a protocol line.
+fn protocol_out() -> Out {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
+    use std::os::fd::FromRawFd;
+    // ignored: nothing was printed yet; a failed flush would show on the first line
+    let _ = std::io::stdout().flush();
+    // SAFETY: duplicates and redirects this process's own standard descriptors; the new
+    // descriptor is owned by the returned File alone.
+    unsafe {
+        let fd = libc::dup(1);
+        if fd >= 0 && libc::dup2(2, 1) >= 0 {
+            return Box::new(std::fs::File::from_raw_fd(fd));
+        }
+        if fd >= 0 {
+            libc::close(fd);
+        }
+    }
+    // No descriptor to spare: the protocol stays on stdout (what run 24 did).
+    Box::new(std::io::stdout())
+}
+
+/// One protocol line, flushed at once (the parent reads it as it comes).
+fn emit(out: &mut Out, line: &impl Serialize) {
     // ignored: the parent reads this pipe; if it is gone there is nobody to tell, and it judges
     // a missing line itself
-    let _ = writeln!(
-        out,
-        "{}",
-        serde_json::to_string(line).expect("serializable")
-    )
-    .and_then(|()| out.flush());
+    let _ = out
+        .write_all((serde_json::to_string(line).expect("serializable") + "\n").as_bytes())
+        .and_then(|()| out.flush());
 }

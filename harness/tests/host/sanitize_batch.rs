@@ -31,22 +31,25 @@ fn fake(dir: &Path, hang_on: &str, lines: bool, exit: i32) -> (PathBuf, PathBuf)
     let calls = dir.join("calls");
     let script = format!(
         r#"#!/bin/sh
-save=; cases=; n=0
+save=; cases=; n=0; keep=; tag=
 while [ $# -gt 0 ]; do
   case "$1" in
     --save) save=$2; shift ;;
     --case) cases="$cases $2"; n=$((n+1)); shift ;;
+    --nonce) tag=" [run $2]"; shift ;;
+    --keep-memory) keep=" +keep" ;;
   esac
   shift
 done
-echo "$cases" >> '{calls}'
+echo "$cases$keep" >> '{calls}'
 echo '<?xml version="1.0"?><ComputeSanitizerOutput></ComputeSanitizerOutput>' > "$save"
 for c in $cases; do
   if [ "$c" = '{hang_on}' ] && [ $n -gt {alone_too} ]; then sleep 60; fi
   if [ {lines} = true ]; then
-    echo "racegate target: $c (n=1 grid=1 block=64): results correct; buffers digest 0000000000000000"
+    echo "racegate target: $c (n=1 grid=1 block=64): results correct; buffers digest 0000000000000000$tag"
   fi
 done
+if [ {lines} = true ] && [ -n "$tag" ]; then echo "racegate target: every case ran$tag"; fi
 exit {exit}
 "#,
         calls = calls.display()
@@ -65,6 +68,17 @@ fn run(
     exit: i32,
     tool: Tool,
 ) -> Option<(Vec<SanitizerRun>, Vec<String>)> {
+    run_with(hang_on, lines, exit, tool, &[])
+}
+
+/// [`run`] with the user's own compute-sanitizer options.
+fn run_with(
+    hang_on: &str,
+    lines: bool,
+    exit: i32,
+    tool: Tool,
+    extra: &[&str],
+) -> Option<(Vec<SanitizerRun>, Vec<String>)> {
     let root = repo();
     if racegate::build::toolchain::nvrtc(&root).is_err() {
         let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
@@ -76,7 +90,8 @@ fn run(
     let cases: Vec<_> = CASES.iter().map(|n| catalog.get(n).unwrap()).collect();
     let dir = tempfile::tempdir().unwrap();
     let (sanitizer, calls) = fake(dir.path(), hang_on, lines, exit);
-    let cfg = SanitizeConfig::new(tool, Some(sanitizer), Duration::from_secs(2), "compute_90");
+    let mut cfg = SanitizeConfig::new(tool, Some(sanitizer), Duration::from_secs(2), "compute_90");
+    cfg.extra_args = extra.iter().map(|a| a.to_string()).collect();
     let runs =
         racegate::judge::sanitize::batch::run(&catalog, &cases, &cfg, &crate::racegate_exe())
             .unwrap();
@@ -119,6 +134,7 @@ fn a_hang_sends_the_running_case_alone_and_the_others_run_again_together() {
         "counter_single matmul_naive".to_string(),
         "reduce_shuffle".to_string(),
     ];
+    assert!(calls.iter().all(|c| !c.contains("+keep")), "{calls:?}");
     assert_eq!(calls, want);
     assert_eq!(names(&runs), CASES);
     assert!(runs.iter().all(|r| r.outcome == Outcome::Clean), "{runs:?}");
@@ -143,10 +159,23 @@ fn what_a_batch_cannot_prove_runs_alone() {
     assert_eq!(calls, want);
     assert!(runs.iter().all(|r| matches!(r.outcome, Outcome::Inconclusive(_))), "{runs:?}");
     // No result lines (the target never said a launch ran): nothing is settled, and each
-    // case's clean run alone is its answer.
+    // case's clean run alone is its answer. initcheck's batch, and only it, keeps every
+    // case's memory to the end of the target.
     let Some((runs, calls)) = run("-", false, 0, Tool::Initcheck) else {
         return;
     };
+    want[0].push_str(" +keep");
     assert_eq!(calls, want);
+    assert!(runs.iter().all(|r| r.outcome == Outcome::Clean && !r.exit.contains("one process")));
+}
+
+#[test]
+fn the_users_own_sanitizer_options_run_every_case_alone() {
+    // `--launch-count 1` counts launches per process: in a batch it would check one case.
+    let Some((runs, calls)) = run_with("-", true, 0, Tool::Racecheck, &["--launch-count", "1"])
+    else {
+        return;
+    };
+    assert_eq!(calls, CASES.map(String::from));
     assert!(runs.iter().all(|r| r.outcome == Outcome::Clean && !r.exit.contains("one process")));
 }

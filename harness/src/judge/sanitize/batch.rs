@@ -6,9 +6,11 @@
 //! from the batch only what it can prove:
 //!
 //! - a case is settled as **clean** when the process ended normally (exit 0, or the findings
-//!   exit for another case's findings), its XML parsed, the case printed exactly one result
-//!   line saying its launch ran (right or wrong results: the sanitizer judges, not the oracle)
-//!   and no finding is at a line of a file its code came from (the `.file` list of its own
+//!   exit for another case's findings) within the deadline of *one* case alone (a run alone
+//!   has the same start and only its own case's work), its XML parsed, the target's last line
+//!   says every case ran, the case printed exactly one result line saying its launch ran
+//!   (right or wrong results: the sanitizer judges, not the oracle) and no finding is at a
+//!   line of a file its code came from (the `.file` list of its own
 //!   PTX, which is where the tool reads line numbers from: a kernel that includes another
 //!   case's file shares that file, and both run again alone);
 //! - everything else runs again **alone**, exactly as without batching: a case a finding may
@@ -21,11 +23,16 @@
 //!   batch. It never blames a case from the batch's run: on the H200 a scan that finishes
 //!   alone in 2-3 s missed the deadline inside a batch once (run 25, call C).
 //!
-//! Batches hold cases of distinct files ([`batches`]), so a finding usually names one case.
+//! The target's result lines and its last line carry a nonce drawn for the run: a kernel's
+//! device `printf` shares the target's stdout but cannot know it, so it cannot forge a line
+//! the parent believes. Batches hold cases of distinct files ([`batches`]), so a finding
+//! usually names one case. The user's own compute-sanitizer options (`--launch-count`,
+//! `--kernel-name`, ...) count and pick launches per process: with any, every case runs alone.
 //! What a tool sees of a case must not depend on the cases before it. racecheck and synccheck
 //! look at shared memory and barriers within one launch. memcheck checks accesses against the
-//! allocations live at the launch: an earlier case's memory is freed by then, as in a run
-//! alone. initcheck tracks which bytes were written: an earlier case's memory is *kept*
+//! allocations live at the launch: an earlier case's memory is freed by then, so what is live
+//! around a case's buffers is its own memory, as in a run alone (the addresses may differ, as
+//! they may from one driver to the next). initcheck tracks which bytes were written: an earlier case's memory is *kept*
 //! allocated to the end of the process (`--keep-memory`), so the allocator never hands a later
 //! case memory an earlier one wrote, and a read of an output nobody wrote stays uninitialized.
 
@@ -78,15 +85,25 @@ pub fn run(
     exe: &Path,
 ) -> Result<Vec<SanitizerRun>> {
     let alone = |c: &Case| runner::run(catalog, c, cfg, exe);
+    let each_alone = || cases.iter().map(|c| alone(c)).collect();
     if cases.len() < 2
         || !batchable(cfg.tool)
         || cfg.keep_xml.is_some()
         || cfg.sanitizer.is_none()
+        // Options of the user's own (`--launch-count`, `--kernel-name`, ...) count launches
+        // per process: a batch would change what they select.
+        || !cfg.extra_args.is_empty()
         || batches(cases, cases.len()).len() != 1
     {
-        return cases.iter().map(|c| alone(c)).collect();
+        return each_alone();
     }
-    let (target, ptxs) = runner::target_command_for(catalog, cases, cfg, exe)?;
+    let nonce = runner::new_nonce();
+    // A case that does not build, or a tool that does not start, is each case's own error, as
+    // alone.
+    let Ok((target, ptxs)) = runner::target_command_for(catalog, cases, cfg, exe, Some(&nonce))
+    else {
+        return each_alone();
+    };
     let mut files = Vec::new();
     for p in &ptxs {
         let text = std::fs::read_to_string(p).map_err(|e| Error::io("reading", p, e))?;
@@ -94,12 +111,15 @@ pub fn run(
     }
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     let label = names.join("+");
-    // A result line per case: the idle deadline is a case's, the total all of theirs.
+    // The deadline of one case alone, for all of them: a batch that cannot finish within what
+    // one case is given settles nothing, so it is not waited for longer.
     let deadline = Deadline {
         idle: cfg.timeout,
-        total: Some(cfg.timeout * u32::try_from(cases.len()).unwrap_or(u32::MAX)),
+        total: Some(cfg.timeout),
     };
-    let batch = runner::run_tool(&label, &target, cfg, &catalog.root, deadline)?;
+    let Ok(batch) = runner::run_tool(&label, &target, cfg, &catalog.root, deadline) else {
+        return each_alone();
+    };
     if let Some(k) = hung_case(&batch, &names) {
         // The case that was running when the deadline passed runs alone: its own run says
         // whether it hangs (H200 run 25, call C: blaming it from the batch made a scan that
@@ -115,7 +135,10 @@ pub fn run(
             })
             .collect());
     }
-    let settled = settle(&batch, &names, &files);
+    let settled = match complete(&batch.log, &nonce, batch.seconds, cfg.timeout) {
+        true => settle(&batch, &names, &files, &nonce),
+        false => vec![false; cases.len()],
+    };
     let share = batch.seconds / cases.len() as f64;
     cases
         .iter()
@@ -163,19 +186,29 @@ pub fn run_own(
     tools: &[Tool],
 ) -> Result<Vec<Vec<SanitizerRun>>> {
     let alone = |c: &Case| runner::run_own(catalog, c, cfg, exe, tools);
+    let each_alone = || cases.iter().map(|c| alone(c)).collect();
     if cases.len() < 2 || cfg.keep_xml.is_some() {
-        return cases.iter().map(|c| alone(c)).collect();
+        return each_alone();
     }
-    let (target, _) = runner::target_command_for(catalog, cases, cfg, exe)?;
+    let nonce = runner::new_nonce();
+    let Ok((target, _)) = runner::target_command_for(catalog, cases, cfg, exe, Some(&nonce))
+    else {
+        return each_alone();
+    };
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
-    let mut batch_cfg = cfg.clone();
-    batch_cfg.timeout = cfg.timeout * u32::try_from(cases.len()).unwrap_or(u32::MAX);
     let label = names.join("+");
-    let runs = super::globalcheck::run::run_tools(&label, &target, &batch_cfg, &catalog.root, tools)?;
-    let clean = runs.iter().all(|r| r.outcome == Outcome::Clean)
-        && names.iter().all(|n| runs.iter().all(|r| ran_once(&r.log, n)));
+    // One case's deadline for the whole run, as for compute-sanitizer's batches.
+    let Ok(runs) = super::globalcheck::run::run_tools(&label, &target, cfg, &catalog.root, tools)
+    else {
+        return each_alone();
+    };
+    let clean = runs.iter().all(|r| {
+        r.outcome == Outcome::Clean
+            && complete(&r.log, &nonce, r.seconds * runs.len() as f64, cfg.timeout)
+            && names.iter().all(|n| ran_once(&r.log, n, &nonce))
+    });
     if !clean {
-        return cases.iter().map(|c| alone(c)).collect();
+        return each_alone();
     }
     let n = cases.len() as f64;
     Ok(cases
@@ -200,7 +233,7 @@ pub fn run_own(
 
 /// Which cases the batch's run settles as clean (see the file's comment); `names[i]` is case
 /// i's name and `files[i]` the files its PTX's line information names.
-fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>]) -> Vec<bool> {
+fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>], nonce: &str) -> Vec<bool> {
     let none = vec![false; names.len()];
     let findings: &[Finding] = match &batch.outcome {
         Outcome::Clean => &[],
@@ -226,8 +259,17 @@ fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>]) -> Vec<bo
     names
         .iter()
         .zip(flagged)
-        .map(|(name, flagged)| !flagged && ran_once(&batch.log, name))
+        .map(|(name, flagged)| !flagged && ran_once(&batch.log, name, nonce))
         .collect()
+}
+
+/// Whether a batch's run may settle anything: its target printed its last line (every case
+/// ran, none stopped it with an error), with this run's nonce, and the run took no longer than
+/// one case alone may (a run alone includes the same start and only its own case's work, so
+/// each case would have finished within its deadline alone too).
+fn complete(log: &str, nonce: &str, seconds: f64, timeout: std::time::Duration) -> bool {
+    let last = format!("{RESULT}{} [run {nonce}]", runner::ALL_RAN);
+    seconds <= timeout.as_secs_f64() && log.lines().filter(|l| *l == last).count() == 1
 }
 
 /// The case a batch that missed its deadline was running: the first without a result line
@@ -242,13 +284,20 @@ fn hung_case(batch: &SanitizerRun, names: &[&str]) -> Option<usize> {
     })
 }
 
-/// Whether `log` holds exactly one result line for case `name`, and it says the launch ran.
-fn ran_once(log: &str, name: &str) -> bool {
+/// Whether `log` holds exactly one result line for case `name` with this run's `nonce`, and
+/// it says the launch ran. A line without the nonce (a kernel's `printf`) is not a result
+/// line, but a second line with it is (the same `printf` can not make one).
+fn ran_once(log: &str, name: &str, nonce: &str) -> bool {
     let head = format!("{RESULT}{name} (");
-    let lines: Vec<&str> = log.lines().filter(|l| l.starts_with(&head)).collect();
+    let tag = format!(" [run {nonce}]");
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with(&head) && l.ends_with(&tag))
+        .collect();
     match lines[..] {
         [line] => {
-            let said = line[head.len()..].split_once("): ").map_or("", |(_, s)| s);
+            let body = &line[head.len()..line.len() - tag.len()];
+            let said = body.split_once("): ").map_or("", |(_, s)| s);
             said.starts_with(RAN_CORRECT)
                 || said
                     .split_once("; buffers digest ")

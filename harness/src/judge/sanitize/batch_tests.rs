@@ -66,8 +66,10 @@ fn finding(location: &str) -> Finding {
     }
 }
 
+const NONCE: &str = "0123456789abcdef";
+
 fn result_line(name: &str, said: &str) -> String {
-    format!("{RESULT}{name} (n=64 grid=1 block=64): {said}\n")
+    format!("{RESULT}{name} (n=64 grid=1 block=64): {said} [run {NONCE}]\n")
 }
 
 const OK: &str = "results correct; buffers digest 0123456789abcdef";
@@ -107,7 +109,7 @@ fn a_clean_batch_settles_every_case_that_ran_once() {
         result_line("a", OK),
         result_line("b", WRONG) + &result_line("c", OK)
     );
-    assert_eq!(settle(&batch_run(Outcome::Clean, &log), &NAMES, &files()), [true; 3]);
+    assert_eq!(settle(&batch_run(Outcome::Clean, &log), &NAMES, &files(), NONCE), [true; 3]);
 }
 
 #[test]
@@ -122,8 +124,20 @@ fn a_case_that_did_not_run_exactly_once_runs_again_alone() {
             result_line("b", "CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure"),
             result_line("c", OK)
         ),
-        // a line for b printed twice (once by a kernel's printf, say)
+        // a line for b printed twice with the nonce
         format!("{}{}", all_ran(), result_line("b", OK)),
+        // b's only line is a kernel's printf: without this run's nonce it is not a result line
+        format!(
+            "{}{RESULT}b (n=64 grid=1 block=64): {OK}\n{}",
+            result_line("a", OK),
+            result_line("c", OK)
+        ),
+        // ... or with another run's nonce
+        format!(
+            "{}{RESULT}b (n=64 grid=1 block=64): {OK} [run fedcba9876543210]\n{}",
+            result_line("a", OK),
+            result_line("c", OK)
+        ),
         // an error whose text happens to hold the words, after the bracket
         format!(
             "{}{}{}",
@@ -134,7 +148,7 @@ fn a_case_that_did_not_run_exactly_once_runs_again_alone() {
     ];
     for log in cases {
         assert_eq!(
-            settle(&batch_run(Outcome::Clean, &log), &NAMES, &files()),
+            settle(&batch_run(Outcome::Clean, &log), &NAMES, &files(), NONCE),
             [true, false, true],
             "{log}"
         );
@@ -145,7 +159,7 @@ fn a_case_that_did_not_run_exactly_once_runs_again_alone() {
 fn a_finding_sends_every_case_whose_code_holds_its_file_to_run_alone() {
     let run = |locs: &[&str]| {
         let f = locs.iter().map(|l| finding(l)).collect();
-        settle(&batch_run(Outcome::Findings(f), &all_ran()), &NAMES, &files())
+        settle(&batch_run(Outcome::Findings(f), &all_ran()), &NAMES, &files(), NONCE)
     };
     assert_eq!(run(&["kernels/a.cu:12"]), [false, true, true]);
     assert_eq!(run(&["kernels/b.cu:3"]), [true, false, true]);
@@ -167,7 +181,10 @@ fn a_batch_that_hung_or_was_inconclusive_settles_nothing() {
         },
         Outcome::Inconclusive("no XML was written".into()),
     ] {
-        assert_eq!(settle(&batch_run(outcome, &all_ran()), &NAMES, &files()), [false; 3]);
+        assert_eq!(
+            settle(&batch_run(outcome, &all_ran()), &NAMES, &files(), NONCE),
+            [false; 3]
+        );
     }
 }
 
@@ -217,4 +234,31 @@ fn a_batch_that_hung_points_at_the_first_case_without_a_result_line() {
     assert_eq!(hung_case(&batch_run(hang, &all_ran()), &NAMES), None);
     // Not a hang: no case to point at.
     assert_eq!(hung_case(&batch_run(Outcome::Clean, &log), &NAMES), None);
+}
+
+#[test]
+fn a_batch_settles_nothing_unless_its_target_said_every_case_ran_in_time() {
+    use std::time::Duration;
+    let last = format!("{RESULT}{} [run {NONCE}]\n", runner::ALL_RAN);
+    let log = format!("{}{last}", all_ran());
+    let t = Duration::from_secs(20);
+    assert!(complete(&log, NONCE, 3.0, t));
+    // No last line (the target stopped at an error), another run's, or one without a nonce.
+    assert!(!complete(&all_ran(), NONCE, 3.0, t));
+    assert!(!complete(&log, "fedcba9876543210", 3.0, t));
+    let bare = format!("{}{RESULT}{}\n", all_ran(), runner::ALL_RAN);
+    assert!(!complete(&bare, NONCE, 3.0, t));
+    // Twice (a forged copy next to the real one).
+    assert!(!complete(&format!("{log}{last}"), NONCE, 3.0, t));
+    // Longer than one case alone may take: each case might not have finished alone.
+    assert!(!complete(&log, NONCE, 20.5, t));
+    assert!(complete(&log, NONCE, 20.0, t));
+}
+
+#[test]
+fn nonces_differ() {
+    let a = runner::new_nonce();
+    assert_eq!(a.len(), 16);
+    assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+    assert_ne!(a, runner::new_nonce());
 }

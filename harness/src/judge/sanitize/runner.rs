@@ -137,16 +137,18 @@ fn target_command(
     cfg: &SanitizeConfig,
     exe: &Path,
 ) -> Result<Vec<OsString>> {
-    Ok(target_command_for(catalog, &[case], cfg, exe)?.0)
+    Ok(target_command_for(catalog, &[case], cfg, exe, None)?.0)
 }
 
 /// The target's command line for several cases run one after another on one device context
-/// (each case's PTX after it), and those PTX files.
+/// (each case's PTX after it), and those PTX files. With more than one case the target also
+/// gets `nonce` ([`new_nonce`]), which it puts on its result lines and its last line.
 pub(super) fn target_command_for(
     catalog: &Catalog,
     cases: &[&Case],
     cfg: &SanitizeConfig,
     exe: &Path,
+    nonce: Option<&str>,
 ) -> Result<(Vec<OsString>, Vec<std::path::PathBuf>)> {
     let mut ptxs = Vec::new();
     let mut target: Vec<OsString> = vec![OsString::from(exe)];
@@ -173,6 +175,9 @@ pub(super) fn target_command_for(
     target.extend(["--seed".into(), cfg.seed.to_string().into()]);
     if cases.len() > 1 && cfg.tool == Tool::Initcheck {
         target.push("--keep-memory".into());
+    }
+    if let Some(n) = nonce {
+        target.extend(["--nonce".into(), n.into()]);
     }
     if let Some(s) = crate::run::stress::size_arg(cfg.size) {
         target.extend(["--size".into(), s.into()]);
@@ -391,6 +396,7 @@ pub fn targets(
     size: Option<crate::source::exercises::SizeChoice>,
     catalog_ms: f64,
     keep_memory: bool,
+    nonce: Option<&str>,
 ) -> Result<()> {
     use std::io::Write;
     let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
@@ -422,10 +428,39 @@ pub fn targets(
             kept.clear();
         }
         let mut out = std::io::stdout().lock();
+        let tag = nonce.map(|n| format!(" [run {n}]")).unwrap_or_default();
         // ignored: the parent reads this pipe; a line it misses is a case it runs again alone
-        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+        let _ = writeln!(out, "{line}{tag}").and_then(|()| out.flush());
+    }
+    if let Some(n) = nonce {
+        // Every case ran: the last line a batch's parent needs before it settles any.
+        let mut out = std::io::stdout().lock();
+        // ignored: without this line the parent settles nothing
+        let _ = writeln!(out, "{RESULT}{ALL_RAN} [run {n}]").and_then(|()| out.flush());
     }
     Ok(())
+}
+
+/// The target's last line in a batch, after its result prefix: every case ran.
+pub const ALL_RAN: &str = "every case ran";
+
+/// A batch's nonce: 64 random bits in hex, which a batch's target puts on its result lines. A
+/// kernel's device `printf` shares the target's stdout and cannot know it, so it cannot forge a
+/// line the parent believes.
+pub fn new_nonce() -> String {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b));
+    if random.is_err() {
+        // No urandom: the time and the process, hashed (unpredictable enough to a kernel, which
+        // sees neither).
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let parts = [t.to_le_bytes().to_vec(), std::process::id().to_le_bytes().to_vec()];
+        b = compile::fnv(&[&parts[0], &parts[1]]).to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// One launch of `case` (its PTX `text`) on `gpu`: the line saying what the oracle found.
