@@ -35,8 +35,8 @@ mod outside_target;
 mod perf;
 mod program_report;
 mod readme;
-mod setup;
 mod sanitize_batch;
+mod setup;
 mod streamcheck;
 mod variance;
 

@@ -144,8 +144,15 @@ fn a_hang_sends_the_running_case_alone_and_the_others_run_again_together() {
         return;
     };
     assert_eq!(calls, want);
-    assert!(matches!(runs[1].outcome, Outcome::Hang { .. }), "{:?}", runs[1]);
-    assert_eq!((&runs[0].outcome, &runs[2].outcome), (&Outcome::Clean, &Outcome::Clean));
+    assert!(
+        matches!(runs[1].outcome, Outcome::Hang { .. }),
+        "{:?}",
+        runs[1]
+    );
+    assert_eq!(
+        (&runs[0].outcome, &runs[2].outcome),
+        (&Outcome::Clean, &Outcome::Clean)
+    );
 }
 
 #[test]
@@ -157,7 +164,11 @@ fn what_a_batch_cannot_prove_runs_alone() {
     let mut want = vec![CASES.join(" ")];
     want.extend(CASES.map(String::from));
     assert_eq!(calls, want);
-    assert!(runs.iter().all(|r| matches!(r.outcome, Outcome::Inconclusive(_))), "{runs:?}");
+    assert!(
+        runs.iter()
+            .all(|r| matches!(r.outcome, Outcome::Inconclusive(_))),
+        "{runs:?}"
+    );
     // No result lines (the target never said a launch ran): nothing is settled, and each
     // case's clean run alone is its answer. initcheck's batch, and only it, keeps every
     // case's memory to the end of the target.
@@ -166,7 +177,9 @@ fn what_a_batch_cannot_prove_runs_alone() {
     };
     want[0].push_str(" +keep");
     assert_eq!(calls, want);
-    assert!(runs.iter().all(|r| r.outcome == Outcome::Clean && !r.exit.contains("one process")));
+    assert!(runs
+        .iter()
+        .all(|r| r.outcome == Outcome::Clean && !r.exit.contains("one process")));
 }
 
 #[test]
@@ -177,5 +190,7 @@ fn the_users_own_sanitizer_options_run_every_case_alone() {
         return;
     };
     assert_eq!(calls, CASES.map(String::from));
-    assert!(runs.iter().all(|r| r.outcome == Outcome::Clean && !r.exit.contains("one process")));
+    assert!(runs
+        .iter()
+        .all(|r| r.outcome == Outcome::Clean && !r.exit.contains("one process")));
 }
