@@ -42,6 +42,35 @@ pub struct BuildOptions {
     pub extra: Vec<String>,
 }
 
+impl BuildOptions {
+    /// How `case`'s file is built for a detector's run: its own options (a manifest's), with or
+    /// without the jitter prelude. Every run and `judge::battery::prebuild` build through this,
+    /// so a prebuilt PTX is the one a run asks for.
+    pub fn for_case(case: &crate::source::catalog::Case, arch: &str, jitter: bool) -> BuildOptions {
+        BuildOptions {
+            arch: arch.to_string(),
+            jitter,
+            extra: case.compile_options(),
+        }
+    }
+
+    /// The same build without optimization (`-G`): every access stays in the PTX.
+    #[must_use]
+    pub fn unoptimized(mut self) -> BuildOptions {
+        self.extra.push("-G".into());
+        self
+    }
+
+    /// How a manifest case's reference kernel is built (never with jitter).
+    pub fn for_reference(case: &crate::source::catalog::Case, arch: &str) -> BuildOptions {
+        BuildOptions {
+            arch: arch.to_string(),
+            jitter: false,
+            extra: case.reference_compile_options(),
+        }
+    }
+}
+
 impl Default for BuildOptions {
     fn default() -> Self {
         BuildOptions {

@@ -352,23 +352,8 @@ fn stress_job(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::case::Origin;
-    use crate::source::entry::Entry;
-
     fn case(name: &str, exercise: &str) -> Case {
-        Case {
-            name: name.into(),
-            path: format!("kernels/{name}.cu"),
-            exercise: exercise.into(),
-            entry: Entry {
-                name: name.into(),
-                params: Default::default(),
-            },
-            bug: None,
-            expect: Default::default(),
-            title: String::new(),
-            origin: Origin::Family(crate::source::exercises::by_name("reduce").expect("a family")),
-        }
+        Case::for_test(name, &format!("kernels/{name}.cu"), exercise)
     }
 
     /// The gate's jobs start long ones first: racecheck on the heavy family before anything,

@@ -119,29 +119,12 @@ pub fn prebuild(
     use crate::source::manifest::Check;
     let mut builds: Vec<(String, BuildOptions)> = Vec::new();
     for c in cases {
-        let extra = c.compile_options();
-        let mut unoptimized = extra.clone();
-        unoptimized.push("-G".into());
-        for (jitter, extra) in [(false, extra.clone()), (true, extra), (false, unoptimized)] {
-            builds.push((
-                c.path.clone(),
-                BuildOptions {
-                    arch: cfg.arch.clone(),
-                    jitter,
-                    extra,
-                },
-            ));
-        }
+        let plain = BuildOptions::for_case(c, &cfg.arch, false);
+        builds.push((c.path.clone(), plain.clone().unoptimized()));
+        builds.push((c.path.clone(), plain));
+        builds.push((c.path.clone(), BuildOptions::for_case(c, &cfg.arch, true)));
         if let Some(Check::Reference { path, .. }) = c.kernel_spec().map(|k| &k.check) {
-            let file = catalog.manifest_file(path);
-            builds.push((
-                file,
-                BuildOptions {
-                    arch: cfg.arch.clone(),
-                    jitter: false,
-                    extra: c.reference_compile_options(),
-                },
-            ));
+            builds.push((catalog.manifest_file(path), BuildOptions::for_reference(c, &cfg.arch)));
         }
     }
     crate::proc::pool::run_all(

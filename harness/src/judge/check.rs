@@ -163,47 +163,21 @@ pub fn run(
     // A case expected to hang holds each of its cells until a deadline: those go first of all
     // (H200 run 25: the matrix's last cells were such ones, started late).
     let hangs = |c: &Case| c.expectation(Detector::Watchdog) == Expect::Flag;
+    // A cell's estimate; a task's is the sum of its cells'.
+    let est = |d: Detector, c: &Case| {
+        crate::judge::battery::estimated_seconds(d, &c.exercise, cfg.trials)
+    };
+    let tools_est = |c: &Case, tools: &[Tool]| -> f64 {
+        tools.iter().map(|t| est(Detector::from(*t), c)).sum()
+    };
     let tasks = crate::judge::battery::long_first(tasks, |t| match t {
         Task::Sanitize(c, _) | Task::Own(c, _) | Task::Stress(c, _) if hangs(c) => f64::INFINITY,
-        Task::Stress(c, jitter) => crate::judge::battery::estimated_seconds(
-            if *jitter {
-                Detector::Stress
-            } else {
-                Detector::StressNojitter
-            },
-            &c.exercise,
-            cfg.trials,
-        ),
-        Task::Sanitize(c, tool) => {
-            crate::judge::battery::estimated_seconds(Detector::from(*tool), &c.exercise, cfg.trials)
-        }
-        Task::Batch(cs, tool) => cs
-            .iter()
-            .map(|c| {
-                crate::judge::battery::estimated_seconds(
-                    Detector::from(*tool),
-                    &c.exercise,
-                    cfg.trials,
-                )
-            })
-            .sum(),
-        Task::OwnBatch(cs, tools) => cs
-            .iter()
-            .flat_map(|c| tools.iter().map(move |t| (c, t)))
-            .map(|(c, t)| {
-                crate::judge::battery::estimated_seconds(Detector::from(*t), &c.exercise, cfg.trials)
-            })
-            .sum(),
-        Task::Own(c, tools) => tools
-            .iter()
-            .map(|t| {
-                crate::judge::battery::estimated_seconds(
-                    Detector::from(*t),
-                    &c.exercise,
-                    cfg.trials,
-                )
-            })
-            .sum(),
+        Task::Stress(c, true) => est(Detector::Stress, c),
+        Task::Stress(c, false) => est(Detector::StressNojitter, c),
+        Task::Sanitize(c, tool) => est(Detector::from(*tool), c),
+        Task::Batch(cs, tool) => cs.iter().map(|c| est(Detector::from(*tool), c)).sum(),
+        Task::OwnBatch(cs, tools) => cs.iter().map(|c| tools_est(c, tools)).sum(),
+        Task::Own(c, tools) => tools_est(c, tools),
     });
     // Each pool thread keeps one stress worker (and its device context) across its stress
     // cells.

@@ -235,21 +235,13 @@ pub fn run_in(
     let ptx = compile::compile_to_cache(
         &catalog.root,
         &case.path,
-        &BuildOptions {
-            arch: cfg.arch.clone(),
-            jitter: cfg.jitter,
-            extra: case.compile_options(),
-        },
+        &BuildOptions::for_case(case, &cfg.arch, cfg.jitter),
     )?;
     let ref_ptx = match case.kernel_spec().map(|k| &k.check) {
         Some(Check::Reference { path, .. }) => Some(compile::compile_to_cache(
             &catalog.root,
             &catalog.manifest_file(path),
-            &BuildOptions {
-                arch: cfg.arch.clone(),
-                jitter: false,
-                extra: case.reference_compile_options(),
-            },
+            &BuildOptions::for_reference(case, &cfg.arch),
         )?),
         _ => None,
     };

@@ -29,24 +29,6 @@ pub(super) struct Ready {
     pub load_us: u64,
 }
 
-/// One case's run, as the worker reads it from a [`Request`].
-#[derive(Clone, Debug)]
-struct WorkerArgs {
-    pub case: String,
-    pub ptx: std::path::PathBuf,
-    /// The reference kernel's PTX, for a manifest kernel with a reference oracle.
-    pub ref_ptx: Option<std::path::PathBuf>,
-    pub trials: u32,
-    pub seed: u64,
-    pub per_set: u32,
-    pub size: Option<SizeChoice>,
-    pub jitter: bool,
-    /// Which jitter when `jitter` is on.
-    pub jitter_mode: JitterMode,
-    /// How long the worker took to read its catalog or manifest, for the ready line.
-    pub catalog_us: u64,
-}
-
 /// What the parent asks a session worker to run: one line of JSON on its stdin per case.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Request {
@@ -86,18 +68,6 @@ pub fn session(catalog: &Catalog, catalog_us: u64) -> Result<()> {
         }
         let req: Request = serde_json::from_str(&line)
             .map_err(|e| Error::Child(format!("a stress request that is not one: {e}")))?;
-        let w = WorkerArgs {
-            size: req.size,
-            case: req.case,
-            ptx: req.ptx,
-            ref_ptx: req.ref_ptx,
-            trials: req.trials,
-            seed: req.seed,
-            per_set: req.per_set,
-            jitter: req.jitter != JitterMode::None,
-            jitter_mode: req.jitter,
-            catalog_us: catalog_us.take().unwrap_or(0),
-        };
         let mut open_us = 0;
         if gpu.is_none() {
             let opened = std::time::Instant::now();
@@ -105,7 +75,8 @@ pub fn session(catalog: &Catalog, catalog_us: u64) -> Result<()> {
             open_us = us(opened);
         }
         let gpu = gpu.as_ref().expect("opened above");
-        if worker(&mut out, gpu, open_us, catalog, &w)? == Ended::Fault {
+        let catalog_us = catalog_us.take().unwrap_or(0);
+        if worker(&mut out, gpu, open_us, catalog_us, catalog, &req)? == Ended::Fault {
             return Ok(());
         }
         emit(&mut out, &Done { done: true });
@@ -126,13 +97,15 @@ enum Ended {
 }
 
 /// Loads the PTX on `gpu` (opened `open_us` ago for this case, 0 when kept from an earlier
-/// one), says it is ready, runs the trials and prints one JSON line each. Stops after a fault.
+/// one; the catalog read in `catalog_us`, 0 after the first case), says it is ready, runs the
+/// trials and prints one JSON line each. Stops after a fault.
 fn worker(
     out: &mut Out,
     gpu: &crate::run::launch::Gpu,
     open_us: u64,
+    catalog_us: u64,
     catalog: &Catalog,
-    w: &WorkerArgs,
+    w: &Request,
 ) -> Result<Ended> {
     let case = catalog.get(&w.case)?;
     let family = case.family();
@@ -149,7 +122,7 @@ fn worker(
     };
     let ready = Ready {
         ready: true,
-        catalog_us: w.catalog_us,
+        catalog_us,
         open_us,
         load_us: us(loaded),
     };
@@ -187,11 +160,7 @@ fn worker(
             t,
             w.per_set,
             size,
-            if w.jitter {
-                w.jitter_mode
-            } else {
-                JitterMode::None
-            },
+            w.jitter,
             &mut set,
         );
         let fault = matches!(outcome.result, TrialResult::Fault { .. });

@@ -159,6 +159,27 @@ pub struct Case {
     pub origin: Origin,
 }
 
+#[cfg(test)]
+impl Case {
+    /// A case for unit tests: `name` in `path`, of `exercise`, drawn by the `reduce` family,
+    /// with no bug and no expectation.
+    pub(crate) fn for_test(name: &str, path: &str, exercise: &str) -> Case {
+        Case {
+            name: name.into(),
+            path: path.into(),
+            exercise: exercise.into(),
+            entry: Entry {
+                name: name.into(),
+                params: Default::default(),
+            },
+            bug: None,
+            expect: Default::default(),
+            title: String::new(),
+            origin: Origin::Family(crate::source::exercises::by_name("reduce").expect("a family")),
+        }
+    }
+}
+
 impl Case {
     pub fn is_variant(&self) -> bool {
         self.bug.is_some()

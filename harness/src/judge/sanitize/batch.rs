@@ -41,7 +41,7 @@ use std::path::Path;
 use super::normalize::{self, Finding};
 use super::runner::{self, RAN_CORRECT, RAN_WRONG, RESULT, TIMING};
 use super::tool::{Outcome, SanitizeConfig, SanitizerRun, Tool};
-use crate::errors::{Error, Result};
+use crate::errors::Result;
 use crate::proc::watchdog::Deadline;
 use crate::source::catalog::{Case, Catalog};
 
@@ -104,11 +104,11 @@ pub fn run(
     else {
         return each_alone();
     };
-    let mut files = Vec::new();
-    for p in &ptxs {
-        let text = std::fs::read_to_string(p).map_err(|e| Error::io("reading", p, e))?;
-        files.push(ptx_files(&text, &catalog.root));
-    }
+    let Ok(texts) = ptxs.iter().map(std::fs::read_to_string).collect::<std::io::Result<Vec<_>>>()
+    else {
+        return each_alone();
+    };
+    let files: Vec<Vec<String>> = texts.iter().map(|t| ptx_files(t, &catalog.root)).collect();
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     let label = names.join("+");
     // The deadline of one case alone, for all of them: a batch that cannot finish within what

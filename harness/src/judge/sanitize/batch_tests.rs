@@ -1,21 +1,8 @@
 use super::*;
-use crate::source::catalog::{Entry, Origin};
 use rand::{RngExt, SeedableRng};
 
 fn case(name: &str, path: &str) -> Case {
-    Case {
-        name: name.into(),
-        path: path.into(),
-        exercise: "reduce".into(),
-        entry: Entry {
-            name: "k".into(),
-            params: Default::default(),
-        },
-        bug: None,
-        expect: Default::default(),
-        title: String::new(),
-        origin: Origin::Family(crate::source::exercises::by_name("reduce").expect("a family")),
-    }
+    Case::for_test(name, path, "reduce")
 }
 
 #[test]

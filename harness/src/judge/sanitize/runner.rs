@@ -91,16 +91,10 @@ pub(super) fn with_never_written(
 /// The `__shared__` variables `case`'s file reads and never writes, as findings: its source
 /// compiled again without optimization (`-G`), where every access is still in the PTX.
 pub fn never_written(catalog: &Catalog, case: &Case, cfg: &SanitizeConfig) -> Result<Vec<normalize::Finding>> {
-    let mut extra = case.compile_options();
-    extra.push("-G".into());
     let ptx = compile::compile_to_cache(
         &catalog.root,
         &case.path,
-        &BuildOptions {
-            arch: cfg.arch.clone(),
-            jitter: false,
-            extra,
-        },
+        &BuildOptions::for_case(case, &cfg.arch, false).unoptimized(),
     )?;
     let text = std::fs::read_to_string(&ptx).map_err(|e| Error::io("reading", &ptx, e))?;
     // Reads count only in the case's kernel and what it calls (a C++ entry by its identifier).
@@ -158,11 +152,7 @@ pub(super) fn target_command_for(
         let ptx = compile::compile_to_cache(
             &catalog.root,
             &case.path,
-            &BuildOptions {
-                arch: cfg.arch.clone(),
-                jitter: false,
-                extra: case.compile_options(),
-            },
+            &BuildOptions::for_case(case, &cfg.arch, false),
         )?;
         target.extend([
             "--case".into(),
