@@ -204,7 +204,7 @@ def main():
 
     if "check" in phases:
         t = time.time()
-        r = sh(f"{rg} check --jobs 14 --table {out}/detection-matrix.md --junit {out}/check-junit.xml --json {out}/check.json", timeout=400)
+        r = sh(f"RACEGATE_TIMELINE={out}/timeline-check.tsv {rg} check --jobs 14 --table {out}/detection-matrix.md --junit {out}/check-junit.xml --json {out}/check.json", timeout=400)
         (out / "check.txt").write_text(r)
         say(f"check: {time.time() - t:.0f} s wall -> check.txt, detection-matrix.md, check-junit.xml, check.json; " + r.strip().splitlines()[-1])
 
@@ -230,7 +230,7 @@ def main():
         # fencecheck is opt-in; expected.toml's `dot_f64_nofence` is flagged by it alone (run 24
         # call A ran without it and missed that expectation).
         tools = "racecheck,synccheck,memcheck,initcheck,globalcheck,sharedcheck,fencecheck"
-        r += sh(f"cd {ex} && {rg} gate --tools {tools} --trials {a.trials} --sanitize-timeout 20 --timeout 5 --sarif {out}/corpus.sarif "
+        r += sh(f"cd {ex} && RACEGATE_TIMELINE={out}/timeline-corpus.tsv {rg} gate --tools {tools} --trials {a.trials} --sanitize-timeout 20 --timeout 5 --sarif {out}/corpus.sarif "
                 f"--junit {out}/corpus-junit.xml --summary {out}/corpus-summary.md", timeout=540)
         r += f"[gate wall time: {time.time() - t1:.1f} s]\n"
         r += sh(f"python3 ci/check-corpus {out}/corpus.sarif", timeout=60)
@@ -327,9 +327,28 @@ def main():
         for i in range(30):
             src = files[i % len(files)]
             (batch / f"s{i + 1:02d}_{src.name}").write_bytes(src.read_bytes())
-        t1 = time.time()
-        r = sh(f"{rg} grade --exercise reduce {batch} --format json --output {out}/grade30.json", timeout=560)
-        r += f"[30-submission batch wall time: {time.time() - t1:.1f} s]\n"
+        # One secret for both runs, so each submission meets the same inputs: first every
+        # submission alone on the GPU (--exclusive-gpu, the behaviour before the shared lock),
+        # then side by side (the default), and the two batches' grades compared item by item.
+        secret = batch.parent / "secret"
+        secret.write_text("20261202\n")
+        r = ""
+        for name, flags in (("grade30-alone", "--exclusive-gpu"), ("grade30", "")):
+            t1 = time.time()
+            r += sh(f"RACEGATE_TIMELINE={out}/timeline-{name}.tsv {rg} grade --exercise reduce {batch} --secret-file {secret} "
+                    f"{flags} --format json --output {out}/{name}.json", timeout=560)
+            r += f"[30-submission batch wall time ({name}, {flags or 'default: side by side'}): {time.time() - t1:.1f} s]\n"
+        try:
+            def items(f):
+                return {pathlib.Path(g["submission"]).name: (g["score"], [(i["item"], i["status"], i["score"]) for i in g["items"]])
+                        for g in json.loads((out / f).read_text())}
+            alone, shared = items("grade30-alone.json"), items("grade30.json")
+            diff = [k for k in sorted(alone) if alone[k] != shared.get(k)]
+            r += f"[grades alone vs side by side: {len(alone)} and {len(shared)} submissions, {len(diff)} differ{': ' + ', '.join(diff) if diff else ''}]\n"
+            for k in diff:
+                r += f"  {k}: alone {alone[k]}\n  {k}: shared {shared.get(k)}\n"
+        except Exception as e:  # noqa: BLE001 - a comparison that could not run is said, not hidden
+            r += f"[grades not compared: {e}]\n"
         r += sh(f"{rg} report {out}/grade30.json --html {out}/grade30-html --lang ko", timeout=60)
         for f, lang in (("missing_loop_barrier", "ko"), ("no_bounds_check", "ko"), ("missing_loop_barrier", "en")):
             r += sh(f"{rg} grade --exercise reduce --lang {lang} --sanitize-timeout 20 {subs}/{f}.cu", timeout=300)

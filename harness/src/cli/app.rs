@@ -148,6 +148,7 @@ fn exit_codes_last(help: &str) -> String {
 /// printed to stderr first.
 pub fn main() -> std::process::ExitCode {
     let args = Cli::parse();
+    crate::proc::timeline::start(!matches!(args.command, Command::Internal(_)));
     // Every compile runs NVRTC in a child of this binary (`racegate __compile`), with a deadline
     // and limits: a compiler that hangs or crashes costs that compile, not the run.
     if let Ok(exe) = crate::judge::battery::current_worker() {
@@ -182,6 +183,7 @@ pub fn main() -> std::process::ExitCode {
     };
     // No job is left: any orphan one left behind is killed before racegate goes.
     crate::proc::jobs::before_exit();
+    crate::proc::timeline::finish();
     code
 }
 

@@ -33,8 +33,10 @@ Submissions compile in a child process (an empty folder, a clean environment,\n\
 loaded (seccomp-bpf, Landlock and an empty mount namespace, each where the machine has it;\n\
 `racegate doctor` lists them). The include refusal before it is a friendly first line only.\n\
 --require-confinement makes a machine with no such layer a failure (not graded, exit 3).\n\
-Submissions run on the GPU one at a time (a lock file), so --jobs overlaps compilation, not\n\
-kernels. File names that start with `-` go after `--`.\n",
+--jobs submissions run on the GPU side by side (a shared lock file); whatever depends on time\n\
+(a trial or sanitizer that missed its deadline, the performance timing) runs again or runs\n\
+alone, so a neighbour never costs a point. --exclusive-gpu runs each submission alone\n\
+throughout. File names that start with `-` go after `--`.\n",
     "Exit codes: 0 every submission earned full points, 1 some lost points, 2 bad input, 3 not \
 graded (a tool missing or failing), 4 no CUDA device (not graded; only compilation ran). A \
 submission that was not graded gets no score in any format.\n",
@@ -100,9 +102,17 @@ pub struct GradeArgs {
     /// How long to wait for another grader to leave the GPU, in seconds (then: not graded).
     #[arg(long, default_value_t = 3600.0, value_parser = values::seconds)]
     gpu_wait: f64,
-    /// Submissions graded at once in a batch.
-    #[arg(long, default_value_t = 2, value_parser = values::jobs)]
+    /// Submissions graded at once in a batch: compiled side by side and run on the GPU side by
+    /// side (see --exclusive-gpu).
+    #[arg(long, default_value_t = 4, value_parser = values::jobs)]
     jobs: usize,
+    /// Run each submission on the GPU alone, from its first trial to its last sanitizer (the
+    /// batch then overlaps only compilation). Without it, submissions share the GPU and every
+    /// verdict that depends on time (a trial or a sanitizer that missed its deadline, the
+    /// performance timing) is taken or confirmed alone, so a neighbour's kernel can slow a
+    /// submission down but never cost it a point.
+    #[arg(long)]
+    exclusive_gpu: bool,
     /// The secret seed, read from this file (first line; see the secret above). Also
     /// RACEGATE_GRADE_SECRET_FILE.
     #[arg(long, value_name = "FILE", env = "RACEGATE_GRADE_SECRET_FILE")]
@@ -273,6 +283,7 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         gpu_wait: Duration::from_secs_f64(a.gpu_wait),
         note,
         shrink: !a.no_shrink,
+        share_gpu: !a.exclusive_gpu,
     };
     let grade = |f: PathBuf| grading::grade(&root, &spec, &rubric, &f, &cfg, &s.worker);
     let fb = report::grade::Feedback {

@@ -46,6 +46,21 @@ fn job_cost(j: &Job, trials: u32) -> f64 {
     }
 }
 
+/// A job's label in `RACEGATE_TIMELINE`'s record.
+fn job_label(j: &Job) -> String {
+    match j {
+        Job::Stress(c) => format!("stress {}", c.name),
+        Job::Sanitize(c, group) => {
+            let tools: Vec<String> = group.iter().map(Tool::to_string).collect();
+            format!("{} {}", tools.join("+"), c.name)
+        }
+        Job::Batch(cs, tool) => format!(
+            "{tool} batch {}",
+            cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+")
+        ),
+    }
+}
+
 enum Job<'a> {
     Stress(&'a Case),
     /// One run of a group of tools ([`sanitizers::run_groups`]): globalcheck and sharedcheck
@@ -96,6 +111,9 @@ pub fn run_manifest(
     // starts each next job as soon as a slot is free, and the tail is short jobs.
     let trials = cfg.battery.trials;
     let jobs = crate::judge::battery::long_first(jobs, |j| job_cost(j, trials));
+    // Kernels whose stress run has missed its deadline so far: a batch that starts later runs
+    // them alone at once (see `batch_job`).
+    let hung = std::sync::Mutex::new(std::collections::BTreeSet::<String>::new());
     // Each pool thread keeps one stress worker (and its device context) across its kernels.
     let results = crate::proc::pool::run_all_with(
         jobs,
@@ -104,14 +122,20 @@ pub fn run_manifest(
         |slot, job| -> Result<(GateRun, Vec<PendingHang>)> {
             let mut out = GateRun::default();
             let mut pending = Vec::new();
+            let _span = crate::proc::timeline::span("job", || job_label(&job));
             match job {
                 Job::Sanitize(case, group) => {
                     pending = sanitize_job(catalog, case, &group, cfg, exe, &mut out)?;
                 }
                 Job::Batch(cases, tool) => {
-                    pending = batch_job(catalog, &cases, tool, cfg, exe, &mut out)?;
+                    let known = hung.lock().expect("hung").clone();
+                    pending = batch_job(catalog, &cases, tool, cfg, exe, &known, &mut out)?;
                 }
-                Job::Stress(case) => stress_job(slot, catalog, case, cfg, exe, &mut out)?,
+                Job::Stress(case) => {
+                    if stress_job(slot, catalog, case, cfg, exe, &mut out)? {
+                        hung.lock().expect("hung").insert(case.name.clone());
+                    }
+                }
             }
             Ok((out, pending))
         },
@@ -173,7 +197,9 @@ pub fn run_one(
         ..Default::default()
     };
     match tool {
-        None => stress_job(&mut stress::Slot::default(), catalog, case, cfg, exe, &mut run)?,
+        None => {
+            stress_job(&mut stress::Slot::default(), catalog, case, cfg, exe, &mut run)?;
+        }
         Some(tool) => {
             let mut sc = cfg.battery.sanitize(tool);
             sc.extra_args = cfg.sanitizer_args.clone();
@@ -214,18 +240,29 @@ fn sanitize_job(
 }
 
 /// One tool on several kernels in one process where it can settle them, each other kernel
-/// alone ([`sanitize::batch::run`]); each run is added as [`sanitize_job`] adds it.
+/// alone ([`sanitize::batch::run`]); each run is added as [`sanitize_job`] adds it. A kernel
+/// in `hung` (its stress run missed its deadline) runs alone from the start: under the tool it
+/// hangs too, and inside the batch it would cost the batch's deadline before its own (H200 run
+/// 25: `chained_scan_spin` cost each tool 40 s of the gate's 114.5).
 fn batch_job(
     catalog: &Catalog,
     cases: &[&Case],
     tool: Tool,
     cfg: &GateConfig,
     exe: &Path,
+    hung: &std::collections::BTreeSet<String>,
     out: &mut GateRun,
 ) -> Result<Vec<PendingHang>> {
     let mut sc = cfg.battery.sanitize(tool);
     sc.extra_args = cfg.sanitizer_args.clone();
-    let runs = sanitize::batch::run(catalog, cases, &sc, exe)?;
+    let (alone, together): (Vec<&Case>, Vec<&Case>) =
+        cases.iter().partition(|c| hung.contains(&c.name));
+    let mut runs = Vec::with_capacity(cases.len());
+    for c in &alone {
+        runs.push(sanitize::runner::run(catalog, c, &sc, exe)?);
+    }
+    runs.extend(sanitize::batch::run(catalog, &together, &sc, exe)?);
+    let cases: Vec<&Case> = alone.into_iter().chain(together).collect();
     let mut sources = Sources::new(&catalog.root);
     Ok(cases
         .iter()
@@ -270,6 +307,7 @@ pub fn run_own_pair(
         .collect())
 }
 
+/// One kernel's stress run, its finding added to `out`; whether it hung.
 fn stress_job(
     slot: &mut stress::Slot,
     catalog: &Catalog,
@@ -277,15 +315,16 @@ fn stress_job(
     cfg: &GateConfig,
     exe: &Path,
     out: &mut GateRun,
-) -> Result<()> {
+) -> Result<bool> {
     let r = stress::run_in(slot, catalog, case, &cfg.battery.stress(true), exe, |_| {})?;
     let oracle = match case.kernel_spec().map(|k| &k.check) {
         Some(Check::Reference { path, entry }) => format!("reference {path}:{entry}"),
         _ => "determinism".into(),
     };
     out.mark_checked(&case.name, "stress", r.seconds);
+    let hung = matches!(r.verdict, Verdict::Hang { .. });
     let kind = match &r.verdict {
-        Verdict::Pass => return Ok(()),
+        Verdict::Pass => return Ok(false),
         Verdict::Fail => format!("wrong results against the {oracle} oracle"),
         Verdict::Hang { .. } => "hang: a trial missed its deadline".into(),
         Verdict::Fault { error } => {
@@ -346,7 +385,7 @@ fn stress_job(
         trials: r.trials_run,
     });
     out.findings.push(f);
-    Ok(())
+    Ok(hung)
 }
 
 #[cfg(test)]

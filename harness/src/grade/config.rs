@@ -35,6 +35,9 @@ pub struct GradeConfig {
     pub note: fn(&str),
     /// After wrong results, look for the smallest failing size (`grade::shrink`).
     pub shrink: bool,
+    /// Submissions share the GPU ([`crate::grade::lock::Access::Shared`]); every verdict that
+    /// depends on time is still taken alone. False: each submission is alone on it throughout.
+    pub share_gpu: bool,
 }
 
 /// Before any submission is graded with limits other than the defaults (`--compile-memory`,

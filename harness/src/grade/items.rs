@@ -18,7 +18,8 @@ use super::score::{self, Item, ItemResult};
 use super::signature;
 use super::spec::{Rubric, Spec};
 use super::submission;
-use super::worker::{self, run_worker, Scratch, WorkerResult};
+use super::lock::GpuTurn;
+use super::worker::{self, run_worker, run_worker_once, Scratch, WorkerResult};
 use crate::build::compile::{self, BuildOptions, Built};
 use crate::build::compile_child::{self, Outcome as Compiled, Request};
 use crate::errors::{Error, Result};
@@ -173,8 +174,9 @@ impl Items<'_> {
 
     /// Correctness on random sizes, with jitter (`ptx` is the jittered build); also whether
     /// the kernel hung without finishing a single trial (the sanitizer items then get a
-    /// shorter deadline).
-    pub(super) fn correctness(&self, ptx: &Path) -> Result<(ItemResult, bool)> {
+    /// shorter deadline). A trial that missed its deadline while `gpu` was shared with other
+    /// submissions runs again alone, and that run is the trial's result.
+    pub(super) fn correctness(&self, ptx: &Path, gpu: &mut GpuTurn) -> Result<(ItemResult, bool)> {
         let (spec, cfg) = (self.spec, self.cfg);
         let problems: Vec<_> = (0..cfg.trials)
             .map(|t| {
@@ -187,7 +189,15 @@ impl Items<'_> {
                 )
             })
             .collect();
-        let results = run_worker(cfg, self.exe, self.work, ptx, &problems, true, "correct")?;
+        let mut alone = |p: &Problem| -> Result<WorkerResult> {
+            if !gpu.shared() {
+                return Ok(WorkerResult::Hang);
+            }
+            let one = std::slice::from_ref(p);
+            let again = gpu.alone(|| run_worker_once(cfg, self.exe, self.work, ptx, one, true, "correct-alone"))??;
+            Ok(again.into_iter().next().unwrap_or(WorkerResult::NotRun))
+        };
+        let results = run_worker(cfg, self.exe, self.work, ptx, &problems, true, "correct", &mut alone)?;
         let mut passed = 0;
         let mut lines = Vec::new();
         let mut wrong_results = false;
@@ -266,13 +276,14 @@ impl Items<'_> {
         ))
     }
 
-    /// One sanitizer on the small geometry (`ptx` is the plain build), within `timeout`.
+    /// One sanitizer on the small geometry (`ptx` is the plain build), within `timeout`; also
+    /// whether it missed that deadline (a verdict that depends on time).
     pub(super) fn sanitizer(
         &self,
         ptx: &Path,
         tool: Tool,
         timeout: std::time::Duration,
-    ) -> Result<ItemResult> {
+    ) -> Result<(ItemResult, bool)> {
         let (rubric, cfg, name) = (self.rubric, self.cfg, self.name);
         let shortened = timeout < cfg.sanitize_timeout;
         let item = match tool {
@@ -304,19 +315,22 @@ impl Items<'_> {
         let r = sanitize::runner::run_target(name, &target, &scfg, self.root)?;
         // A kernel the driver would not load never ran: nothing to pass.
         if let Some(fault) = worker::load_fault(&response) {
-            return Ok(score::item(rubric, item, 0.0, format!("{tool}: {fault}")));
+            return Ok((score::item(rubric, item, 0.0, format!("{tool}: {fault}")), false));
         }
         // A kernel that faulted leaves globalcheck nothing to read back, and it cannot be shown
         // free of races: no points, as for a hang (memcheck names the faulting line).
         if tool.is_own() && matches!(r.outcome, Outcome::Inconclusive(_)) {
             if let Some(fault) = worker::run_fault(&response) {
-                return Ok(score::item(
-                    rubric,
-                    item,
-                    0.0,
-                    format!(
-                        "{tool}: the kernel faulted under it ({fault}); memcheck names the line"
+                return Ok((
+                    score::item(
+                        rubric,
+                        item,
+                        0.0,
+                        format!(
+                            "{tool}: the kernel faulted under it ({fault}); memcheck names the line"
+                        ),
                     ),
+                    false,
                 ));
             }
         }
@@ -328,7 +342,7 @@ impl Items<'_> {
                 cfg.sanitize_timeout.as_secs_f64()
             ));
         }
-        Ok(judged)
+        Ok((judged, hang))
     }
 
     /// Performance against the course's reference kernel, on the largest size (`ptx` is the

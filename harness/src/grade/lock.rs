@@ -1,32 +1,68 @@
-//! The GPU lock: only one submission is on the GPU at a time, across threads and processes (a
+//! The GPU lock: which submissions are on the GPU at once, across threads and processes (a
 //! batch, or several graders on one machine). A kernel that floods printf or spins slows every
 //! other context on the device (the H200 showed a correct submission taking 60 s instead of 5 s
 //! next to a printf flood, and timing out in a batch), and one student's deadlines must not pay
 //! for another's kernel.
 //!
-//! An advisory lock on a file in racegate's private cache folder ([`crate::build::cache`]): the kernel
-//! releases it when the holder drops it or its process dies, so a crashed grader cannot wedge
-//! the next one. The holder writes its pid into the file; a grader that has to wait says which
-//! process it waits for, and gives up at a deadline (the submission is then not graded).
+//! So the lock has two ways in. [`Access::Shared`]: several submissions run side by side, and
+//! every verdict that does not depend on time (wrong elements, a fault, a sanitizer's finding)
+//! is taken there. [`Access::Exclusive`]: one submission alone; every verdict that does depend
+//! on time (a missed deadline, a timing) is taken or confirmed there ([`GpuTurn::alone`]), so a
+//! neighbour can slow a submission down but never cost it a point. `--exclusive-gpu` grades
+//! every submission alone from the start.
+//!
+//! An advisory lock (`flock`) on a file in racegate's private cache folder
+//! ([`crate::build::cache`]): the kernel releases it when the holder drops it or its process
+//! dies, so a crashed grader cannot wedge the next one. A holder writes its pid into the file; a
+//! grader that has to wait says which process it waits for, and gives up at a deadline (the
+//! submission is then not graded). Within one process a turnstile makes new shared holders wait
+//! behind a grader that asked to be alone, so a batch cannot keep one waiting for ever.
 
+use std::collections::HashMap;
 use std::io::{Read, Seek, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::build::compile;
 use crate::errors::{Error, Result};
 
+/// How a submission holds the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Access {
+    /// Beside other submissions.
+    Shared,
+    /// Alone.
+    Exclusive,
+}
+
 /// Held while a submission runs on the GPU; released on drop.
 pub(super) struct GpuLock(#[allow(dead_code)] std::fs::File);
 
+/// One turnstile per lock file, for this process's graders (see the module's text).
+fn turnstile(path: &Path) -> Arc<Mutex<()>> {
+    static ALL: Mutex<Option<HashMap<PathBuf, Arc<Mutex<()>>>>> = Mutex::new(None);
+    let mut all = ALL.lock().unwrap_or_else(|p| p.into_inner());
+    Arc::clone(
+        all.get_or_insert_with(HashMap::new)
+            .entry(path.to_path_buf())
+            .or_default(),
+    )
+}
+
 impl GpuLock {
     /// Waits up to `deadline` for the machine-wide lock, telling `note` whom it waits for.
-    pub(super) fn acquire(deadline: Duration, note: fn(&str)) -> Result<GpuLock> {
+    pub(super) fn acquire(access: Access, deadline: Duration, note: fn(&str)) -> Result<GpuLock> {
         let dir = compile::cache_dir()?;
-        GpuLock::acquire_at(&dir.join("grade-gpu.lock"), deadline, note)
+        GpuLock::acquire_at(&dir.join("grade-gpu.lock"), access, deadline, note)
     }
 
-    fn acquire_at(path: &Path, deadline: Duration, note: fn(&str)) -> Result<GpuLock> {
+    fn acquire_at(
+        path: &Path,
+        access: Access,
+        deadline: Duration,
+        note: fn(&str),
+    ) -> Result<GpuLock> {
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -36,8 +72,16 @@ impl GpuLock {
             .map_err(|e| Error::io("opening", path, e))?;
         let start = Instant::now();
         let mut told = false;
+        // Held while waiting: a grader that wants the GPU alone keeps new shared holders out
+        // of this process until it has it.
+        let gate = turnstile(path);
+        let _turn = gate.lock().unwrap_or_else(|p| p.into_inner());
         loop {
-            match file.try_lock() {
+            let tried = match access {
+                Access::Shared => file.try_lock_shared(),
+                Access::Exclusive => file.try_lock(),
+            };
+            match tried {
                 Ok(()) => break,
                 Err(std::fs::TryLockError::WouldBlock) => {}
                 Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("locking", path, e)),
@@ -59,9 +103,10 @@ impl GpuLock {
                 ));
                 told = true;
             }
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(Duration::from_millis(50));
         }
-        // Ours now: say who holds it.
+        // Ours now: say who holds it (a shared holder may overwrite another's pid: the file
+        // names one of them, which is all a waiting grader's message needs).
         let me = std::process::id().to_string();
         file.set_len(0)
             .and_then(|_| file.rewind())
@@ -69,6 +114,74 @@ impl GpuLock {
             .and_then(|_| file.flush())
             .map_err(|e| Error::io("writing", path, e))?;
         Ok(GpuLock(file))
+    }
+}
+
+/// One submission's hold on the GPU for its whole graded run: shared or exclusive from the
+/// start, and alone on request for the verdicts that depend on time.
+pub(super) struct GpuTurn {
+    held: Option<GpuLock>,
+    access: Access,
+    wait: Duration,
+    note: fn(&str),
+    path: Option<PathBuf>,
+    /// Time spent waiting for other graders (not this submission's time).
+    pub waited: Duration,
+}
+
+impl GpuTurn {
+    /// Takes the GPU as `access` says, waiting up to `wait` for other graders.
+    pub(super) fn take(access: Access, wait: Duration, note: fn(&str)) -> Result<GpuTurn> {
+        GpuTurn::take_at(None, access, wait, note)
+    }
+
+    /// [`GpuTurn::take`] on the lock file `path` (default: the one in the cache folder).
+    fn take_at(
+        path: Option<PathBuf>,
+        access: Access,
+        wait: Duration,
+        note: fn(&str),
+    ) -> Result<GpuTurn> {
+        let mut turn = GpuTurn {
+            held: None,
+            access,
+            wait,
+            note,
+            path,
+            waited: Duration::ZERO,
+        };
+        turn.held = Some(turn.lock(access)?);
+        Ok(turn)
+    }
+
+    fn lock(&mut self, access: Access) -> Result<GpuLock> {
+        let queued = Instant::now();
+        let l = match &self.path {
+            Some(p) => GpuLock::acquire_at(p, access, self.wait, self.note),
+            None => GpuLock::acquire(access, self.wait, self.note),
+        };
+        self.waited += queued.elapsed();
+        l
+    }
+
+    /// Whether other submissions may be on the GPU beside this one now.
+    pub(super) fn shared(&self) -> bool {
+        self.access == Access::Shared
+    }
+
+    /// Runs `f` with the GPU to this submission alone: a shared hold is given back, the lock
+    /// taken alone, `f` run, the shared hold taken back. Already alone: just `f`.
+    pub(super) fn alone<T>(&mut self, f: impl FnOnce() -> T) -> Result<T> {
+        if !self.shared() {
+            return Ok(f());
+        }
+        drop(self.held.take());
+        let _span = crate::proc::timeline::span("alone", || "the GPU alone (wait included)".into());
+        let alone = self.lock(Access::Exclusive)?;
+        let out = f();
+        drop(alone);
+        self.held = Some(self.lock(Access::Shared)?);
+        Ok(out)
     }
 }
 
@@ -100,7 +213,7 @@ mod tests {
         // A lock of its own: real grades on this machine take the shared one.
         let work = tempfile::tempdir().unwrap();
         let path = work.path().join("gpu.lock");
-        let held = GpuLock::acquire_at(&path, Duration::from_secs(1), keep).unwrap();
+        let held = GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             std::process::id().to_string()
@@ -110,7 +223,7 @@ mod tests {
         drop(other);
         // A second grader waits, says for whom, and gives up at its deadline.
         let start = Instant::now();
-        let e = GpuLock::acquire_at(&path, Duration::from_millis(300), keep)
+        let e = GpuLock::acquire_at(&path, Access::Shared, Duration::from_millis(300), keep)
             .err()
             .unwrap()
             .to_string();
@@ -119,7 +232,85 @@ mod tests {
         assert!(e.contains(&pid) && e.contains("giving up"), "{e}");
         assert!(NOTES.lock().unwrap().iter().any(|n| n.contains(&pid)));
         drop(held);
-        GpuLock::acquire_at(&path, Duration::from_secs(1), keep)
+        GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep)
             .expect("released when the grade ends");
+    }
+
+    #[test]
+    fn shared_holders_run_side_by_side_and_one_alone_waits_for_them_all() {
+        let work = tempfile::tempdir().unwrap();
+        let path = work.path().join("gpu.lock");
+        let short = Duration::from_millis(200);
+        let a = GpuLock::acquire_at(&path, Access::Shared, short, keep).unwrap();
+        let b = GpuLock::acquire_at(&path, Access::Shared, short, keep).expect("a second shared holder");
+        // Alone is refused while either shared holder is there.
+        assert!(GpuLock::acquire_at(&path, Access::Exclusive, short, keep).is_err());
+        drop(a);
+        assert!(GpuLock::acquire_at(&path, Access::Exclusive, short, keep).is_err());
+        drop(b);
+        let alone = GpuLock::acquire_at(&path, Access::Exclusive, short, keep).unwrap();
+        // And nobody shares with one that is alone.
+        assert!(GpuLock::acquire_at(&path, Access::Shared, short, keep).is_err());
+        drop(alone);
+    }
+
+    #[test]
+    fn a_turn_goes_alone_and_comes_back_shared() {
+        let work = tempfile::tempdir().unwrap();
+        let path = work.path().join("gpu.lock");
+        let short = Duration::from_millis(300);
+        let mut turn =
+            GpuTurn::take_at(Some(path.clone()), Access::Shared, short, keep).unwrap();
+        assert!(turn.shared());
+        // Another submission beside it is fine ...
+        let other = GpuLock::acquire_at(&path, Access::Shared, short, keep).unwrap();
+        // ... but going alone waits for it: here until the deadline, so the turn fails.
+        assert!(turn.alone(|| ()).is_err());
+        drop(other);
+        let mut turn = GpuTurn::take_at(Some(path.clone()), Access::Shared, short, keep).unwrap();
+        let inside = turn
+            .alone(|| GpuLock::acquire_at(&path, Access::Shared, Duration::ZERO, keep).is_err())
+            .unwrap();
+        assert!(inside, "someone shared the GPU with a submission that was alone");
+        // Back to shared afterwards: another shared holder gets in, one alone does not.
+        let beside = GpuLock::acquire_at(&path, Access::Shared, short, keep).expect("shared again");
+        assert!(GpuLock::acquire_at(&path, Access::Exclusive, Duration::ZERO, keep).is_err());
+        drop(beside);
+        // A turn taken alone stays alone and runs `f` as it is.
+        drop(turn);
+        let mut solo = GpuTurn::take_at(Some(path.clone()), Access::Exclusive, short, keep).unwrap();
+        assert!(!solo.shared());
+        assert_eq!(solo.alone(|| 7).unwrap(), 7);
+        assert!(GpuLock::acquire_at(&path, Access::Shared, Duration::ZERO, keep).is_err());
+    }
+
+    #[test]
+    fn a_grader_waiting_to_be_alone_keeps_new_shared_holders_out() {
+        let work = tempfile::tempdir().unwrap();
+        let path = work.path().join("gpu.lock");
+        let first = GpuLock::acquire_at(&path, Access::Shared, Duration::from_secs(1), keep).unwrap();
+        let started = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                started.wait();
+                GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(5), keep)
+                    .map(drop)
+                    .is_ok()
+            });
+            started.wait();
+            std::thread::sleep(Duration::from_millis(200));
+            // The alone waiter holds the turnstile: a new shared holder cannot pass it ...
+            let t = Instant::now();
+            let late = s.spawn(|| {
+                GpuLock::acquire_at(&path, Access::Shared, Duration::from_secs(5), keep).map(drop).is_ok()
+            });
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(!late.is_finished(), "a shared holder passed a grader waiting to be alone");
+            // ... until the first shared holder leaves and the alone one has had its turn.
+            drop(first);
+            assert!(waiter.join().unwrap());
+            assert!(late.join().unwrap());
+            assert!(t.elapsed() >= Duration::from_millis(300));
+        });
     }
 }

@@ -18,11 +18,11 @@ use serde::Serialize;
 
 use super::config::GradeConfig;
 use super::items::{self, Items};
-use super::lock::GpuLock;
+use super::lock::{Access, GpuTurn};
 use super::score::{self, Item, ItemResult};
 use super::spec::{Rubric, Spec};
 use super::worker::Scratch;
-use crate::build::compile_child;
+use crate::build::{compile, compile_child};
 use crate::errors::{exit, Error, Result};
 use crate::judge::sanitize::Tool;
 
@@ -100,6 +100,7 @@ pub fn grade(
     exe: &Path,
 ) -> Grade {
     let start = Instant::now();
+    let _span = crate::proc::timeline::span("job", || format!("grade {}", path.display()));
     // Time spent waiting for another submission to leave the GPU is not this one's.
     let waited = Cell::new(Duration::ZERO);
     let mut items = Vec::new();
@@ -156,10 +157,33 @@ fn grade_items(
         return Ok(());
     };
     let work = Scratch::new()?;
-    // From here on the submission runs on the GPU: one submission at a time.
-    let queued = Instant::now();
-    let _gpu = GpuLock::acquire(cfg.gpu_wait, cfg.note)?;
-    waited.set(queued.elapsed());
+    // From here on the submission runs on the GPU: beside other submissions, or alone with
+    // `--exclusive-gpu`; the verdicts that depend on time are taken alone either way.
+    let access = if cfg.share_gpu {
+        Access::Shared
+    } else {
+        Access::Exclusive
+    };
+    let mut gpu = GpuTurn::take(access, cfg.gpu_wait, cfg.note)?;
+    let outcome = on_gpu_items(root, spec, rubric, cfg, exe, &work, &name, (&plain, &jittered), &mut gpu, items);
+    waited.set(gpu.waited);
+    outcome
+}
+
+/// The items that run on the GPU, in order, with the GPU held as `gpu` says.
+#[allow(clippy::too_many_arguments)]
+fn on_gpu_items(
+    root: &Path,
+    spec: &Spec,
+    rubric: &Rubric,
+    cfg: &GradeConfig,
+    exe: &Path,
+    work: &Scratch,
+    name: &str,
+    (plain, jittered): (&compile::Built, &compile::Built),
+    gpu: &mut GpuTurn,
+    items: &mut Vec<ItemResult>,
+) -> Result<()> {
     let ptx_plain = work.write("plain.ptx", plain.ptx.as_bytes())?;
     let ptx_jitter = work.write("jitter.ptx", jittered.ptx.as_bytes())?;
     let on_gpu = Items {
@@ -168,12 +192,13 @@ fn grade_items(
         rubric,
         cfg,
         exe,
-        work: &work,
-        name: &name,
-        code: crate::build::compile::fingerprint(&plain.ptx),
+        work,
+        name,
+        code: compile::fingerprint(&plain.ptx),
     };
-    // 3. Correctness on random sizes, with jitter.
-    let (correct, hung) = on_gpu.correctness(&ptx_jitter)?;
+    // 3. Correctness on random sizes, with jitter; a trial that missed its deadline beside
+    // other submissions is run again alone before it counts.
+    let (correct, hung) = on_gpu.correctness(&ptx_jitter, gpu)?;
     items.push(correct);
     let deadline = super::items::sanitize_deadline(cfg.sanitize_timeout, hung);
     // 4. The sanitizers, on the small geometry, side by side.
@@ -187,14 +212,30 @@ fn grade_items(
             _ => true,
         })
         .collect();
-    let sanitizer_items =
-        crate::proc::pool::run_all(tools, 4, |tool| on_gpu.sanitizer(&ptx_plain, tool, deadline), |_| {});
-    for it in sanitizer_items {
-        items.push(it?);
+    let sanitize = |tools: Vec<Tool>| {
+        crate::proc::pool::run_all(tools, 4, |tool| on_gpu.sanitizer(&ptx_plain, tool, deadline), |_| {})
+    };
+    let mut judged = Vec::new();
+    for it in sanitize(tools.clone()) {
+        judged.push(it?);
     }
-    // 5. Performance against the course's reference, when the rubric gives it points.
+    // A tool that missed its deadline beside other submissions runs again alone, and that run
+    // is the item. Not after the kernel finished none of its correctness trials (each of
+    // those hangs was taken alone): the deadline was cut because a hang is what is expected.
+    let again: Vec<usize> = (0..judged.len())
+        .filter(|&i| gpu.shared() && !hung && judged[i].1)
+        .collect();
+    if !again.is_empty() {
+        let redo = gpu.alone(|| sanitize(again.iter().map(|&i| tools[i]).collect()))?;
+        for (&i, it) in again.iter().zip(redo) {
+            judged[i] = it?;
+        }
+    }
+    items.extend(judged.into_iter().map(|(item, _)| item));
+    // 5. Performance against the course's reference, when the rubric gives it points: a
+    // timing, so alone.
     if rubric.performance > 0.0 {
-        items.push(on_gpu.performance(&ptx_plain)?);
+        items.push(gpu.alone(|| on_gpu.performance(&ptx_plain))??);
     }
     Ok(())
 }
@@ -216,6 +257,7 @@ impl GradeConfig {
             gpu_wait: Duration::from_secs(1),
             note: |_| {},
             shrink: false,
+            share_gpu: false,
             require_confinement: false,
             confinement: String::new(),
         }

@@ -138,7 +138,10 @@ impl From<Record> for WorkerResult {
 /// Runs `problems` through workers: after a fault (the CUDA context is gone) or a hang, a
 /// fresh worker takes the remaining problems, so one bad size costs one trial, not the rest.
 /// After two hangs the remaining trials are not run: a kernel that never ends would otherwise
-/// cost a full deadline per trial.
+/// cost a full deadline per trial. Each hang goes through `confirm` first (a run of that problem
+/// alone on the GPU, [`super::lock::GpuTurn::alone`]), whose result replaces it: only a hang
+/// that stays one counts.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run_worker(
     cfg: &GradeConfig,
     exe: &Path,
@@ -147,6 +150,7 @@ pub(super) fn run_worker(
     problems: &[Problem],
     jitter: bool,
     tag: &str,
+    confirm: &mut dyn FnMut(&Problem) -> Result<WorkerResult>,
 ) -> Result<Vec<WorkerResult>> {
     let mut results = Vec::with_capacity(problems.len());
     let mut hangs = 0;
@@ -157,14 +161,16 @@ pub(super) fn run_worker(
             .iter()
             .position(|r| *r == WorkerResult::NotRun)
             .unwrap_or(part.len());
-        hangs += part[..done]
-            .iter()
-            .filter(|r| **r == WorkerResult::Hang)
-            .count();
         if done == 0 {
             break; // the worker ended cleanly without running anything: do not spin
         }
-        results.extend(part.into_iter().take(done));
+        for (p, mut r) in rest.iter().zip(part.into_iter().take(done)) {
+            if r == WorkerResult::Hang {
+                r = confirm(p)?;
+                hangs += usize::from(r == WorkerResult::Hang);
+            }
+            results.push(r);
+        }
     }
     results.resize(problems.len(), WorkerResult::NotRun);
     Ok(results)
@@ -172,7 +178,7 @@ pub(super) fn run_worker(
 
 /// One worker process on `problems`; its response file read back. The first problem without
 /// a record is where the worker hung or died, unless it exited cleanly after a fault.
-fn run_worker_once(
+pub(super) fn run_worker_once(
     cfg: &GradeConfig,
     exe: &Path,
     work: &Scratch,
@@ -348,215 +354,7 @@ fn problem_poison(labels: &[&str], t: usize) -> u32 {
     crate::run::poison::poison(base, u32::try_from(t).unwrap_or(u32::MAX))
 }
 
+// The tests: the retry loop with stand-in workers, the scratch folder, the wire's edges.
 #[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use rand::SeedableRng;
-
-    use super::*;
-    use crate::source::exercises::{self, SizeChoice};
-
-    /// Over many requests of three problems with sizes drawn as grading draws them, every
-    /// request poisons its problems 0xFFFFFFFF, zero and a random word (in some order), so a
-    /// kernel that reads memory it never wrote meets both fixed patterns.
-    #[test]
-    fn every_request_takes_both_fixed_poisons_and_consecutive_problems_differ() {
-        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(7);
-        for _ in 0..2000 {
-            let labels: Vec<String> = (0..3)
-                .map(|_| format!("n={} grid={} block=256", rand::RngExt::random_range(&mut rng, 1..1_000_000u32), rand::RngExt::random_range(&mut rng, 1..4000u32)))
-                .collect();
-            let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
-            let p: Vec<u32> = (0..3).map(|t| problem_poison(&labels, t)).collect();
-            assert!(p.windows(2).all(|w| w[0] != w[1]), "{labels:?}: {p:x?}");
-            if compile::fingerprint(labels[0]) < u64::MAX - 3 {
-                assert!(p.contains(&0xFFFF_FFFF) && p.contains(&0), "{labels:?}: {p:x?}");
-            }
-        }
-    }
-
-    #[test]
-    fn a_timing_worker_answers_in_its_response_file_not_on_stdout() {
-        let work = Scratch::new().unwrap();
-        let (args, response) = work
-            .worker_call("mine", Path::new("k.ptx"), &[], false, true)
-            .unwrap();
-        let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
-        let at = args
-            .iter()
-            .position(|a| a == "--response")
-            .expect("--response");
-        assert_eq!(Path::new(&args[at + 1]), response);
-        assert!(args.contains(&"--time".to_string()), "{args:?}");
-    }
-
-    #[test]
-    fn a_truncated_response_marks_the_rest_not_run() {
-        let mut file = wire::encode_record(&Record::Ran(vec![Bytes(vec![1, 2, 3])]));
-        file.extend(wire::encode_record(&Record::Fault("error 719".into())));
-        let cut = wire::encode_record(&Record::Ran(vec![Bytes(vec![4, 5, 6])]));
-        file.extend_from_slice(&cut[..cut.len() - 4]);
-        assert_eq!(
-            read_response(&file, 4),
-            vec![
-                WorkerResult::Ran(vec![vec![1, 2, 3]]),
-                WorkerResult::Fault("error 719".into()),
-                WorkerResult::NotRun,
-                WorkerResult::NotRun
-            ]
-        );
-    }
-
-    /// A stand-in for `racegate __grade-worker`: a shell script that gets the same arguments
-    /// (the response file is the 7th).
-    fn fake_worker(dir: &Path, script: &str) -> PathBuf {
-        use std::os::unix::fs::PermissionsExt;
-        let p = dir.join("fake-worker.sh");
-        std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-        p
-    }
-
-    fn three_problems() -> Vec<Problem> {
-        let entry = crate::source::catalog::Entry {
-            name: "reduce".into(),
-            params: [("block".to_string(), 256)].into(),
-        };
-        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(1);
-        (0..3)
-            .map(|_| {
-                exercises::by_name("reduce").unwrap().problem(
-                    &entry,
-                    SizeChoice::Fixed(300),
-                    &mut rng,
-                )
-            })
-            .collect()
-    }
-
-    /// Three problems through `run_worker`, with `script` standing in for every worker.
-    fn run_fake(script: &str, timeout_ms: u64) -> Vec<WorkerResult> {
-        try_fake(script, timeout_ms).unwrap()
-    }
-
-    fn try_fake(script: &str, timeout_ms: u64) -> Result<Vec<WorkerResult>> {
-        let work = Scratch::new().unwrap();
-        let exe = fake_worker(work.path(), script);
-        let problems = three_problems();
-        run_worker(
-            &GradeConfig::for_tests(Duration::from_millis(timeout_ms)),
-            &exe,
-            &work,
-            Path::new("x.ptx"),
-            &problems,
-            true,
-            "t",
-        )
-    }
-
-    /// The minimal-repro search's call is bounded by its total budget, whatever the per-problem
-    /// deadline: a worker that keeps going (one result, then nothing) is ended at the budget, the
-    /// problem in hand is a hang and the rest are not run; no fresh worker is started.
-    #[test]
-    fn a_bounded_call_ends_at_its_budget_with_one_worker() {
-        let work = Scratch::new().unwrap();
-        let count = work.path().join("starts");
-        let one = wire::encode_record(&Record::Ran(vec![Bytes(vec![1])]));
-        let hex: String = one.iter().map(|b| format!("\\{:03o}", b)).collect();
-        let exe = fake_worker(
-            work.path(),
-            &format!("echo x >> {}; printf '{hex}' > $7; sleep 30", count.display()),
-        );
-        let started = std::time::Instant::now();
-        let r = run_worker_within(
-            &exe,
-            &work,
-            Path::new("x.ptx"),
-            &three_problems(),
-            true,
-            "shrink",
-            Duration::from_secs(20),
-            Duration::from_millis(500),
-        )
-        .unwrap();
-        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
-        assert_eq!(
-            r,
-            vec![
-                WorkerResult::Ran(vec![vec![1]]),
-                WorkerResult::Hang,
-                WorkerResult::NotRun
-            ]
-        );
-        assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 1);
-    }
-
-    #[test]
-    fn a_module_that_did_not_load_is_found_in_the_response() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("r.resp");
-        std::fs::write(&p, wire::encode_record(&Record::Fault("error 719".into()))).unwrap();
-        assert_eq!(load_fault(&p), None);
-        assert_eq!(run_fault(&p), Some("error 719".into()));
-        let f = format!("{LOAD_FAULT}too much shared data");
-        std::fs::write(&p, wire::encode_record(&Record::Fault(f.clone()))).unwrap();
-        assert_eq!(load_fault(&p), Some(f));
-        assert_eq!(run_fault(&p), None);
-    }
-
-    #[test]
-    fn a_worker_lost_for_another_reason_is_the_machines_failure() {
-        // No record, and an exit code: the worker could not open the GPU, say.
-        let e = try_fake("echo 'error: no CUDA device: gone' >&2; exit 4", 5000).unwrap_err();
-        assert!(e.to_string().contains("exited with code 4"), "{e}");
-        assert!(e.to_string().contains("no CUDA device: gone"), "{e}");
-        let e = try_fake("kill -KILL $$", 5000).unwrap_err();
-        assert!(e.to_string().contains("signal 9"), "{e}");
-    }
-
-    #[test]
-    fn the_worker_does_not_get_the_secret() {
-        // The fake worker writes a fault whose text is what it sees of the secret.
-        let r = run_fake(
-            "printf '{\"Fault\":\"[%s]\"}\\n' \"${RACEGATE_GRADE_SECRET-unset}\" > $7",
-            5000,
-        );
-        assert_eq!(r[0], WorkerResult::Fault("[unset]".into()));
-    }
-
-    #[test]
-    fn after_a_fault_a_fresh_worker_takes_the_remaining_trials() {
-        // Every worker faults on its first problem and exits cleanly, as the real one does.
-        let line = wire::encode_record(&Record::Fault("error 719".into()));
-        let line = String::from_utf8(line).unwrap();
-        assert!(!line.contains('\''), "quoted for the shell as is");
-        let r = run_fake(&format!("printf '%s' '{line}' > $7; echo progress"), 5000);
-        assert_eq!(r, vec![WorkerResult::Fault("error 719".into()); 3]);
-    }
-
-    #[test]
-    fn after_two_hangs_the_remaining_trials_are_not_run() {
-        let start = std::time::Instant::now();
-        let r = run_fake("sleep 30", 300);
-        assert_eq!(
-            r,
-            vec![WorkerResult::Hang, WorkerResult::Hang, WorkerResult::NotRun]
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "{:?}",
-            start.elapsed()
-        );
-    }
-
-    #[test]
-    fn the_scratch_folder_goes_away_with_the_grade() {
-        let work = Scratch::new().unwrap();
-        let dir = work.path().to_path_buf();
-        work.write("plain.ptx", b"ptx").unwrap();
-        assert!(dir.join("plain.ptx").is_file());
-        drop(work);
-        assert!(!dir.exists(), "{} left behind", dir.display());
-    }
-}
+#[path = "worker_tests.rs"]
+mod tests;

@@ -97,6 +97,19 @@ enum Task<'a> {
     Own(&'a Case, Vec<Tool>),
 }
 
+/// A task's label in `RACEGATE_TIMELINE`'s record.
+fn task_label(t: &Task) -> String {
+    let names = |cs: &[&Case]| cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+");
+    let tools = |ts: &[Tool]| ts.iter().map(Tool::to_string).collect::<Vec<_>>().join("+");
+    match t {
+        Task::Stress(c, jitter) => format!("stress{} {}", if *jitter { "" } else { "-nojitter" }, c.name),
+        Task::Sanitize(c, tool) => format!("{tool} {}", c.name),
+        Task::Batch(cs, tool) => format!("{tool} batch {}", names(cs)),
+        Task::OwnBatch(cs, ts) => format!("{} batch {}", tools(ts), names(cs)),
+        Task::Own(c, ts) => format!("{} {}", tools(ts), c.name),
+    }
+}
+
 /// Runs the matrix over `cases`.
 pub fn run(
     catalog: &Catalog,
@@ -185,7 +198,10 @@ pub fn run(
         tasks,
         cfg.jobs,
         stress::Slot::default,
-        |slot, task| run_task(slot, catalog, &task, cfg, exe),
+        |slot, task| {
+            let _span = crate::proc::timeline::span("job", || task_label(&task));
+            run_task(slot, catalog, &task, cfg, exe)
+        },
         |r| {
             if let Ok(cells) = r {
                 on_event(CheckEvent::Done(cells));

@@ -8,6 +8,7 @@ pub mod pool;
 pub mod processes;
 pub mod signals;
 pub mod subcommands;
+pub mod timeline;
 pub mod watchdog;
 
 // Which containment applies, for `doctor` and the grade's confinement note.

@@ -51,6 +51,25 @@ pub struct Supervised {
     stdout_open: bool,
     /// The child's standard input when started with `piped_stdin`.
     pub stdin: Option<ChildStdin>,
+    /// Its line in `RACEGATE_TIMELINE`'s record, closed when it is finished.
+    _span: Option<crate::proc::timeline::Span>,
+}
+
+/// A child's label in the timeline: its program and arguments, each path by its file name.
+fn timeline_label(program: &Path, args: &[OsString]) -> String {
+    let short = |s: &std::ffi::OsStr| {
+        let p = Path::new(s);
+        match p.file_name() {
+            Some(n) if p.is_absolute() => n.to_string_lossy().into_owned(),
+            _ => s.to_string_lossy().into_owned(),
+        }
+    };
+    let mut label = short(program.as_os_str());
+    for a in args {
+        label.push(' ');
+        label.push_str(&short(a));
+    }
+    label.chars().take(400).collect()
 }
 
 impl Supervised {
@@ -147,6 +166,7 @@ impl Supervised {
             });
         }
         let stdin = child.stdin.take();
+        let span = crate::proc::timeline::span("process", || timeline_label(program, args));
         Ok(Supervised {
             program: program.to_path_buf(),
             child,
@@ -161,6 +181,7 @@ impl Supervised {
             exited_at: None,
             stdout_open: true,
             stdin,
+            _span: span,
         })
     }
 
