@@ -1,7 +1,7 @@
 //! An optional record of when each job and each child process of a run started and ended, for
 //! finding where a run's wall time goes (which jobs overlap, which wait, what the tail is).
 //! Off unless `RACEGATE_TIMELINE=FILE` is set; then the command writes one line per span to
-//! FILE when it ends: start and end in seconds since the command started, the thread, what it
+//! FILE when it ends (after a first line with the wall-clock time it started): start and end in seconds since the command started, the thread, what it
 //! was (`job` or `process`) and a label (tab-separated, the label last; tabs and newlines in it
 //! become spaces).
 
@@ -14,6 +14,8 @@ pub const ENV: &str = "RACEGATE_TIMELINE";
 
 struct Record {
     epoch: Instant,
+    /// The same moment as a wall-clock time, for lining the record up with other logs.
+    wall: std::time::SystemTime,
     file: PathBuf,
     spans: Mutex<Vec<String>>,
 }
@@ -32,6 +34,7 @@ pub fn start(on: bool) {
         let file = std::env::var_os(ENV).filter(|v| on && !v.is_empty())?;
         Some(Record {
             epoch: Instant::now(),
+            wall: std::time::SystemTime::now(),
             file: PathBuf::from(file),
             spans: Mutex::new(Vec::new()),
         })
@@ -80,7 +83,15 @@ pub fn finish() {
         let key = |l: &str| l.split('\t').next().and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
         key(a).total_cmp(&key(b))
     });
-    let text = format!("start\tend\tthread\tkind\tlabel\n{}\n", lines.join("\n"));
+    let unix = r
+        .wall
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let text = format!(
+        "# started at unix time {unix:.3}\nstart\tend\tthread\tkind\tlabel\n{}\n",
+        lines.join("\n")
+    );
     if let Err(e) = std::fs::write(&r.file, text) {
         eprintln!("warning: {ENV}: writing {}: {e}", r.file.display());
     }
