@@ -4,7 +4,8 @@
 # (--exclusive-gpu, as before) and side by side with one secret, the grades compared; (2) the
 # gate runs a kernel whose stress run hung alone in every tool at once instead of inside a
 # batch first; (3) RACEGATE_TIMELINE records when each job and child process ran, for the
-# matrix, the corpus gate and both grading batches. The watchdog writes nothing to the call's
+# matrix, the corpus gate and both grading batches; (4) bench with a column for the jitter build
+# with jitter off (what the build alone costs). The watchdog writes nothing to the call's
 # output, so the call ends when the pack does. vmstat and nvidia-smi sample CPU and GPU use
 # every second beside it.
 set -u
@@ -17,7 +18,7 @@ V=$!
 nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory --format=csv -lms 1000 > "$A/gpu-util.csv" 2>&1 &
 G=$!
 timeout 560 python3 ci/h200_run.py --racegate .gpu/racegate --bundle .gpu --out "$A" \
-  --phases env,check,corpus,grade30 --trials 100 --jobs 14 > "$A/h200_run.log" 2>&1
+  --phases env,check,corpus,grade30,bench --trials 100 --jobs 14 > "$A/h200_run.log" 2>&1
 echo "h200_run exit $?" >> "$A/h200_run.log"
 kill $V $G 2>/dev/null
 pkill -P $W 2>/dev/null; kill $W 2>/dev/null

@@ -131,21 +131,23 @@ fn dense_table(rows: &[bench::JitterRow]) -> String {
     s
 }
 
-/// Where a trial's time goes, per case: the launch without compares, the compares, the pct
-/// prelude's bookkeeping without delays, and the pct jitter on the earlier out-of-line prelude.
+/// Where a trial's time goes, per case: the launch without compares, the compares, the jitter
+/// build with jitter off, the pct prelude's bookkeeping without delays, and the pct jitter on the
+/// earlier out-of-line prelude.
 fn parts_table(rows: &[bench::JitterRow]) -> String {
     let mut s = String::from(
-        "\n| case | bare (µs) | launch, no compare (µs) | compares add (µs) | stress (µs) | pct bookkeeping, no delay (µs) | the same, no barrier count (µs) | pct (µs) | pct, out-of-line prelude (µs) |\n|---|---|---|---|---|---|---|---|---|\n",
+        "\n| case | bare (µs) | launch, no compare (µs) | compares add (µs) | stress (µs) | jitter build, jitter off (µs) | pct bookkeeping, no delay (µs) | the same, no barrier count (µs) | pct (µs) | pct, out-of-line prelude (µs) |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let p = &r.parts;
         s.push_str(&format!(
-            "| `{}` | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |\n",
+            "| `{}` | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |\n",
             r.row.case,
             r.row.bare_us,
             p.launch_only_us,
             r.row.stress_us - p.launch_only_us,
             r.row.stress_us,
+            p.jitter_build_off_us,
             p.count_only_us,
             p.no_count_us,
             r.row.stress_jitter_us,

@@ -79,6 +79,9 @@ pub struct Parts {
     /// `count_only_us` on a build whose hook counts nothing (`-DRACEGATE_PCT_NOCOUNT`): the
     /// hook's cost without its per-warp barrier count.
     pub no_count_us: f64,
+    /// The full trial on the jitter build with jitter off (mode 0): what the build alone costs
+    /// (each barrier followed by one look at the plan's mode) beside `stress_us`.
+    pub jitter_build_off_us: f64,
 }
 
 /// Geometric mean and worst case of each ratio over the rows.
@@ -218,7 +221,8 @@ pub fn measure(
     trial(&jittered, None)?;
     trial(&noinline, Some(JitterMode::Pct))?;
     trial(&nocount, None)?;
-    let mut v: [Vec<Duration>; 8] = Default::default();
+    trial(&jittered, Some(JitterMode::None))?;
+    let mut v: [Vec<Duration>; 9] = Default::default();
     for _ in 0..rounds {
         v[0].push(gpu.bare_loop(&plain, &problem, iters)?);
         v[1].push(trial(&plain, Some(JitterMode::None))?);
@@ -228,12 +232,13 @@ pub fn measure(
         v[5].push(trial(&jittered, None)?);
         v[6].push(trial(&noinline, Some(JitterMode::Pct))?);
         v[7].push(trial(&nocount, None)?);
+        v[8].push(trial(&jittered, Some(JitterMode::None))?);
     }
     let per = |v: &mut Vec<Duration>| {
         v.sort();
         v[v.len() / 2].as_secs_f64() * 1e6 / iters as f64
     };
-    let [b, s, j, d, launch_only_us, count_only_us, pct_noinline_us, no_count_us] =
+    let [b, s, j, d, launch_only_us, count_only_us, pct_noinline_us, no_count_us, jitter_build_off_us] =
         v.each_mut().map(per);
     Ok(JitterRow {
         row: BenchRow {
@@ -253,6 +258,7 @@ pub fn measure(
             count_only_us,
             pct_noinline_us,
             no_count_us,
+            jitter_build_off_us,
         },
     })
 }
@@ -279,6 +285,7 @@ mod tests {
                 launch_only_us: 0.0,
                 count_only_us: 0.0,
                 pct_noinline_us: 0.0,
+                jitter_build_off_us: 0.0,
                 no_count_us: 0.0,
             },
         }
