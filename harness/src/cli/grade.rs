@@ -86,11 +86,15 @@ pub struct GradeArgs {
     /// The public seed (mixed with the secret).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Deadline per trial, in seconds.
-    #[arg(long, default_value_t = 10.0, value_parser = values::seconds)]
+    /// Deadline per trial, in seconds. The course's kernels take microseconds to milliseconds
+    /// a trial (the H200: a whole submission's eight `reduce` trials, worker start included,
+    /// under a second), so 5 s ends only infinite loops and deadlocks; raise it for an exercise
+    /// whose correct solutions may be far slower.
+    #[arg(long, default_value_t = 5.0, value_parser = values::seconds)]
     timeout: f64,
     /// Deadline per sanitizer run, in seconds. When the kernel hung in every correctness trial
-    /// it ran, at most 15 s (a kernel that finishes runs the small geometry in a few seconds).
+    /// it ran, at most 10 s (a kernel that finishes runs the small geometry in a few seconds, and
+    /// racecheck reports a barrier deadlock after 3 s).
     #[arg(long, default_value_t = 60.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
     /// Deadline per compile of a submission, in seconds.

@@ -136,8 +136,9 @@ pub(super) fn finished_none(results: &[WorkerResult]) -> bool {
 /// finishes runs the small geometry in a few seconds under any tool (H200 run 24: about 3 s for
 /// a whole submission's four tools side by side); one that hung at full size usually hangs at
 /// the small one too, and each tool waited out the whole deadline (run 24's batch of 30: the two
-/// infinite loops took 81 s each, 60 of them the sanitizers).
-pub(super) const AFTER_HANG_SANITIZE: std::time::Duration = std::time::Duration::from_secs(15);
+/// infinite loops took 81 s each, 60 of them the sanitizers). 10 s leaves a tool's start (1-4 s
+/// on the H200 beside other runs) and racecheck's 3 s before it reports a barrier deadlock.
+pub(super) const AFTER_HANG_SANITIZE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The deadline the sanitizer items run under: the configured one, or at most
 /// [`AFTER_HANG_SANITIZE`] when the kernel finished no correctness trial ([`finished_none`]).
@@ -176,7 +177,7 @@ impl Items<'_> {
     /// the kernel hung without finishing a single trial (the sanitizer items then get a
     /// shorter deadline). A trial that missed its deadline while `gpu` was shared with other
     /// submissions runs again alone, and that run is the trial's result.
-    pub(super) fn correctness(&self, ptx: &Path, gpu: &mut GpuTurn) -> Result<(ItemResult, bool)> {
+    pub(super) fn correctness(&self, ptx: &Path, gpu: &GpuTurn) -> Result<(ItemResult, bool)> {
         let (spec, cfg) = (self.spec, self.cfg);
         let problems: Vec<_> = (0..cfg.trials)
             .map(|t| {
@@ -189,15 +190,17 @@ impl Items<'_> {
                 )
             })
             .collect();
-        let mut alone = |p: &Problem| -> Result<WorkerResult> {
-            if !gpu.shared() {
-                return Ok(WorkerResult::Hang);
+        // One worker run on `rest`: beside other submissions (holding the shared lock), or
+        // alone when `alone` (`run_worker` says when).
+        let mut run = |rest: &[Problem], alone: bool| -> Result<Vec<WorkerResult>> {
+            let once = || run_worker_once(cfg, self.exe, self.work, ptx, rest, true, "correct");
+            if alone {
+                gpu.alone(once)?
+            } else {
+                gpu.run(once)?
             }
-            let one = std::slice::from_ref(p);
-            let again = gpu.alone(|| run_worker_once(cfg, self.exe, self.work, ptx, one, true, "correct-alone"))??;
-            Ok(again.into_iter().next().unwrap_or(WorkerResult::NotRun))
         };
-        let results = run_worker(cfg, self.exe, self.work, ptx, &problems, true, "correct", &mut alone)?;
+        let results = run_worker(&problems, gpu.shared(), &mut run)?;
         let mut passed = 0;
         let mut lines = Vec::new();
         let mut wrong_results = false;
@@ -266,7 +269,7 @@ impl Items<'_> {
             .iter()
             .any(|r| matches!(r, WorkerResult::Hang | WorkerResult::Fault(_)));
         if wrong_results && cfg.shrink && !stuck {
-            if let Some(found) = self.shrink(ptx) {
+            if let Some(found) = gpu.run(|| self.shrink(ptx))? {
                 detail.push_str(&format!("\n  {found}"));
             }
         }

@@ -95,7 +95,10 @@ impl GpuLock {
                     deadline.as_secs_f64()
                 )));
             }
-            if !told {
+            // Graders of this same process (a batch) take turns by design: only another
+            // process's hold is worth a note.
+            let ours = holder == format!("process {}", std::process::id());
+            if !told && !ours {
                 note(&format!(
                     "waiting for the GPU: {holder} holds {} (giving up after {:.0} s)",
                     path.display(),
@@ -117,16 +120,18 @@ impl GpuLock {
     }
 }
 
-/// One submission's hold on the GPU for its whole graded run: shared or exclusive from the
-/// start, and alone on request for the verdicts that depend on time.
+/// One submission's hold on the GPU for its whole graded run. Alone from the start
+/// ([`Access::Exclusive`]: the lock is held until the grade ends), or shared: then the shared
+/// lock is taken around each run on the GPU ([`GpuTurn::run`]) and given back between runs, so a
+/// grader that asks to be alone ([`GpuTurn::alone`]) waits for the runs in flight, not for whole
+/// submissions.
 pub(super) struct GpuTurn {
     held: Option<GpuLock>,
     access: Access,
     wait: Duration,
     note: fn(&str),
     path: Option<PathBuf>,
-    /// Time spent waiting for other graders (not this submission's time).
-    pub waited: Duration,
+    waited: Mutex<Duration>,
 }
 
 impl GpuTurn {
@@ -148,40 +153,53 @@ impl GpuTurn {
             wait,
             note,
             path,
-            waited: Duration::ZERO,
+            waited: Mutex::new(Duration::ZERO),
         };
-        turn.held = Some(turn.lock(access)?);
+        if access == Access::Exclusive {
+            turn.held = Some(turn.lock(Access::Exclusive)?);
+        }
         Ok(turn)
     }
 
-    fn lock(&mut self, access: Access) -> Result<GpuLock> {
+    fn lock(&self, access: Access) -> Result<GpuLock> {
         let queued = Instant::now();
         let l = match &self.path {
             Some(p) => GpuLock::acquire_at(p, access, self.wait, self.note),
             None => GpuLock::acquire(access, self.wait, self.note),
         };
-        self.waited += queued.elapsed();
+        *self.waited.lock().unwrap_or_else(|p| p.into_inner()) += queued.elapsed();
         l
     }
 
-    /// Whether other submissions may be on the GPU beside this one now.
+    /// Time spent waiting for other graders (not this submission's time).
+    pub(super) fn waited(&self) -> Duration {
+        *self.waited.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether other submissions may be on the GPU beside this one.
     pub(super) fn shared(&self) -> bool {
         self.access == Access::Shared
     }
 
-    /// Runs `f` with the GPU to this submission alone: a shared hold is given back, the lock
-    /// taken alone, `f` run, the shared hold taken back. Already alone: just `f`.
-    pub(super) fn alone<T>(&mut self, f: impl FnOnce() -> T) -> Result<T> {
+    /// Runs `f` (one run on the GPU) holding the shared lock; alone from the start: just `f`.
+    /// Never call it inside [`GpuTurn::alone`]: the shared lock would wait for ourselves.
+    pub(super) fn run<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
         if !self.shared() {
             return Ok(f());
         }
-        drop(self.held.take());
+        let _held = self.lock(Access::Shared)?;
+        Ok(f())
+    }
+
+    /// Runs `f` with the GPU to this submission alone (it waits for the runs in flight beside
+    /// it; new ones wait for it). Alone from the start: just `f`.
+    pub(super) fn alone<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
+        if !self.shared() {
+            return Ok(f());
+        }
         let _span = crate::proc::timeline::span("alone", || "the GPU alone (wait included)".into());
-        let alone = self.lock(Access::Exclusive)?;
-        let out = f();
-        drop(alone);
-        self.held = Some(self.lock(Access::Shared)?);
-        Ok(out)
+        let _alone = self.lock(Access::Exclusive)?;
+        Ok(f())
     }
 }
 
@@ -221,6 +239,8 @@ mod tests {
         let other = std::fs::File::open(&path).unwrap();
         assert!(other.try_lock().is_err(), "a second grader got the GPU");
         drop(other);
+        // As if another process held it (the holder writes its pid).
+        std::fs::write(&path, "1").unwrap();
         // A second grader waits, says for whom, and gives up at its deadline.
         let start = Instant::now();
         let e = GpuLock::acquire_at(&path, Access::Shared, Duration::from_millis(300), keep)
@@ -228,9 +248,8 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(start.elapsed() >= Duration::from_millis(300));
-        let pid = format!("process {}", std::process::id());
-        assert!(e.contains(&pid) && e.contains("giving up"), "{e}");
-        assert!(NOTES.lock().unwrap().iter().any(|n| n.contains(&pid)));
+        assert!(e.contains("process 1") && e.contains("giving up"), "{e}");
+        assert!(NOTES.lock().unwrap().iter().any(|n| n.contains("process 1 holds")));
         drop(held);
         GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep)
             .expect("released when the grade ends");
@@ -255,32 +274,37 @@ mod tests {
     }
 
     #[test]
-    fn a_turn_goes_alone_and_comes_back_shared() {
+    fn a_shared_turn_holds_the_lock_per_run_and_goes_alone_on_request() {
         let work = tempfile::tempdir().unwrap();
         let path = work.path().join("gpu.lock");
         let short = Duration::from_millis(300);
-        let mut turn =
-            GpuTurn::take_at(Some(path.clone()), Access::Shared, short, keep).unwrap();
+        let turn = GpuTurn::take_at(Some(path.clone()), Access::Shared, short, keep).unwrap();
         assert!(turn.shared());
-        // Another submission beside it is fine ...
-        let other = GpuLock::acquire_at(&path, Access::Shared, short, keep).unwrap();
-        // ... but going alone waits for it: here until the deadline, so the turn fails.
-        assert!(turn.alone(|| ()).is_err());
-        drop(other);
-        let mut turn = GpuTurn::take_at(Some(path.clone()), Access::Shared, short, keep).unwrap();
+        // Between runs it holds nothing: a grader may take the GPU alone.
+        drop(GpuLock::acquire_at(&path, Access::Exclusive, Duration::ZERO, keep).expect("free between runs"));
+        // During a run another submission may share, but nobody is alone.
+        let (beside, alone) = turn
+            .run(|| {
+                (
+                    GpuLock::acquire_at(&path, Access::Shared, Duration::ZERO, keep).is_ok(),
+                    GpuLock::acquire_at(&path, Access::Exclusive, Duration::ZERO, keep).is_ok(),
+                )
+            })
+            .unwrap();
+        assert!(beside && !alone, "beside {beside}, alone {alone}");
+        // Alone: nobody shares; a run beside it waits (here until its deadline).
         let inside = turn
             .alone(|| GpuLock::acquire_at(&path, Access::Shared, Duration::ZERO, keep).is_err())
             .unwrap();
         assert!(inside, "someone shared the GPU with a submission that was alone");
-        // Back to shared afterwards: another shared holder gets in, one alone does not.
-        let beside = GpuLock::acquire_at(&path, Access::Shared, short, keep).expect("shared again");
-        assert!(GpuLock::acquire_at(&path, Access::Exclusive, Duration::ZERO, keep).is_err());
-        drop(beside);
-        // A turn taken alone stays alone and runs `f` as it is.
-        drop(turn);
-        let mut solo = GpuTurn::take_at(Some(path.clone()), Access::Exclusive, short, keep).unwrap();
+        let other = GpuLock::acquire_at(&path, Access::Shared, short, keep).unwrap();
+        assert!(turn.alone(|| ()).is_err(), "alone while another run was in flight");
+        drop(other);
+        // A turn taken alone holds the lock throughout and runs `f` as it is.
+        let solo = GpuTurn::take_at(Some(path.clone()), Access::Exclusive, short, keep).unwrap();
         assert!(!solo.shared());
         assert_eq!(solo.alone(|| 7).unwrap(), 7);
+        assert_eq!(solo.run(|| 8).unwrap(), 8);
         assert!(GpuLock::acquire_at(&path, Access::Shared, Duration::ZERO, keep).is_err());
     }
 

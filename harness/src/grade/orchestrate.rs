@@ -164,9 +164,9 @@ fn grade_items(
     } else {
         Access::Exclusive
     };
-    let mut gpu = GpuTurn::take(access, cfg.gpu_wait, cfg.note)?;
-    let outcome = on_gpu_items(root, spec, rubric, cfg, exe, &work, &name, (&plain, &jittered), &mut gpu, items);
-    waited.set(gpu.waited);
+    let gpu = GpuTurn::take(access, cfg.gpu_wait, cfg.note)?;
+    let outcome = on_gpu_items(root, spec, rubric, cfg, exe, &work, &name, (&plain, &jittered), &gpu, items);
+    waited.set(gpu.waited());
     outcome
 }
 
@@ -181,7 +181,7 @@ fn on_gpu_items(
     work: &Scratch,
     name: &str,
     (plain, jittered): (&compile::Built, &compile::Built),
-    gpu: &mut GpuTurn,
+    gpu: &GpuTurn,
     items: &mut Vec<ItemResult>,
 ) -> Result<()> {
     let ptx_plain = work.write("plain.ptx", plain.ptx.as_bytes())?;
@@ -212,11 +212,13 @@ fn on_gpu_items(
             _ => true,
         })
         .collect();
-    let sanitize = |tools: Vec<Tool>| {
-        crate::proc::pool::run_all(tools, 4, |tool| on_gpu.sanitizer(&ptx_plain, tool, deadline), |_| {})
+    // Each run holds the shared lock while it runs (`run`), or nothing more when alone.
+    let sanitize = |tools: Vec<Tool>, each: &(dyn Fn(Tool) -> Result<(ItemResult, bool)> + Sync)| {
+        crate::proc::pool::run_all(tools, 4, each, |_| {})
     };
+    let beside = |tool| gpu.run(|| on_gpu.sanitizer(&ptx_plain, tool, deadline))?;
     let mut judged = Vec::new();
-    for it in sanitize(tools.clone()) {
+    for it in sanitize(tools.clone(), &beside) {
         judged.push(it?);
     }
     // A tool that missed its deadline beside other submissions runs again alone, and that run
@@ -226,7 +228,8 @@ fn on_gpu_items(
         .filter(|&i| gpu.shared() && !hung && judged[i].1)
         .collect();
     if !again.is_empty() {
-        let redo = gpu.alone(|| sanitize(again.iter().map(|&i| tools[i]).collect()))?;
+        let by_itself = |tool| on_gpu.sanitizer(&ptx_plain, tool, deadline);
+        let redo = gpu.alone(|| sanitize(again.iter().map(|&i| tools[i]).collect(), &by_itself))?;
         for (&i, it) in again.iter().zip(redo) {
             judged[i] = it?;
         }

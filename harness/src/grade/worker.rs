@@ -135,28 +135,32 @@ impl From<Record> for WorkerResult {
     }
 }
 
-/// Runs `problems` through workers: after a fault (the CUDA context is gone) or a hang, a
-/// fresh worker takes the remaining problems, so one bad size costs one trial, not the rest.
-/// After two hangs the remaining trials are not run: a kernel that never ends would otherwise
-/// cost a full deadline per trial. Each hang goes through `confirm` first (a run of that problem
-/// alone on the GPU, [`super::lock::GpuTurn::alone`]), whose result replaces it: only a hang
-/// that stays one counts.
-#[allow(clippy::too_many_arguments)]
+/// One worker process on the problems given, alone on the GPU when the flag says so.
+pub(super) type RunWorker<'a> = dyn FnMut(&[Problem], bool) -> Result<Vec<WorkerResult>> + 'a;
+
+/// Runs `problems` through workers (`run`: one worker process on the problems given, alone on
+/// the GPU when asked): after a fault (the CUDA context is gone) or a hang, a fresh worker takes
+/// the remaining problems, so one bad size costs one trial, not the rest. After two hangs the
+/// remaining trials are not run: a kernel that never ends would otherwise cost a full deadline
+/// per trial.
+///
+/// When the GPU is `shared` with other submissions, a missed deadline is a verdict that depends
+/// on time: the problem runs again alone, and that run is its result. After a hang taken alone
+/// the next problems run alone one at a time until one finishes (a kernel that hangs would
+/// otherwise pay a deadline beside others and another alone for each), then beside others again.
 pub(super) fn run_worker(
-    cfg: &GradeConfig,
-    exe: &Path,
-    work: &Scratch,
-    ptx: &Path,
     problems: &[Problem],
-    jitter: bool,
-    tag: &str,
-    confirm: &mut dyn FnMut(&Problem) -> Result<WorkerResult>,
+    shared: bool,
+    run: &mut RunWorker<'_>,
 ) -> Result<Vec<WorkerResult>> {
     let mut results = Vec::with_capacity(problems.len());
     let mut hangs = 0;
+    // Whether the next run is alone (in a batch that shares the GPU, after a hang).
+    let mut alone = false;
     while results.len() < problems.len() && hangs < 2 {
         let rest = &problems[results.len()..];
-        let part = run_worker_once(cfg, exe, work, ptx, rest, jitter, tag)?;
+        let rest = if alone { &rest[..1] } else { rest };
+        let part = run(rest, alone)?;
         let done = part
             .iter()
             .position(|r| *r == WorkerResult::NotRun)
@@ -165,9 +169,19 @@ pub(super) fn run_worker(
             break; // the worker ended cleanly without running anything: do not spin
         }
         for (p, mut r) in rest.iter().zip(part.into_iter().take(done)) {
-            if r == WorkerResult::Hang {
-                r = confirm(p)?;
-                hangs += usize::from(r == WorkerResult::Hang);
+            if r == WorkerResult::Hang && shared && !alone {
+                r = run(std::slice::from_ref(p), true)?
+                    .into_iter()
+                    .next()
+                    .unwrap_or(WorkerResult::NotRun);
+            }
+            match r {
+                WorkerResult::Hang => {
+                    hangs += 1;
+                    alone = shared;
+                }
+                WorkerResult::Ran(_) | WorkerResult::Fault(_) => alone = false,
+                WorkerResult::NotRun => {}
             }
             results.push(r);
         }

@@ -93,16 +93,10 @@ fn try_fake(script: &str, timeout_ms: u64) -> Result<Vec<WorkerResult>> {
     let work = Scratch::new().unwrap();
     let exe = fake_worker(work.path(), script);
     let problems = three_problems();
-    run_worker(
-        &GradeConfig::for_tests(Duration::from_millis(timeout_ms)),
-        &exe,
-        &work,
-        Path::new("x.ptx"),
-        &problems,
-        true,
-        "t",
-        &mut |_| Ok(WorkerResult::Hang),
-    )
+    let cfg = GradeConfig::for_tests(Duration::from_millis(timeout_ms));
+    run_worker(&problems, false, &mut |rest, _| {
+        run_worker_once(&cfg, &exe, &work, Path::new("x.ptx"), rest, true, "t")
+    })
 }
 
 /// The minimal-repro search's call is bounded by its total budget, whatever the per-problem
@@ -200,44 +194,56 @@ fn after_two_hangs_the_remaining_trials_are_not_run() {
     );
 }
 
+/// Sharing the GPU: a hang beside other submissions is run again alone and that run is the
+/// result; after a hang alone the next problems run alone one at a time until one finishes.
 #[test]
-fn a_hang_counts_only_when_its_run_alone_hangs_too() {
-    // Every worker hangs; the run alone says the first problem ran and the others hung.
-    let work = Scratch::new().unwrap();
-    let exe = fake_worker(work.path(), "sleep 30");
-    let problems = three_problems();
-    let mut asked = Vec::new();
-    let mut confirm = |p: &Problem| {
-        asked.push(p.label.clone());
-        Ok(if asked.len() == 1 {
-            WorkerResult::Ran(vec![vec![9]])
+fn a_hang_beside_others_counts_only_when_its_run_alone_hangs_too() {
+    let problems: Vec<Problem> = (0..4).flat_map(|_| three_problems()).take(4).collect();
+    let label = |p: &Problem| problems.iter().position(|q| std::ptr::eq(q, p)).unwrap();
+    // Alone, problem 0 runs and problem 3 runs; beside others every run hangs at once.
+    let mut calls: Vec<(Vec<usize>, bool)> = Vec::new();
+    let mut run = |rest: &[Problem], alone: bool| {
+        calls.push((rest.iter().map(label).collect(), alone));
+        let first = label(&rest[0]);
+        let mut out = vec![WorkerResult::NotRun; rest.len()];
+        out[0] = if alone && (first == 0 || first == 3) {
+            WorkerResult::Ran(vec![vec![u8::try_from(first).unwrap()]])
         } else {
             WorkerResult::Hang
-        })
+        };
+        Ok(out)
     };
-    let r = run_worker(
-        &GradeConfig::for_tests(Duration::from_millis(300)),
-        &exe,
-        &work,
-        Path::new("x.ptx"),
-        &problems,
-        true,
-        "t",
-        &mut confirm,
-    )
-    .unwrap();
-    // The first hang was no hang alone: its result stands, and two more hangs are needed
-    // before the rest is given up.
+    let r = run_worker(&problems, true, &mut run).unwrap();
     assert_eq!(
         r,
         vec![
-            WorkerResult::Ran(vec![vec![9]]),
+            WorkerResult::Ran(vec![vec![0]]),
             WorkerResult::Hang,
-            WorkerResult::Hang
+            WorkerResult::Hang,
+            WorkerResult::NotRun
         ]
     );
-    let labels: Vec<String> = problems.iter().map(|p| p.label.clone()).collect();
-    assert_eq!(asked, labels, "each hang confirmed once, in order");
+    assert_eq!(
+        calls,
+        vec![
+            (vec![0, 1, 2, 3], false), // beside others: 0 hangs
+            (vec![0], true),           // 0 alone: it ran
+            (vec![1, 2, 3], false),    // beside others again: 1 hangs
+            (vec![1], true),           // 1 alone: a hang
+            (vec![2], true),           // so 2 alone straight away: the second hang, the end
+        ]
+    );
+    // Alone from the start (`--exclusive-gpu`), a hang is final and nothing runs twice.
+    let mut once: Vec<(Vec<usize>, bool)> = Vec::new();
+    let mut run = |rest: &[Problem], alone: bool| {
+        once.push((rest.iter().map(label).collect(), alone));
+        let mut out = vec![WorkerResult::NotRun; rest.len()];
+        out[0] = WorkerResult::Hang;
+        Ok(out)
+    };
+    let r = run_worker(&problems, false, &mut run).unwrap();
+    assert_eq!(r[..2], [WorkerResult::Hang, WorkerResult::Hang]);
+    assert_eq!(once, vec![(vec![0, 1, 2, 3], false), (vec![1, 2, 3], false)]);
 }
 
 #[test]
