@@ -61,6 +61,40 @@ fn job_label(j: &Job) -> String {
     }
 }
 
+/// What the gate's stress runs have said so far.
+#[derive(Default)]
+struct StressState {
+    /// Kernels whose stress run ended.
+    done: std::collections::BTreeSet<String>,
+    /// Kernels whose stress run missed its deadline: under a tool they hang too.
+    hung: std::collections::BTreeSet<String>,
+}
+
+/// A job's place in the queue when a thread is free (the highest starts): the tools of a kernel
+/// whose stress run hung (they run it alone at once, together, so the kernel spins on the GPU
+/// once and early: on the H200 a hung kernel's context takes its turns of the GPU from every
+/// other process, run 26), then stress runs (they tell which kernels hang), then by estimated
+/// cost, a job waiting on a
+/// stress run of its own kernels after the others (by then it may know they hang).
+fn job_rank(j: &Job, trials: u32, st: &StressState, stressed: &[&str]) -> f64 {
+    let cost = job_cost(j, trials);
+    let cases: Vec<&str> = match j {
+        Job::Stress(_) => return 3e6 + cost,
+        Job::Sanitize(c, _) => vec![c.name.as_str()],
+        Job::Batch(cs, _) => cs.iter().map(|c| c.name.as_str()).collect(),
+    };
+    if cases.iter().any(|c| st.hung.contains(*c)) {
+        4e6 + cost
+    } else if cases
+        .iter()
+        .any(|c| stressed.contains(c) && !st.done.contains(*c))
+    {
+        cost - 1e6
+    } else {
+        cost
+    }
+}
+
 enum Job<'a> {
     Stress(&'a Case),
     /// One run of a group of tools ([`sanitizers::run_groups`]): globalcheck and sharedcheck
@@ -107,18 +141,16 @@ pub fn run_manifest(
             jobs.push(Job::Stress(c));
         }
     }
-    // Long jobs first, as the matrix orders its cells (`judge::battery::long_first`): the pool
-    // starts each next job as soon as a slot is free, and the tail is short jobs.
+    // The order jobs start in is decided at each pick ([`job_rank`]): stress runs first (they
+    // tell which kernels hang), then a hung kernel's tools before anything else, then the rest
+    // long ones first, those still waiting on a stress run of theirs last.
     let trials = cfg.battery.trials;
-    let jobs = crate::judge::battery::long_first(jobs, |j| job_cost(j, trials));
-    // Kernels whose stress run has missed its deadline so far: a batch that starts later runs
-    // them alone at once (see `batch_job`).
-    let hung = std::sync::Mutex::new(std::collections::BTreeSet::<String>::new());
-    // Each pool thread keeps one stress worker (and its device context) across its kernels.
-    let results = crate::proc::pool::run_all_with(
+    let stress = std::sync::Mutex::new(StressState::default());
+    let results = crate::proc::pool::run_all_ranked(
         jobs,
         cfg.battery.jobs,
         stress::Slot::default,
+        |j| job_rank(j, trials, &stress.lock().expect("stress state"), &stressed),
         |slot, job| -> Result<(GateRun, Vec<PendingHang>)> {
             let mut out = GateRun::default();
             let mut pending = Vec::new();
@@ -128,13 +160,17 @@ pub fn run_manifest(
                     pending = sanitize_job(catalog, case, &group, cfg, exe, &mut out)?;
                 }
                 Job::Batch(cases, tool) => {
-                    let known = hung.lock().expect("hung").clone();
+                    let known = stress.lock().expect("stress state").hung.clone();
                     pending = batch_job(catalog, &cases, tool, cfg, exe, &known, &mut out)?;
                 }
                 Job::Stress(case) => {
-                    if stress_job(slot, catalog, case, cfg, exe, &mut out)? {
-                        hung.lock().expect("hung").insert(case.name.clone());
+                    let hung = stress_job(slot, catalog, case, cfg, exe, &mut out);
+                    let mut st = stress.lock().expect("stress state");
+                    st.done.insert(case.name.clone());
+                    if matches!(hung, Ok(true)) {
+                        st.hung.insert(case.name.clone());
                     }
+                    hung?;
                 }
             }
             Ok((out, pending))
@@ -257,11 +293,19 @@ fn batch_job(
     sc.extra_args = cfg.sanitizer_args.clone();
     let (alone, together): (Vec<&Case>, Vec<&Case>) =
         cases.iter().partition(|c| hung.contains(&c.name));
-    let mut runs = Vec::with_capacity(cases.len());
-    for c in &alone {
-        runs.push(sanitize::runner::run(catalog, c, &sc, exe)?);
-    }
-    runs.extend(sanitize::batch::run(catalog, &together, &sc, exe)?);
+    // The hung ones beside the batch, not after it: they wait out a deadline each.
+    let (hung, batch) = std::thread::scope(|s| {
+        let hung = s.spawn(|| {
+            alone
+                .iter()
+                .map(|c| sanitize::runner::run(catalog, c, &sc, exe))
+                .collect::<Result<Vec<_>>>()
+        });
+        let batch = sanitize::batch::run(catalog, &together, &sc, exe);
+        (hung.join().expect("the hung kernels' runs"), batch)
+    });
+    let mut runs = hung?;
+    runs.extend(batch?);
     let cases: Vec<&Case> = alone.into_iter().chain(together).collect();
     let mut sources = Sources::new(&catalog.root);
     Ok(cases
@@ -399,42 +443,79 @@ mod tests {
     /// the injected tools' one run before a lone cheap tool, stress by its trials; ties keep
     /// the order they were made in.
     #[test]
-    fn the_gates_jobs_start_long_ones_first() {
+    fn the_gates_jobs_start_stress_first_then_a_hung_kernels_tools_then_long_ones() {
         let (a, m) = (case("a", "reduce"), case("m", "matmul"));
-        let jobs = vec![
-            Job::Sanitize(&a, vec![Tool::Initcheck]),
-            Job::Sanitize(&m, vec![Tool::Initcheck]),
-            Job::Sanitize(&a, vec![Tool::Globalcheck, Tool::Sharedcheck]),
-            Job::Sanitize(&a, vec![Tool::Racecheck]),
-            Job::Sanitize(&m, vec![Tool::Racecheck]),
-            Job::Stress(&a),
-            Job::Batch(vec![&a, &m], Tool::Synccheck),
-        ];
-        let order: Vec<String> = crate::judge::battery::long_first(jobs, |j| job_cost(j, 100))
-            .iter()
-            .map(|j| match j {
-                Job::Stress(c) => format!("{}:stress", c.name),
-                Job::Sanitize(c, g) => format!(
-                    "{}:{}",
-                    c.name,
-                    g.iter().map(|t| t.name()).collect::<Vec<_>>().join("+")
-                ),
-                Job::Batch(cs, t) => format!(
-                    "{}:{t}",
-                    cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+")
-                ),
-            })
-            .collect();
+        let jobs = || {
+            vec![
+                Job::Sanitize(&a, vec![Tool::Initcheck]),
+                Job::Sanitize(&m, vec![Tool::Initcheck]),
+                Job::Sanitize(&a, vec![Tool::Globalcheck, Tool::Sharedcheck]),
+                Job::Sanitize(&a, vec![Tool::Racecheck]),
+                Job::Sanitize(&m, vec![Tool::Racecheck]),
+                Job::Stress(&a),
+                Job::Batch(vec![&a, &m], Tool::Synccheck),
+            ]
+        };
+        let name = |j: &Job| match j {
+            Job::Stress(c) => format!("{}:stress", c.name),
+            Job::Sanitize(c, g) => format!(
+                "{}:{}",
+                c.name,
+                g.iter().map(|t| t.name()).collect::<Vec<_>>().join("+")
+            ),
+            Job::Batch(cs, t) => format!(
+                "{}:{t}",
+                cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+")
+            ),
+        };
+        let order = |st: &StressState, stressed: &[&str]| -> Vec<String> {
+            crate::judge::battery::long_first(jobs(), |j| job_rank(j, 100, st, stressed))
+                .iter()
+                .map(name)
+                .collect()
+        };
+        // Nothing stressed yet known (m has no stress run): stress first, then `a`'s jobs
+        // after the others, as they wait on its stress run.
+        let mut st = StressState::default();
         assert_eq!(
-            order,
+            order(&st, &["a"]),
             [
+                "a:stress",
+                "m:racecheck",
+                "m:initcheck",
+                "a:racecheck",
+                "a+m:synccheck",
+                "a:globalcheck+sharedcheck",
+                "a:initcheck"
+            ]
+        );
+        // `a`'s stress run ended: long ones first.
+        st.done.insert("a".into());
+        assert_eq!(
+            order(&st, &["a"]),
+            [
+                "a:stress",
                 "m:racecheck",
                 "a:racecheck",
                 "a+m:synccheck",
                 "a:globalcheck+sharedcheck",
                 "m:initcheck",
-                "a:stress",
                 "a:initcheck"
+            ]
+        );
+        // It hung: every job with `a` in it goes before the rest, stress runs still to start
+        // (here none: `a`'s has run) included.
+        st.hung.insert("a".into());
+        assert_eq!(
+            order(&st, &["a"]),
+            [
+                "a:racecheck",
+                "a+m:synccheck",
+                "a:globalcheck+sharedcheck",
+                "a:initcheck",
+                "a:stress",
+                "m:racecheck",
+                "m:initcheck"
             ]
         );
     }

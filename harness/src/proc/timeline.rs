@@ -58,6 +58,12 @@ pub fn span(kind: &'static str, label: impl FnOnce() -> String) -> Option<Span> 
     })
 }
 
+/// Records an instant of `kind` labelled by `label()`: why something happened (a batch that
+/// settled nothing, say), at the time it happened. Nothing when the record is off.
+pub fn note(kind: &'static str, label: impl FnOnce() -> String) {
+    drop(span(kind, label));
+}
+
 impl Drop for Span {
     fn drop(&mut self) {
         let Some(r) = record() else { return };

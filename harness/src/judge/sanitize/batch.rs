@@ -139,6 +139,11 @@ pub fn run(
         true => settle(&batch, &names, &files, &nonce),
         false => vec![false; cases.len()],
     };
+    // Why cases go alone, for `RACEGATE_TIMELINE`'s record: a batch that settles little costs
+    // a run per case on top of its own.
+    if settled.iter().any(|s| !s) {
+        crate::proc::timeline::note("batch", || unsettled_why(&batch, &names, &settled, &nonce, cfg.timeout));
+    }
     let share = batch.seconds / cases.len() as f64;
     cases
         .iter()
@@ -156,6 +161,41 @@ pub fn run(
             false => alone(c),
         })
         .collect()
+}
+
+/// One line on why a batch left cases unsettled (for the timeline record only).
+fn unsettled_why(
+    batch: &SanitizerRun,
+    names: &[&str],
+    settled: &[bool],
+    nonce: &str,
+    timeout: std::time::Duration,
+) -> String {
+    let alone: Vec<&str> = names
+        .iter()
+        .zip(settled)
+        .filter(|(_, s)| !**s)
+        .map(|(n, _)| *n)
+        .collect();
+    let why = if !complete(&batch.log, nonce, batch.seconds, timeout) {
+        let last = batch.log.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+        format!("incomplete ({:.1} s, exit {}; last line: {last})", batch.seconds, batch.exit)
+    } else {
+        match &batch.outcome {
+            Outcome::Findings(f) => {
+                let first: Vec<String> = f
+                    .iter()
+                    .take(3)
+                    .map(|x| format!("{} {} at {} ({})", x.kind, x.what, x.location, x.kernel))
+                    .collect();
+                format!("{} finding(s), first: {}", f.len(), first.join(" | "))
+            }
+            Outcome::Inconclusive(w) => format!("inconclusive: {w}"),
+            Outcome::Hang { .. } => "hang".into(),
+            Outcome::Clean => "clean, but a case's result line is missing or says it did not run".into(),
+        }
+    };
+    format!("{} {}: {} alone: {why}", batch.tool, names.join("+"), alone.join("+"))
 }
 
 /// The source files a PTX's line information names (its `.file` directives), as findings
