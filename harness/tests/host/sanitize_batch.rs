@@ -100,6 +100,13 @@ fn run_with(
     Some((runs, calls))
 }
 
+/// The batch's call, then the calls alone after it in any order (they run side by side).
+fn batch_then_alone(calls: &[String]) -> (String, Vec<String>) {
+    let mut rest = calls[1..].to_vec();
+    rest.sort();
+    (calls[0].clone(), rest)
+}
+
 fn names(runs: &[SanitizerRun]) -> Vec<&str> {
     runs.iter().map(|r| r.case.as_str()).collect()
 }
@@ -163,7 +170,7 @@ fn what_a_batch_cannot_prove_runs_alone() {
     };
     let mut want = vec![CASES.join(" ")];
     want.extend(CASES.map(String::from));
-    assert_eq!(calls, want);
+    assert_eq!(batch_then_alone(&calls), batch_then_alone(&want));
     assert!(
         runs.iter()
             .all(|r| matches!(r.outcome, Outcome::Inconclusive(_))),
@@ -176,7 +183,7 @@ fn what_a_batch_cannot_prove_runs_alone() {
         return;
     };
     want[0].push_str(" +keep");
-    assert_eq!(calls, want);
+    assert_eq!(batch_then_alone(&calls), batch_then_alone(&want));
     assert!(runs
         .iter()
         .all(|r| r.outcome == Outcome::Clean && !r.exit.contains("one process")));
