@@ -290,15 +290,14 @@ __device__ RACEGATE_PCT_INLINE void racegate_pct_point(unsigned int tid, unsigne
         racegate_sleep(sleep);
 }
 
-__device__ __forceinline__ void racegate_jittered_syncthreads(unsigned int site)
+// Everything of a visit past the first few instructions (pct: counting and sleeping in a block
+// that takes part; the dense mode), out of line: inlined at every barrier it made the kernel's
+// own loops too big to unroll (the H200, run 26: `reduce_interleaved`'s 8-step loop stayed a
+// loop with an integer modulo, and its jitter build cost 1.4x a bare launch with jitter off).
+__device__ __noinline__ void racegate_jitter_visit(unsigned int site, unsigned int block)
 {
-    __syncthreads();
-    unsigned int mode = racegate_jitter_plan.mode;
-    if (mode == 0u)
-        return;
     unsigned int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    unsigned int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    if (mode == 2u) {
+    if (racegate_jitter_plan.mode == 2u) {
         racegate_pct_point(tid, block);
         return;
     }
@@ -308,6 +307,22 @@ __device__ __forceinline__ void racegate_jittered_syncthreads(unsigned int site)
     unsigned int h = racegate_mix(key);
     if ((h & 3u) != 0u)
         __nanosleep((h >> 2) % 4096u);
+}
+
+// Inlined at every barrier, so it stays a few instructions: the real barrier, a look at the
+// mode, and in pct mode the block's hash (a block that takes part in no change point, and is
+// not block 0, which counts, is done). The rest is racegate_jitter_visit's.
+__device__ __forceinline__ void racegate_jittered_syncthreads(unsigned int site)
+{
+    __syncthreads();
+    unsigned int mode = racegate_jitter_plan.mode;
+    if (mode == 0u)
+        return;
+    unsigned int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    if (mode == 2u && block != 0u
+        && racegate_block_hash(block) > racegate_jitter_plan.block_threshold)
+        return;
+    racegate_jitter_visit(site, block);
 }
 
 #define __syncthreads() racegate_jittered_syncthreads(__LINE__)
