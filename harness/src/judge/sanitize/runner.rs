@@ -218,11 +218,7 @@ pub(super) fn run_tool(
             let dir = compile::cache_dir()?.join("xml");
             std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
             scratch = tempfile::tempdir_in(&dir).map_err(|e| Error::io("creating", &dir, e))?;
-            scratch.path().join(format!(
-                "{}-{}.xml",
-                label.replace("::", "__").replace('/', "_"),
-                cfg.tool
-            ))
+            scratch.path().join(xml_name(label, cfg.tool))
         }
     };
     // ignored: usually there is none; one that stays is overwritten by the tool, and a run that writes none is inconclusive
@@ -273,6 +269,25 @@ pub(super) fn run_tool(
         log,
         command,
     })
+}
+
+/// The file name the tool writes its XML to for `label`: the label made safe, and past 80
+/// bytes its start and a hash of the whole, so a batch's label (every case's name, joined)
+/// never passes the file system's 255 bytes (H200 run 26, call B: four of the matrix's
+/// batches were inconclusive, "the XML is not a regular file", and every case ran again alone).
+pub(super) fn xml_name(label: &str, tool: Tool) -> String {
+    let safe = label.replace("::", "__").replace('/', "_");
+    if safe.len() <= 80 {
+        return format!("{safe}-{tool}.xml");
+    }
+    let mut head = String::new();
+    for c in safe.chars() {
+        if head.len() + c.len_utf8() > 60 {
+            break;
+        }
+        head.push(c);
+    }
+    format!("{head}-{:016x}-{tool}.xml", compile::fingerprint(&safe))
 }
 
 fn inconclusive(label: &str, cfg: &SanitizeConfig, why: String) -> SanitizerRun {
@@ -520,6 +535,25 @@ fn digest(buffers: &[Vec<u8>]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_xml_file_name_fits_the_file_system_for_any_label() {
+        // Every length up to a matrix-sized batch label, ASCII and multi-byte, every tool.
+        let pieces = ["reduce_sequential::no_loop_sync", "é", "行列", "a/b", "x"];
+        let mut seen = std::collections::BTreeSet::new();
+        for n in 0..400 {
+            let label: String = (0..n).map(|i| pieces[(i * 7 + n) % pieces.len()]).collect::<Vec<_>>().join("+");
+            for tool in Tool::ALL {
+                let name = xml_name(&label, tool);
+                assert!(name.len() <= 255, "{} bytes: {name}", name.len());
+                assert!(!name.contains('/'), "{name}");
+                assert!(name.ends_with(&format!("-{tool}.xml")), "{name}");
+            }
+            assert!(seen.insert(xml_name(&label, Tool::Racecheck)), "two labels, one name: {label}");
+        }
+        // A short label keeps its readable name.
+        assert_eq!(xml_name("stencil3::inplace_neighbour", Tool::Memcheck), "stencil3__inplace_neighbour-memcheck.xml");
+    }
 
     #[test]
     fn the_digest_sees_every_byte_and_where_buffers_split() {
