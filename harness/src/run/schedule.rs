@@ -83,10 +83,11 @@ pub const MAX_POINTS: usize = 4;
 pub const DEFAULT_BUDGET: f64 = 0.5;
 /// The shortest and longest delay at a point. On the H200, per-thread delays of a few hundred
 /// ns changed nothing, per-warp microseconds did (the old jitter's 0-4 µs caught the matmul
-/// write-after-read race at every size). The shortest is 2 µs, not 1: for kernels of short
-/// blocks (the reductions' 1.8 µs) the budget then goes to fewer blocks with longer delays,
-/// and fewer blocks pay the counting visit at every barrier (run 26, call C: with 1 µs,
-/// `reduce_sequential`'s pct trial cost as much as every block counting).
+/// write-after-read race at every size). The shortest is 2 µs (1 µs until run 26): for kernels
+/// of short blocks (the reductions' 1.8 µs) the same budget then goes to fewer, longer delays.
+/// Run 26 measured both (calls C and D): detection and cost alike, because the calibration
+/// launch that sizes the budget counts in every block, so for those kernels nearly every block
+/// takes part either way (docs/benchmark.md).
 pub const MIN_DELAY_NS: u32 = 2_000;
 pub const MAX_DELAY_NS: u32 = 20_000;
 /// Barrier instances assumed before anything was counted.
