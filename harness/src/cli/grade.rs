@@ -33,9 +33,11 @@ Submissions compile in a child process (an empty folder, a clean environment,\n\
 loaded (seccomp-bpf, Landlock and an empty mount namespace, each where the machine has it;\n\
 `racegate doctor` lists them). The include refusal before it is a friendly first line only.\n\
 --require-confinement makes a machine with no such layer a failure (not graded, exit 3).\n\
---jobs submissions run on the GPU side by side (a shared lock file); whatever depends on time\n\
-(a trial or sanitizer that missed its deadline, the performance timing) runs again or runs\n\
-alone, so a neighbour never costs a point. --exclusive-gpu runs each submission alone\n\
+--jobs submissions run on the GPU side by side (a shared lock file); what others on the GPU\n\
+could cause (a trial or sanitizer that missed its deadline, a trial out of device memory)\n\
+runs again alone and that run counts, and the performance timing runs alone. One exception:\n\
+the sanitizers of a kernel that finished none of its trials (each hang taken alone) run\n\
+beside others under their cut deadline. --exclusive-gpu runs each submission alone\n\
 throughout. File names that start with `-` go after `--`.\n",
     "Exit codes: 0 every submission earned full points, 1 some lost points, 2 bad input, 3 not \
 graded (a tool missing or failing), 4 no CUDA device (not graded; only compilation ran). A \
@@ -111,10 +113,9 @@ pub struct GradeArgs {
     #[arg(long, default_value_t = 4, value_parser = values::jobs)]
     jobs: usize,
     /// Run each submission on the GPU alone, from its first trial to its last sanitizer (the
-    /// batch then overlaps only compilation). Without it, submissions share the GPU and every
-    /// verdict that depends on time (a trial or a sanitizer that missed its deadline, the
-    /// performance timing) is taken or confirmed alone, so a neighbour's kernel can slow a
-    /// submission down but never cost it a point.
+    /// batch then overlaps only compilation). Without it, submissions share the GPU and what a
+    /// neighbour could cause (a trial or a sanitizer that missed its deadline, a trial out of
+    /// device memory) is taken again alone, and the performance timing runs alone.
     #[arg(long)]
     exclusive_gpu: bool,
     /// The secret seed, read from this file (first line; see the secret above). Also

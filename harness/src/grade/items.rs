@@ -19,7 +19,7 @@ use super::signature;
 use super::spec::{Rubric, Spec};
 use super::submission;
 use super::lock::GpuTurn;
-use super::worker::{self, run_worker, run_worker_once, Scratch, WorkerResult};
+use super::worker::{self, run_worker, run_worker_once, Place, Scratch, WorkerResult};
 use crate::build::compile::{self, BuildOptions, Built};
 use crate::build::compile_child::{self, Outcome as Compiled, Request};
 use crate::errors::{Error, Result};
@@ -192,8 +192,16 @@ impl Items<'_> {
             .collect();
         // One worker run on `rest`: beside other submissions (holding the shared lock), or
         // alone when `alone` (`run_worker` says when).
-        let mut run = |rest: &[Problem], alone: bool| -> Result<Vec<WorkerResult>> {
-            let once = || run_worker_once(cfg, self.exe, self.work, ptx, rest, true, "correct");
+        // Each trial's schedule and poison come from its place among all the trials, so one run
+        // again alone is the same trial.
+        let base = problems.first().map(|p| p.label.clone());
+        let mut run = |first: usize, rest: &[Problem], alone: bool| -> Result<Vec<WorkerResult>> {
+            let place = Place {
+                first: u32::try_from(first).unwrap_or(u32::MAX),
+                base: base.clone(),
+            };
+            let once =
+                || run_worker_once(cfg, self.exe, self.work, ptx, rest, true, "correct", &place);
             if alone {
                 gpu.alone(once)?
             } else {
@@ -269,8 +277,14 @@ impl Items<'_> {
             .iter()
             .any(|r| matches!(r, WorkerResult::Hang | WorkerResult::Fault(_)));
         if wrong_results && cfg.shrink && !stuck {
-            if let Some(found) = gpu.run(|| self.shrink(ptx))? {
-                detail.push_str(&format!("\n  {found}"));
+            match gpu.run(|| self.shrink(ptx)) {
+                Ok(Some(found)) => detail.push_str(&format!("\n  {found}")),
+                Ok(None) => {}
+                // Feedback only: the grade stands without it, as for any search that could not run.
+                Err(e) => (cfg.note)(&format!(
+                    "{}: the search for a smaller failing input could not run: {e}",
+                    self.name
+                )),
             }
         }
         Ok((
@@ -304,7 +318,7 @@ impl Items<'_> {
         let problem = self.problem(1_000_000, SizeChoice::Sanitize);
         let (args, response) =
             self.work
-                .worker_call(&tool.to_string(), ptx, &[problem], false, false)?;
+                .worker_call(&tool.to_string(), ptx, &[problem], false, false, &Place::default())?;
         let target: Vec<OsString> = std::iter::once(self.exe.into()).chain(args).collect();
         // The worker takes its inputs from the request, not from a seed.
         // The worker writes its results to `response`, which the grade reads after the run:
@@ -380,7 +394,7 @@ impl Items<'_> {
         let time = |ptx: &Path, p: &Problem, tag: &str| -> Result<Option<f64>> {
             let (args, response) =
                 self.work
-                    .worker_call(tag, ptx, std::slice::from_ref(p), false, true)?;
+                    .worker_call(tag, ptx, std::slice::from_ref(p), false, true, &Place::default())?;
             // What the kernel prints (stdout, stderr) is never read: the timing comes back in
             // the response file only.
             watchdog::run(

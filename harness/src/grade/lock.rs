@@ -5,23 +5,25 @@
 //! for another's kernel.
 //!
 //! So the lock has two ways in. [`Access::Shared`]: several submissions run side by side, and
-//! every verdict that does not depend on time (wrong elements, a fault, a sanitizer's finding)
-//! is taken there. [`Access::Exclusive`]: one submission alone; every verdict that does depend
-//! on time (a missed deadline, a timing) is taken or confirmed there ([`GpuTurn::alone`]), so a
-//! neighbour can slow a submission down but never cost it a point. `--exclusive-gpu` grades
-//! every submission alone from the start.
+//! the verdicts that are the kernel's own (wrong elements, a fault of its code, a sanitizer's
+//! finding; a race shows or not as it would in any run) are taken there. [`Access::Exclusive`]:
+//! one submission alone; what a neighbour could cause (a missed deadline, a trial out of device
+//! memory) is taken again there and a timing is taken there ([`GpuTurn::alone`]), so a
+//! neighbour slows a submission down without costing it those points. One exception, said in
+//! `--help`: the sanitizers of a kernel that finished none of its trials run beside others under
+//! their cut deadline. `--exclusive-gpu` grades every submission alone from the start.
 //!
 //! An advisory lock (`flock`) on a file in racegate's private cache folder
 //! ([`crate::build::cache`]): the kernel releases it when the holder drops it or its process
 //! dies, so a crashed grader cannot wedge the next one. A holder writes its pid into the file; a
 //! grader that has to wait says which process it waits for, and gives up at a deadline (the
-//! submission is then not graded). Within one process a turnstile makes new shared holders wait
-//! behind a grader that asked to be alone, so a batch cannot keep one waiting for ever.
+//! submission is then not graded). A second lock file is a turnstile: a grader that asked to be
+//! alone holds it while it waits, and new shared holders, of any process, wait behind it, so a
+//! batch cannot keep one waiting for ever.
 
-use std::collections::HashMap;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::build::compile;
@@ -39,17 +41,6 @@ pub(super) enum Access {
 /// Held while a submission runs on the GPU; released on drop.
 pub(super) struct GpuLock(#[allow(dead_code)] std::fs::File);
 
-/// One turnstile per lock file, for this process's graders (see the module's text).
-fn turnstile(path: &Path) -> Arc<Mutex<()>> {
-    static ALL: Mutex<Option<HashMap<PathBuf, Arc<Mutex<()>>>>> = Mutex::new(None);
-    let mut all = ALL.lock().unwrap_or_else(|p| p.into_inner());
-    Arc::clone(
-        all.get_or_insert_with(HashMap::new)
-            .entry(path.to_path_buf())
-            .or_default(),
-    )
-}
-
 impl GpuLock {
     /// Waits up to `deadline` for the machine-wide lock, telling `note` whom it waits for.
     pub(super) fn acquire(access: Access, deadline: Duration, note: fn(&str)) -> Result<GpuLock> {
@@ -63,51 +54,60 @@ impl GpuLock {
         deadline: Duration,
         note: fn(&str),
     ) -> Result<GpuLock> {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| Error::io("opening", path, e))?;
+        let open = |p: &Path| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(p)
+                .map_err(|e| Error::io("opening", p, e))
+        };
+        let mut file = open(path)?;
+        // The turnstile, a second lock file: a shared taker passes it (shared, for a moment),
+        // a taker that wants the GPU alone holds it alone until it has the lock, so while it
+        // waits no new shared holder gets in, from this process or another.
+        let turn_path = path.with_extension("turn");
+        let turn = open(&turn_path)?;
         let start = Instant::now();
+        // A note only for a wait worth one: graders of one batch take turns all the time.
+        let note_after = NOTE_AFTER.min(deadline / 2);
         let mut told = false;
-        // Held while waiting: a grader that wants the GPU alone keeps new shared holders out
-        // of this process until it has it.
-        let gate = turnstile(path);
-        let _turn = gate.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            let tried = match access {
-                Access::Shared => file.try_lock_shared(),
-                Access::Exclusive => file.try_lock(),
-            };
-            match tried {
-                Ok(()) => break,
-                Err(std::fs::TryLockError::WouldBlock) => {}
-                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("locking", path, e)),
+        for (f, p) in [(&turn, turn_path.as_path()), (&file, path)] {
+            loop {
+                let tried = match access {
+                    Access::Shared => f.try_lock_shared(),
+                    Access::Exclusive => f.try_lock(),
+                };
+                match tried {
+                    Ok(()) => break,
+                    Err(std::fs::TryLockError::WouldBlock) => {}
+                    Err(std::fs::TryLockError::Error(e)) => {
+                        return Err(Error::io("locking", p, e))
+                    }
+                }
+                if start.elapsed() >= deadline {
+                    let holder = holder(&file);
+                    return Err(Error::Child(format!(
+                        "the GPU stayed taken by another grader ({holder}, lock file {}) for \
+                         {:.0} s; giving up",
+                        path.display(),
+                        deadline.as_secs_f64()
+                    )));
+                }
+                if !told && start.elapsed() >= note_after {
+                    let holder = holder(&file);
+                    note(&format!(
+                        "waiting for the GPU: {holder} holds {} (giving up after {:.0} s)",
+                        path.display(),
+                        deadline.as_secs_f64()
+                    ));
+                    told = true;
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
-            let holder = holder(&mut file);
-            if start.elapsed() >= deadline {
-                return Err(Error::Child(format!(
-                    "the GPU stayed taken by another grader ({holder}, lock file {}) for {:.0} s; \
-                     giving up",
-                    path.display(),
-                    deadline.as_secs_f64()
-                )));
-            }
-            // Graders of this same process (a batch) take turns by design: only another
-            // process's hold is worth a note.
-            let ours = holder == format!("process {}", std::process::id());
-            if !told && !ours {
-                note(&format!(
-                    "waiting for the GPU: {holder} holds {} (giving up after {:.0} s)",
-                    path.display(),
-                    deadline.as_secs_f64()
-                ));
-                told = true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
         }
+        drop(turn);
         // Ours now: say who holds it (a shared holder may overwrite another's pid: the file
         // names one of them, which is all a waiting grader's message needs).
         let me = std::process::id().to_string();
@@ -120,6 +120,9 @@ impl GpuLock {
     }
 }
 
+/// How long a grader waits before it says whom it waits for.
+const NOTE_AFTER: Duration = Duration::from_secs(10);
+
 /// One submission's hold on the GPU for its whole graded run. Alone from the start
 /// ([`Access::Exclusive`]: the lock is held until the grade ends), or shared: then the shared
 /// lock is taken around each run on the GPU ([`GpuTurn::run`]) and given back between runs, so a
@@ -131,7 +134,16 @@ pub(super) struct GpuTurn {
     wait: Duration,
     note: fn(&str),
     path: Option<PathBuf>,
-    waited: Mutex<Duration>,
+    waited: Mutex<WaitClock>,
+}
+
+/// Wall-clock time with at least one of a submission's runs waiting for the lock (its runs
+/// wait side by side: each one's wait is not added up).
+#[derive(Default)]
+struct WaitClock {
+    waiting: usize,
+    since: Option<Instant>,
+    total: Duration,
 }
 
 impl GpuTurn {
@@ -153,7 +165,7 @@ impl GpuTurn {
             wait,
             note,
             path,
-            waited: Mutex::new(Duration::ZERO),
+            waited: Mutex::new(WaitClock::default()),
         };
         if access == Access::Exclusive {
             turn.held = Some(turn.lock(Access::Exclusive)?);
@@ -162,18 +174,30 @@ impl GpuTurn {
     }
 
     fn lock(&self, access: Access) -> Result<GpuLock> {
-        let queued = Instant::now();
+        {
+            let mut w = self.waited.lock().unwrap_or_else(|p| p.into_inner());
+            w.waiting += 1;
+            if w.waiting == 1 {
+                w.since = Some(Instant::now());
+            }
+        }
         let l = match &self.path {
             Some(p) => GpuLock::acquire_at(p, access, self.wait, self.note),
             None => GpuLock::acquire(access, self.wait, self.note),
         };
-        *self.waited.lock().unwrap_or_else(|p| p.into_inner()) += queued.elapsed();
+        let mut w = self.waited.lock().unwrap_or_else(|p| p.into_inner());
+        w.waiting -= 1;
+        if w.waiting == 0 {
+            if let Some(since) = w.since.take() {
+                w.total += since.elapsed();
+            }
+        }
         l
     }
 
-    /// Time spent waiting for other graders (not this submission's time).
+    /// Wall-clock time spent waiting for other graders (not this submission's time).
     pub(super) fn waited(&self) -> Duration {
-        *self.waited.lock().unwrap_or_else(|p| p.into_inner())
+        self.waited.lock().unwrap_or_else(|p| p.into_inner()).total
     }
 
     /// Whether other submissions may be on the GPU beside this one.
@@ -204,7 +228,8 @@ impl GpuTurn {
 }
 
 /// Who holds the lock, as its file says: `process 1234`.
-fn holder(file: &mut std::fs::File) -> String {
+fn holder(file: &std::fs::File) -> String {
+    let mut file = file;
     let mut text = String::new();
     // ignored: only for the message; an unreadable pid reads as "did not write its pid"
     let _ = file.rewind().and_then(|_| file.read_to_string(&mut text));
@@ -336,5 +361,25 @@ mod tests {
             assert!(late.join().unwrap());
             assert!(t.elapsed() >= Duration::from_millis(300));
         });
+    }
+
+    #[test]
+    fn runs_that_wait_side_by_side_count_their_wait_once() {
+        let work = tempfile::tempdir().unwrap();
+        let path = work.path().join("gpu.lock");
+        let turn =
+            GpuTurn::take_at(Some(path.clone()), Access::Shared, Duration::from_secs(5), keep).unwrap();
+        let alone = GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep).unwrap();
+        std::thread::scope(|s| {
+            let a = s.spawn(|| turn.run(|| ()).unwrap());
+            let b = s.spawn(|| turn.run(|| ()).unwrap());
+            std::thread::sleep(Duration::from_millis(400));
+            drop(alone);
+            a.join().unwrap();
+            b.join().unwrap();
+        });
+        let w = turn.waited();
+        assert!(w >= Duration::from_millis(350), "{w:?}");
+        assert!(w < Duration::from_millis(750), "two waits side by side added up: {w:?}");
     }
 }

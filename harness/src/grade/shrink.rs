@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::items::Items;
-use super::worker::{run_worker_within, WorkerResult};
+use super::worker::{run_worker_within, Place, WorkerResult};
 use crate::source::exercises::SizeChoice;
 
 /// Runs per size.
@@ -122,7 +122,15 @@ impl Items<'_> {
         }
         let idle = IDLE.min(self.cfg.timeout);
         let results = match run_worker_within(
-            self.exe, self.work, ptx, &problems, true, "shrink", idle, BUDGET,
+            self.exe,
+            self.work,
+            ptx,
+            &problems,
+            true,
+            "shrink",
+            idle,
+            BUDGET,
+            &Place::default(),
         ) {
             Ok(r) => r,
             Err(e) => {

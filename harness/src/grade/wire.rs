@@ -23,6 +23,19 @@ struct Request {
     /// Whether the worker launches with schedule jitter and poisoned outputs and shared memory.
     jitter: bool,
     problems: Vec<WireProblem>,
+    #[serde(default)]
+    place: Place,
+}
+
+/// Where a request's problems sit among their item's: the first one's index, and the label
+/// whose hash is the poison's base (the item's first problem's; `None`: the request's first).
+/// A problem's jitter seed and poison come from its place in the item, not in the request, so
+/// a problem run again in a request of its own (alone on the GPU after a missed deadline, or
+/// after a fresh worker took the rest) gets the schedule and poison it had.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(super) struct Place {
+    pub first: u32,
+    pub base: Option<String>,
 }
 
 /// A problem as the worker sees it: what to allocate and what to launch, never what must come
@@ -109,20 +122,21 @@ impl<'de> Deserialize<'de> for Bytes {
 }
 
 /// The request file for `problems`, without their expected outputs.
-pub(super) fn encode_request(problems: &[Problem], jitter: bool) -> Vec<u8> {
+pub(super) fn encode_request(problems: &[Problem], jitter: bool, place: &Place) -> Vec<u8> {
     let request = Request {
         jitter,
         problems: problems.iter().map(WireProblem::from).collect(),
+        place: place.clone(),
     };
     serde_json::to_vec(&request).expect("a request serializes")
 }
 
 /// The problems of a request file and whether to jitter. Buffers come back as untyped bytes
 /// with no expected contents: the worker only uploads, launches and reads back.
-pub(super) fn decode_request(bytes: &[u8]) -> Result<(bool, Vec<Problem>), String> {
+pub(super) fn decode_request(bytes: &[u8]) -> Result<(bool, Vec<Problem>, Place), String> {
     let request: Request = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
     let problems = request.problems.into_iter().map(Problem::from).collect();
-    Ok((request.jitter, problems))
+    Ok((request.jitter, problems, request.place))
 }
 
 /// One response line, newline included, to be written in one piece.
@@ -260,15 +274,20 @@ mod tests {
     #[test]
     fn requests_round_trip_without_expected_results() {
         let p = matmul_problem();
-        let bytes = encode_request(std::slice::from_ref(&p), true);
+        let place = Place {
+            first: 3,
+            base: Some("the item's first".into()),
+        };
+        let bytes = encode_request(std::slice::from_ref(&p), true, &place);
         let expected = p.buffers[2].expected.clone().unwrap();
         let text = String::from_utf8(bytes.clone()).unwrap();
         assert!(
             !text.contains(&hex(&expected)),
             "expected results must not be in the request"
         );
-        let (jitter, back) = decode_request(&bytes).unwrap();
+        let (jitter, back, at) = decode_request(&bytes).unwrap();
         assert!(jitter);
+        assert_eq!(at, place);
         assert_eq!(back.len(), 1);
         let q = &back[0];
         assert_eq!(q.label, p.label);

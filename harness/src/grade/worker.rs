@@ -17,6 +17,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::config::GradeConfig;
+pub(super) use super::wire::Place;
 use super::wire::{self, Bytes, Record};
 use crate::build::compile;
 use crate::errors::{Error, Result};
@@ -59,10 +60,11 @@ impl Scratch {
         problems: &[Problem],
         jitter: bool,
         time: bool,
+        place: &Place,
     ) -> Result<(Vec<OsString>, PathBuf)> {
         let request = self.write(
             &format!("{tag}.req"),
-            &wire::encode_request(problems, jitter),
+            &wire::encode_request(problems, jitter, place),
         )?;
         let response = self.path().join(format!("{tag}.resp"));
         // An earlier response left there would be read as this run's.
@@ -126,6 +128,19 @@ pub(super) enum WorkerResult {
     NotRun,
 }
 
+impl WorkerResult {
+    /// Whether what other submissions do on the GPU could have made this result: a missed
+    /// deadline (they slow the kernel down), or memory the device did not have (they hold
+    /// some). Such a result beside others is taken again alone ([`run_worker`]).
+    fn may_be_a_neighbours(&self) -> bool {
+        match self {
+            WorkerResult::Hang => true,
+            WorkerResult::Fault(e) => e.contains("OUT_OF_MEMORY"),
+            WorkerResult::Ran(_) | WorkerResult::NotRun => false,
+        }
+    }
+}
+
 impl From<Record> for WorkerResult {
     fn from(r: Record) -> Self {
         match r {
@@ -135,8 +150,9 @@ impl From<Record> for WorkerResult {
     }
 }
 
-/// One worker process on the problems given, alone on the GPU when the flag says so.
-pub(super) type RunWorker<'a> = dyn FnMut(&[Problem], bool) -> Result<Vec<WorkerResult>> + 'a;
+/// One worker process on the problems given (the first at the index given among the item's),
+/// alone on the GPU when the flag says so.
+pub(super) type RunWorker<'a> = dyn FnMut(usize, &[Problem], bool) -> Result<Vec<WorkerResult>> + 'a;
 
 /// Runs `problems` through workers (`run`: one worker process on the problems given, alone on
 /// the GPU when asked): after a fault (the CUDA context is gone) or a hang, a fresh worker takes
@@ -144,8 +160,9 @@ pub(super) type RunWorker<'a> = dyn FnMut(&[Problem], bool) -> Result<Vec<Worker
 /// remaining trials are not run: a kernel that never ends would otherwise cost a full deadline
 /// per trial.
 ///
-/// When the GPU is `shared` with other submissions, a missed deadline is a verdict that depends
-/// on time: the problem runs again alone, and that run is its result. After a hang taken alone
+/// When the GPU is `shared` with other submissions, a missed deadline (a verdict that depends on
+/// time) or a fault for memory the device did not have (others hold some) is not final: the
+/// problem runs again alone, and that run is its result. After a hang taken alone
 /// the next problems run alone one at a time until one finishes (a kernel that hangs would
 /// otherwise pay a deadline beside others and another alone for each), then beside others again.
 pub(super) fn run_worker(
@@ -158,9 +175,10 @@ pub(super) fn run_worker(
     // Whether the next run is alone (in a batch that shares the GPU, after a hang).
     let mut alone = false;
     while results.len() < problems.len() && hangs < 2 {
-        let rest = &problems[results.len()..];
+        let first = results.len();
+        let rest = &problems[first..];
         let rest = if alone { &rest[..1] } else { rest };
-        let part = run(rest, alone)?;
+        let part = run(first, rest, alone)?;
         let done = part
             .iter()
             .position(|r| *r == WorkerResult::NotRun)
@@ -168,9 +186,9 @@ pub(super) fn run_worker(
         if done == 0 {
             break; // the worker ended cleanly without running anything: do not spin
         }
-        for (p, mut r) in rest.iter().zip(part.into_iter().take(done)) {
-            if r == WorkerResult::Hang && shared && !alone {
-                r = run(std::slice::from_ref(p), true)?
+        for (k, (p, mut r)) in rest.iter().zip(part.into_iter().take(done)).enumerate() {
+            if shared && !alone && r.may_be_a_neighbours() {
+                r = run(first + k, std::slice::from_ref(p), true)?
                     .into_iter()
                     .next()
                     .unwrap_or(WorkerResult::NotRun);
@@ -190,8 +208,10 @@ pub(super) fn run_worker(
     Ok(results)
 }
 
-/// One worker process on `problems`; its response file read back. The first problem without
-/// a record is where the worker hung or died, unless it exited cleanly after a fault.
+/// One worker process on `problems` (at `place` among their item's); its response file read
+/// back. The first problem without a record is where the worker hung or died, unless it
+/// exited cleanly after a fault.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run_worker_once(
     cfg: &GradeConfig,
     exe: &Path,
@@ -200,11 +220,12 @@ pub(super) fn run_worker_once(
     problems: &[Problem],
     jitter: bool,
     tag: &str,
+    place: &Place,
 ) -> Result<Vec<WorkerResult>> {
     let total = cfg
         .timeout
         .saturating_mul(u32::try_from(problems.len()).unwrap_or(u32::MAX).saturating_add(1));
-    run_worker_within(exe, work, ptx, problems, jitter, tag, cfg.timeout, total)
+    run_worker_within(exe, work, ptx, problems, jitter, tag, cfg.timeout, total, place)
 }
 
 /// One worker process on `problems` with explicit deadlines: `idle` per problem, `total` for
@@ -220,8 +241,9 @@ pub(super) fn run_worker_within(
     tag: &str,
     idle: std::time::Duration,
     total: std::time::Duration,
+    place: &Place,
 ) -> Result<Vec<WorkerResult>> {
-    let (args, response) = work.worker_call(tag, ptx, problems, jitter, false)?;
+    let (args, response) = work.worker_call(tag, ptx, problems, jitter, false, place)?;
     // The child's stdout is the submission's printf: read and dropped, it never reaches the
     // grade. The child needs no secret (it gets inputs, not seeds): it does not get the
     // variable at all. The worker prints a line after each problem, so the idle deadline is
@@ -283,7 +305,7 @@ fn read_response(bytes: &[u8], n: usize) -> Vec<WorkerResult> {
 /// writes the median launch time of the first problem (µs, as text) there instead.
 pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -> Result<()> {
     let bytes = std::fs::read(request).map_err(|e| Error::io("reading", request, e))?;
-    let (jitter, problems) = wire::decode_request(&bytes)
+    let (jitter, problems, place) = wire::decode_request(&bytes)
         .map_err(|e| Error::Usage(format!("{}: {e}", request.display())))?;
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
     let gpu = Gpu::open()?;
@@ -316,17 +338,18 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
     let response = response.ok_or_else(|| Error::Usage("--response is required".into()))?;
     let mut out =
         std::fs::File::create(response).map_err(|e| Error::io("creating", response, e))?;
-    let labels: Vec<&str> = problems.iter().map(|p| p.label.as_str()).collect();
+    let base = place
+        .base
+        .clone()
+        .or_else(|| problems.first().map(|p| p.label.clone()))
+        .unwrap_or_default();
     for (t, p) in problems.iter().enumerate() {
+        let (seed, poison) = trial_key(&base, place.first as usize + t, &p.label);
         let opts = RunOptions {
-            // The label and the problem's place: two problems of one size (the minimal-repro
-            // search runs each size more than once) get different schedules.
-            jitter_seed: jitter.then_some(
-                0x5eed ^ compile::fingerprint(&p.label) ^ (t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-            ),
+            jitter_seed: jitter.then_some(seed),
             poison_shared: jitter,
             poison_outputs: jitter,
-            poison: problem_poison(&labels, t),
+            poison,
         };
         let record = match gpu.run(&module, p, opts) {
             Ok(bufs) => Record::Ran(bufs.into_iter().map(Bytes).collect()),
@@ -359,13 +382,22 @@ fn machine_fault(e: &cudarc::driver::DriverError) -> bool {
     )
 }
 
-/// The poison of problem `t` of a request: one base for the whole request (its first problem's
-/// label), then the trial rotation of [`crate::run::poison::poison`], so consecutive problems
-/// take 0xFFFFFFFF, zero and a random word in turn: an unwritten element reads differently in
-/// each, whatever sizes the labels name (a base per problem made the turn a coin toss).
-fn problem_poison(labels: &[&str], t: usize) -> u32 {
-    let base = labels.first().map_or(0, |l| compile::fingerprint(l));
-    crate::run::poison::poison(base, u32::try_from(t).unwrap_or(u32::MAX))
+/// The jitter seed and the poison of the problem labelled `label` at place `at` of an item
+/// whose first problem is labelled `base`: from its place in the item, whatever request it
+/// came in. The seed mixes the label and the place: two problems of one size (the minimal-repro
+/// search runs each size more than once) get different schedules.
+fn trial_key(base: &str, at: usize, label: &str) -> (u64, u32) {
+    let seed = 0x5eed ^ compile::fingerprint(label) ^ (at as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (seed, problem_poison(base, at))
+}
+
+/// The poison of the problem at place `at` of an item: one base for the whole item (`base`,
+/// its first problem's label), then the trial rotation of [`crate::run::poison::poison`], so
+/// consecutive problems take 0xFFFFFFFF, zero and a random word in turn: an unwritten element
+/// reads differently in each, whatever sizes the labels name (a base per problem made the turn
+/// a coin toss).
+fn problem_poison(base: &str, at: usize) -> u32 {
+    crate::run::poison::poison(compile::fingerprint(base), u32::try_from(at).unwrap_or(u32::MAX))
 }
 
 // The tests: the retry loop with stand-in workers, the scratch folder, the wire's edges.

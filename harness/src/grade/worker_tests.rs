@@ -17,7 +17,7 @@ fn every_request_takes_both_fixed_poisons_and_consecutive_problems_differ() {
             .map(|_| format!("n={} grid={} block=256", rand::RngExt::random_range(&mut rng, 1..1_000_000u32), rand::RngExt::random_range(&mut rng, 1..4000u32)))
             .collect();
         let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
-        let p: Vec<u32> = (0..3).map(|t| problem_poison(&labels, t)).collect();
+        let p: Vec<u32> = (0..3).map(|t| problem_poison(labels[0], t)).collect();
         assert!(p.windows(2).all(|w| w[0] != w[1]), "{labels:?}: {p:x?}");
         if compile::fingerprint(labels[0]) < u64::MAX - 3 {
             assert!(p.contains(&0xFFFF_FFFF) && p.contains(&0), "{labels:?}: {p:x?}");
@@ -25,11 +25,26 @@ fn every_request_takes_both_fixed_poisons_and_consecutive_problems_differ() {
     }
 }
 
+/// A trial's schedule and poison come from its place among its item's trials: the same in the
+/// whole request, in the rest after a fresh worker, and in a request of its own (alone).
+#[test]
+fn a_trials_schedule_and_poison_do_not_depend_on_the_request_it_came_in() {
+    let labels: Vec<String> = (0..8).map(|i| format!("n={} grid={} block=256", 1000 + 37 * i, 4 + i)).collect();
+    let whole: Vec<(u64, u32)> = (0..8).map(|t| trial_key(&labels[0], t, &labels[t])).collect();
+    for first in 0..8 {
+        for (k, label) in labels[first..].iter().enumerate() {
+            assert_eq!(trial_key(&labels[0], first + k, label), whole[first + k]);
+        }
+    }
+    // Two problems of one size at different places still differ.
+    assert_ne!(trial_key(&labels[0], 1, &labels[0]).0, trial_key(&labels[0], 2, &labels[0]).0);
+}
+
 #[test]
 fn a_timing_worker_answers_in_its_response_file_not_on_stdout() {
     let work = Scratch::new().unwrap();
     let (args, response) = work
-        .worker_call("mine", Path::new("k.ptx"), &[], false, true)
+        .worker_call("mine", Path::new("k.ptx"), &[], false, true, &Place::default())
         .unwrap();
     let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
     let at = args
@@ -94,8 +109,12 @@ fn try_fake(script: &str, timeout_ms: u64) -> Result<Vec<WorkerResult>> {
     let exe = fake_worker(work.path(), script);
     let problems = three_problems();
     let cfg = GradeConfig::for_tests(Duration::from_millis(timeout_ms));
-    run_worker(&problems, false, &mut |rest, _| {
-        run_worker_once(&cfg, &exe, &work, Path::new("x.ptx"), rest, true, "t")
+    run_worker(&problems, false, &mut |first, rest, _| {
+        let place = Place {
+            first: u32::try_from(first).unwrap(),
+            base: None,
+        };
+        run_worker_once(&cfg, &exe, &work, Path::new("x.ptx"), rest, true, "t", &place)
     })
 }
 
@@ -122,6 +141,7 @@ fn a_bounded_call_ends_at_its_budget_with_one_worker() {
         "shrink",
         Duration::from_secs(20),
         Duration::from_millis(500),
+        &Place::default(),
     )
     .unwrap();
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
@@ -202,7 +222,8 @@ fn a_hang_beside_others_counts_only_when_its_run_alone_hangs_too() {
     let label = |p: &Problem| problems.iter().position(|q| std::ptr::eq(q, p)).unwrap();
     // Alone, problem 0 runs and problem 3 runs; beside others every run hangs at once.
     let mut calls: Vec<(Vec<usize>, bool)> = Vec::new();
-    let mut run = |rest: &[Problem], alone: bool| {
+    let mut run = |first: usize, rest: &[Problem], alone: bool| {
+        assert_eq!(label(&rest[0]), first, "the index of the run's first problem");
         calls.push((rest.iter().map(label).collect(), alone));
         let first = label(&rest[0]);
         let mut out = vec![WorkerResult::NotRun; rest.len()];
@@ -235,7 +256,8 @@ fn a_hang_beside_others_counts_only_when_its_run_alone_hangs_too() {
     );
     // Alone from the start (`--exclusive-gpu`), a hang is final and nothing runs twice.
     let mut once: Vec<(Vec<usize>, bool)> = Vec::new();
-    let mut run = |rest: &[Problem], alone: bool| {
+    let mut run = |first: usize, rest: &[Problem], alone: bool| {
+        assert_eq!(label(&rest[0]), first, "the index of the run's first problem");
         once.push((rest.iter().map(label).collect(), alone));
         let mut out = vec![WorkerResult::NotRun; rest.len()];
         out[0] = WorkerResult::Hang;
