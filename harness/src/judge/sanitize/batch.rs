@@ -256,6 +256,18 @@ pub fn run_own(
             && names.iter().all(|n| ran_once(&r.log, n, &nonce))
     });
     if !clean {
+        crate::proc::timeline::note("batch", || {
+            let why: Vec<String> = runs
+                .iter()
+                .map(|r| match &r.outcome {
+                    Outcome::Clean => format!("{}: clean", r.tool),
+                    Outcome::Findings(f) => format!("{}: {} finding(s)", r.tool, f.len()),
+                    Outcome::Hang { .. } => format!("{}: hang", r.tool),
+                    Outcome::Inconclusive(w) => format!("{}: inconclusive: {w}", r.tool),
+                })
+                .collect();
+            format!("{label}: every case alone: {}", why.join("; "))
+        });
         return each_alone();
     }
     let n = cases.len() as f64;
