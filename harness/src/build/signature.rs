@@ -55,9 +55,11 @@ pub fn check(catalog: &Catalog, arch: &str) -> Result<()> {
         extra: k.build_options(path),
     };
     // Every module the checks read, built side by side first: one NVRTC child each, and one
-    // after another they took 15 s of the corpus gate's 101 on the H200 (run 26, call A). A
-    // build that fails here is built again in the loop below, which reports its error in the
-    // manifest's order, as before.
+    // after another they took 15 s of the corpus gate's 101 on the H200 (run 26, call A). They
+    // go through the process's build memo ([`compile::compile_to_cache`]), so the runs after
+    // the check (the same file, text and options) do not build them again. A build that fails
+    // here is built again in the loop below, which reports its error in the manifest's order,
+    // as before.
     let mut wanted: Vec<(String, BuildOptions)> = Vec::new();
     for k in &m.kernels {
         let mut paths = vec![k.source.clone()];
@@ -72,19 +74,15 @@ pub fn check(catalog: &Catalog, arch: &str) -> Result<()> {
         }
     }
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let built: Vec<Option<String>> = crate::proc::pool::run_all(
+    let built: Vec<Option<std::path::PathBuf>> = crate::proc::pool::run_all(
         wanted.clone(),
         jobs,
-        |(path, opts)| {
-            compile::compile(&catalog.root, &catalog.manifest_file(&path), &opts)
-                .ok()
-                .map(|b| b.ptx)
-        },
+        |(path, opts)| compile::compile_to_cache(&catalog.root, &catalog.manifest_file(&path), &opts).ok(),
         |_| {},
     );
     let ready = |path: &str, opts: &BuildOptions| -> Option<String> {
         let at = wanted.iter().position(|(p, o)| p == path && o == opts)?;
-        built[at].clone()
+        std::fs::read_to_string(built[at].as_ref()?).ok()
     };
     for k in &m.kernels {
         let err = |x: Mismatch| Error::Toml {

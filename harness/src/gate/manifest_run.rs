@@ -74,8 +74,8 @@ struct StressState {
 /// whose stress run hung (they run it alone at once, together, so the kernel spins on the GPU
 /// once and early: on the H200 a hung kernel's context takes its turns of the GPU from every
 /// other process, run 26), then stress runs (they tell which kernels hang), then by estimated
-/// cost, a job waiting on a
-/// stress run of its own kernels after the others (by then it may know they hang).
+/// cost, a job waiting on a stress run of its own kernels after the others (by then it may know
+/// they hang).
 fn job_rank(j: &Job, trials: u32, st: &StressState, stressed: &[&str]) -> f64 {
     let cost = job_cost(j, trials);
     let cases: Vec<&str> = match j {
@@ -141,9 +141,9 @@ pub fn run_manifest(
             jobs.push(Job::Stress(c));
         }
     }
-    // The order jobs start in is decided at each pick ([`job_rank`]): stress runs first (they
-    // tell which kernels hang), then a hung kernel's tools before anything else, then the rest
-    // long ones first, those still waiting on a stress run of theirs last.
+    // The order jobs start in is decided at each pick ([`job_rank`]): a hung kernel's tools as
+    // soon as its stress run says so, stress runs before the rest (they tell which kernels
+    // hang), then long ones first, those still waiting on a stress run of theirs last.
     let trials = cfg.battery.trials;
     let stress = std::sync::Mutex::new(StressState::default());
     let results = crate::proc::pool::run_all_ranked(

@@ -190,10 +190,10 @@ impl Items<'_> {
                 )
             })
             .collect();
-        // One worker run on `rest`: beside other submissions (holding the shared lock), or
-        // alone when `alone` (`run_worker` says when).
-        // Each trial's schedule and poison come from its place among all the trials, so one run
-        // again alone is the same trial.
+        // One worker run on `rest`, whose first trial is trial `first`: beside other submissions
+        // (holding the shared lock), or alone when `run_worker` says so. Each trial's schedule
+        // and poison come from its place among all the trials, so one run again alone is the
+        // same trial.
         let base = problems.first().map(|p| p.label.clone());
         let mut run = |first: usize, rest: &[Problem], alone: bool| -> Result<Vec<WorkerResult>> {
             let place = Place {

@@ -338,13 +338,8 @@ pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -
     let response = response.ok_or_else(|| Error::Usage("--response is required".into()))?;
     let mut out =
         std::fs::File::create(response).map_err(|e| Error::io("creating", response, e))?;
-    let base = place
-        .base
-        .clone()
-        .or_else(|| problems.first().map(|p| p.label.clone()))
-        .unwrap_or_default();
-    for (t, p) in problems.iter().enumerate() {
-        let (seed, poison) = trial_key(&base, place.first as usize + t, &p.label);
+    let keys = trial_keys(&place, &problems);
+    for (t, (p, (seed, poison))) in problems.iter().zip(keys).enumerate() {
         let opts = RunOptions {
             jitter_seed: jitter.then_some(seed),
             poison_shared: jitter,
@@ -380,6 +375,20 @@ fn machine_fault(e: &cudarc::driver::DriverError) -> bool {
             | CUDA_ERROR_NO_DEVICE
             | CUDA_ERROR_INVALID_CONTEXT
     )
+}
+
+/// Each problem's jitter seed and poison in a request at `place` ([`trial_key`]).
+fn trial_keys(place: &Place, problems: &[Problem]) -> Vec<(u64, u32)> {
+    let base = place
+        .base
+        .clone()
+        .or_else(|| problems.first().map(|p| p.label.clone()))
+        .unwrap_or_default();
+    problems
+        .iter()
+        .enumerate()
+        .map(|(t, p)| trial_key(&base, place.first as usize + t, &p.label))
+        .collect()
 }
 
 /// The jitter seed and the poison of the problem labelled `label` at place `at` of an item

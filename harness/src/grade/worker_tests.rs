@@ -26,18 +26,30 @@ fn every_request_takes_both_fixed_poisons_and_consecutive_problems_differ() {
 }
 
 /// A trial's schedule and poison come from its place among its item's trials: the same in the
-/// whole request, in the rest after a fresh worker, and in a request of its own (alone).
+/// whole request, in the rest after a fresh worker, and in a request of its own (alone), as the
+/// parent places them (`Place`: the first's index, the item's first label).
 #[test]
 fn a_trials_schedule_and_poison_do_not_depend_on_the_request_it_came_in() {
-    let labels: Vec<String> = (0..8).map(|i| format!("n={} grid={} block=256", 1000 + 37 * i, 4 + i)).collect();
-    let whole: Vec<(u64, u32)> = (0..8).map(|t| trial_key(&labels[0], t, &labels[t])).collect();
-    for first in 0..8 {
-        for (k, label) in labels[first..].iter().enumerate() {
-            assert_eq!(trial_key(&labels[0], first + k, label), whole[first + k]);
-        }
+    let problems = three_problems();
+    let mut more = three_problems();
+    for (i, p) in more.iter_mut().enumerate() {
+        p.label = format!("{} (again {i})", p.label);
+    }
+    let item: Vec<Problem> = problems.into_iter().chain(more).collect();
+    let whole = trial_keys(&Place::default(), &item);
+    let base = Some(item[0].label.clone());
+    for first in 0..item.len() {
+        let place = Place {
+            first: u32::try_from(first).unwrap(),
+            base: base.clone(),
+        };
+        assert_eq!(trial_keys(&place, &item[first..]), whole[first..], "the rest from {first}");
+        assert_eq!(trial_keys(&place, &item[first..=first]), whole[first..=first], "{first} alone");
     }
     // Two problems of one size at different places still differ.
-    assert_ne!(trial_key(&labels[0], 1, &labels[0]).0, trial_key(&labels[0], 2, &labels[0]).0);
+    let same = vec![item[0].clone(), item[0].clone()];
+    let keys = trial_keys(&Place::default(), &same);
+    assert_ne!(keys[0], keys[1]);
 }
 
 #[test]

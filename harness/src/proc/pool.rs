@@ -23,36 +23,15 @@ pub fn run_all_with<T: Send, R: Send, S>(
     f: impl Fn(&mut S, T) -> R + Sync,
     on_done: impl Fn(&R) + Sync,
 ) -> Vec<R> {
-    let n = items.len();
-    let queue = Mutex::new(items.into_iter().enumerate());
-    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..n).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, n.max(1)) {
-            s.spawn(|| {
-                let mut state = init();
-                loop {
-                    let Some((i, item)) = queue.lock().expect("queue").next() else {
-                        break;
-                    };
-                    let r = f(&mut state, item);
-                    on_done(&r);
-                    results.lock().expect("results")[i] = Some(r);
-                }
-            });
-        }
-    });
-    results
-        .into_inner()
-        .expect("results")
-        .into_iter()
-        .map(|r| r.expect("every job ran"))
-        .collect()
+    // Every item ranked alike: the earliest first, in input order.
+    run_all_ranked(items, jobs, init, |_| 0.0, f, on_done)
 }
 
-/// [`run_all_with`] where the next item a free thread takes is the one `rank` puts highest at
-/// that moment (the earliest of equals), so a job can move ahead once another's result is in
-/// (the gate runs a kernel's tools first once its stress run has hung). `rank` is asked again
-/// at every pick and may read state the jobs update.
+/// [`run_all`] where each thread keeps a state (as [`run_all_with`]) and the next item a free
+/// thread takes is the one `rank` puts highest at that moment (the earliest of equals), so a
+/// job can move ahead once another's result is in (the gate runs a kernel's tools first once
+/// its stress run has hung). `rank` is asked again at every pick and may read state the jobs
+/// update.
 pub fn run_all_ranked<T: Send, R: Send, S>(
     items: Vec<T>,
     jobs: usize,
@@ -95,7 +74,6 @@ pub fn run_all_ranked<T: Send, R: Send, S>(
         .map(|r| r.expect("every job ran"))
         .collect()
 }
-
 
 #[cfg(test)]
 mod tests {

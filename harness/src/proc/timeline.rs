@@ -1,9 +1,10 @@
 //! An optional record of when each job and each child process of a run started and ended, for
 //! finding where a run's wall time goes (which jobs overlap, which wait, what the tail is).
-//! Off unless `RACEGATE_TIMELINE=FILE` is set; then the command writes one line per span to
-//! FILE when it ends (after a first line with the wall-clock time it started): start and end in seconds since the command started, the thread, what it
-//! was (`job` or `process`) and a label (tab-separated, the label last; tabs and newlines in it
-//! become spaces).
+//! Off unless `RACEGATE_TIMELINE=FILE` is set; then the command writes FILE when it ends: a
+//! first line with the wall-clock time it started, then one line per span: start and end in
+//! seconds since the command started, the thread, what it was (`job`, `process`, `alone`, or
+//! a `batch` note) and a label (tab-separated, the label last; tabs and newlines in it become
+//! spaces).
 
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
