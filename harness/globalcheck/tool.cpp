@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <string>
@@ -151,9 +152,19 @@ struct LaunchKernelExParams {
     const CUlaunchConfig* config;
 };
 
+bool off(const char* what);
+
 void line(const std::string& s)
 {
     if (g->out) {
+        // Under RACEGATE_GC_TRACE each line is preceded by the wall clock (where a slow run's
+        // time goes: patching, launches, teardown).
+        if (off("RACEGATE_GC_TRACE")) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            fprintf(g->out, "{\"stage\":\"clock\",\"unix_us\":%lld}\n",
+                    (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000);
+        }
         fputs(s.c_str(), g->out);
         fputc('\n', g->out);
         fflush(g->out);
@@ -852,7 +863,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
         streams_enable(handle);
     if (g->mode & GC_MODE_SHARED)
         sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
-    if (off("RACEGATE_GC_TRACE"))
+    if (off("RACEGATE_GC_TRACE")) {
         line("{\"stage\":\"enabled\"}");
+        atexit([] { line("{\"stage\":\"exit\"}"); });
+    }
     return 0;
 }

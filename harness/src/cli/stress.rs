@@ -155,6 +155,7 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
             a.shrink_budget
         );
         let found = shrink::shrink(
+            &mut stress::Slot::default(),
             &catalog,
             case,
             &cfg,

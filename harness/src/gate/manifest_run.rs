@@ -146,6 +146,9 @@ pub fn run_manifest(
     // hang), then long ones first, those still waiting on a stress run of theirs last.
     let trials = cfg.battery.trials;
     let stress = std::sync::Mutex::new(StressState::default());
+    let stress_left = stress::StressLeft::new(
+        jobs.iter().filter(|j| matches!(j, Job::Stress(_))).count(),
+    );
     let results = crate::proc::pool::run_all_ranked(
         jobs,
         cfg.battery.jobs,
@@ -154,6 +157,7 @@ pub fn run_manifest(
         |slot, job| -> Result<(GateRun, Vec<PendingHang>)> {
             let mut out = GateRun::default();
             let mut pending = Vec::new();
+            stress_left.before(matches!(job, Job::Stress(_)), slot);
             let _span = crate::proc::timeline::span("job", || job_label(&job));
             match job {
                 Job::Sanitize(case, group) => {
@@ -399,6 +403,7 @@ fn stress_job(
             ..Default::default()
         };
         match crate::run::shrink::shrink(
+            slot,
             catalog,
             case,
             &cfg.battery.stress(true),

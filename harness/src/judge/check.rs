@@ -194,11 +194,15 @@ pub fn run(
     });
     // Each pool thread keeps one stress worker (and its device context) across its stress
     // cells.
+    let stress_left = stress::StressLeft::new(
+        tasks.iter().filter(|t| matches!(t, Task::Stress(..))).count(),
+    );
     let results = crate::proc::pool::run_all_with(
         tasks,
         cfg.jobs,
         stress::Slot::default,
         |slot, task| {
+            stress_left.before(matches!(task, Task::Stress(..)), slot);
             let _span = crate::proc::timeline::span("job", || task_label(&task));
             run_task(slot, catalog, &task, cfg, exe)
         },

@@ -11,8 +11,11 @@
 //!    so a flaky failure is never mistaken for a fix nor a lucky pass for a shrink.
 //!
 //! The grid follows from the size in every family (blocks = ceil(size / block)), so the smallest
-//! size is also the smallest grid. Every candidate runs through [`super::stress::run`]: the same
-//! worker process, deadline and oracle as the failing run.
+//! size is also the smallest grid. Every candidate runs through [`super::stress::run_in`] in the
+//! caller's slot: one worker process (and its device context) for the whole search, the same
+//! deadline and oracle as the failing run. A candidate that faults or hangs ends that worker;
+//! the next candidate starts another. (A worker per candidate cost a device open and a context
+//! teardown each: 1-6 s per candidate in the corpus gate of H200 run 26.)
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -20,6 +23,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::stress::{self, StressConfig, StressReport};
+use super::stress_session::Slot;
 use super::trial::{TrialOutcome, TrialResult};
 use crate::errors::Result;
 use crate::source::case::Case;
@@ -104,6 +108,7 @@ pub fn ladder(lo: u32, hi: u32) -> Vec<u32> {
 /// first trial in most reruns). `None` when no
 /// candidate failed within the budget (a failure too rare to shrink; the original repro stands).
 pub fn shrink(
+    slot: &mut Slot,
     catalog: &Catalog,
     case: &Case,
     base: &StressConfig,
@@ -119,8 +124,12 @@ pub fn shrink(
     };
     let mut steps = Vec::new();
     let left = |start: &Instant| cfg.budget.saturating_sub(start.elapsed());
-    let try_size =
-        |size: u32, seed: u64, trials: u32, steps: &mut Vec<String>| -> Result<StressReport> {
+    let try_size = |slot: &mut Slot,
+                    size: u32,
+                    seed: u64,
+                    trials: u32,
+                    steps: &mut Vec<String>|
+     -> Result<StressReport> {
             let c = StressConfig {
                 trials,
                 seed,
@@ -128,7 +137,7 @@ pub fn shrink(
                 per_set: base.per_set,
                 ..base.clone()
             };
-            let r = stress::run(catalog, case, &c, exe, |_| {})?;
+            let r = stress::run_in(slot, catalog, case, &c, exe, |_| {})?;
             steps.push(format!(
                 "size {size}, seed {seed}: {}/{} failed",
                 r.failures, r.trials_run
@@ -142,7 +151,7 @@ pub fn shrink(
         if left(&start).is_zero() {
             break;
         }
-        let r = try_size(size, base.seed, cfg.trials, &mut steps)?;
+        let r = try_size(slot, size, base.seed, cfg.trials, &mut steps)?;
         if r.flagged() {
             failing = Some((size, r));
             break;
@@ -157,7 +166,7 @@ pub fn shrink(
     let mut failed_sizes = vec![size];
     while size > passed_below + 1 && !left(&start).is_zero() {
         let mid = passed_below + (size - passed_below) / 2;
-        let r = try_size(mid, base.seed, cfg.trials, &mut steps)?;
+        let r = try_size(slot, mid, base.seed, cfg.trials, &mut steps)?;
         if r.flagged() {
             (size, found) = (mid, r);
             failed_sizes.push(mid);
@@ -182,7 +191,7 @@ pub fn shrink(
                 break;
             }
             let s = base.seed.wrapping_add(u64::from(k) * 7919);
-            let r = try_size(at, s, 1, &mut steps)?;
+            let r = try_size(slot, at, s, 1, &mut steps)?;
             if r.flagged() {
                 seed = Some(s);
                 at_found = Some(r);
@@ -207,7 +216,7 @@ pub fn shrink(
                 break;
             }
             tried += 1;
-            let r = stress::run(catalog, case, &final_cfg, exe, |_| {})?;
+            let r = stress::run_in(slot, catalog, case, &final_cfg, exe, |_| {})?;
             if r.flagged() {
                 confirmed += 1;
                 // The failure shown for this size is one of its own.

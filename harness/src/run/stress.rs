@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::build::compile::{self, BuildOptions};
 use crate::errors::Result;
 use crate::proc::watchdog::Exit;
-pub use crate::run::stress_session::Slot;
+pub use crate::run::stress_session::{Slot, StressLeft};
 use crate::run::schedule::JitterMode;
 use crate::run::trial::{TrialOutcome, TrialResult};
 pub use crate::run::stress_worker::Request;

@@ -125,8 +125,9 @@ impl Slot {
     }
 
     /// Asks the worker to stop (its stdin closed), gives it [`CLOSE_GRACE`] to exit, then ends
-    /// whatever is left of it.
-    fn close(&mut self) {
+    /// whatever is left of it. A pool thread closes its slot once no stress run is left to
+    /// start ([`StressLeft`]): an idle worker still holds a device context.
+    pub fn close(&mut self) {
         if let Some(mut w) = self.worker.take() {
             drop(w.child.stdin.take());
             // ignored: an error waiting or a timeout ends in the kill below either way
@@ -139,6 +140,36 @@ impl Slot {
             );
             w.child.finish(false, |_| {});
         }
+    }
+}
+
+/// How many stress runs of a pool's items have not started yet: a thread whose next item is not
+/// a stress run closes its slot's worker once none is left ([`StressLeft::before`]). In the
+/// corpus gate of H200 run 26, fifteen idle workers held their contexts for the 40 s after the
+/// last stress run, while every sanitizer process beside them ran several times slower than
+/// alone (the idle contexts are the suspect; closing them costs nothing when none is needed).
+pub struct StressLeft(std::sync::atomic::AtomicUsize);
+
+impl StressLeft {
+    pub fn new(stress_items: usize) -> StressLeft {
+        StressLeft(std::sync::atomic::AtomicUsize::new(stress_items))
+    }
+
+    /// Called before each item a pool thread runs (`is_stress`: whether it is a stress run):
+    /// counts a stress run as started, or closes `slot` when no stress run is left to start.
+    pub fn before(&self, is_stress: bool, slot: &mut Slot) {
+        use std::sync::atomic::Ordering;
+        if is_stress {
+            // ignored: never below zero (a count given too small only closes slots later)
+            let _ = self.0.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        } else if self.0.load(Ordering::SeqCst) == 0 {
+            slot.close();
+        }
+    }
+
+    #[cfg(test)]
+    fn left(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -284,5 +315,26 @@ done
         // Dropping the slot ends its worker.
         drop(slot);
         assert!(!alive(e), "the worker outlived its slot");
+    }
+}
+
+#[cfg(test)]
+mod stress_left_tests {
+    use super::{Slot, StressLeft};
+
+    #[test]
+    fn counts_started_stress_runs_down_to_zero_and_no_further() {
+        let left = StressLeft::new(2);
+        let mut slot = Slot::default();
+        left.before(false, &mut slot);
+        assert_eq!(left.left(), 2, "another item does not count");
+        left.before(true, &mut slot);
+        left.before(true, &mut slot);
+        assert_eq!(left.left(), 0);
+        left.before(true, &mut slot);
+        assert_eq!(left.left(), 0, "never below zero");
+        // With none left, another item closes the slot (an empty one stays empty).
+        left.before(false, &mut slot);
+        assert!(slot.worker.is_none());
     }
 }
