@@ -92,9 +92,14 @@ impl Gpu {
     }
 
     /// Measures what a pct plan is sized from: the problem's launches with the jitter prelude
-    /// counting barriers but delaying nothing, the faster of two runs (the first may load the
-    /// kernel lazily), and the barriers warp 0 of block 0 went through. Restores every input
-    /// and in-out buffer on the device afterwards, so the next trial starts clean.
+    /// off (the faster of two runs; the first may load the kernel lazily), then one launch
+    /// that counts the barriers warp 0 of block 0 goes through. Restores every input and
+    /// in-out buffer on the device afterwards, so the next trial starts clean.
+    ///
+    /// The time is a launch with the prelude off, not the counting one: counting in every
+    /// block cost the short reductions about twice their bare launch (H200 run 26), so a
+    /// budget sized from it let nearly every block take part: a pct trial of a reduction cost
+    /// 5x a bare launch, where the budget aims at half a launch added.
     pub fn calibrate(
         &self,
         module: &Module,
@@ -111,17 +116,23 @@ impl Gpu {
         let mut best = std::time::Duration::MAX;
         for _ in 0..2 {
             self.reset(problem, res, opts)?;
-            self.clear_instances(module)?;
             self.stream
                 .synchronize()
                 .map_err(|e| Error::cuda("calibrating", e))?;
             let t = std::time::Instant::now();
-            self.launch_problem(module, problem, &res.bufs, opts, Some(&Plan::count_only(0)))?;
+            self.launch_problem(module, problem, &res.bufs, opts, Some(&Plan::off()))?;
             self.stream
                 .synchronize()
                 .map_err(|e| Error::cuda("running the kernel", e))?;
             best = best.min(t.elapsed());
         }
+        // The count, from a launch of its own (its time is not the kernel's).
+        self.reset(problem, res, opts)?;
+        self.clear_instances(module)?;
+        self.launch_problem(module, problem, &res.bufs, opts, Some(&Plan::count_only(0)))?;
+        self.stream
+            .synchronize()
+            .map_err(|e| Error::cuda("running the kernel", e))?;
         let n = problem.buffers.len();
         self.copy_instances(module, &mut res.counts, n)?;
         let counts = self

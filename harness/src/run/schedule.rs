@@ -86,8 +86,9 @@ pub const DEFAULT_BUDGET: f64 = 0.5;
 /// write-after-read race at every size). The shortest is 2 µs (1 µs until run 26): for kernels
 /// of short blocks (the reductions' 1.8 µs) the same budget then goes to fewer, longer delays.
 /// Run 26 measured both (calls C and D): detection and cost alike, because the calibration
-/// launch that sizes the budget counts in every block, so for those kernels nearly every block
-/// takes part either way (docs/benchmark.md).
+/// launch that sized the budget then counted in every block, so for those kernels nearly every
+/// block took part either way; the launch time is now taken with the prelude off
+/// ([`crate::run::launch::Gpu::calibrate`]).
 pub const MIN_DELAY_NS: u32 = 2_000;
 pub const MAX_DELAY_NS: u32 = 20_000;
 /// Barrier instances assumed before anything was counted.
@@ -105,7 +106,7 @@ pub const PLAN_BYTES: usize = 16 + 8 + 3 * 4 * MAX_POINTS;
 /// What the host knows about a kernel's launch, to size a plan.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Calibration {
-    /// One launch of the problem's steps without jitter, in ns.
+    /// One launch of the problem's steps with the jitter prelude off, in ns.
     pub kernel_ns: u64,
     /// Barrier instances one warp went through (block 0, warp 0, counted by the device).
     pub instances: u32,
