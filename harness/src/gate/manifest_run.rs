@@ -43,6 +43,14 @@ fn job_cost(j: &Job, trials: u32) -> f64 {
             .iter()
             .map(|c| estimated_seconds(Detector::from(*tool), &c.exercise, trials))
             .sum(),
+        Job::OwnBatch(cs, group) => cs
+            .iter()
+            .flat_map(|c| {
+                group
+                    .iter()
+                    .map(|t| estimated_seconds(Detector::from(*t), &c.exercise, trials))
+            })
+            .sum(),
     }
 }
 
@@ -58,6 +66,14 @@ fn job_label(j: &Job) -> String {
             "{tool} batch {}",
             cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+")
         ),
+        Job::OwnBatch(cs, group) => {
+            let tools: Vec<String> = group.iter().map(Tool::to_string).collect();
+            format!(
+                "{} batch {}",
+                tools.join("+"),
+                cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+")
+            )
+        }
     }
 }
 
@@ -68,6 +84,8 @@ struct StressState {
     done: std::collections::BTreeSet<String>,
     /// Kernels whose stress run missed its deadline: under a tool they hang too.
     hung: std::collections::BTreeSet<String>,
+    /// Kernels whose stress run passed: racegate's own tools try them in one run.
+    passed: std::collections::BTreeSet<String>,
 }
 
 /// A job's place in the queue when a thread is free (the highest starts): the tools of a kernel
@@ -81,7 +99,7 @@ fn job_rank(j: &Job, trials: u32, st: &StressState, stressed: &[&str]) -> f64 {
     let cases: Vec<&str> = match j {
         Job::Stress(_) => return 3e6 + cost,
         Job::Sanitize(c, _) => vec![c.name.as_str()],
-        Job::Batch(cs, _) => cs.iter().map(|c| c.name.as_str()).collect(),
+        Job::Batch(cs, _) | Job::OwnBatch(cs, _) => cs.iter().map(|c| c.name.as_str()).collect(),
     };
     if cases.iter().any(|c| st.hung.contains(*c)) {
         4e6 + cost
@@ -102,6 +120,9 @@ enum Job<'a> {
     Sanitize(&'a Case, Vec<Tool>),
     /// One compute-sanitizer tool on several kernels in one process ([`sanitize::batch`]).
     Batch(Vec<&'a Case>, Tool),
+    /// racegate's own tools on several kernels: those whose stress run passed in one injected
+    /// run ([`sanitize::batch::run_own`]), the others each alone ([`own_batch_job`]).
+    OwnBatch(Vec<&'a Case>, Vec<Tool>),
 }
 
 /// Runs every manifest kernel through stress (unless its oracle is `none`) and the sanitizers.
@@ -121,6 +142,11 @@ pub fn run_manifest(
             [tool] if sanitize::batch::batchable(tool) => {
                 for b in sanitize::batch::batches(&all, sanitize::batch::MAX_BATCH) {
                     jobs.push(Job::Batch(b, tool));
+                }
+            }
+            _ if group.iter().all(|t| t.is_own() && *t != Tool::Streamcheck) => {
+                for b in sanitize::batch::batches(&all, sanitize::batch::MAX_BATCH) {
+                    jobs.push(Job::OwnBatch(b, group.clone()));
                 }
             }
             _ => {
@@ -167,14 +193,24 @@ pub fn run_manifest(
                     let known = stress.lock().expect("stress state").hung.clone();
                     pending = batch_job(catalog, &cases, tool, cfg, exe, &known, &mut out)?;
                 }
+                Job::OwnBatch(cases, group) => {
+                    let passed = stress.lock().expect("stress state").passed.clone();
+                    pending = own_batch_job(catalog, &cases, &group, cfg, exe, &passed, &mut out)?;
+                }
                 Job::Stress(case) => {
-                    let hung = stress_job(slot, catalog, case, cfg, exe, &mut out);
+                    let end = stress_job(slot, catalog, case, cfg, exe, &mut out);
                     let mut st = stress.lock().expect("stress state");
                     st.done.insert(case.name.clone());
-                    if matches!(hung, Ok(true)) {
-                        st.hung.insert(case.name.clone());
+                    match end {
+                        Ok(StressEnd::Hung) => {
+                            st.hung.insert(case.name.clone());
+                        }
+                        Ok(StressEnd::Passed) => {
+                            st.passed.insert(case.name.clone());
+                        }
+                        _ => {}
                     }
-                    hung?;
+                    end?;
                 }
             }
             Ok((out, pending))
@@ -319,6 +355,52 @@ fn batch_job(
         .collect())
 }
 
+/// racegate's own `group` of tools on `cases`: the kernels whose stress run passed in one
+/// injected run where it is clean for all of them ([`sanitize::batch::run_own`]: any finding,
+/// hang or doubt and each runs alone), every other kernel alone (a kernel with wrong results
+/// often has a finding of these tools, which would send the whole batch alone), at most
+/// [`OWN_ALONE_AT_ONCE`] at once beside the batch. Each run is added as [`sanitize_job`] adds
+/// it. In the corpus gate of H200 run 26 a process per kernel and group cost 7-20 s each.
+fn own_batch_job(
+    catalog: &Catalog,
+    cases: &[&Case],
+    group: &[Tool],
+    cfg: &GateConfig,
+    exe: &Path,
+    passed: &std::collections::BTreeSet<String>,
+    out: &mut GateRun,
+) -> Result<Vec<PendingHang>> {
+    let mut sc = cfg.battery.sanitize(group[0]);
+    sc.extra_args = cfg.sanitizer_args.clone();
+    let (together, alone): (Vec<&Case>, Vec<&Case>) =
+        cases.iter().partition(|c| passed.contains(&c.name));
+    let (alone_runs, batch_runs) = std::thread::scope(|s| {
+        let alone_runs = s.spawn(|| {
+            crate::proc::pool::run_all(
+                alone.clone(),
+                OWN_ALONE_AT_ONCE,
+                |c| sanitize::runner::run_own(catalog, c, &sc, exe, group),
+                |_| {},
+            )
+        });
+        let batch = sanitize::batch::run_own(catalog, &together, &sc, exe, group);
+        (alone_runs.join().expect("the own tools' runs alone"), batch)
+    });
+    let mut sources = Sources::new(&catalog.root);
+    let mut pending = Vec::new();
+    let alone_runs = alone_runs.into_iter().collect::<Result<Vec<_>>>()?;
+    for (case, runs) in alone.iter().zip(&alone_runs).chain(together.iter().zip(&batch_runs?)) {
+        pending.extend(
+            runs.iter()
+                .filter_map(|r| sanitizers::add(&case.name, r, &case.path, &mut sources, out)),
+        );
+    }
+    Ok(pending)
+}
+
+/// How many kernels of an own-tool batch run alone at once beside it.
+const OWN_ALONE_AT_ONCE: usize = 4;
+
 #[cfg(any(test, feature = "internals", feature = "testing"))]
 /// globalcheck and sharedcheck on one manifest kernel in one injected run: a [`GateRun`] for
 /// each, in that order, as [`run_one`] would give it (each with its share of the run's time).
@@ -355,7 +437,15 @@ pub fn run_own_pair(
         .collect())
 }
 
-/// One kernel's stress run, its finding added to `out`; whether it hung.
+/// How a kernel's stress run ended, for the jobs after it.
+enum StressEnd {
+    Passed,
+    Hung,
+    /// Wrong results or a fault.
+    Flagged,
+}
+
+/// One kernel's stress run, its finding added to `out`; how it ended.
 fn stress_job(
     slot: &mut stress::Slot,
     catalog: &Catalog,
@@ -363,16 +453,20 @@ fn stress_job(
     cfg: &GateConfig,
     exe: &Path,
     out: &mut GateRun,
-) -> Result<bool> {
+) -> Result<StressEnd> {
     let r = stress::run_in(slot, catalog, case, &cfg.battery.stress(true), exe, |_| {})?;
     let oracle = match case.kernel_spec().map(|k| &k.check) {
         Some(Check::Reference { path, entry }) => format!("reference {path}:{entry}"),
         _ => "determinism".into(),
     };
     out.mark_checked(&case.name, "stress", r.seconds);
-    let hung = matches!(r.verdict, Verdict::Hang { .. });
+    let end = match r.verdict {
+        Verdict::Pass => StressEnd::Passed,
+        Verdict::Hang { .. } => StressEnd::Hung,
+        _ => StressEnd::Flagged,
+    };
     let kind = match &r.verdict {
-        Verdict::Pass => return Ok(false),
+        Verdict::Pass => return Ok(end),
         Verdict::Fail => format!("wrong results against the {oracle} oracle"),
         Verdict::Hang { .. } => "hang: a trial missed its deadline".into(),
         Verdict::Fault { error } => {
@@ -434,94 +528,9 @@ fn stress_job(
         trials: r.trials_run,
     });
     out.findings.push(f);
-    Ok(hung)
+    Ok(end)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    fn case(name: &str, exercise: &str) -> Case {
-        Case::for_test(name, &format!("kernels/{name}.cu"), exercise)
-    }
-
-    /// The gate's jobs start long ones first: racecheck on the heavy family before anything,
-    /// the injected tools' one run before a lone cheap tool, stress by its trials; ties keep
-    /// the order they were made in.
-    #[test]
-    fn the_gates_jobs_start_stress_first_then_a_hung_kernels_tools_then_long_ones() {
-        let (a, m) = (case("a", "reduce"), case("m", "matmul"));
-        let jobs = || {
-            vec![
-                Job::Sanitize(&a, vec![Tool::Initcheck]),
-                Job::Sanitize(&m, vec![Tool::Initcheck]),
-                Job::Sanitize(&a, vec![Tool::Globalcheck, Tool::Sharedcheck]),
-                Job::Sanitize(&a, vec![Tool::Racecheck]),
-                Job::Sanitize(&m, vec![Tool::Racecheck]),
-                Job::Stress(&a),
-                Job::Batch(vec![&a, &m], Tool::Synccheck),
-            ]
-        };
-        let name = |j: &Job| match j {
-            Job::Stress(c) => format!("{}:stress", c.name),
-            Job::Sanitize(c, g) => format!(
-                "{}:{}",
-                c.name,
-                g.iter().map(|t| t.name()).collect::<Vec<_>>().join("+")
-            ),
-            Job::Batch(cs, t) => format!(
-                "{}:{t}",
-                cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+")
-            ),
-        };
-        let order = |st: &StressState, stressed: &[&str]| -> Vec<String> {
-            crate::judge::battery::long_first(jobs(), |j| job_rank(j, 100, st, stressed))
-                .iter()
-                .map(name)
-                .collect()
-        };
-        // Nothing stressed yet known (m has no stress run): stress first, then `a`'s jobs
-        // after the others, as they wait on its stress run.
-        let mut st = StressState::default();
-        assert_eq!(
-            order(&st, &["a"]),
-            [
-                "a:stress",
-                "m:racecheck",
-                "m:initcheck",
-                "a:racecheck",
-                "a+m:synccheck",
-                "a:globalcheck+sharedcheck",
-                "a:initcheck"
-            ]
-        );
-        // `a`'s stress run ended: long ones first.
-        st.done.insert("a".into());
-        assert_eq!(
-            order(&st, &["a"]),
-            [
-                "a:stress",
-                "m:racecheck",
-                "a:racecheck",
-                "a+m:synccheck",
-                "a:globalcheck+sharedcheck",
-                "m:initcheck",
-                "a:initcheck"
-            ]
-        );
-        // It hung: every job with `a` in it goes before the rest, stress runs still to start
-        // (here none: `a`'s has run) included.
-        st.hung.insert("a".into());
-        assert_eq!(
-            order(&st, &["a"]),
-            [
-                "a:racecheck",
-                "a+m:synccheck",
-                "a:globalcheck+sharedcheck",
-                "a:initcheck",
-                "a:stress",
-                "m:racecheck",
-                "m:initcheck"
-            ]
-        );
-    }
-}
+#[path = "manifest_run_tests.rs"]
+mod tests;

@@ -1,0 +1,96 @@
+//! The gate's job order (`manifest_run.rs`).
+
+use super::*;
+fn case(name: &str, exercise: &str) -> Case {
+    Case::for_test(name, &format!("kernels/{name}.cu"), exercise)
+}
+
+/// The gate's jobs start long ones first: racecheck on the heavy family before anything,
+/// the injected tools' one run before a lone cheap tool, stress by its trials; ties keep
+/// the order they were made in.
+#[test]
+fn the_gates_jobs_start_stress_first_then_a_hung_kernels_tools_then_long_ones() {
+    let (a, m) = (case("a", "reduce"), case("m", "matmul"));
+    let jobs = || {
+        vec![
+            Job::Sanitize(&a, vec![Tool::Initcheck]),
+            Job::Sanitize(&m, vec![Tool::Initcheck]),
+            Job::Sanitize(&a, vec![Tool::Globalcheck, Tool::Sharedcheck]),
+            Job::Sanitize(&a, vec![Tool::Racecheck]),
+            Job::Sanitize(&m, vec![Tool::Racecheck]),
+            Job::Stress(&a),
+            Job::Batch(vec![&a, &m], Tool::Synccheck),
+            Job::OwnBatch(vec![&a, &m], vec![Tool::Globalcheck, Tool::Fencecheck]),
+        ]
+    };
+    let name = |j: &Job| match j {
+        Job::Stress(c) => format!("{}:stress", c.name),
+        Job::Sanitize(c, g) => format!(
+            "{}:{}",
+            c.name,
+            g.iter().map(|t| t.name()).collect::<Vec<_>>().join("+")
+        ),
+        Job::Batch(cs, t) => format!(
+            "{}:{t}",
+            cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+")
+        ),
+        Job::OwnBatch(cs, g) => format!(
+            "{}:{}",
+            cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+"),
+            g.iter().map(|t| t.name()).collect::<Vec<_>>().join("+")
+        ),
+    };
+    let order = |st: &StressState, stressed: &[&str]| -> Vec<String> {
+        crate::judge::battery::long_first(jobs(), |j| job_rank(j, 100, st, stressed))
+            .iter()
+            .map(name)
+            .collect()
+    };
+    // Nothing stressed yet known (m has no stress run): stress first, then `a`'s jobs
+    // after the others, as they wait on its stress run.
+    let mut st = StressState::default();
+    assert_eq!(
+        order(&st, &["a"]),
+        [
+            "a:stress",
+            "m:racecheck",
+            "m:initcheck",
+            "a+m:globalcheck+fencecheck",
+            "a:racecheck",
+            "a+m:synccheck",
+            "a:globalcheck+sharedcheck",
+            "a:initcheck"
+        ]
+    );
+    // `a`'s stress run ended: long ones first.
+    st.done.insert("a".into());
+    assert_eq!(
+        order(&st, &["a"]),
+        [
+            "a:stress",
+            "m:racecheck",
+            "a+m:globalcheck+fencecheck",
+            "a:racecheck",
+            "a+m:synccheck",
+            "a:globalcheck+sharedcheck",
+            "m:initcheck",
+            "a:initcheck"
+        ]
+    );
+    // It hung: every job with `a` in it goes before the rest, stress runs still to start
+    // (here none: `a`'s has run) included.
+    st.hung.insert("a".into());
+    assert_eq!(
+        order(&st, &["a"]),
+        [
+            "a+m:globalcheck+fencecheck",
+            "a:racecheck",
+            "a+m:synccheck",
+            "a:globalcheck+sharedcheck",
+            "a:initcheck",
+            "a:stress",
+            "m:racecheck",
+            "m:initcheck"
+        ]
+    );
+}
