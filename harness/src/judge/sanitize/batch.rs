@@ -135,10 +135,32 @@ pub fn run(
             })
             .collect());
     }
-    let settled = match complete(&batch.log, &nonce, batch.seconds, cfg.timeout) {
+    let whole = complete(&batch.log, &nonce, batch.seconds, cfg.timeout);
+    // A target stopped by an error (an out-of-bounds launch under memcheck leaves the context
+    // unusable, and the next case's module does not load): the cases before the stop settle as
+    // in a whole run, the ones from it on run again as a batch (H200 run 26: three memcheck
+    // batches of the corpus gate went alone, 8 cases each, for one such case).
+    let stop = if whole {
+        None
+    } else {
+        stopped_at(&batch, &names, &nonce, cfg.timeout)
+    };
+    let mut settled = match whole || stop.is_some() {
         true => settle(&batch, &names, &files, &nonce),
         false => vec![false; cases.len()],
     };
+    let later: Vec<&Case> = stop.map_or_else(Vec::new, |k| cases[k..].to_vec());
+    settled.truncate(cases.len() - later.len());
+    if let Some(k) = stop {
+        crate::proc::timeline::note("batch", || {
+            format!(
+                "{} {label}: the target stopped before {}: {} again as a batch",
+                cfg.tool,
+                names[k],
+                names[k..].join("+")
+            )
+        });
+    }
     // Why cases go alone, for `RACEGATE_TIMELINE`'s record: a batch that settles little costs
     // a run per case on top of its own.
     if settled.iter().any(|s| !s) {
@@ -147,9 +169,10 @@ pub fn run(
     let share = batch.seconds / cases.len() as f64;
     // The cases the batch did not settle run alone side by side, a few at once: one after
     // another they made a matrix job of 27 s out of a batch of 3 (H200 run 26, call A).
-    let unsettled: Vec<usize> = (0..cases.len()).filter(|&i| !settled[i]).collect();
+    let unsettled: Vec<usize> = (0..settled.len()).filter(|&i| !settled[i]).collect();
     let mut again = crate::proc::pool::run_all(unsettled, ALONE_AT_ONCE, |i| alone(cases[i]), |_| {})
         .into_iter();
+    let rest = run(catalog, &later, cfg, exe)?;
     cases
         .iter()
         .zip(settled)
@@ -165,6 +188,7 @@ pub fn run(
             }),
             false => again.next().expect("one run per unsettled case"),
         })
+        .chain(rest.into_iter().map(Ok))
         .collect()
 }
 
@@ -330,6 +354,33 @@ fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>], nonce: &s
 fn complete(log: &str, nonce: &str, seconds: f64, timeout: std::time::Duration) -> bool {
     let last = format!("{RESULT}{} [run {nonce}]", runner::ALL_RAN);
     seconds <= timeout.as_secs_f64() && log.lines().filter(|l| *l == last).count() == 1
+}
+
+/// Where a batch's target stopped early: the first case without a result line, when the
+/// process ended on its own within one case's deadline with its XML read (clean, or findings),
+/// at least one case before it printed its line, and the target never said every case ran.
+/// That case and the ones after it never ran in this process (the target runs them in order
+/// and stops at the first error it cannot put in a case's line); `None` otherwise.
+fn stopped_at(
+    batch: &SanitizerRun,
+    names: &[&str],
+    nonce: &str,
+    timeout: std::time::Duration,
+) -> Option<usize> {
+    if !matches!(batch.outcome, Outcome::Clean | Outcome::Findings(_))
+        || batch.seconds > timeout.as_secs_f64()
+        || complete(&batch.log, nonce, batch.seconds, timeout)
+    {
+        return None;
+    }
+    let tag = format!(" [run {nonce}]");
+    let printed = |name: &&str| {
+        let head = format!("{RESULT}{name} (");
+        batch.log.lines().any(|l| l.starts_with(&head) && l.ends_with(&tag))
+    };
+    let k = names.iter().position(|n| !printed(n))?;
+    // Printed in order up to `k`, none after it (a line after the stop would be no target's).
+    (k > 0 && !names[k..].iter().any(printed)).then_some(k)
 }
 
 /// The case a batch that missed its deadline was running: the first without a result line

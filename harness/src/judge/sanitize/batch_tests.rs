@@ -249,3 +249,36 @@ fn nonces_differ() {
     assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
     assert_ne!(a, runner::new_nonce());
 }
+
+#[test]
+fn a_batch_stopped_by_an_error_settles_the_cases_before_it_and_batches_the_rest_again() {
+    use std::time::Duration;
+    let t = Duration::from_secs(20);
+    let stopped = |outcome: Outcome, log: &str, seconds: f64| {
+        let mut b = batch_run(outcome, log);
+        b.seconds = seconds;
+        stopped_at(&b, &NAMES, NONCE, t)
+    };
+    let error = "error: CUDA error during loading the module: DriverError(CUDA_ERROR_LAUNCH_FAILED)\n";
+    // `b`'s launch failed under the tool (its line says so), `c`'s module did not load.
+    let log = format!("{}{}{error}", result_line("a", OK), result_line("b", "launch failed"));
+    let oob = Outcome::Findings(vec![finding("kernels/b.cu:7")]);
+    assert_eq!(stopped(oob.clone(), &log, 3.0), Some(2));
+    // What settles of it: `a` (no finding in its files); `b` runs alone; `c` never ran.
+    let b = batch_run(oob.clone(), &log);
+    assert_eq!(settle(&b, &NAMES, &files(), NONCE), [true, false, false]);
+    // Stopped before any case printed: nothing to learn, every case alone.
+    assert_eq!(stopped(oob.clone(), error, 3.0), None);
+    // A whole run, a killed or hung one, an unread XML, or one past one case's deadline: no stop.
+    let last = format!("{RESULT}{} [run {NONCE}]\n", runner::ALL_RAN);
+    assert_eq!(stopped(Outcome::Clean, &format!("{}{last}", all_ran()), 3.0), None);
+    let hang = Outcome::Hang { left_behind: false, said: None };
+    assert_eq!(stopped(hang, &log, 3.0), None);
+    assert_eq!(stopped(Outcome::Inconclusive("no XML".into()), &log, 3.0), None);
+    assert_eq!(stopped(oob.clone(), &log, 20.5), None);
+    // A line of another run (no nonce) is not a line; a line after a gap is nobody's order.
+    let forged = format!("{RESULT}a (n=64 grid=1 block=64): {OK}\n");
+    assert_eq!(stopped(oob.clone(), &forged, 3.0), None);
+    let gap = format!("{}{}", result_line("a", OK), result_line("c", OK));
+    assert_eq!(stopped(oob, &gap, 3.0), None);
+}
