@@ -88,7 +88,7 @@ pub const DEFAULT_BUDGET: f64 = 0.5;
 /// Run 26 measured both (calls C and D): detection and cost alike, because the calibration
 /// launch that sized the budget then counted in every block, so for those kernels nearly every
 /// block took part either way; the launch time is now taken with the prelude off
-/// ([`crate::run::launch::Gpu::calibrate`]).
+/// (`Gpu::calibrate`, `calibrate.rs`).
 pub const MIN_DELAY_NS: u32 = 2_000;
 pub const MAX_DELAY_NS: u32 = 20_000;
 /// Barrier instances assumed before anything was counted.

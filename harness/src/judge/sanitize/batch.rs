@@ -258,7 +258,12 @@ pub fn run_own(
     tools: &[Tool],
 ) -> Result<Vec<Vec<SanitizerRun>>> {
     let alone = |c: &Case| runner::run_own(catalog, c, cfg, exe, tools);
-    let each_alone = || cases.iter().map(|c| alone(c)).collect();
+    // A few at once, as a compute-sanitizer batch's unsettled cases.
+    let each_alone = || {
+        crate::proc::pool::run_all(cases.to_vec(), ALONE_AT_ONCE, |c| alone(c), |_| {})
+            .into_iter()
+            .collect()
+    };
     if cases.len() < 2 || cfg.keep_xml.is_some() {
         return each_alone();
     }
