@@ -260,7 +260,7 @@ pub fn run_own(
     let alone = |c: &Case| runner::run_own(catalog, c, cfg, exe, tools);
     // A few at once, as a compute-sanitizer batch's unsettled cases.
     let each_alone = || {
-        crate::proc::pool::run_all(cases.to_vec(), ALONE_AT_ONCE, &alone, |_| {})
+        crate::proc::pool::run_all(cases.to_vec(), ALONE_AT_ONCE, alone, |_| {})
             .into_iter()
             .collect()
     };
