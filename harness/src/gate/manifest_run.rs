@@ -194,8 +194,12 @@ pub fn run_manifest(
                     pending = batch_job(catalog, &cases, tool, cfg, exe, &known, &mut out)?;
                 }
                 Job::OwnBatch(cases, group) => {
-                    let passed = stress.lock().expect("stress state").passed.clone();
-                    pending = own_batch_job(catalog, &cases, &group, cfg, exe, &passed, &mut out)?;
+                    let (passed, hung) = {
+                        let st = stress.lock().expect("stress state");
+                        (st.passed.clone(), st.hung.clone())
+                    };
+                    let st = (&passed, &hung);
+                    pending = own_batch_job(catalog, &cases, &group, cfg, exe, st, &mut out)?;
                 }
                 Job::Stress(case) => {
                     let end = stress_job(slot, catalog, case, cfg, exe, &mut out);
@@ -331,6 +335,7 @@ fn batch_job(
 ) -> Result<Vec<PendingHang>> {
     let mut sc = cfg.battery.sanitize(tool);
     sc.extra_args = cfg.sanitizer_args.clone();
+    let hung_sc = after_hang(&sc, cfg);
     let (alone, together): (Vec<&Case>, Vec<&Case>) =
         cases.iter().partition(|c| hung.contains(&c.name));
     // The hung ones beside the batch, not after it: they wait out a deadline each.
@@ -338,7 +343,7 @@ fn batch_job(
         let hung = s.spawn(|| {
             alone
                 .iter()
-                .map(|c| sanitize::runner::run(catalog, c, &sc, exe))
+                .map(|c| sanitize::runner::run(catalog, c, &hung_sc, exe))
                 .collect::<Result<Vec<_>>>()
         });
         let batch = sanitize::batch::run(catalog, &together, &sc, exe);
@@ -355,6 +360,25 @@ fn batch_job(
         .collect())
 }
 
+/// The sanitizer configuration for a kernel whose stress run missed its deadline: the same,
+/// cut to [`AFTER_HANG`] (or the trial deadline, when longer) where the configured deadline
+/// is longer. Under a tool such a kernel hangs too, and while it spins its context takes turns
+/// of the whole GPU from every other process (H200 runs 26 and 27: the corpus gate's GPU busy
+/// for the 20 s of `chained_scan_spin`'s five tool runs); with the default deadline (120 s)
+/// one hung kernel held the gate two minutes. Grading cuts the same way ([`AFTER_HANG`] is
+/// its `AFTER_HANG_SANITIZE`). A tool run cut short is judged as before: a hang, since the
+/// plain runs hung too.
+fn after_hang(sc: &sanitize::SanitizeConfig, cfg: &GateConfig) -> sanitize::SanitizeConfig {
+    let mut cut = sc.clone();
+    let floor = AFTER_HANG.max(cfg.battery.stress_timeout);
+    cut.timeout = sc.timeout.min(floor);
+    cut
+}
+
+/// The longest a sanitizer run of a kernel whose stress run hung may take (unless the trial
+/// deadline is longer).
+const AFTER_HANG: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// racegate's own `group` of tools on `cases`: the kernels whose stress run passed in one
 /// injected run where it is clean for all of them ([`sanitize::batch::run_own`]: any finding,
 /// hang or doubt and each runs alone), every other kernel alone (a kernel with wrong results
@@ -367,11 +391,13 @@ fn own_batch_job(
     group: &[Tool],
     cfg: &GateConfig,
     exe: &Path,
-    passed: &std::collections::BTreeSet<String>,
+    st: (&std::collections::BTreeSet<String>, &std::collections::BTreeSet<String>),
     out: &mut GateRun,
 ) -> Result<Vec<PendingHang>> {
+    let (passed, hung) = st;
     let mut sc = cfg.battery.sanitize(group[0]);
     sc.extra_args = cfg.sanitizer_args.clone();
+    let hung_sc = after_hang(&sc, cfg);
     let (together, alone): (Vec<&Case>, Vec<&Case>) =
         cases.iter().partition(|c| passed.contains(&c.name));
     let (alone_runs, batch_runs) = std::thread::scope(|s| {
@@ -379,7 +405,10 @@ fn own_batch_job(
             crate::proc::pool::run_all(
                 alone.clone(),
                 OWN_ALONE_AT_ONCE,
-                |c| sanitize::runner::run_own(catalog, c, &sc, exe, group),
+                |c| {
+                    let sc = if hung.contains(&c.name) { &hung_sc } else { &sc };
+                    sanitize::runner::run_own(catalog, c, sc, exe, group)
+                },
                 |_| {},
             )
         });

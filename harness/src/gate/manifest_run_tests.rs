@@ -94,3 +94,40 @@ fn the_gates_jobs_start_stress_first_then_a_hung_kernels_tools_then_long_ones() 
         ]
     );
 }
+
+/// A kernel whose stress run hung gets at most 10 s per tool run (or its trial deadline, when
+/// that is longer), never more than the configured sanitizer deadline.
+#[test]
+fn a_hung_kernels_tool_runs_are_cut_to_ten_seconds_or_the_trial_deadline() {
+    use std::time::Duration;
+    let cut = |trial: u64, sanitize: u64| {
+        let battery = crate::judge::battery::Battery {
+            trials: 1,
+            seed: 1,
+            per_set: 1,
+            stress_timeout: Duration::from_secs(trial),
+            sanitize_timeout: Duration::from_secs(sanitize),
+            jobs: 1,
+            arch: "compute_90".into(),
+            sanitizer: None,
+        };
+        let cfg = GateConfig {
+            battery,
+            runs: 1,
+            tools: vec![Tool::Racecheck],
+            sanitizer_args: Vec::new(),
+            masks: Default::default(),
+            oracles: Default::default(),
+            jitter: false,
+            shrink: None,
+        };
+        let sc = cfg.battery.sanitize(Tool::Racecheck);
+        assert_eq!(sc.timeout, Duration::from_secs(sanitize));
+        after_hang(&sc, &cfg).timeout.as_secs()
+    };
+    assert_eq!(cut(5, 120), 10);
+    assert_eq!(cut(5, 20), 10);
+    assert_eq!(cut(5, 8), 8, "never longer than the configured deadline");
+    assert_eq!(cut(30, 120), 30, "the trial deadline when it is longer");
+    assert_eq!(cut(30, 20), 20);
+}

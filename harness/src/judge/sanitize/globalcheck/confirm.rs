@@ -41,9 +41,21 @@ pub fn reads_are_dead(
     first_report: &report::Report,
     log: &mut String,
 ) -> bool {
+    // Side by side: each run is its own process with its own folder and poison, and one after
+    // another they were most of a matrix job's 9-10 s on the H200 (run 27, call D).
+    let results: Vec<Result<ConfirmRun>> = std::thread::scope(|s| {
+        let handles: Vec<_> = POISONS
+            .iter()
+            .map(|&poison| s.spawn(move || confirm_run(program, args, env, cfg, poison)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a confirm run's thread"))
+            .collect()
+    });
     let mut runs = Vec::new();
-    for poison in POISONS {
-        match confirm_run(program, args, env, cfg, poison) {
+    for (poison, result) in POISONS.into_iter().zip(results) {
+        match result {
             Ok(r) => runs.push(r),
             Err(e) => {
                 log.push_str(&format!(
