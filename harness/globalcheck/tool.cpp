@@ -157,16 +157,19 @@ bool off(const char* what);
 void line(const std::string& s)
 {
     if (g->out) {
-        // Under RACEGATE_GC_TRACE each line is preceded by the wall clock (where a slow run's
-        // time goes: patching, launches, teardown).
+        // One write per line (stdio locks the stream per call), so lines of two threads never
+        // splice. Under RACEGATE_GC_TRACE each line is preceded by the wall clock (where a slow
+        // run's time goes: patching, launches, teardown), in the same write.
+        std::string text;
         if (off("RACEGATE_GC_TRACE")) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
-            fprintf(g->out, "{\"stage\":\"clock\",\"unix_us\":%lld}\n",
-                    (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000);
+            text = "{\"stage\":\"clock\",\"unix_us\":"
+                + std::to_string((long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000) + "}\n";
         }
-        fputs(s.c_str(), g->out);
-        fputc('\n', g->out);
+        text += s;
+        text += '\n';
+        fputs(text.c_str(), g->out);
         fflush(g->out);
     }
 }

@@ -58,8 +58,9 @@ pub struct GateArgs {
     timeout: f64,
     /// Deadline of one sanitizer run, in seconds. A sanitizer past it is inconclusive unless
     /// the code also hangs without it (or the tool saw a deadlock). A manifest kernel whose
-    /// stress run missed its deadline gets at most 10 s per tool run (or --timeout, when
-    /// longer): it hangs under the tool too, and while it spins it slows every other run.
+    /// stress run finished no trial (the first one missed --timeout) gets at most 10 s per tool
+    /// run (or --timeout, when longer): it hangs under the tool too, and while it spins it
+    /// slows every other run.
     #[arg(long, default_value_t = 120.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
     /// The detectors to run, comma-separated: racecheck, synccheck, memcheck, initcheck,

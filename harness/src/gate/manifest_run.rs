@@ -77,8 +77,8 @@ fn job_label(j: &Job) -> String {
     }
 }
 
-/// What the gate's stress runs have said so far.
-#[derive(Default)]
+/// What the gate's stress runs have said so far (a job takes a copy when it starts).
+#[derive(Clone, Default)]
 struct StressState {
     /// Kernels whose stress run ended.
     done: std::collections::BTreeSet<String>,
@@ -86,6 +86,9 @@ struct StressState {
     hung: std::collections::BTreeSet<String>,
     /// Kernels whose stress run passed: racegate's own tools try them in one run.
     passed: std::collections::BTreeSet<String>,
+    /// Of `hung`, those whose stress run finished no trial: their tool runs are cut to
+    /// [`AFTER_HANG`] ([`after_hang`]).
+    finished_none: std::collections::BTreeSet<String>,
 }
 
 /// A job's place in the queue when a thread is free (the highest starts): the tools of a kernel
@@ -187,27 +190,27 @@ pub fn run_manifest(
             let _span = crate::proc::timeline::span("job", || job_label(&job));
             match job {
                 Job::Sanitize(case, group) => {
-                    pending = sanitize_job(catalog, case, &group, cfg, exe, &mut out)?;
+                    let st = stress.lock().expect("stress state").clone();
+                    pending = sanitize_job(catalog, case, &group, cfg, exe, &st, &mut out)?;
                 }
                 Job::Batch(cases, tool) => {
-                    let known = stress.lock().expect("stress state").hung.clone();
-                    pending = batch_job(catalog, &cases, tool, cfg, exe, &known, &mut out)?;
+                    let st = stress.lock().expect("stress state").clone();
+                    pending = batch_job(catalog, &cases, tool, cfg, exe, &st, &mut out)?;
                 }
                 Job::OwnBatch(cases, group) => {
-                    let (passed, hung) = {
-                        let st = stress.lock().expect("stress state");
-                        (st.passed.clone(), st.hung.clone())
-                    };
-                    let st = (&passed, &hung);
-                    pending = own_batch_job(catalog, &cases, &group, cfg, exe, st, &mut out)?;
+                    let st = stress.lock().expect("stress state").clone();
+                    pending = own_batch_job(catalog, &cases, &group, cfg, exe, &st, &mut out)?;
                 }
                 Job::Stress(case) => {
                     let end = stress_job(slot, catalog, case, cfg, exe, &mut out);
                     let mut st = stress.lock().expect("stress state");
                     st.done.insert(case.name.clone());
                     match end {
-                        Ok(StressEnd::Hung) => {
+                        Ok(StressEnd::Hung { finished_none }) => {
                             st.hung.insert(case.name.clone());
+                            if finished_none {
+                                st.finished_none.insert(case.name.clone());
+                            }
                         }
                         Ok(StressEnd::Passed) => {
                             st.passed.insert(case.name.clone());
@@ -304,10 +307,14 @@ fn sanitize_job(
     group: &[Tool],
     cfg: &GateConfig,
     exe: &Path,
+    st: &StressState,
     out: &mut GateRun,
 ) -> Result<Vec<PendingHang>> {
     let mut sc = cfg.battery.sanitize(group[0]);
     sc.extra_args = cfg.sanitizer_args.clone();
+    if st.finished_none.contains(&case.name) {
+        sc = after_hang(&sc, cfg);
+    }
     let runs = match group {
         [_] => vec![sanitize::runner::run(catalog, case, &sc, exe)?],
         _ => sanitize::runner::run_own(catalog, case, &sc, exe, group)?,
@@ -321,29 +328,32 @@ fn sanitize_job(
 
 /// One tool on several kernels in one process where it can settle them, each other kernel
 /// alone ([`sanitize::batch::run`]); each run is added as [`sanitize_job`] adds it. A kernel
-/// in `hung` (its stress run missed its deadline) runs alone from the start: under the tool it
-/// hangs too, and inside the batch it would cost the batch's deadline before its own (H200 run
-/// 25: `chained_scan_spin` cost each tool 40 s of the gate's 114.5).
+/// whose stress run missed its deadline runs alone from the start: under the tool it hangs too,
+/// and inside the batch it would cost the batch's deadline before its own (H200 run 25:
+/// `chained_scan_spin` cost each tool 40 s of the gate's 114.5).
 fn batch_job(
     catalog: &Catalog,
     cases: &[&Case],
     tool: Tool,
     cfg: &GateConfig,
     exe: &Path,
-    hung: &std::collections::BTreeSet<String>,
+    st: &StressState,
     out: &mut GateRun,
 ) -> Result<Vec<PendingHang>> {
     let mut sc = cfg.battery.sanitize(tool);
     sc.extra_args = cfg.sanitizer_args.clone();
     let hung_sc = after_hang(&sc, cfg);
     let (alone, together): (Vec<&Case>, Vec<&Case>) =
-        cases.iter().partition(|c| hung.contains(&c.name));
+        cases.iter().partition(|c| st.hung.contains(&c.name));
     // The hung ones beside the batch, not after it: they wait out a deadline each.
     let (hung, batch) = std::thread::scope(|s| {
         let hung = s.spawn(|| {
             alone
                 .iter()
-                .map(|c| sanitize::runner::run(catalog, c, &hung_sc, exe))
+                .map(|c| {
+                    let sc = if st.finished_none.contains(&c.name) { &hung_sc } else { &sc };
+                    sanitize::runner::run(catalog, c, sc, exe)
+                })
                 .collect::<Result<Vec<_>>>()
         });
         let batch = sanitize::batch::run(catalog, &together, &sc, exe);
@@ -360,14 +370,18 @@ fn batch_job(
         .collect())
 }
 
-/// The sanitizer configuration for a kernel whose stress run missed its deadline: the same,
-/// cut to [`AFTER_HANG`] (or the trial deadline, when longer) where the configured deadline
-/// is longer. Under a tool such a kernel hangs too, and while it spins its context takes turns
-/// of the whole GPU from every other process (H200 runs 26 and 27: the corpus gate's GPU busy
-/// for the 20 s of `chained_scan_spin`'s five tool runs); with the default deadline (120 s)
-/// one hung kernel held the gate two minutes. Grading cuts the same way ([`AFTER_HANG`] is
-/// its `AFTER_HANG_SANITIZE`). A tool run cut short is judged as before: a hang, since the
-/// plain runs hung too.
+/// The sanitizer configuration for a kernel whose stress run finished no trial (the first one
+/// missed its deadline): the same, cut to [`AFTER_HANG`] (or the trial deadline, when longer)
+/// where the configured deadline is longer. Such a kernel hangs under a tool too, and while it
+/// spins its context takes turns of the whole GPU from every other process (H200 runs 26 and
+/// 27: the corpus gate's GPU busy for the 20 s of `chained_scan_spin`'s five tool runs); with
+/// the default deadline (120 s) one hung kernel held the gate two minutes. Grading cuts on the
+/// same condition (a kernel that finished no trial; its `AFTER_HANG_SANITIZE` is 10 s too). A
+/// kernel that hung only after some trials finished (a rare schedule, a large size) keeps the
+/// whole deadline: at the sanitizer's small geometry it may well finish. A tool run cut short
+/// is judged as before: a hang, since the plain runs hung too. The cut applies once the stress
+/// run has said so; a tool job started before that (the gate ranks such jobs last) keeps the
+/// whole deadline, which changes only the message's "killed after", not the finding's identity.
 fn after_hang(sc: &sanitize::SanitizeConfig, cfg: &GateConfig) -> sanitize::SanitizeConfig {
     let mut cut = sc.clone();
     let floor = AFTER_HANG.max(cfg.battery.stress_timeout);
@@ -391,22 +405,21 @@ fn own_batch_job(
     group: &[Tool],
     cfg: &GateConfig,
     exe: &Path,
-    st: (&std::collections::BTreeSet<String>, &std::collections::BTreeSet<String>),
+    st: &StressState,
     out: &mut GateRun,
 ) -> Result<Vec<PendingHang>> {
-    let (passed, hung) = st;
     let mut sc = cfg.battery.sanitize(group[0]);
     sc.extra_args = cfg.sanitizer_args.clone();
     let hung_sc = after_hang(&sc, cfg);
     let (together, alone): (Vec<&Case>, Vec<&Case>) =
-        cases.iter().partition(|c| passed.contains(&c.name));
+        cases.iter().partition(|c| st.passed.contains(&c.name));
     let (alone_runs, batch_runs) = std::thread::scope(|s| {
         let alone_runs = s.spawn(|| {
             crate::proc::pool::run_all(
                 alone.clone(),
                 OWN_ALONE_AT_ONCE,
                 |c| {
-                    let sc = if hung.contains(&c.name) { &hung_sc } else { &sc };
+                    let sc = if st.finished_none.contains(&c.name) { &hung_sc } else { &sc };
                     sanitize::runner::run_own(catalog, c, sc, exe, group)
                 },
                 |_| {},
@@ -469,7 +482,9 @@ pub fn run_own_pair(
 /// How a kernel's stress run ended, for the jobs after it.
 enum StressEnd {
     Passed,
-    Hung,
+    /// A trial missed its deadline; `finished_none`: no trial finished before it (the first
+    /// one hung), which is when the tools get [`AFTER_HANG`].
+    Hung { finished_none: bool },
     /// Wrong results or a fault.
     Flagged,
 }
@@ -491,7 +506,10 @@ fn stress_job(
     out.mark_checked(&case.name, "stress", r.seconds);
     let end = match r.verdict {
         Verdict::Pass => StressEnd::Passed,
-        Verdict::Hang { .. } => StressEnd::Hung,
+        Verdict::Hang { .. } => StressEnd::Hung {
+            // The hung trial is the last one run: none before it means none finished.
+            finished_none: r.trials_run <= 1,
+        },
         _ => StressEnd::Flagged,
     };
     let kind = match &r.verdict {

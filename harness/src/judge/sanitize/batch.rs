@@ -169,10 +169,17 @@ pub fn run(
     let share = batch.seconds / cases.len() as f64;
     // The cases the batch did not settle run alone side by side, a few at once: one after
     // another they made a matrix job of 27 s out of a batch of 3 (H200 run 26, call A).
+    // The cases from a stop on, as a batch of their own, beside them.
     let unsettled: Vec<usize> = (0..settled.len()).filter(|&i| !settled[i]).collect();
-    let mut again = crate::proc::pool::run_all(unsettled, ALONE_AT_ONCE, |i| alone(cases[i]), |_| {})
-        .into_iter();
-    let rest = run(catalog, &later, cfg, exe)?;
+    let (again, rest) = std::thread::scope(|s| {
+        let again = s.spawn(|| {
+            crate::proc::pool::run_all(unsettled, ALONE_AT_ONCE, |i| alone(cases[i]), |_| {})
+        });
+        let rest = run(catalog, &later, cfg, exe);
+        (again.join().expect("the unsettled cases' runs"), rest)
+    });
+    let mut again = again.into_iter();
+    let rest = rest?;
     cases
         .iter()
         .zip(settled)

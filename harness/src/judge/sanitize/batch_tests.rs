@@ -267,6 +267,17 @@ fn a_batch_stopped_by_an_error_settles_the_cases_before_it_and_batches_the_rest_
     // What settles of it: `a` (no finding in its files); `b` runs alone; `c` never ran.
     let b = batch_run(oob.clone(), &log);
     assert_eq!(settle(&b, &NAMES, &files(), NONCE), [true, false, false]);
+    // What memcheck really reports there (H200 run 27, call D): the failed module load too, a
+    // host API error with no source line, which no case can be told apart from: nothing before
+    // the stop settles (each runs alone), and the cases from the stop still run again as a batch.
+    let mut both = vec![finding("kernels/b.cu:7")];
+    both.push(Finding {
+        location: "<host>".into(),
+        ..finding("")
+    });
+    let real = batch_run(Outcome::Findings(both.clone()), &log);
+    assert_eq!(settle(&real, &NAMES, &files(), NONCE), [false, false, false]);
+    assert_eq!(stopped(Outcome::Findings(both), &log, 3.0), Some(2));
     // Stopped before any case printed: nothing to learn, every case alone.
     assert_eq!(stopped(oob.clone(), error, 3.0), None);
     // A whole run, a killed or hung one, an unread XML, or one past one case's deadline: no stop.

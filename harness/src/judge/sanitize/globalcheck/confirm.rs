@@ -41,18 +41,31 @@ pub fn reads_are_dead(
     first_report: &report::Report,
     log: &mut String,
 ) -> bool {
-    // Side by side: each run is its own process with its own folder and poison, and one after
-    // another they were most of a matrix job's 9-10 s on the H200 (run 27, call D).
-    let results: Vec<Result<ConfirmRun>> = std::thread::scope(|s| {
-        let handles: Vec<_> = POISONS
+    // racegate's own target (a case) side by side: each run is its own process with its own
+    // folder and poison and writes nothing else, and one after another they were most of a
+    // matrix job's 9-10 s on the H200 (run 27, call D). A user's program one after another: it
+    // may write and read back files of its working folder, and three copies at once would then
+    // disagree for a reason that is not the poison.
+    let own_target = args
+        .iter()
+        .any(|a| a == crate::proc::subcommands::SANITIZE_TARGET);
+    let results: Vec<Result<ConfirmRun>> = if own_target {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = POISONS
+                .iter()
+                .map(|&poison| s.spawn(move || confirm_run(program, args, env, cfg, poison)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a confirm run's thread"))
+                .collect()
+        })
+    } else {
+        POISONS
             .iter()
-            .map(|&poison| s.spawn(move || confirm_run(program, args, env, cfg, poison)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a confirm run's thread"))
+            .map(|&poison| confirm_run(program, args, env, cfg, poison))
             .collect()
-    });
+    };
     let mut runs = Vec::new();
     for (poison, result) in POISONS.into_iter().zip(results) {
         match result {
