@@ -389,8 +389,8 @@ fn after_hang(sc: &sanitize::SanitizeConfig, cfg: &GateConfig) -> sanitize::Sani
     cut
 }
 
-/// The longest a sanitizer run of a kernel whose stress run hung may take (unless the trial
-/// deadline is longer).
+/// The longest a sanitizer run of a kernel whose stress run finished no trial may take (unless
+/// the trial deadline is longer).
 const AFTER_HANG: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// racegate's own `group` of tools on `cases`: the kernels whose stress run passed in one
