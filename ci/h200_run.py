@@ -68,6 +68,9 @@ def main():
     ap.add_argument("--no-gc-programs", dest="gc_programs", action="store_false",
                     help="phase globalcheck: leave out the program examples")
     ap.add_argument("--budget", type=float, default=540, help="seconds; stress jobs not started by then are skipped")
+    ap.add_argument("--grade30-shared-only", action="store_true",
+                    help="phase grade30: only the side-by-side batch (not also each submission alone); "
+                         "compare its grades with an earlier run's grade30.json offline")
     a = ap.parse_args()
     out = pathlib.Path(a.out); out.mkdir(parents=True, exist_ok=True)
     rg = os.path.abspath(a.racegate)
@@ -333,12 +336,17 @@ def main():
         secret = batch.parent / "secret"
         secret.write_text("20261202\n")
         r = ""
-        for name, flags in (("grade30-alone", "--exclusive-gpu"), ("grade30", "")):
+        runs = (("grade30-alone", "--exclusive-gpu"), ("grade30", ""))
+        if a.grade30_shared_only:
+            runs = runs[1:]
+        for name, flags in runs:
             t1 = time.time()
             r += sh(f"RACEGATE_TIMELINE={out}/timeline-{name}.tsv {rg} grade --exercise reduce {batch} --secret-file {secret} "
                     f"{flags} --format json --output {out}/{name}.json", timeout=560)
             r += f"[30-submission batch wall time ({name}, {flags or 'default: side by side'}): {time.time() - t1:.1f} s]\n"
         try:
+            if a.grade30_shared_only:
+                raise RuntimeError("--grade30-shared-only: no batch alone to compare with")
             def items(f):
                 return {pathlib.Path(g["submission"]).name: (g["score"], [(i["item"], i["status"], i["score"]) for i in g["items"]])
                         for g in json.loads((out / f).read_text())}
