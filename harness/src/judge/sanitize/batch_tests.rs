@@ -293,3 +293,54 @@ fn a_batch_stopped_by_an_error_settles_the_cases_before_it_and_batches_the_rest_
     let gap = format!("{}{}", result_line("a", OK), result_line("c", OK));
     assert_eq!(stopped(oob, &gap, 3.0), None);
 }
+
+/// `stopped_at` over every shape of a batch's log, drawn at random: which cases printed their
+/// line (with this run's nonce, another's, or none), the last line or not, the outcome and the
+/// time. It names a stop exactly when the process ended on its own in time, the target never
+/// said every case ran, a prefix of the cases (at least one) printed and none after it.
+#[test]
+fn a_stop_is_named_exactly_when_a_prefix_of_the_cases_printed_and_the_rest_never_ran() {
+    use std::time::Duration;
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(27);
+    let t = Duration::from_secs(20);
+    let names: Vec<String> = (0..6).map(|i| format!("k{i}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    for round in 0..3000 {
+        let n = rng.random_range(1..=refs.len());
+        let cases = &refs[..n];
+        // 0: no line, 1: this run's line, 2: another run's line (a kernel's printf).
+        let printed: Vec<u8> = (0..n).map(|_| rng.random_range(0..3u8)).collect();
+        let mut log = String::new();
+        for (name, p) in cases.iter().zip(&printed) {
+            match p {
+                1 => log.push_str(&result_line(name, OK)),
+                2 => log.push_str(&format!("{RESULT}{name} (n=64 grid=1 block=64): {OK}\n")),
+                _ => {}
+            }
+        }
+        let said_all = rng.random_bool(0.2);
+        if said_all {
+            log.push_str(&format!("{RESULT}{} [run {NONCE}]\n", runner::ALL_RAN));
+        }
+        let outcome = match rng.random_range(0..4) {
+            0 => Outcome::Clean,
+            1 => Outcome::Findings(vec![finding("kernels/x.cu:3")]),
+            2 => Outcome::Hang { left_behind: false, said: None },
+            _ => Outcome::Inconclusive("no XML".into()),
+        };
+        let seconds = if rng.random_bool(0.1) { 25.0 } else { 3.0 };
+        let ended = matches!(outcome, Outcome::Clean | Outcome::Findings(_));
+        let mut b = batch_run(outcome, &log);
+        b.seconds = seconds;
+        let got = stopped_at(&b, cases, NONCE, t);
+        let ours: Vec<bool> = printed.iter().map(|p| *p == 1).collect();
+        let k = ours.iter().position(|p| !p);
+        let want = match k {
+            Some(k) if k > 0 && ours[k..].iter().all(|p| !p) => Some(k),
+            _ => None,
+        };
+        let whole = said_all && seconds <= 20.0;
+        let want = want.filter(|_| ended && seconds <= 20.0 && !whole);
+        assert_eq!(got, want, "round {round}: printed {printed:?}, all {said_all}, {seconds} s, ended {ended}");
+    }
+}
