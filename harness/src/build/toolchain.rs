@@ -40,8 +40,11 @@ pub(crate) fn project_bases(root: &Path) -> Vec<PathBuf> {
     let exe = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf));
-    // The checkout as it is now (cargo and nextest set the variable, remapped for an archive
-    // run from another path), then as it was when this binary was built.
+    // The checkout as it is now (cargo and nextest set the variable at run time, remapped for
+    // an archive run from another path), before anything else but the places the run itself
+    // names; then, last, as it was when this binary was built: only for a binary run outside
+    // any checkout with no cargo around (README: "the checkout the binary was built from"),
+    // never ahead of the runtime variable.
     let now = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
     let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut out: Vec<PathBuf> = Vec::new();

@@ -50,11 +50,14 @@ pub fn relative_to(root: &Path, path: &Path) -> Option<String> {
         .map(|p| p.to_string_lossy().into_owned())
 }
 
-/// The package folder (`harness/`) for unit tests: the runtime `CARGO_MANIFEST_DIR` first (a
-/// nextest archive run from another checkout sets it to the new place), else the build's.
+/// The package folder (`harness/`) for unit tests: the runtime `CARGO_MANIFEST_DIR` (cargo
+/// and nextest set it, a nextest archive run from another checkout to the new place), else the
+/// current folder (`cargo test` runs unit tests in the package folder). Never the path the
+/// binary was built at: that checkout may be gone, or another one.
 #[cfg(test)]
 pub(crate) fn package_dir() -> PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default()
 }
