@@ -87,7 +87,7 @@ struct StressState {
     /// Kernels whose stress run passed: racegate's own tools try them in one run.
     passed: std::collections::BTreeSet<String>,
     /// Of `hung`, those whose stress run finished no trial: their tool runs are cut to
-    /// [`AFTER_HANG`] ([`after_hang`]).
+    /// [`after_hang`].
     finished_none: std::collections::BTreeSet<String>,
 }
 
@@ -371,27 +371,18 @@ fn batch_job(
 }
 
 /// The sanitizer configuration for a kernel whose stress run finished no trial (the first one
-/// missed its deadline): the same, cut to [`AFTER_HANG`] (or the trial deadline, when longer)
-/// where the configured deadline is longer. Such a kernel hangs under a tool too, and while it
-/// spins its context takes turns of the whole GPU from every other process (H200 runs 26 and
-/// 27: the corpus gate's GPU busy for the 20 s of `chained_scan_spin`'s five tool runs); with
-/// the default deadline (120 s) one hung kernel held the gate two minutes. Grading cuts on the
-/// same condition (a kernel that finished no trial; its `AFTER_HANG_SANITIZE` is 10 s too). A
-/// kernel that hung only after some trials finished (a rare schedule, a large size) keeps the
-/// whole deadline: at the sanitizer's small geometry it may well finish. A tool run cut short
-/// is judged as before: a hang, since the plain runs hung too. The cut applies once the stress
-/// run has said so; a tool job started before that (the gate ranks such jobs last) keeps the
-/// whole deadline, which changes only the message's "killed after", not the finding's identity.
+/// missed its deadline): the same, cut as grading cuts ([`sanitize::tool::after_hang_deadline`]:
+/// 10 s, or the trial deadline when longer, never more than configured). A kernel that hung
+/// only after some trials finished (a rare schedule, a large size) keeps the whole deadline: at
+/// the sanitizer's small geometry it may well finish. A tool run cut short is judged as before:
+/// a hang, since the plain runs hung too. The cut applies once the stress run has said so; a
+/// tool job started before that (the gate ranks such jobs last) keeps the whole deadline, which
+/// changes only the message's "killed after", not the finding's identity.
 fn after_hang(sc: &sanitize::SanitizeConfig, cfg: &GateConfig) -> sanitize::SanitizeConfig {
     let mut cut = sc.clone();
-    let floor = AFTER_HANG.max(cfg.battery.stress_timeout);
-    cut.timeout = sc.timeout.min(floor);
+    cut.timeout = sanitize::tool::after_hang_deadline(sc.timeout, cfg.battery.stress_timeout);
     cut
 }
-
-/// The longest a sanitizer run of a kernel whose stress run finished no trial may take (unless
-/// the trial deadline is longer).
-const AFTER_HANG: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// racegate's own `group` of tools on `cases`: the kernels whose stress run passed in one
 /// injected run where it is clean for all of them ([`sanitize::batch::run_own`]: any finding,
@@ -483,7 +474,7 @@ pub fn run_own_pair(
 enum StressEnd {
     Passed,
     /// A trial missed its deadline; `finished_none`: no trial finished before it (the first
-    /// one hung), which is when the tools get [`AFTER_HANG`].
+    /// one hung), which is when the tools get [`after_hang`].
     Hung { finished_none: bool },
     /// Wrong results or a fault.
     Flagged,

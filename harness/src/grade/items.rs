@@ -132,19 +132,13 @@ pub(super) fn finished_none(results: &[WorkerResult]) -> bool {
             .any(|r| matches!(r, WorkerResult::Ran(_) | WorkerResult::Fault(_)))
 }
 
-/// The sanitizer items' deadline after the kernel hung in every correctness trial it ran. A kernel that
-/// finishes runs the small geometry in a few seconds under any tool (H200 run 24: about 3 s for
-/// a whole submission's four tools side by side); one that hung at full size usually hangs at
-/// the small one too, and each tool waited out the whole deadline (run 24's batch of 30: the two
-/// infinite loops took 81 s each, 60 of them the sanitizers). 10 s leaves a tool's start (1-4 s
-/// on the H200 beside other runs) and racecheck's 3 s before it reports a barrier deadlock.
-pub(super) const AFTER_HANG_SANITIZE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The deadline the sanitizer items run under: the configured one, or at most
-/// [`AFTER_HANG_SANITIZE`] when the kernel finished no correctness trial ([`finished_none`]).
+/// [`crate::judge::sanitize::tool::AFTER_HANG`] when the kernel finished no correctness trial
+/// ([`finished_none`]), as the gate cuts its tools.
 pub(super) fn sanitize_deadline(configured: std::time::Duration, hung: bool) -> std::time::Duration {
     if hung {
-        configured.min(AFTER_HANG_SANITIZE)
+        crate::judge::sanitize::tool::after_hang_deadline(configured, std::time::Duration::ZERO)
     } else {
         configured
     }
@@ -506,7 +500,7 @@ mod tests {
         for secs in [1u64, 5, 15, 16, 60, 3600] {
             let d = Duration::from_secs(secs);
             assert_eq!(sanitize_deadline(d, false), d);
-            assert_eq!(sanitize_deadline(d, true), d.min(AFTER_HANG_SANITIZE));
+            assert_eq!(sanitize_deadline(d, true), d.min(crate::judge::sanitize::tool::AFTER_HANG));
             assert!(sanitize_deadline(d, true) <= d);
         }
     }

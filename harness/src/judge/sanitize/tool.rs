@@ -183,6 +183,22 @@ impl SanitizeConfig {
 /// The seed of a sanitizer run's inputs unless a command says otherwise.
 pub const SANITIZE_SEED: u64 = 1;
 
+/// The longest a sanitizer run of a kernel that finished none of its plain trials may take
+/// (grading's sanitizer items, the gate's tools), unless a caller's floor is longer. A kernel
+/// that finishes runs the small sanitizer geometry in a few seconds under any tool (H200 run
+/// 24: about 3 s for a submission's four tools side by side); one that hung at full size
+/// usually hangs at the small one too, spins the whole deadline, and while it spins its
+/// context takes turns of the GPU from every other process (runs 24-27). 10 s leaves a tool's
+/// start (1-4 s on the H200 beside other runs) and racecheck's 3 s before it reports a
+/// barrier deadlock.
+pub const AFTER_HANG: Duration = Duration::from_secs(10);
+
+/// The deadline of such a run: the `configured` one, cut to [`AFTER_HANG`] or `floor` (the
+/// gate's trial deadline), whichever is longer; never longer than `configured`.
+pub fn after_hang_deadline(configured: Duration, floor: Duration) -> Duration {
+    configured.min(AFTER_HANG.max(floor))
+}
+
 /// What a sanitizer run concluded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", content = "detail", rename_all = "snake_case")]
