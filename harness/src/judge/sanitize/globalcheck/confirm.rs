@@ -45,10 +45,9 @@ pub fn reads_are_dead(
     // folder and poison and writes nothing else, and one after another they were most of a
     // matrix job's 9-10 s on the H200 (run 27, call D). A user's program one after another: it
     // may write and read back files of its working folder, and three copies at once would then
-    // disagree for a reason that is not the poison.
-    let own_target = args
-        .iter()
-        .any(|a| a == crate::proc::subcommands::SANITIZE_TARGET);
+    // disagree for a reason that is not the poison. Ours is this very executable running its
+    // target subcommand, not whatever names that subcommand.
+    let own_target = is_own_target(program, args);
     let results: Vec<Result<ConfirmRun>> = if own_target {
         std::thread::scope(|s| {
             let handles: Vec<_> = POISONS
@@ -84,6 +83,20 @@ pub fn reads_are_dead(
         log.push('\n');
     }
     dead
+}
+
+/// Whether `program args` is racegate's own sanitizer target: this executable (the same file,
+/// after links) with its target subcommand among the arguments. A user's program that names
+/// the subcommand is not this executable.
+fn is_own_target(program: &OsString, args: &[OsString]) -> bool {
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    std::env::current_exe().is_ok_and(|me| same(Path::new(program), &me))
+        && args
+            .iter()
+            .any(|a| a == crate::proc::subcommands::SANITIZE_TARGET)
 }
 
 /// Runs the target once with `poison`.
@@ -238,6 +251,37 @@ pub fn poisoned_reads(rep: &report::Report) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only this executable (by any link to it) running its target subcommand is racegate's
+    /// own target; any other program, whatever it names among its arguments, is not, and
+    /// neither is this executable doing something else.
+    #[test]
+    fn own_target_is_this_executable_running_its_target_not_a_name() {
+        let me = std::env::current_exe().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("alias");
+        std::os::unix::fs::symlink(&me, &link).unwrap();
+        let copy = dir.path().join("copy");
+        std::fs::copy(&me, &copy).unwrap();
+        let target = OsString::from(crate::proc::subcommands::SANITIZE_TARGET);
+        let args = |at: usize| {
+            let mut v: Vec<OsString> = ["--manifest", "racegate.toml", "--case", "k"]
+                .iter()
+                .map(OsString::from)
+                .collect();
+            v.insert(at.min(v.len()), target.clone());
+            v
+        };
+        for at in 0..5 {
+            assert!(is_own_target(&me.clone().into(), &args(at)), "at {at}");
+            assert!(is_own_target(&link.clone().into(), &args(at)), "a link, at {at}");
+            for other in [copy.as_os_str(), "/bin/sh".as_ref(), "sh".as_ref(), "".as_ref()] {
+                assert!(!is_own_target(&other.into(), &args(at)), "{other:?} at {at}");
+            }
+        }
+        assert!(!is_own_target(&me.clone().into(), &[]));
+        assert!(!is_own_target(&me.into(), &[OsString::from("__sanitize-targetx")]));
+    }
 
     fn run(poison: u8, exit: Exit, view: &str, poisoned: Option<u64>) -> ConfirmRun {
         let report = poisoned.map(|n| {
