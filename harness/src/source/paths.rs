@@ -59,5 +59,7 @@ pub(crate) fn package_dir() -> PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR")
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())
+        // ignored: no variable and no current folder (deleted under the test): an empty path,
+        // under which the test's files are then not found and it fails saying which
         .unwrap_or_default()
 }
