@@ -164,6 +164,21 @@ fn a_job_cgroup_kills_what_left_the_session_and_the_environment() {
         });
         let m = marker();
         let _sweep = Sweep(m.clone());
+        // A job of this test's own, live from before the sleeps start until they are checked.
+        // The sleeps are re-parented to this process, and another test's job that ends
+        // meanwhile kills every orphan no live job may own (`orphans`: those started before
+        // every live job): with this job live, and older than them, they are not such orphans.
+        let dir = tempfile::tempdir().unwrap();
+        let held = marker();
+        let done = dir.path().join(format!("done{held}"));
+        let wait = format!("while [ ! -e {} ]; do sleep 0.05; done", done.display());
+        let holder = std::thread::spawn(move || sh(&wait, false));
+        let until = Instant::now() + Duration::from_secs(5);
+        while running(&held).is_empty() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Registered: a job is registered under the registry's lock before its spawn returns.
+        drop(super::registry());
         let mut cmd = Command::new("/bin/sh");
         cmd.stdout(Stdio::null()).stderr(Stdio::null()).args([
             "-c",
@@ -185,6 +200,8 @@ fn a_job_cgroup_kills_what_left_the_session_and_the_environment() {
         // Nothing but the cgroup kills them here.
         assert!(cg.remove(Duration::from_secs(2)), "kill_file {kill_file}");
         assert!(running(&m).is_empty(), "kill_file {kill_file}");
+        std::fs::write(&done, b"").unwrap();
+        assert_eq!(holder.join().unwrap().exit, watchdog::Exit::Code(0));
         for pid in escaped {
             // SAFETY: reaps the sleep if this process (a subreaper) adopted it.
             unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
