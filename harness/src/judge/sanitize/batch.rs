@@ -17,7 +17,8 @@
 //!   belong to (so its findings, exit and log are its own), a case whose launch failed or never
 //!   ran (a fault before it leaves the context unusable), and every case of a batch that was
 //!   killed, did not parse, or has a finding at no line of any case's files (a line-less
-//!   finding, the host API);
+//!   finding, the host API), except a host API error that only follows a device fault: that
+//!   one is a case's that did not say its launch ran ([`after_a_fault`]);
 //! - a batch that missed its deadline sends the case that was running (the first without a
 //!   result line) to a run alone, which says whether it hangs, and runs the others again as a
 //!   batch. It never blames a case from the batch's run: on the H200 a scan that finishes
@@ -337,8 +338,13 @@ fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>], nonce: &s
         Outcome::Hang { .. } | Outcome::Inconclusive(_) => return none,
     };
     let mut flagged = vec![false; names.len()];
+    // Whether some case did not say its launch ran: a sticky error's host API records are its.
+    let some_failed = names.iter().any(|n| !ran_once(&batch.log, n, nonce));
     for f in findings {
         let Some((file, _)) = f.file_line() else {
+            if some_failed && after_a_fault(f) {
+                continue;
+            }
             return none;
         };
         let mut owned = false;
@@ -357,6 +363,34 @@ fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>], nonce: &s
         .zip(flagged)
         .map(|(name, flagged)| !flagged && ran_once(&batch.log, name, nonce))
         .collect()
+}
+
+/// Whether `f` is a host API call that failed because a kernel faulted earlier in the process
+/// (memcheck's `Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) ... on CUDA API call to
+/// cuModuleLoadData`): such an error is sticky, every call after the fault fails with it, and
+/// none before it can. A case whose line says its launch ran synchronized and read its buffers
+/// back with every call succeeding, so the fault came later, from a kernel of a case that did
+/// not say so; the record is that case's (it runs again alone and gets its own). Any other
+/// line-less record (a host API error of another kind, a tool warning such as a dropped-records
+/// buffer overflow) belongs to no case the batch can name, and settles nothing.
+fn after_a_fault(f: &Finding) -> bool {
+    const STICKY: [&str; 9] = [
+        "CUDA_ERROR_ILLEGAL_ADDRESS",
+        "CUDA_ERROR_LAUNCH_FAILED",
+        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        "CUDA_ERROR_MISALIGNED_ADDRESS",
+        "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+        "CUDA_ERROR_INVALID_PC",
+        "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        "CUDA_ERROR_ASSERT",
+        "CUDA_ERROR_LAUNCH_TIMEOUT",
+    ];
+    f.kind == "Api"
+        && f
+            .what
+            .strip_prefix("Program hit ")
+            .and_then(|rest| rest.split_once(' '))
+            .is_some_and(|(code, _)| STICKY.contains(&code))
 }
 
 /// Whether a batch's run may settle anything: its target printed its last line (every case

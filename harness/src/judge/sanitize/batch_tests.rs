@@ -55,6 +55,17 @@ fn finding(location: &str) -> Finding {
 
 const NONCE: &str = "0123456789abcdef";
 
+/// A host API error record as the normalizer makes it (no source line).
+fn api(what: &str) -> Finding {
+    Finding {
+        kind: "Api".into(),
+        kernel: "cuModuleLoadData".into(),
+        location: "<host>".into(),
+        what: what.into(),
+        ..finding("")
+    }
+}
+
 fn result_line(name: &str, said: &str) -> String {
     format!("{RESULT}{name} (n=64 grid=1 block=64): {said} [run {NONCE}]\n")
 }
@@ -268,15 +279,13 @@ fn a_batch_stopped_by_an_error_settles_the_cases_before_it_and_batches_the_rest_
     let b = batch_run(oob.clone(), &log);
     assert_eq!(settle(&b, &NAMES, &files(), NONCE), [true, false, false]);
     // What memcheck really reports there (H200 run 27, call D): the failed module load too, a
-    // host API error with no source line, which no case can be told apart from: nothing before
-    // the stop settles (each runs alone), and the cases from the stop still run again as a batch.
+    // host API error with no source line. It follows the fault, which came from a case that did
+    // not say its launch ran: `a` still settles, and the cases from the stop run again as a
+    // batch.
     let mut both = vec![finding("kernels/b.cu:7")];
-    both.push(Finding {
-        location: "<host>".into(),
-        ..finding("")
-    });
+    both.push(api("Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) due to \"unspecified launch failure\" on CUDA API call to cuModuleLoadData."));
     let real = batch_run(Outcome::Findings(both.clone()), &log);
-    assert_eq!(settle(&real, &NAMES, &files(), NONCE), [false, false, false]);
+    assert_eq!(settle(&real, &NAMES, &files(), NONCE), [true, false, false]);
     assert_eq!(stopped(Outcome::Findings(both), &log, 3.0), Some(2));
     // Stopped before any case printed: nothing to learn, every case alone.
     assert_eq!(stopped(oob.clone(), error, 3.0), None);
@@ -342,5 +351,80 @@ fn a_stop_is_named_exactly_when_a_prefix_of_the_cases_printed_and_the_rest_never
         let whole = said_all && seconds <= 20.0;
         let want = want.filter(|_| ended && seconds <= 20.0 && !whole);
         assert_eq!(got, want, "round {round}: printed {printed:?}, all {said_all}, {seconds} s, ended {ended}");
+    }
+}
+
+/// A line-less record settles nothing unless it is a host API error that only a device fault
+/// causes and some case did not say its launch ran: over every error code memcheck can name
+/// (the sticky ones and others), every other record kind, and every pattern of which cases said
+/// they ran.
+#[test]
+fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_did_not_run() {
+    let sticky = [
+        "CUDA_ERROR_ILLEGAL_ADDRESS",
+        "CUDA_ERROR_LAUNCH_FAILED",
+        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        "CUDA_ERROR_MISALIGNED_ADDRESS",
+        "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+        "CUDA_ERROR_INVALID_PC",
+        "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        "CUDA_ERROR_ASSERT",
+        "CUDA_ERROR_LAUNCH_TIMEOUT",
+    ];
+    let other = [
+        "CUDA_ERROR_INVALID_VALUE",
+        "CUDA_ERROR_OUT_OF_MEMORY",
+        "CUDA_ERROR_NOT_READY",
+        "CUDA_ERROR_INVALID_HANDLE",
+        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        "CUDA_ERROR_NO_BINARY_FOR_GPU",
+        "CUDA_ERROR_ILLEGAL_ADDRESSES",
+        "CUDA_ERROR_LAUNCH_FAILED_X",
+        "",
+    ];
+    let says = |ran: [bool; 3]| -> String {
+        NAMES
+            .iter()
+            .zip(ran)
+            .map(|(n, r)| result_line(n, if r { OK } else { "launch failed" }))
+            .collect()
+    };
+    for mask in 0..8u8 {
+        let ran = [mask & 1 != 0, mask & 2 != 0, mask & 4 != 0];
+        let log = says(ran);
+        let all_ran = ran.iter().all(|r| *r);
+        for (codes, is_sticky) in [(&sticky[..], true), (&other[..], false)] {
+            for code in codes {
+                for how in ["due to \"unspecified launch failure\"", "(error 719)"] {
+                    let text = format!("Program hit {code} {how} on CUDA API call to cuMemFreeAsync.");
+                    let run = batch_run(Outcome::Findings(vec![api(&text)]), &log);
+                    let got = settle(&run, &NAMES, &files(), NONCE);
+                    let want = match is_sticky && !all_ran {
+                        true => ran,
+                        false => [false; 3],
+                    };
+                    assert_eq!(got, want, "{text} with ran = {ran:?}");
+                }
+            }
+        }
+        // The same words in another kind of record, or at a line, are not a host API error.
+        for kind in ["Precise", "Unknown(Sanitizer)", "Analysis", "api"] {
+            let f = Finding {
+                kind: kind.into(),
+                ..api("Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) on CUDA API call to cuMemFreeAsync.")
+            };
+            let run = batch_run(Outcome::Findings(vec![f]), &log);
+            assert_eq!(settle(&run, &NAMES, &files(), NONCE), [false; 3], "{kind}");
+        }
+        // A tool warning with no line (records dropped) stays nobody's.
+        let warning = Finding {
+            kind: "Unknown(Sanitizer)".into(),
+            level: "Warning".into(),
+            location: "<no line info>".into(),
+            what: "Error buffer overflow has been detected. Some records have been dropped".into(),
+            ..finding("")
+        };
+        let run = batch_run(Outcome::Findings(vec![warning]), &log);
+        assert_eq!(settle(&run, &NAMES, &files(), NONCE), [false; 3]);
     }
 }
