@@ -43,7 +43,10 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = 5.0, value_parser = values::seconds)]
     stress_timeout: f64,
     /// Deadline of one sanitizer run, in seconds (the slowest normal run on the H200 took
-    /// under 10 s; a deadlocked one is killed at the deadline).
+    /// under 10 s; a deadlocked one is killed at the deadline). A case whose stress run
+    /// finished no trial (the first one missed --stress-timeout) gets at most 10 s per tool
+    /// run (or --stress-timeout, when longer), as in `gate` and `grade`: it hangs under the
+    /// tool too, and while it spins it slows every other cell.
     #[arg(long, default_value_t = 20.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
     /// Write the course table (markdown: rows are cases, columns detectors) here.

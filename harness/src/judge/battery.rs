@@ -139,7 +139,9 @@ pub fn prebuild(
 }
 
 /// The order to start work in: the most expensive first by `cost`; equal costs keep their
-/// given order (a stable sort: the same input, the same order).
+/// given order (a stable sort: the same input, the same order); as
+/// [`crate::proc::pool::run_all_ranked`] picks them when the ranks do not change meanwhile.
+#[cfg(test)]
 pub fn long_first<T>(mut items: Vec<T>, cost: impl Fn(&T) -> f64) -> Vec<T> {
     items.sort_by(|a, b| cost(b).total_cmp(&cost(a)));
     items

@@ -170,41 +170,25 @@ pub fn run(
         tasks.push(Task::Stress(c, true));
         tasks.push(Task::Stress(c, false));
     }
-    // Long cells first (racecheck on the heavy families, then the other tools and stress by
-    // their estimated cost): the pool then starts each next cell as soon as a slot is free,
-    // and the tail is short cells.
-    // A case expected to hang holds each of its cells until a deadline: those go first of all
-    // (H200 run 25: the matrix's last cells were such ones, started late).
-    let hangs = |c: &Case| c.expectation(Detector::Watchdog) == Expect::Flag;
-    // A cell's estimate; a task's is the sum of its cells'.
-    let est = |d: Detector, c: &Case| {
-        crate::judge::battery::estimated_seconds(d, &c.exercise, cfg.trials)
-    };
-    let tools_est = |c: &Case, tools: &[Tool]| -> f64 {
-        tools.iter().map(|t| est(Detector::from(*t), c)).sum()
-    };
-    let tasks = crate::judge::battery::long_first(tasks, |t| match t {
-        Task::Sanitize(c, _) | Task::Own(c, _) | Task::Stress(c, _) if hangs(c) => f64::INFINITY,
-        Task::Stress(c, true) => est(Detector::Stress, c),
-        Task::Stress(c, false) => est(Detector::StressNojitter, c),
-        Task::Sanitize(c, tool) => est(Detector::from(*tool), c),
-        Task::Batch(cs, tool) => cs.iter().map(|c| est(Detector::from(*tool), c)).sum(),
-        Task::OwnBatch(cs, tools) => cs.iter().map(|c| tools_est(c, tools)).sum(),
-        Task::Own(c, tools) => tools_est(c, tools),
-    });
+    let after_hang = AfterHang::default();
     // Each pool thread keeps one stress worker (and its device context) across its stress
     // cells.
     let stress_left = stress::StressLeft::new(
         tasks.iter().filter(|t| matches!(t, Task::Stress(..))).count(),
     );
-    let results = crate::proc::pool::run_all_with(
+    let results = crate::proc::pool::run_all_ranked(
         tasks,
         cfg.jobs,
         stress::Slot::default,
+        |t| task_rank(t, cfg.trials, &after_hang),
         |slot, task| {
             stress_left.before(matches!(task, Task::Stress(..)), slot);
             let _span = crate::proc::timeline::span("job", || task_label(&task));
-            run_task(slot, catalog, &task, cfg, exe)
+            let cells = run_task(slot, catalog, &task, cfg, exe, &after_hang);
+            if let (Task::Stress(c, true), Ok(cells)) = (&task, &cells) {
+                after_hang.record(&c.name, cells);
+            }
+            cells
         },
         |r| {
             if let Ok(cells) = r {
@@ -262,11 +246,90 @@ pub fn run_one(
         Detector::StressNojitter => Task::Stress(case, false),
         sanitizer => Task::Sanitize(case, Tool::try_from(sanitizer).expect("a sanitizer")),
     };
-    let cells = run_task(&mut stress::Slot::default(), catalog, &task, cfg, exe)?;
+    let cells = run_task(
+        &mut stress::Slot::default(),
+        catalog,
+        &task,
+        cfg,
+        exe,
+        &AfterHang::default(),
+    )?;
     Ok(cells
         .into_iter()
         .find(|c| c.detector == det)
         .expect("the task yields this detector's cell"))
+}
+
+/// A task's place in the queue when a thread is free (the highest starts). Long cells first
+/// (racecheck on the heavy families, then the other tools and stress by their estimated cost,
+/// [`crate::judge::battery::estimated_seconds`]): the pool then starts each next cell as soon
+/// as a slot is free, and the tail is short cells; equal ranks keep the order given. A case
+/// expected to hang holds each of its cells until a deadline: its stress cells go first of all
+/// (H200 run 25: the matrix's last cells were such ones, started late), its tools as soon as
+/// its stress run has said whether it finished any trial (then they get the cut deadline,
+/// [`AfterHang`]), and after everything else while it has not said yet.
+fn task_rank(t: &Task, trials: u32, after_hang: &AfterHang) -> f64 {
+    let hangs = |c: &Case| c.expectation(Detector::Watchdog) == Expect::Flag;
+    let est = |d: Detector, c: &Case| crate::judge::battery::estimated_seconds(d, &c.exercise, trials);
+    let tools_est = |c: &Case, tools: &[Tool]| -> f64 {
+        tools.iter().map(|t| est(Detector::from(*t), c)).sum()
+    };
+    let cost = match t {
+        Task::Stress(c, _) if hangs(c) => return f64::INFINITY,
+        Task::Stress(c, true) => est(Detector::Stress, c),
+        Task::Stress(c, false) => est(Detector::StressNojitter, c),
+        Task::Sanitize(c, tool) => est(Detector::from(*tool), c),
+        Task::Batch(cs, tool) => cs.iter().map(|c| est(Detector::from(*tool), c)).sum(),
+        Task::OwnBatch(cs, tools) => cs.iter().map(|c| tools_est(c, tools)).sum(),
+        Task::Own(c, tools) => tools_est(c, tools),
+    };
+    match t {
+        Task::Sanitize(c, _) | Task::Own(c, _) if hangs(c) => match after_hang.said(&c.name) {
+            Some(_) => 1e9 + cost,
+            None => cost - 1e9,
+        },
+        _ => cost,
+    }
+}
+
+/// Which cases' stress runs (with jitter) have ended, and of those, which finished no trial:
+/// the first one missed its deadline. Such a case hangs under a tool too (at the tools' small
+/// size as at stress's): its tool runs get the deadline cut as the gate and grading cut it
+/// ([`sanitize::tool::after_hang_deadline`]), instead of spinning the whole
+/// `--sanitize-timeout` each while their contexts take turns of the GPU from every other cell
+/// (H200 run 27: `handoff::barrier_before_flag`'s five tool cells, 20-25 s each, a quarter of
+/// the matrix's cell time). A tool cell that started before the stress run said so keeps the
+/// whole deadline; the snapshots of a hang do not hold the time.
+#[derive(Default)]
+struct AfterHang(std::sync::Mutex<std::collections::BTreeMap<String, bool>>);
+
+impl AfterHang {
+    /// `Some(finished_none)` once `case`'s stress cell has ended.
+    fn said(&self, case: &str) -> Option<bool> {
+        self.0.lock().expect("stress verdicts").get(case).copied()
+    }
+
+    /// `case`'s stress cells as they ended.
+    fn record(&self, case: &str, cells: &[Cell]) {
+        let finished_none = cells.iter().any(|c| match &c.evidence {
+            // The hung trial is the last one run: none before it means none finished.
+            Evidence::Stress(r) => matches!(r.verdict, Verdict::Hang { .. }) && r.trials_run <= 1,
+            Evidence::Sanitizer(_) => false,
+        });
+        self.0
+            .lock()
+            .expect("stress verdicts")
+            .insert(case.to_string(), finished_none);
+    }
+
+    /// The configuration of `tool` on `case`: cut when its stress run finished no trial.
+    fn sanitize(&self, cfg: &Battery, case: &Case, tool: Tool) -> sanitize::SanitizeConfig {
+        let mut sc = cfg.sanitize(tool);
+        if self.said(&case.name) == Some(true) {
+            sc.timeout = sanitize::tool::after_hang_deadline(sc.timeout, cfg.stress_timeout);
+        }
+        sc
+    }
 }
 
 fn run_task(
@@ -275,6 +338,7 @@ fn run_task(
     task: &Task,
     cfg: &Battery,
     exe: &Path,
+    after_hang: &AfterHang,
 ) -> Result<Vec<Cell>> {
     match task {
         Task::Stress(case, jitter) => {
@@ -291,7 +355,8 @@ fn run_task(
             Ok(out)
         }
         Task::Sanitize(case, tool) => {
-            let r = sanitize::runner::run(catalog, case, &cfg.sanitize(*tool), exe)?;
+            let sc = after_hang.sanitize(cfg, case, *tool);
+            let r = sanitize::runner::run(catalog, case, &sc, exe)?;
             Ok(vec![sanitizer_cell(case, r)])
         }
         Task::Batch(cs, tool) => {
@@ -311,8 +376,8 @@ fn run_task(
                 .collect())
         }
         Task::Own(case, tools) => {
-            let runs =
-                sanitize::runner::run_own(catalog, case, &cfg.sanitize(tools[0]), exe, tools)?;
+            let sc = after_hang.sanitize(cfg, case, tools[0]);
+            let runs = sanitize::runner::run_own(catalog, case, &sc, exe, tools)?;
             Ok(runs.into_iter().map(|r| sanitizer_cell(case, r)).collect())
         }
     }
@@ -432,121 +497,5 @@ fn cell(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A run behind a cell, for the tests that only look at judgements and locations.
-    fn no_evidence() -> Evidence {
-        Evidence::Sanitizer(SanitizerRun {
-            case: String::new(),
-            tool: Tool::Racecheck,
-            outcome: Outcome::Clean,
-            exit: String::new(),
-            seconds: 0.0,
-            log: String::new(),
-            command: String::new(),
-        })
-    }
-    use crate::source::catalog::{Bug, Entry, Origin};
-
-    fn case(expect: &[(Detector, Expect)]) -> Case {
-        Case {
-            name: "k::v".into(),
-            path: "buggy_variants/k/v.cu".into(),
-            exercise: "reduce".into(),
-            entry: Entry {
-                name: "k".into(),
-                params: Default::default(),
-            },
-            bug: Some(Bug {
-                breaks: "kernels/k.cu".into(),
-                class: "x".into(),
-                escapes: None,
-                wrong_line: 12,
-            }),
-            expect: expect.iter().copied().collect(),
-            title: String::new(),
-            origin: Origin::Family(crate::source::exercises::by_name("reduce").expect("a family")),
-        }
-    }
-
-    #[test]
-    fn judgements_follow_the_declared_expectation() {
-        let c = case(&[
-            (Detector::Racecheck, Expect::Flag),
-            (Detector::Stress, Expect::May),
-        ]);
-        let j = |d, o| cell(&c, d, o, 0.0, None, no_evidence()).judgement;
-        assert_eq!(
-            j(Detector::Racecheck, Observed::Flagged("1 error(s)".into())),
-            Judgement::Ok
-        );
-        assert_eq!(
-            j(Detector::Racecheck, Observed::Clean("clean".into())),
-            Judgement::Missed
-        );
-        assert_eq!(
-            j(Detector::Memcheck, Observed::Flagged("1 error(s)".into())),
-            Judgement::Unexpected
-        );
-        assert_eq!(
-            j(Detector::Memcheck, Observed::Clean("clean".into())),
-            Judgement::Ok
-        );
-        assert_eq!(
-            j(Detector::Stress, Observed::Clean("0/50".into())),
-            Judgement::Ok
-        );
-        assert_eq!(
-            j(
-                Detector::Racecheck,
-                Observed::Inconclusive("no sanitizer".into())
-            ),
-            Judgement::Inconclusive
-        );
-        // A `may` expectation records a judged limit of globalcheck; a failed tool stays
-        // inconclusive, `may` or not.
-        let c = case(&[(Detector::Globalcheck, Expect::May)]);
-        let j = |o| cell(&c, Detector::Globalcheck, o, 0.0, None, no_evidence()).judgement;
-        let limit = format!(
-            "{}392 global access(es) outside every allocation it knows",
-            crate::judge::sanitize::globalcheck::run::CANNOT_JUDGE
-        );
-        assert_eq!(j(Observed::Inconclusive(limit)), Judgement::Ok);
-        assert_eq!(
-            j(Observed::Inconclusive(
-                "globalcheck was not loaded into the target".into()
-            )),
-            Judgement::Inconclusive
-        );
-    }
-
-    #[test]
-    fn cells_point_at_the_finding_or_else_the_bug_line() {
-        let c = case(&[(Detector::Racecheck, Expect::Flag)]);
-        let at_bug = cell(
-            &c,
-            Detector::Stress,
-            Observed::Clean("0/5".into()),
-            0.0,
-            None,
-            no_evidence(),
-        );
-        assert_eq!(
-            (at_bug.file.as_str(), at_bug.line),
-            ("buggy_variants/k/v.cu", Some(12))
-        );
-        let at_finding = cell(
-            &c,
-            Detector::Racecheck,
-            Observed::Flagged("x".into()),
-            0.0,
-            Some(("kernels/k.cu".into(), 30)),
-            no_evidence(),
-        );
-        assert_eq!(
-            (at_finding.file.as_str(), at_finding.line),
-            ("kernels/k.cu", Some(30))
-        );
-    }
-}
+#[path = "check_tests.rs"]
+mod tests;
