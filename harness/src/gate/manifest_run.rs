@@ -385,9 +385,10 @@ fn after_hang(sc: &sanitize::SanitizeConfig, cfg: &GateConfig) -> sanitize::Sani
 }
 
 /// racegate's own `group` of tools on `cases`: the kernels whose stress run passed in one
-/// injected run where it is clean for all of them ([`sanitize::batch::run_own`]: any finding,
-/// hang or doubt and each runs alone), every other kernel alone (a kernel with wrong results
-/// often has a finding of these tools, which would send the whole batch alone), at most
+/// injected run, each settled clean where no tool found anything in its code
+/// ([`sanitize::batch::run_own`]: a case with a finding, and every case of a run that hung or
+/// left a doubt, runs again alone), every other kernel alone (a kernel with wrong results
+/// often has a finding of these tools, and would cost the batch's run first), at most
 /// [`OWN_ALONE_AT_ONCE`] at once beside the batch. Each run is added as [`sanitize_job`] adds
 /// it. In the corpus gate of H200 run 26 a process per kernel and group cost 7-20 s each.
 fn own_batch_job(

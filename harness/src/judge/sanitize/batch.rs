@@ -252,12 +252,15 @@ fn ptx_files(ptx: &str, root: &Path) -> Vec<String> {
 }
 
 /// racegate's own `tools` (globalcheck, sharedcheck, fencecheck) on `cases` in one injected
-/// run where that run is clean for every tool and every case printed that its launch ran;
-/// otherwise each case alone ([`runner::run_own`]). The all-or-nothing rule suits cases the
-/// tools are expected to find nothing in (the matrix batches only those): the tools' reports
-/// are per launch, and a clean report of all the launches is a clean report of each. Each
-/// settled case still gets sharedcheck's look at its own unoptimized build (shared variables
-/// read and never written), as a run alone does. One entry per case, each a run per tool.
+/// run, settled per case as a compute-sanitizer batch is ([`settle`]): a case is settled clean
+/// when the run was whole (every case printed that its launch ran, within one case's
+/// deadline) and no tool has a finding at a line of its files; every other case runs again
+/// alone ([`runner::run_own`]), a few at once, and so does every case of a run that hung, was
+/// inconclusive for any tool, or has a finding at no case's line. The tools report per launch,
+/// and a launch is one case's: what they find in a case's code is that case's (H200 run 27:
+/// one kernel with findings sent a batch of five alone). Each settled case still gets
+/// sharedcheck's look at its own unoptimized build (shared variables read and never written),
+/// as a run alone does. One entry per case, each a run per tool.
 pub fn run_own(
     catalog: &Catalog,
     cases: &[&Case],
@@ -267,32 +270,32 @@ pub fn run_own(
 ) -> Result<Vec<Vec<SanitizerRun>>> {
     let alone = |c: &Case| runner::run_own(catalog, c, cfg, exe, tools);
     // A few at once, as a compute-sanitizer batch's unsettled cases.
-    let each_alone = || {
-        crate::proc::pool::run_all(cases.to_vec(), ALONE_AT_ONCE, alone, |_| {})
-            .into_iter()
-            .collect()
+    let each_alone = |which: Vec<usize>| -> Vec<Result<Vec<SanitizerRun>>> {
+        crate::proc::pool::run_all(which, ALONE_AT_ONCE, |i| alone(cases[i]), |_| {})
     };
+    let all: Vec<usize> = (0..cases.len()).collect();
     if cases.len() < 2 || cfg.keep_xml.is_some() {
-        return each_alone();
+        return each_alone(all).into_iter().collect();
     }
     let nonce = runner::new_nonce();
-    let Ok((target, _)) = runner::target_command_for(catalog, cases, cfg, exe, Some(&nonce))
+    let Ok((target, ptxs)) = runner::target_command_for(catalog, cases, cfg, exe, Some(&nonce))
     else {
-        return each_alone();
+        return each_alone(all).into_iter().collect();
     };
+    let Ok(texts) = ptxs.iter().map(std::fs::read_to_string).collect::<std::io::Result<Vec<_>>>()
+    else {
+        return each_alone(all).into_iter().collect();
+    };
+    let files: Vec<Vec<String>> = texts.iter().map(|t| ptx_files(t, &catalog.root)).collect();
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     let label = names.join("+");
     // One case's deadline for the whole run, as for compute-sanitizer's batches.
     let Ok(runs) = super::globalcheck::run::run_tools(&label, &target, cfg, &catalog.root, tools)
     else {
-        return each_alone();
+        return each_alone(all).into_iter().collect();
     };
-    let clean = runs.iter().all(|r| {
-        r.outcome == Outcome::Clean
-            && complete(&r.log, &nonce, r.seconds * runs.len() as f64, cfg.timeout)
-            && names.iter().all(|n| ran_once(&r.log, n, &nonce))
-    });
-    if !clean {
+    let settled = settle_own(&runs, &names, &files, &nonce, cfg.timeout);
+    if settled.iter().any(|s| !s) {
         crate::proc::timeline::note("batch", || {
             let why: Vec<String> = runs
                 .iter()
@@ -303,29 +306,58 @@ pub fn run_own(
                     Outcome::Inconclusive(w) => format!("{}: inconclusive: {w}", r.tool),
                 })
                 .collect();
-            format!("{label}: every case alone: {}", why.join("; "))
+            let alone: Vec<&str> = (0..names.len()).filter(|&i| !settled[i]).map(|i| names[i]).collect();
+            format!("{label}: {} alone: {}", alone.join("+"), why.join("; "))
         });
-        return each_alone();
     }
+    let unsettled: Vec<usize> = (0..cases.len()).filter(|&i| !settled[i]).collect();
+    let mut again = each_alone(unsettled).into_iter();
     let n = cases.len() as f64;
-    Ok(cases
+    cases
         .iter()
-        .map(|c| {
-            let settled = runs
-                .iter()
-                .map(|r| SanitizerRun {
-                    case: c.name.clone(),
-                    tool: r.tool,
-                    outcome: Outcome::Clean,
-                    exit: format!("{} (one process for {})", r.exit, names.join(", ")),
-                    seconds: r.seconds / n,
-                    log: case_log(&r.log, &c.name, &names),
-                    command: r.command.clone(),
-                })
-                .collect();
-            runner::with_never_written(settled, catalog, c, cfg)
+        .zip(settled)
+        .map(|(c, clean)| match clean {
+            true => {
+                let settled = runs
+                    .iter()
+                    .map(|r| SanitizerRun {
+                        case: c.name.clone(),
+                        tool: r.tool,
+                        outcome: Outcome::Clean,
+                        exit: format!("{} (one process for {})", r.exit, names.join(", ")),
+                        seconds: r.seconds / n,
+                        log: case_log(&r.log, &c.name, &names),
+                        command: r.command.clone(),
+                    })
+                    .collect();
+                Ok(runner::with_never_written(settled, catalog, c, cfg))
+            }
+            false => again.next().expect("one run per unsettled case"),
         })
-        .collect())
+        .collect()
+}
+
+/// Which cases an injected run of racegate's own tools settles as clean: those every tool's
+/// run settles ([`settle`]), when the run was whole for every tool.
+fn settle_own(
+    runs: &[SanitizerRun],
+    names: &[&str],
+    files: &[Vec<String>],
+    nonce: &str,
+    timeout: std::time::Duration,
+) -> Vec<bool> {
+    let whole = !runs.is_empty()
+        && runs
+            .iter()
+            .all(|r| complete(&r.log, nonce, r.seconds * runs.len() as f64, timeout));
+    if !whole {
+        return vec![false; names.len()];
+    }
+    runs.iter()
+        .map(|r| settle(r, names, files, nonce))
+        .fold(vec![true; names.len()], |acc, s| {
+            acc.iter().zip(s).map(|(a, b)| *a && b).collect()
+        })
 }
 
 /// Which cases the batch's run settles as clean (see the file's comment); `names[i]` is case

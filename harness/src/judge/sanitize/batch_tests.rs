@@ -428,3 +428,76 @@ fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_d
         assert_eq!(settle(&run, &NAMES, &files(), NONCE), [false; 3]);
     }
 }
+
+/// racegate's own tools in one injected run, over random outcomes of each tool: a case settles
+/// exactly when the run was whole (the last line, in time) and, for every tool, its run was
+/// clean or had findings only at lines of other cases' files; a finding at no case's line, an
+/// inconclusive run or a hang settles nothing. A case with a finding of any tool in its own
+/// files is never settled.
+#[test]
+fn own_tools_settle_each_case_no_tool_found_anything_in() {
+    use std::time::Duration;
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(28);
+    let t = Duration::from_secs(20);
+    let last = format!("{RESULT}{} [run {NONCE}]\n", runner::ALL_RAN);
+    let whole_log = format!("{}{last}", all_ran());
+    let at = ["kernels/a.cu:3", "kernels/b.cu:9", "kernels/c.cu:4", "racegate_prelude.cuh:1"];
+    for round in 0..2000 {
+        let tools = rng.random_range(1..=3usize);
+        let whole = rng.random_range(0..4) > 0;
+        let log = if whole { whole_log.clone() } else { all_ran() };
+        let mut runs = Vec::new();
+        // What each case may still be: settled unless a tool says otherwise.
+        let mut want = [whole; 3];
+        for k in 0..tools {
+            let outcome = match rng.random_range(0..6) {
+                0 | 1 => Outcome::Clean,
+                2 | 3 => {
+                    let n = rng.random_range(1..=2);
+                    let fs: Vec<Finding> = (0..n).map(|_| finding(at[rng.random_range(0..at.len())])).collect();
+                    for f in &fs {
+                        let (file, _) = f.file_line().expect("a line");
+                        for (i, owned) in files().iter().enumerate() {
+                            if owned.iter().any(|x| x == file) {
+                                want[i] = false;
+                            }
+                        }
+                    }
+                    Outcome::Findings(fs)
+                }
+                4 => {
+                    want = [false; 3];
+                    Outcome::Findings(vec![finding("<no line info>")])
+                }
+                _ => {
+                    want = [false; 3];
+                    match rng.random_range(0..2) {
+                        0 => Outcome::Inconclusive("globalcheck cannot judge this run".into()),
+                        _ => Outcome::Hang { left_behind: false, said: None },
+                    }
+                }
+            };
+            let mut r = batch_run(outcome, &log);
+            r.tool = [Tool::Globalcheck, Tool::Sharedcheck, Tool::Fencecheck][k];
+            // The run's time is shared among its tools: the process took `seconds * tools`.
+            r.seconds = rng.random_range(0.1..8.0);
+            if r.seconds * tools as f64 > t.as_secs_f64() {
+                want = [false; 3];
+            }
+            runs.push(r);
+        }
+        let got = settle_own(&runs, &NAMES, &files(), NONCE, t);
+        assert_eq!(got, want, "round {round}: {runs:?}");
+        for (i, owned) in files().iter().enumerate() {
+            let found_here = runs.iter().any(|r| match &r.outcome {
+                Outcome::Findings(f) => f
+                    .iter()
+                    .any(|x| x.file_line().is_some_and(|(file, _)| owned.iter().any(|o| o == file))),
+                _ => false,
+            });
+            assert!(!(found_here && got[i]), "round {round}: case {i} settled with a finding");
+        }
+    }
+    // No tool run at all settles nothing.
+    assert_eq!(settle_own(&[], &NAMES, &files(), NONCE, t), [false; 3]);
+}
