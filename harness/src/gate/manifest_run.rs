@@ -8,6 +8,7 @@ use super::finding::{Detection, GateConfig, GateEvent, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
 use super::sanitizers::{self, PendingHang};
 use crate::errors::Result;
+use crate::proc::pool;
 use crate::judge::sanitize::{self, Tool};
 use crate::run::stress::{self, Verdict};
 use crate::source::catalog::{Case, Catalog};
@@ -89,17 +90,21 @@ struct StressState {
     /// Of `hung`, those whose stress run finished no trial: their tool runs are cut to
     /// [`after_hang`].
     finished_none: std::collections::BTreeSet<String>,
+    /// Stress runs running now.
+    running: usize,
 }
 
 /// A job's place in the queue when a thread is free (the highest starts): the tools of a kernel
 /// whose stress run hung (they run it alone at once, together, so the kernel spins on the GPU
 /// once and early: on the H200 a hung kernel's context takes its turns of the GPU from every
-/// other process, run 26), then stress runs (they tell which kernels hang), then by estimated
-/// cost, a job waiting on a stress run of its own kernels after the others (by then it may know
-/// they hang).
-fn job_rank(j: &Job, trials: u32, st: &StressState, stressed: &[&str]) -> f64 {
+/// other process, run 26), then stress runs (they tell which kernels hang; at most
+/// `stress_at_once` at a time, [`stress_at_once`]), then by estimated cost. A job with a kernel
+/// whose stress run has not ended waits ([`pool::NOT_YET`]): by then it may know the kernel
+/// hangs.
+fn job_rank(j: &Job, trials: u32, st: &StressState, stressed: &[&str], stress_at_once: usize) -> f64 {
     let cost = job_cost(j, trials);
     let cases: Vec<&str> = match j {
+        Job::Stress(_) if st.running >= stress_at_once => return pool::NOT_YET,
         Job::Stress(_) => return 3e6 + cost,
         Job::Sanitize(c, _) => vec![c.name.as_str()],
         Job::Batch(cs, _) | Job::OwnBatch(cs, _) => cs.iter().map(|c| c.name.as_str()).collect(),
@@ -110,10 +115,27 @@ fn job_rank(j: &Job, trials: u32, st: &StressState, stressed: &[&str]) -> f64 {
         .iter()
         .any(|c| stressed.contains(c) && !st.done.contains(*c))
     {
-        cost - 1e6
+        pool::NOT_YET
     } else {
         cost
     }
+}
+
+/// How many stress runs the gate runs at once: `RACEGATE_STRESS_AT_ONCE` (at least 1), else
+/// `jobs`. Stress runs keep the GPU busy with launches while sanitizer runs mostly wait on the
+/// driver (H200 run 27: the corpus gate's first 20 s had the GPU and every core busy with 16
+/// stress runs, its last 35 s the GPU idle with 30 sanitizer processes starting and ending);
+/// fewer at once lets the tools of the kernels already stressed start beside them.
+fn stress_at_once(jobs: usize) -> usize {
+    stress_at_once_from(std::env::var("RACEGATE_STRESS_AT_ONCE").ok().as_deref(), jobs)
+}
+
+/// [`stress_at_once`] from the variable's value.
+fn stress_at_once_from(value: Option<&str>, jobs: usize) -> usize {
+    value
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(jobs)
 }
 
 enum Job<'a> {
@@ -174,6 +196,7 @@ pub fn run_manifest(
     // soon as its stress run says so, stress runs before the rest (they tell which kernels
     // hang), then long ones first, those still waiting on a stress run of theirs last.
     let trials = cfg.battery.trials;
+    let at_once = stress_at_once(cfg.battery.jobs);
     let stress = std::sync::Mutex::new(StressState::default());
     let stress_left = stress::StressLeft::new(
         jobs.iter().filter(|j| matches!(j, Job::Stress(_))).count(),
@@ -182,7 +205,7 @@ pub fn run_manifest(
         jobs,
         cfg.battery.jobs,
         stress::Slot::default,
-        |j| job_rank(j, trials, &stress.lock().expect("stress state"), &stressed),
+        |j| job_rank(j, trials, &stress.lock().expect("stress state"), &stressed, at_once),
         |slot, job| -> Result<(GateRun, Vec<PendingHang>)> {
             let mut out = GateRun::default();
             let mut pending = Vec::new();
@@ -202,8 +225,10 @@ pub fn run_manifest(
                     pending = own_batch_job(catalog, &cases, &group, cfg, exe, &st, &mut out)?;
                 }
                 Job::Stress(case) => {
+                    stress.lock().expect("stress state").running += 1;
                     let end = stress_job(slot, catalog, case, cfg, exe, &mut out);
                     let mut st = stress.lock().expect("stress state");
+                    st.running -= 1;
                     st.done.insert(case.name.clone());
                     match end {
                         Ok(StressEnd::Hung { finished_none }) => {

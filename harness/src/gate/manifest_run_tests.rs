@@ -41,25 +41,28 @@ fn the_gates_jobs_start_stress_first_then_a_hung_kernels_tools_then_long_ones() 
         ),
     };
     let order = |st: &StressState, stressed: &[&str]| -> Vec<String> {
-        crate::judge::battery::long_first(jobs(), |j| job_rank(j, 100, st, stressed))
+        crate::judge::battery::long_first(jobs(), |j| job_rank(j, 100, st, stressed, 16))
             .iter()
             .map(name)
             .collect()
     };
-    // Nothing stressed yet known (m has no stress run): stress first, then `a`'s jobs
-    // after the others, as they wait on its stress run.
+    // Nothing stressed yet known (m has no stress run): stress first, then `m`'s own jobs;
+    // `a`'s wait for its stress run (not ready at all, whatever else is left).
     let mut st = StressState::default();
+    assert_eq!(order(&st, &["a"])[..3], ["a:stress", "m:racecheck", "m:initcheck"]);
+    let waiting: Vec<String> = jobs()
+        .iter()
+        .filter(|j| job_rank(j, 100, &st, &["a"], 16) == pool::NOT_YET)
+        .map(name)
+        .collect();
     assert_eq!(
-        order(&st, &["a"]),
+        waiting,
         [
-            "a:stress",
-            "m:racecheck",
-            "m:initcheck",
-            "a+m:globalcheck+fencecheck",
+            "a:initcheck",
+            "a:globalcheck+sharedcheck",
             "a:racecheck",
             "a+m:synccheck",
-            "a:globalcheck+sharedcheck",
-            "a:initcheck"
+            "a+m:globalcheck+fencecheck"
         ]
     );
     // `a`'s stress run ended: long ones first.
@@ -93,6 +96,31 @@ fn the_gates_jobs_start_stress_first_then_a_hung_kernels_tools_then_long_ones() 
             "m:initcheck"
         ]
     );
+}
+
+/// At most `stress_at_once` stress runs at a time: past it a stress run waits, and the jobs of
+/// kernels already stressed go first.
+#[test]
+fn stress_runs_wait_once_as_many_as_allowed_are_running() {
+    let (a, b) = (case("a", "reduce"), case("b", "reduce"));
+    let stress = Job::Stress(&b);
+    let tools = Job::Sanitize(&a, vec![Tool::Racecheck]);
+    let mut st = StressState::default();
+    st.done.insert("a".into());
+    for at_once in 1..6 {
+        for running in 0..8 {
+            st.running = running;
+            let r = job_rank(&stress, 100, &st, &["a", "b"], at_once);
+            match running < at_once {
+                true => assert!(r > job_rank(&tools, 100, &st, &["a", "b"], at_once)),
+                false => assert_eq!(r, pool::NOT_YET, "{running} running, {at_once} at once"),
+            }
+        }
+    }
+    // The setting: a positive count, else the number of jobs.
+    for (set, want) in [(Some("3"), 3), (Some(" 8 "), 8), (Some("0"), 16), (Some("x"), 16), (Some("-2"), 16), (None, 16)] {
+        assert_eq!(stress_at_once_from(set, 16), want, "{set:?}");
+    }
 }
 
 /// A kernel whose stress run hung gets at most 10 s per tool run (or its trial deadline, when

@@ -267,7 +267,7 @@ pub fn run_one(
 /// expected to hang holds each of its cells until a deadline: its stress cells go first of all
 /// (H200 run 25: the matrix's last cells were such ones, started late), its tools as soon as
 /// its stress run has said whether it finished any trial (then they get the cut deadline,
-/// [`AfterHang`]), and after everything else while it has not said yet.
+/// [`AfterHang`]), and not before it has said ([`crate::proc::pool::NOT_YET`]).
 fn task_rank(t: &Task, trials: u32, after_hang: &AfterHang) -> f64 {
     let hangs = |c: &Case| c.expectation(Detector::Watchdog) == Expect::Flag;
     let est = |d: Detector, c: &Case| crate::judge::battery::estimated_seconds(d, &c.exercise, trials);
@@ -286,7 +286,7 @@ fn task_rank(t: &Task, trials: u32, after_hang: &AfterHang) -> f64 {
     match t {
         Task::Sanitize(c, _) | Task::Own(c, _) if hangs(c) => match after_hang.said(&c.name) {
             Some(_) => 1e9 + cost,
-            None => cost - 1e9,
+            None => crate::proc::pool::NOT_YET,
         },
         _ => cost,
     }

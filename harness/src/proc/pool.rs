@@ -27,11 +27,16 @@ pub fn run_all_with<T: Send, R: Send, S>(
     run_all_ranked(items, jobs, init, |_| 0.0, f, on_done)
 }
 
+/// A rank that says an item cannot start yet ([`run_all_ranked`]).
+pub const NOT_YET: f64 = f64::NEG_INFINITY;
+
 /// [`run_all`] where each thread keeps a state (as [`run_all_with`]) and the next item a free
 /// thread takes is the one `rank` puts highest at that moment (the earliest of equals), so a
 /// job can move ahead once another's result is in (the gate runs a kernel's tools first once
 /// its stress run has hung). `rank` is asked again at every pick and may read state the jobs
-/// update.
+/// update. An item ranked [`NOT_YET`] waits: a free thread whose best item is such waits until
+/// another item ends and asks again, unless no item is running (then nothing could change the
+/// ranks, and it takes the best anyway: every item runs).
 pub fn run_all_ranked<T: Send, R: Send, S>(
     items: Vec<T>,
     jobs: usize,
@@ -41,18 +46,33 @@ pub fn run_all_ranked<T: Send, R: Send, S>(
     on_done: impl Fn(&R) + Sync,
 ) -> Vec<R> {
     let n = items.len();
-    let queue: Mutex<Vec<Option<T>>> = Mutex::new(items.into_iter().map(Some).collect());
+    // The items not started, and how many are running.
+    let queue: Mutex<(Vec<Option<T>>, usize)> =
+        Mutex::new((items.into_iter().map(Some).collect(), 0));
+    let ended = std::sync::Condvar::new();
     let pick = || {
         let mut q = queue.lock().expect("queue");
-        let best = q
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| t.as_ref().map(|t| (i, rank(t))))
-            .fold(None, |best: Option<(usize, f64)>, (i, r)| match best {
-                Some((_, b)) if b >= r => best,
-                _ => Some((i, r)),
-            })?;
-        q[best.0].take().map(|t| (best.0, t))
+        loop {
+            let best = q
+                .0
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| t.as_ref().map(|t| (i, rank(t))))
+                .fold(None, |best: Option<(usize, f64)>, (i, r)| match best {
+                    Some((_, b)) if b >= r => best,
+                    _ => Some((i, r)),
+                })?;
+            if best.1 == NOT_YET && q.1 > 0 {
+                // The timeout only guards against a rank that changes without an item ending.
+                q = ended
+                    .wait_timeout(q, std::time::Duration::from_millis(200))
+                    .expect("queue")
+                    .0;
+                continue;
+            }
+            q.1 += 1;
+            return q.0[best.0].take().map(|t| (best.0, t));
+        }
     };
     let results: Mutex<Vec<Option<R>>> = Mutex::new((0..n).map(|_| None).collect());
     std::thread::scope(|s| {
@@ -63,6 +83,8 @@ pub fn run_all_ranked<T: Send, R: Send, S>(
                     let r = f(&mut state, item);
                     on_done(&r);
                     results.lock().expect("results")[i] = Some(r);
+                    queue.lock().expect("queue").1 -= 1;
+                    ended.notify_all();
                 }
             });
         }
@@ -152,5 +174,46 @@ mod tests {
         );
         assert_eq!(out, vec![0, 10, 20, 30]);
         assert_eq!(order.into_inner().unwrap(), vec![0, 3, 1, 2]);
+    }
+
+    #[test]
+    fn an_item_not_ready_waits_for_the_one_it_needs_and_every_item_runs() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        // Items 10.. need item k (k = item - 10) ended: ranked NOT_YET until then. Four threads,
+        // so free threads have only waiting items to look at while 0..4 run; none may start
+        // before the item it needs has ended.
+        for round in 0..20u64 {
+            let ended: Vec<AtomicUsize> = (0..4).map(|_| AtomicUsize::new(0)).collect();
+            let started_early = AtomicUsize::new(0);
+            let items: Vec<usize> = (0..4).chain(10..14).collect();
+            let out = super::run_all_ranked(
+                items,
+                4,
+                || (),
+                |&j| match j {
+                    j if j >= 10 && ended[j - 10].load(Ordering::SeqCst) == 0 => {
+                        super::NOT_YET
+                    }
+                    j => -(j as f64),
+                },
+                |(), j| {
+                    if j >= 10 && ended[j - 10].load(Ordering::SeqCst) == 0 {
+                        started_early.fetch_add(1, Ordering::SeqCst);
+                    }
+                    if j < 10 {
+                        // Uneven lengths, so items end in different orders from round to round.
+                        std::thread::sleep(std::time::Duration::from_millis(((j as u64) * 7 + round * 3) % 11));
+                        ended[j].store(1, Ordering::SeqCst);
+                    }
+                    j
+                },
+                |_| {},
+            );
+            assert_eq!(out, vec![0, 1, 2, 3, 10, 11, 12, 13]);
+            assert_eq!(started_early.into_inner(), 0, "round {round}");
+        }
+        // Nothing running and only items that are not ready: they run anyway, in order.
+        let out = super::run_all_ranked(vec![1u8, 2, 3], 2, || (), |_| super::NOT_YET, |(), j| j, |_| {});
+        assert_eq!(out, vec![1, 2, 3]);
     }
 }
