@@ -226,22 +226,33 @@ pub fn run_manifest(
                 }
                 Job::Stress(case) => {
                     stress.lock().expect("stress state").running += 1;
-                    let end = stress_job(slot, catalog, case, cfg, exe, &mut out);
-                    let mut st = stress.lock().expect("stress state");
-                    st.running -= 1;
-                    st.done.insert(case.name.clone());
-                    match end {
-                        Ok(StressEnd::Hung { finished_none }) => {
-                            st.hung.insert(case.name.clone());
-                            if finished_none {
-                                st.finished_none.insert(case.name.clone());
+                    // The verdict goes out before the minimal-repro search: the kernel's tools
+                    // need only the verdict, and the search (up to --shrink-budget) is not a
+                    // stress run of the GPU's kind (one worker, small sizes).
+                    let mut said = false;
+                    let mut say = |end: Option<&StressEnd>| {
+                        let mut st = stress.lock().expect("stress state");
+                        if std::mem::replace(&mut said, true) {
+                            return;
+                        }
+                        st.running -= 1;
+                        st.done.insert(case.name.clone());
+                        match end {
+                            Some(StressEnd::Hung { finished_none }) => {
+                                st.hung.insert(case.name.clone());
+                                if *finished_none {
+                                    st.finished_none.insert(case.name.clone());
+                                }
                             }
+                            Some(StressEnd::Passed) => {
+                                st.passed.insert(case.name.clone());
+                            }
+                            _ => {}
                         }
-                        Ok(StressEnd::Passed) => {
-                            st.passed.insert(case.name.clone());
-                        }
-                        _ => {}
-                    }
+                    };
+                    let end = stress_job(slot, catalog, case, cfg, exe, &mut out, |e| say(Some(e)));
+                    // An error before the verdict: the kernel is done, with nothing known.
+                    say(None);
                     end?;
                 }
             }
@@ -306,7 +317,7 @@ pub fn run_one(
     };
     match tool {
         None => {
-            stress_job(&mut stress::Slot::default(), catalog, case, cfg, exe, &mut run)?;
+            stress_job(&mut stress::Slot::default(), catalog, case, cfg, exe, &mut run, |_| {})?;
         }
         Some(tool) => {
             let mut sc = cfg.battery.sanitize(tool);
@@ -506,7 +517,8 @@ enum StressEnd {
     Flagged,
 }
 
-/// One kernel's stress run, its finding added to `out`; how it ended.
+/// One kernel's stress run, its finding added to `out`; how it ended, which `verdict` also
+/// sees as soon as it is known (before the minimal-repro search of a failure).
 fn stress_job(
     slot: &mut stress::Slot,
     catalog: &Catalog,
@@ -514,6 +526,7 @@ fn stress_job(
     cfg: &GateConfig,
     exe: &Path,
     out: &mut GateRun,
+    verdict: impl FnOnce(&StressEnd),
 ) -> Result<StressEnd> {
     let r = stress::run_in(slot, catalog, case, &cfg.battery.stress(true), exe, |_| {})?;
     let oracle = match case.kernel_spec().map(|k| &k.check) {
@@ -529,6 +542,7 @@ fn stress_job(
         },
         _ => StressEnd::Flagged,
     };
+    verdict(&end);
     let kind = match &r.verdict {
         Verdict::Pass => return Ok(end),
         Verdict::Fail => format!("wrong results against the {oracle} oracle"),
