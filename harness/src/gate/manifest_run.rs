@@ -226,33 +226,25 @@ pub fn run_manifest(
                 }
                 Job::Stress(case) => {
                     stress.lock().expect("stress state").running += 1;
-                    // The verdict goes out before the minimal-repro search: the kernel's tools
-                    // need only the verdict, and the search (up to --shrink-budget) is not a
-                    // stress run of the GPU's kind (one worker, small sizes).
-                    let mut said = false;
-                    let mut say = |end: Option<&StressEnd>| {
-                        let mut st = stress.lock().expect("stress state");
-                        if std::mem::replace(&mut said, true) {
-                            return;
-                        }
-                        st.running -= 1;
-                        st.done.insert(case.name.clone());
-                        match end {
-                            Some(StressEnd::Hung { finished_none }) => {
-                                st.hung.insert(case.name.clone());
-                                if *finished_none {
-                                    st.finished_none.insert(case.name.clone());
-                                }
+                    // The verdict goes out after the minimal-repro search of a failure: out
+                    // before it, the kernel's tools started while searches still ran, and the
+                    // gate was no faster with more processes at once (H200 run 28, call B).
+                    let end = stress_job(slot, catalog, case, cfg, exe, &mut out);
+                    let mut st = stress.lock().expect("stress state");
+                    st.running -= 1;
+                    st.done.insert(case.name.clone());
+                    match end {
+                        Ok(StressEnd::Hung { finished_none }) => {
+                            st.hung.insert(case.name.clone());
+                            if finished_none {
+                                st.finished_none.insert(case.name.clone());
                             }
-                            Some(StressEnd::Passed) => {
-                                st.passed.insert(case.name.clone());
-                            }
-                            _ => {}
                         }
-                    };
-                    let end = stress_job(slot, catalog, case, cfg, exe, &mut out, |e| say(Some(e)));
-                    // An error before the verdict: the kernel is done, with nothing known.
-                    say(None);
+                        Ok(StressEnd::Passed) => {
+                            st.passed.insert(case.name.clone());
+                        }
+                        _ => {}
+                    }
                     end?;
                 }
             }
@@ -317,7 +309,7 @@ pub fn run_one(
     };
     match tool {
         None => {
-            stress_job(&mut stress::Slot::default(), catalog, case, cfg, exe, &mut run, |_| {})?;
+            stress_job(&mut stress::Slot::default(), catalog, case, cfg, exe, &mut run)?;
         }
         Some(tool) => {
             let mut sc = cfg.battery.sanitize(tool);
@@ -517,8 +509,7 @@ enum StressEnd {
     Flagged,
 }
 
-/// One kernel's stress run, its finding added to `out`; how it ended, which `verdict` also
-/// sees as soon as it is known (before the minimal-repro search of a failure).
+/// One kernel's stress run, its finding added to `out`; how it ended.
 fn stress_job(
     slot: &mut stress::Slot,
     catalog: &Catalog,
@@ -526,7 +517,6 @@ fn stress_job(
     cfg: &GateConfig,
     exe: &Path,
     out: &mut GateRun,
-    verdict: impl FnOnce(&StressEnd),
 ) -> Result<StressEnd> {
     let r = stress::run_in(slot, catalog, case, &cfg.battery.stress(true), exe, |_| {})?;
     let oracle = match case.kernel_spec().map(|k| &k.check) {
@@ -542,7 +532,6 @@ fn stress_job(
         },
         _ => StressEnd::Flagged,
     };
-    verdict(&end);
     let kind = match &r.verdict {
         Verdict::Pass => return Ok(end),
         Verdict::Fail => format!("wrong results against the {oracle} oracle"),
