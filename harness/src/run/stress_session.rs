@@ -98,16 +98,29 @@ impl Slot {
             false
         };
         // A request that could not be written (the worker already ended) reads what is left
-        // and the end; `read` sees the exit.
-        let stop = w.child.read(
+        // and the end; `read` sees the exit. Until the worker's `ready` line (the module
+        // loaded, and the context opened for its first case) it has [`START_DEADLINE`]: the
+        // start is the driver's work, not the kernel's, and beside thirty other GPU processes
+        // it took more than a 5 s trial deadline (H200 run 28, call C: a kernel that cannot
+        // hang was reported hung, and its tools were then cut). After it, the trial deadline
+        // applies to every trial on its own.
+        let mut ready = false;
+        let mut stop = w.child.read(
             Deadline {
-                // The worker prints a `ready` line once the module is loaded (the context,
-                // for its first case), so this deadline applies to every trial on its own.
-                idle,
+                idle: START_DEADLINE.max(idle),
                 total: None,
             },
-            &mut forward,
+            |l| {
+                if forward(l) {
+                    return true;
+                }
+                ready = is_ready(&String::from_utf8_lossy(l));
+                ready
+            },
         )?;
+        if ready {
+            stop = w.child.read(Deadline { idle, total: None }, &mut forward)?;
+        }
         if stop == Stop::Asked && sent {
             return Ok(Finished {
                 exit: Exit::Code(0),
@@ -184,12 +197,23 @@ fn is_done(line: &str) -> bool {
     line.starts_with("{\"done\"")
 }
 
+/// Whether `line` is a worker's `ready` line ([`super::stress_worker::Ready`]).
+fn is_ready(line: &str) -> bool {
+    serde_json::from_str::<super::stress_worker::Ready>(line).is_ok_and(|r| r.ready)
+}
+
+/// How long a worker may take to say it is ready for a case (start, device context, module
+/// load) before it counts as hung: far more than any start seen on the H200 under load
+/// (8-12 s for thirty GPU processes at once, run 28), far less than forever.
+pub const START_DEADLINE: Duration = Duration::from_secs(60);
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// A stand-in for `racegate __worker`: answers each request with its pid, hangs on a case
-    /// named `hang`, and exits 3 with a message on one named `crash`.
+    /// named `hang`, exits 3 with a message on one named `crash`, and takes 1.2 s to say it
+    /// is ready for one named `slow start`.
     fn fake_worker(dir: &Path) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
         let p = dir.join("fake-worker.sh");
@@ -197,6 +221,7 @@ mod tests {
 while IFS= read -r line; do
   case "$line" in
     *'"case":"hang"'*) echo '{"ready":true}'; sleep 1000 ;;
+    *'"case":"slow start"'*) sleep 1.2; echo '{"ready":true,"open_us":1200000}'; echo "{\"pid\":$$}"; echo '{"done":true}' ;;
     *'"case":"crash"'*) echo "{\"pid\":$$}"; echo boom >&2; exit 3 ;;
     *'"case":"quits"'*) echo "{\"pid\":$$}"; echo '{"done":true}'; echo idle death >&2; exit 7 ;;
     *) echo "{\"pid\":$$}"; echo '{"done":true}' ;;
@@ -311,6 +336,12 @@ done
         let e = e.expect("e pid");
         assert_ne!(e, d);
         assert!(!alive(d));
+
+        // A start longer than the trial deadline (500 ms here) is not a hang: until its ready
+        // line the worker has START_DEADLINE; after it, each trial has the trial deadline.
+        let (s, fs) = run(&mut slot, &exe, &["--root", "y"], "slow start");
+        assert_eq!((s, fs.exit), (Some(e), Exit::Code(0)), "{}", fs.stderr);
+        assert!(START_DEADLINE > Duration::from_secs(10));
 
         // Dropping the slot ends its worker.
         drop(slot);
