@@ -122,10 +122,12 @@ fn job_rank(j: &Job, trials: u32, st: &StressState, stressed: &[&str], stress_at
 }
 
 /// How many stress runs the gate runs at once: `RACEGATE_STRESS_AT_ONCE` (at least 1), else
-/// `jobs`. Stress runs keep the GPU busy with launches while sanitizer runs mostly wait on the
-/// driver (H200 run 27: the corpus gate's first 20 s had the GPU and every core busy with 16
-/// stress runs, its last 35 s the GPU idle with 30 sanitizer processes starting and ending);
-/// fewer at once lets the tools of the kernels already stressed start beside them.
+/// half the jobs. Stress runs keep the GPU busy with launches while sanitizer runs mostly wait
+/// on the driver (H200 run 27: the corpus gate's first 20 s had the GPU and every core busy
+/// with 16 stress runs, its last 35 s the GPU idle with 30 sanitizer processes starting and
+/// ending); fewer at once lets the tools of the kernels already stressed start beside them.
+/// H200 run 28, the corpus gate at 16 jobs: 49.5, 51.0 and 53.0 s with 8 at once against
+/// 57.5, 54.1 and 56.4 s with 16, 58.7 s with 12 and 60.0 s with 6 (one run each).
 fn stress_at_once(jobs: usize) -> usize {
     stress_at_once_from(std::env::var("RACEGATE_STRESS_AT_ONCE").ok().as_deref(), jobs)
 }
@@ -135,7 +137,7 @@ fn stress_at_once_from(value: Option<&str>, jobs: usize) -> usize {
     value
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|n| *n > 0)
-        .unwrap_or(jobs)
+        .unwrap_or((jobs / 2).max(1))
 }
 
 enum Job<'a> {

@@ -247,6 +247,18 @@ done
     }
 
     #[test]
+    fn the_ready_line_is_the_workers_own_and_nothing_else() {
+        use super::super::stress_worker::Ready;
+        let real = |r: &Ready| serde_json::to_string(r).unwrap();
+        assert!(is_ready(&real(&Ready { ready: true, catalog_us: 7, open_us: 90_000, load_us: 3 })));
+        assert!(is_ready(&real(&Ready { ready: true, ..Ready::default() })));
+        assert!(!is_ready(&real(&Ready::default())), "ready: false");
+        for other in ["{\"done\":true}", "{\"trial\":0,\"ready\":\"yes\"}", "ready", "", "{\"pid\":4}"] {
+            assert!(!is_ready(other), "{other}");
+        }
+    }
+
+    #[test]
     fn a_request_reaches_the_worker_as_it_was_sent() {
         use crate::run::schedule::JitterMode;
         use crate::source::exercises::SizeChoice;
