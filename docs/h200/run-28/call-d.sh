@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Run 28, call D: the build as committed after call C: a stress worker's start gets 60 s until
+# its ready line (call C: a fresh worker missed the 5 s trial deadline before its first trial
+# and a kernel that cannot hang was reported hung), and the gate runs at most half its jobs as
+# stress runs by default. The matrix at the default jobs; the corpus gate at the default (8
+# stress runs at once) and with RACEGATE_STRESS_AT_ONCE=16. The pack is made whatever happens.
+set -u
+export LC_ALL=C
+A="$OUT/d"; mkdir -p "$A"
+RG=$PWD/.gpu/racegate
+( sleep 330; pkill -f racegate; pkill -f compute-sanitizer ) >/dev/null 2>&1 &
+W=$!
+vmstat -t 1 > "$A/vmstat.txt" 2>&1 &
+V=$!
+nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory --format=csv -lms 1000 > "$A/gpu-util.csv" 2>&1 &
+G=$!
+now() { python3 -c 'import time; print(f"{time.time():.3f}")'; }
+step() { # name, then the command (run in a subshell); times each into steps.txt
+  local name=$1; shift
+  local s; s=$(now)
+  echo "=== $name start $s" >> "$A/steps.txt"
+  ( "$@" ) > "$A/$name.txt" 2>&1
+  local rc=$?
+  local e; e=$(now)
+  echo "=== $name end $e rc $rc wall $(python3 -c "print(f'{$e - $s:.1f}')") s" >> "$A/steps.txt"
+}
+{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; compute-sanitizer --version; nproc; } > "$A/env.txt" 2>&1
+
+step check timeout 150 env RACEGATE_TIMELINE="$A/timeline-check.tsv" "$RG" check --table "$A/matrix.md" --json "$A/check.json"
+
+TOOLS=racecheck,synccheck,memcheck,initcheck,globalcheck,sharedcheck,fencecheck
+corpus() { # name, stress at once ('' = default)
+  cd examples/corpus && rm -f racegate-baseline.json
+  env ${2:+RACEGATE_STRESS_AT_ONCE=$2} RACEGATE_TIMELINE="$A/timeline-$1.tsv" "$RG" gate --tools $TOOLS --trials 100 \
+    --sanitize-timeout 20 --timeout 5 --sarif "$A/$1.sarif" --junit "$A/$1-junit.xml" --summary "$A/$1-summary.md"
+  echo "gate exit $?"
+  cd ../.. && python3 ci/check-corpus "$A/$1.sarif"
+}
+(cd examples/corpus && timeout 120 "$RG" compile > "$A/corpus-compile.txt" 2>&1)
+step corpus8 timeout 110 bash -c "$(declare -f corpus); A=$A RG=$RG TOOLS=$TOOLS; corpus corpus8 ''"
+step corpus16 timeout 110 bash -c "$(declare -f corpus); A=$A RG=$RG TOOLS=$TOOLS; corpus corpus16 16"
+
+kill $V $G 2>/dev/null
+pkill -P $W 2>/dev/null; kill $W 2>/dev/null
+date -u >> "$A/env.txt"
+tar czf "$OUT/d.tgz" -C "$OUT" d && rm -rf "$A"
+ls -la "$OUT"
