@@ -1,0 +1,236 @@
+use super::*;
+
+/// A run behind a cell, for the tests that only look at judgements and locations.
+fn no_evidence() -> Evidence {
+    Evidence::Sanitizer(SanitizerRun {
+        case: String::new(),
+        tool: Tool::Racecheck,
+        outcome: Outcome::Clean,
+        exit: String::new(),
+        seconds: 0.0,
+        log: String::new(),
+        command: String::new(),
+    })
+}
+use crate::source::catalog::{Bug, Entry, Origin};
+
+fn case(expect: &[(Detector, Expect)]) -> Case {
+    Case {
+        name: "k::v".into(),
+        path: "buggy_variants/k/v.cu".into(),
+        exercise: "reduce".into(),
+        entry: Entry {
+            name: "k".into(),
+            params: Default::default(),
+        },
+        bug: Some(Bug {
+            breaks: "kernels/k.cu".into(),
+            class: "x".into(),
+            escapes: None,
+            wrong_line: 12,
+        }),
+        expect: expect.iter().copied().collect(),
+        title: String::new(),
+        origin: Origin::Family(crate::source::exercises::by_name("reduce").expect("a family")),
+    }
+}
+
+#[test]
+fn judgements_follow_the_declared_expectation() {
+    let c = case(&[
+        (Detector::Racecheck, Expect::Flag),
+        (Detector::Stress, Expect::May),
+    ]);
+    let j = |d, o| cell(&c, d, o, 0.0, None, no_evidence()).judgement;
+    assert_eq!(
+        j(Detector::Racecheck, Observed::Flagged("1 error(s)".into())),
+        Judgement::Ok
+    );
+    assert_eq!(
+        j(Detector::Racecheck, Observed::Clean("clean".into())),
+        Judgement::Missed
+    );
+    assert_eq!(
+        j(Detector::Memcheck, Observed::Flagged("1 error(s)".into())),
+        Judgement::Unexpected
+    );
+    assert_eq!(
+        j(Detector::Memcheck, Observed::Clean("clean".into())),
+        Judgement::Ok
+    );
+    assert_eq!(
+        j(Detector::Stress, Observed::Clean("0/50".into())),
+        Judgement::Ok
+    );
+    assert_eq!(
+        j(
+            Detector::Racecheck,
+            Observed::Inconclusive("no sanitizer".into())
+        ),
+        Judgement::Inconclusive
+    );
+    // A `may` expectation records a judged limit of globalcheck; a failed tool stays
+    // inconclusive, `may` or not.
+    let c = case(&[(Detector::Globalcheck, Expect::May)]);
+    let j = |o| cell(&c, Detector::Globalcheck, o, 0.0, None, no_evidence()).judgement;
+    let limit = format!(
+        "{}392 global access(es) outside every allocation it knows",
+        crate::judge::sanitize::globalcheck::run::CANNOT_JUDGE
+    );
+    assert_eq!(j(Observed::Inconclusive(limit)), Judgement::Ok);
+    assert_eq!(
+        j(Observed::Inconclusive(
+            "globalcheck was not loaded into the target".into()
+        )),
+        Judgement::Inconclusive
+    );
+}
+
+#[test]
+fn cells_point_at_the_finding_or_else_the_bug_line() {
+    let c = case(&[(Detector::Racecheck, Expect::Flag)]);
+    let at_bug = cell(
+        &c,
+        Detector::Stress,
+        Observed::Clean("0/5".into()),
+        0.0,
+        None,
+        no_evidence(),
+    );
+    assert_eq!(
+        (at_bug.file.as_str(), at_bug.line),
+        ("buggy_variants/k/v.cu", Some(12))
+    );
+    let at_finding = cell(
+        &c,
+        Detector::Racecheck,
+        Observed::Flagged("x".into()),
+        0.0,
+        Some(("kernels/k.cu".into(), 30)),
+        no_evidence(),
+    );
+    assert_eq!(
+        (at_finding.file.as_str(), at_finding.line),
+        ("kernels/k.cu", Some(30))
+    );
+}
+
+/// A case named `name` with the expectations given.
+fn named(name: &str, expect: &[(Detector, Expect)]) -> Case {
+    Case {
+        name: name.into(),
+        ..case(expect)
+    }
+}
+
+/// The order [`crate::proc::pool::run_all_ranked`] starts `tasks` in while `after_hang` stays
+/// as it is: the highest rank first, ties in the order given.
+fn picks(tasks: &[Task], after_hang: &AfterHang) -> Vec<String> {
+    let mut left: Vec<usize> = (0..tasks.len()).collect();
+    let mut out = Vec::new();
+    while !left.is_empty() {
+        let mut best = 0;
+        for k in 1..left.len() {
+            if task_rank(&tasks[left[k]], 100, after_hang) > task_rank(&tasks[left[best]], 100, after_hang) {
+                best = k;
+            }
+        }
+        out.push(task_label(&tasks[left.remove(best)]));
+    }
+    out
+}
+
+/// The stress cells of a run that ended with `verdict` after `trials_run` trials.
+fn stress_cells(c: &Case, verdict: Verdict, trials_run: u32) -> Vec<Cell> {
+    let r = StressReport {
+        verdict,
+        trials_run,
+        trials_requested: 100,
+        ..crate::report::fixtures::stress_report()
+    };
+    vec![stress_cell(c, Detector::Stress, &r), watchdog_cell(c, &r)]
+}
+
+#[test]
+fn the_tools_of_a_case_that_hangs_wait_for_its_stress_run_then_go_first() {
+    let hang = named("h::deadlock", &[(Detector::Watchdog, Expect::Flag)]);
+    let plain = named("p::race", &[(Detector::Racecheck, Expect::Flag)]);
+    let tasks = vec![
+        Task::Sanitize(&plain, Tool::Racecheck),
+        Task::Sanitize(&hang, Tool::Synccheck),
+        Task::Own(&hang, vec![Tool::Globalcheck, Tool::Sharedcheck]),
+        Task::Batch(vec![&plain], Tool::Memcheck),
+        Task::Stress(&plain, true),
+        Task::Stress(&hang, true),
+        Task::Stress(&hang, false),
+    ];
+    // Before its stress run has said anything: the hanging case's stress cells first, the rest
+    // long first, its tools only when nothing else is left (in the order given).
+    let before = AfterHang::default();
+    assert_eq!(
+        picks(&tasks, &before),
+        [
+            "stress h::deadlock",
+            "stress-nojitter h::deadlock",
+            "racecheck p::race",
+            "memcheck batch p::race",
+            "stress p::race",
+            "synccheck h::deadlock",
+            "globalcheck+sharedcheck h::deadlock",
+        ]
+    );
+    // Not ready at all: a free thread waits for the stress run rather than start them.
+    for t in &tasks[1..3] {
+        assert_eq!(task_rank(t, 100, &before), crate::proc::pool::NOT_YET);
+    }
+    // Once it has: its tools before anything else left (whatever the verdict; the cut depends
+    // on it, not the order).
+    for (verdict, trials_run) in [
+        (Verdict::Hang { deadline_s: 5.0, left_behind: false }, 1),
+        (Verdict::Hang { deadline_s: 5.0, left_behind: false }, 7),
+        (Verdict::Pass, 100),
+    ] {
+        let said = AfterHang::default();
+        said.record(&hang.name, &stress_cells(&hang, verdict, trials_run));
+        let order = picks(&tasks, &said);
+        assert_eq!(order[2..4], ["globalcheck+sharedcheck h::deadlock", "synccheck h::deadlock"]);
+        assert_eq!(order[4..], ["racecheck p::race", "memcheck batch p::race", "stress p::race"]);
+    }
+}
+
+#[test]
+fn a_case_whose_stress_run_finished_no_trial_gets_the_cut_tool_deadline() {
+    let cfg = Battery::for_machine(
+        100,
+        1,
+        std::time::Duration::from_secs(5),
+        std::time::Duration::from_secs(120),
+        Some(2),
+    );
+    let c = named("h::deadlock", &[(Detector::Watchdog, Expect::Flag)]);
+    let hang = Verdict::Hang { deadline_s: 5.0, left_behind: false };
+    let full = cfg.sanitize(Tool::Synccheck).timeout;
+    let cut = sanitize::tool::after_hang_deadline(full, cfg.stress_timeout);
+    assert!(cut < full, "{cut:?} {full:?}");
+    // Not said yet: the whole deadline.
+    let after = AfterHang::default();
+    assert_eq!(after.sanitize(&cfg, &c, Tool::Synccheck).timeout, full);
+    for (verdict, trials_run, want) in [
+        (hang.clone(), 1, cut),
+        (hang.clone(), 0, cut),
+        // Some trials finished before the hang: at the tools' small size it may finish.
+        (hang, 2, full),
+        (Verdict::Pass, 100, full),
+        (Verdict::Fail, 100, full),
+        (Verdict::Fault { error: "719".into() }, 1, full),
+    ] {
+        let after = AfterHang::default();
+        after.record(&c.name, &stress_cells(&c, verdict.clone(), trials_run));
+        for tool in [Tool::Racecheck, Tool::Memcheck, Tool::Globalcheck] {
+            assert_eq!(after.sanitize(&cfg, &c, tool).timeout, want, "{verdict:?} {trials_run} {tool}");
+        }
+        // Only that case.
+        let other = named("other", &[]);
+        assert_eq!(after.sanitize(&cfg, &other, Tool::Racecheck).timeout, full);
+    }
+}
