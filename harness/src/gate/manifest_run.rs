@@ -90,7 +90,7 @@ struct StressState {
     /// Of `hung`, those whose stress run finished no trial: their tool runs are cut to
     /// [`after_hang`].
     finished_none: std::collections::BTreeSet<String>,
-    /// Stress runs running now.
+    /// Stress runs running now (counted when picked).
     running: usize,
 }
 
@@ -190,20 +190,24 @@ pub fn run_manifest(
             jobs.push(Job::Stress(c));
         }
     }
-    // The order jobs start in is decided at each pick ([`job_rank`]): a hung kernel's tools as
-    // soon as its stress run says so, stress runs before the rest (they tell which kernels
-    // hang), then long ones first, those still waiting on a stress run of theirs last.
+    // The order jobs start in is decided at each pick ([`job_rank`]).
     let trials = cfg.battery.trials;
     let at_once = stress_at_once(cfg.battery.jobs);
     let stress = std::sync::Mutex::new(StressState::default());
     let stress_left = stress::StressLeft::new(
         jobs.iter().filter(|j| matches!(j, Job::Stress(_))).count(),
     );
-    let results = crate::proc::pool::run_all_ranked(
+    let results = pool::run_all_picked(
         jobs,
         cfg.battery.jobs,
         stress::Slot::default,
         |j| job_rank(j, trials, &stress.lock().expect("stress state"), &stressed, at_once),
+        // Counted as it is picked, under the pool's lock: the next pick sees it.
+        |j| {
+            if matches!(j, Job::Stress(_)) {
+                stress.lock().expect("stress state").running += 1;
+            }
+        },
         |slot, job| -> Result<(GateRun, Vec<PendingHang>)> {
             let mut out = GateRun::default();
             let mut pending = Vec::new();
@@ -223,9 +227,6 @@ pub fn run_manifest(
                     pending = own_batch_job(catalog, &cases, &group, cfg, exe, &st, &mut out)?;
                 }
                 Job::Stress(case) => {
-                    stress.lock().expect("stress state").running += 1;
-                    // The verdict goes out after any minimal-repro search (before it, the gate
-                    // was no faster with more processes at once: H200 run 28, call B).
                     let end = stress_job(slot, catalog, case, cfg, exe, &mut out);
                     let mut st = stress.lock().expect("stress state");
                     st.running -= 1;
@@ -410,10 +411,9 @@ fn after_hang(sc: &sanitize::SanitizeConfig, cfg: &GateConfig) -> sanitize::Sani
 }
 
 /// racegate's own `group` of tools on `cases`: the kernels whose stress run passed in one
-/// injected run, each settled clean where no tool found anything in its code
-/// ([`sanitize::batch::run_own`]: a case with a finding, and every case of a run that hung or
-/// left a doubt, runs again alone), every other kernel alone (a kernel with wrong results
-/// often has a finding of these tools, and would cost the batch's run first), at most
+/// injected run where it is clean for all of them ([`sanitize::batch::run_own`]: any finding,
+/// hang or doubt and each runs alone), every other kernel alone (a kernel with wrong results
+/// often has a finding of these tools, which would send the whole batch alone), at most
 /// [`OWN_ALONE_AT_ONCE`] at once beside the batch. Each run is added as [`sanitize_job`] adds
 /// it. In the corpus gate of H200 run 26 a process per kernel and group cost 7-20 s each.
 fn own_batch_job(

@@ -45,6 +45,20 @@ pub fn run_all_ranked<T: Send, R: Send, S>(
     f: impl Fn(&mut S, T) -> R + Sync,
     on_done: impl Fn(&R) + Sync,
 ) -> Vec<R> {
+    run_all_picked(items, jobs, init, rank, |_| {}, f, on_done)
+}
+
+/// [`run_all_ranked`] where `picked` sees each item as a thread takes it, under the same lock
+/// as `rank`: a count it keeps (the gate's stress runs at once) is exact at the next pick.
+pub fn run_all_picked<T: Send, R: Send, S>(
+    items: Vec<T>,
+    jobs: usize,
+    init: impl Fn() -> S + Sync,
+    rank: impl Fn(&T) -> f64 + Sync,
+    picked: impl Fn(&T) + Sync,
+    f: impl Fn(&mut S, T) -> R + Sync,
+    on_done: impl Fn(&R) + Sync,
+) -> Vec<R> {
     let n = items.len();
     // The items not started, and how many are running.
     let queue: Mutex<(Vec<Option<T>>, usize)> =
@@ -71,7 +85,9 @@ pub fn run_all_ranked<T: Send, R: Send, S>(
                 continue;
             }
             q.1 += 1;
-            return q.0[best.0].take().map(|t| (best.0, t));
+            let item = q.0[best.0].take()?;
+            picked(&item);
+            return Some((best.0, item));
         }
     };
     let results: Mutex<Vec<Option<R>>> = Mutex::new((0..n).map(|_| None).collect());
@@ -80,11 +96,11 @@ pub fn run_all_ranked<T: Send, R: Send, S>(
             s.spawn(|| {
                 let mut state = init();
                 while let Some((i, item)) = pick() {
+                    // Uncounted when the item ends, a panic included: the others' waits end.
+                    let _running = Running(&queue, &ended);
                     let r = f(&mut state, item);
                     on_done(&r);
                     results.lock().expect("results")[i] = Some(r);
-                    queue.lock().expect("queue").1 -= 1;
-                    ended.notify_all();
                 }
             });
         }
@@ -95,6 +111,19 @@ pub fn run_all_ranked<T: Send, R: Send, S>(
         .into_iter()
         .map(|r| r.expect("every job ran"))
         .collect()
+}
+
+/// One running item of [`run_all_picked`]: dropped (after the item, or while a panic unwinds
+/// its thread), it takes the item off the running count and wakes the waiting threads.
+struct Running<'a, Q>(&'a Mutex<(Q, usize)>, &'a std::sync::Condvar);
+
+impl<Q> Drop for Running<'_, Q> {
+    fn drop(&mut self) {
+        let mut q = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        q.1 = q.1.saturating_sub(1);
+        drop(q);
+        self.1.notify_all();
+    }
 }
 
 #[cfg(test)]
@@ -215,5 +244,67 @@ mod tests {
         // Nothing running and only items that are not ready: they run anyway, in order.
         let out = super::run_all_ranked(vec![1u8, 2, 3], 2, || (), |_| super::NOT_YET, |(), j| j, |_| {});
         assert_eq!(out, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn a_job_that_panics_does_not_leave_the_others_waiting() {
+        // Item 0 panics; item 1 is never ready, so it runs only once nothing else is running.
+        // Were the panicked item still counted as running, item 1's thread would wait forever:
+        // the pool runs on a thread of its own, and must end (with the panic) within 10 s.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let ran = std::sync::atomic::AtomicBool::new(false);
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                super::run_all_ranked(
+                    vec![0u8, 1],
+                    2,
+                    || (),
+                    |&j| if j == 1 { super::NOT_YET } else { 1.0 },
+                    |(), j| {
+                        if j == 0 {
+                            std::thread::sleep(std::time::Duration::from_millis(100));
+                            panic!("a job's bug");
+                        }
+                        ran.store(true, std::sync::atomic::Ordering::SeqCst);
+                        j
+                    },
+                    |_| {},
+                )
+            }));
+            // ignored: the test's receiver is gone only when it has already failed
+            let _ = tx.send((result.is_err(), ran.into_inner()));
+        });
+        let (panicked, ran) = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the pool ended after a job panicked");
+        assert!(panicked, "the panic reaches the caller");
+        assert!(ran, "the waiting item still ran");
+    }
+
+    #[test]
+    fn picked_sees_each_item_under_the_lock_so_a_count_it_keeps_is_exact() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        // At most 3 of 16 threads in items: the count goes up when picked (under the queue's
+        // lock) and down when the item ends.
+        for _ in 0..20 {
+            let running = AtomicUsize::new(0);
+            let most = AtomicUsize::new(0);
+            super::run_all_picked(
+                (0..60u32).collect(),
+                16,
+                || (),
+                |_| if running.load(Ordering::SeqCst) >= 3 { super::NOT_YET } else { 1.0 },
+                |_| {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                },
+                |(), j| {
+                    std::thread::sleep(std::time::Duration::from_millis(u64::from(j % 3)));
+                    running.fetch_sub(1, Ordering::SeqCst);
+                },
+                |_| {},
+            );
+            assert!(most.load(Ordering::SeqCst) <= 3, "{} at once", most.load(Ordering::SeqCst));
+        }
     }
 }

@@ -120,6 +120,16 @@ impl Slot {
         )?;
         if ready {
             stop = w.child.read(Deadline { idle, total: None }, &mut forward)?;
+        } else if stop == Stop::TimedOut {
+            // No kernel of the case ran: not a hang of it, but a device that would not start.
+            let w = self.worker.take().expect("present");
+            let end = w.child.finish(true, |_| {});
+            return Err(crate::Error::Child(format!(
+                "a stress worker did not say it was ready within {} s (its device context and \
+                 the case's module load); its stderr: {}",
+                START_DEADLINE.as_secs(),
+                end.stderr.trim()
+            )));
         }
         if stop == Stop::Asked && sent {
             return Ok(Finished {
@@ -205,7 +215,7 @@ fn is_ready(line: &str) -> bool {
 /// How long a worker may take to say it is ready for a case (start, device context, module
 /// load) before it counts as hung: far more than any start seen on the H200 under load
 /// (8-12 s for thirty GPU processes at once, run 28), far less than forever.
-pub const START_DEADLINE: Duration = Duration::from_secs(60);
+pub const START_DEADLINE: Duration = Duration::from_secs(if cfg!(test) { 2 } else { 60 });
 
 #[cfg(test)]
 mod tests {
@@ -221,6 +231,7 @@ mod tests {
 while IFS= read -r line; do
   case "$line" in
     *'"case":"hang"'*) echo '{"ready":true}'; sleep 1000 ;;
+    *'"case":"no start"'*) sleep 1000 ;;
     *'"case":"slow start"'*) sleep 1.2; echo '{"ready":true,"open_us":1200000}'; echo "{\"pid\":$$}"; echo '{"done":true}' ;;
     *'"case":"crash"'*) echo "{\"pid\":$$}"; echo boom >&2; exit 3 ;;
     *'"case":"quits"'*) echo "{\"pid\":$$}"; echo '{"done":true}'; echo idle death >&2; exit 7 ;;
@@ -353,7 +364,23 @@ done
         // line the worker has START_DEADLINE; after it, each trial has the trial deadline.
         let (s, fs) = run(&mut slot, &exe, &["--root", "y"], "slow start");
         assert_eq!((s, fs.exit), (Some(e), Exit::Code(0)), "{}", fs.stderr);
-        assert!(START_DEADLINE > Duration::from_secs(10));
+        // A hang after the ready line is cut at the trial deadline, not the start's.
+        let t = std::time::Instant::now();
+        let (_, h) = run(&mut slot, &exe, &["--root", "y"], "hang");
+        assert_eq!(h.exit, Exit::TimedOut);
+        assert!(t.elapsed() < START_DEADLINE, "{:?}", t.elapsed());
+        // No ready line within START_DEADLINE (2 s in tests, 60 s otherwise): an error that
+        // says so, not a hang of a kernel that never ran; the worker is gone.
+        let args: Vec<OsString> = ["--root", "y"].iter().map(OsString::from).collect();
+        let t = std::time::Instant::now();
+        let err = slot
+            .run_case(&exe, &args, &request("no start"), Duration::from_millis(500), |_| {})
+            .expect_err("no ready line");
+        assert!(err.to_string().contains("did not say it was ready"), "{err}");
+        assert!(t.elapsed() >= START_DEADLINE, "{:?}", t.elapsed());
+        assert!(slot.worker.is_none());
+        let (e, _) = run(&mut slot, &exe, &["--root", "y"], "after");
+        let e = e.expect("a fresh worker");
 
         // Dropping the slot ends its worker.
         drop(slot);

@@ -252,15 +252,13 @@ fn ptx_files(ptx: &str, root: &Path) -> Vec<String> {
 }
 
 /// racegate's own `tools` (globalcheck, sharedcheck, fencecheck) on `cases` in one injected
-/// run, settled per case as a compute-sanitizer batch is ([`settle`]): a case is settled clean
-/// when the run was whole (every case printed that its launch ran, within one case's
-/// deadline) and no tool has a finding at a line of its files; every other case runs again
-/// alone ([`runner::run_own`]), a few at once, and so does every case of a run that hung, was
-/// inconclusive for any tool, or has a finding at no case's line. The tools report per launch,
-/// and a launch is one case's: what they find in a case's code is that case's (H200 run 27:
-/// one kernel with findings sent a batch of five alone). Each settled case still gets
-/// sharedcheck's look at its own unoptimized build (shared variables read and never written),
-/// as a run alone does. One entry per case, each a run per tool.
+/// run where that run is clean for every tool and every case printed that its launch ran
+/// ([`settle_own`]); otherwise each case alone ([`runner::run_own`]), a few at once. The
+/// all-or-nothing rule suits cases the tools are expected to find nothing in (the matrix
+/// batches only those, the gate those whose stress run passed): the tools' reports are per
+/// launch, and a clean report of all the launches is a clean report of each. Each settled case
+/// still gets sharedcheck's look at its own unoptimized build (shared variables read and never
+/// written), as a run alone does. One entry per case, each a run per tool.
 pub fn run_own(
     catalog: &Catalog,
     cases: &[&Case],
@@ -278,15 +276,10 @@ pub fn run_own(
         return each_alone(all).into_iter().collect();
     }
     let nonce = runner::new_nonce();
-    let Ok((target, ptxs)) = runner::target_command_for(catalog, cases, cfg, exe, Some(&nonce))
+    let Ok((target, _)) = runner::target_command_for(catalog, cases, cfg, exe, Some(&nonce))
     else {
         return each_alone(all).into_iter().collect();
     };
-    let Ok(texts) = ptxs.iter().map(std::fs::read_to_string).collect::<std::io::Result<Vec<_>>>()
-    else {
-        return each_alone(all).into_iter().collect();
-    };
-    let files: Vec<Vec<String>> = texts.iter().map(|t| ptx_files(t, &catalog.root)).collect();
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     let label = names.join("+");
     // One case's deadline for the whole run, as for compute-sanitizer's batches.
@@ -294,7 +287,7 @@ pub fn run_own(
     else {
         return each_alone(all).into_iter().collect();
     };
-    let settled = settle_own(&runs, &names, &files, &nonce, cfg.timeout);
+    let settled = settle_own(&runs, &names, &nonce, cfg.timeout);
     if settled.iter().any(|s| !s) {
         crate::proc::timeline::note("batch", || {
             let why: Vec<String> = runs
@@ -337,27 +330,25 @@ pub fn run_own(
         .collect()
 }
 
-/// Which cases an injected run of racegate's own tools settles as clean: those every tool's
-/// run settles ([`settle`]), when the run was whole for every tool.
+/// Which cases an injected run of racegate's own tools settles as clean: all of them when the
+/// run was whole and every tool's run was clean, none otherwise. Not per case as a
+/// compute-sanitizer batch: the tools return their findings as soon as there are any, before
+/// they look at what they could not judge (a dropped finding, an untracked access, a distrusted
+/// launch), so a run with one case's findings says nothing of the others' blind spots (a
+/// hostile review of run 28's change, which had settled them per case).
 fn settle_own(
     runs: &[SanitizerRun],
     names: &[&str],
-    files: &[Vec<String>],
     nonce: &str,
     timeout: std::time::Duration,
 ) -> Vec<bool> {
-    let whole = !runs.is_empty()
-        && runs
-            .iter()
-            .all(|r| complete(&r.log, nonce, r.seconds * runs.len() as f64, timeout));
-    if !whole {
-        return vec![false; names.len()];
-    }
-    runs.iter()
-        .map(|r| settle(r, names, files, nonce))
-        .fold(vec![true; names.len()], |acc, s| {
-            acc.iter().zip(s).map(|(a, b)| *a && b).collect()
-        })
+    let clean = !runs.is_empty()
+        && runs.iter().all(|r| {
+            r.outcome == Outcome::Clean
+                && complete(&r.log, nonce, r.seconds * runs.len() as f64, timeout)
+                && names.iter().all(|n| ran_once(&r.log, n, nonce))
+        });
+    vec![clean; names.len()]
 }
 
 /// Which cases the batch's run settles as clean (see the file's comment); `names[i]` is case
