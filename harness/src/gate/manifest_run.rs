@@ -7,6 +7,7 @@ use std::path::Path;
 use super::finding::{Detection, GateConfig, GateEvent, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
 use super::sanitizers::{self, PendingHang};
+use super::stress_state::{stress_at_once, StressEnd, StressEnded, StressState};
 use crate::errors::Result;
 use crate::proc::pool;
 use crate::judge::sanitize::{self, Tool};
@@ -78,22 +79,6 @@ fn job_label(j: &Job) -> String {
     }
 }
 
-/// What the gate's stress runs have said so far (a job takes a copy when it starts).
-#[derive(Clone, Default)]
-struct StressState {
-    /// Kernels whose stress run ended.
-    done: std::collections::BTreeSet<String>,
-    /// Kernels whose stress run missed its deadline: under a tool they hang too.
-    hung: std::collections::BTreeSet<String>,
-    /// Kernels whose stress run passed: racegate's own tools try them in one run.
-    passed: std::collections::BTreeSet<String>,
-    /// Of `hung`, those whose stress run finished no trial: their tool runs are cut to
-    /// [`after_hang`].
-    finished_none: std::collections::BTreeSet<String>,
-    /// Stress runs running now (counted when picked).
-    running: usize,
-}
-
 /// A job's place in the queue when a thread is free (the highest starts): the tools of a kernel
 /// whose stress run hung (they run it alone at once, together, so the kernel spins on the GPU
 /// once and early: on the H200 a hung kernel's context takes its turns of the GPU from every
@@ -119,21 +104,6 @@ fn job_rank(j: &Job, trials: u32, st: &StressState, stressed: &[&str], stress_at
     } else {
         cost
     }
-}
-
-/// How many stress runs the gate runs at once: `RACEGATE_STRESS_AT_ONCE` (at least 1), else
-/// half the jobs, so the tools of the kernels already stressed start beside them (H200 run 28,
-/// the corpus gate at 16 jobs: 49.2-53.0 s with 8 at once, 52.8-57.5 s with 16, 58.7 s with 12).
-fn stress_at_once(jobs: usize) -> usize {
-    stress_at_once_from(std::env::var("RACEGATE_STRESS_AT_ONCE").ok().as_deref(), jobs)
-}
-
-/// [`stress_at_once`] from the variable's value.
-fn stress_at_once_from(value: Option<&str>, jobs: usize) -> usize {
-    value
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or((jobs / 2).max(1))
 }
 
 enum Job<'a> {
@@ -205,7 +175,7 @@ pub fn run_manifest(
         // Counted as it is picked, under the pool's lock: the next pick sees it.
         |j| {
             if matches!(j, Job::Stress(_)) {
-                stress.lock().expect("stress state").running += 1;
+                stress.lock().expect("stress state").picked();
             }
         },
         |slot, job| -> Result<(GateRun, Vec<PendingHang>)> {
@@ -227,22 +197,11 @@ pub fn run_manifest(
                     pending = own_batch_job(catalog, &cases, &group, cfg, exe, &st, &mut out)?;
                 }
                 Job::Stress(case) => {
+                    // Uncounted when it ends, with its verdict; a panic included, without one.
+                    let mut ended = StressEnded::new(&stress, &case.name);
                     let end = stress_job(slot, catalog, case, cfg, exe, &mut out);
-                    let mut st = stress.lock().expect("stress state");
-                    st.running -= 1;
-                    st.done.insert(case.name.clone());
-                    match end {
-                        Ok(StressEnd::Hung { finished_none }) => {
-                            st.hung.insert(case.name.clone());
-                            if finished_none {
-                                st.finished_none.insert(case.name.clone());
-                            }
-                        }
-                        Ok(StressEnd::Passed) => {
-                            st.passed.insert(case.name.clone());
-                        }
-                        _ => {}
-                    }
+                    ended.verdict = end.as_ref().ok().cloned();
+                    drop(ended);
                     end?;
                 }
             }
@@ -494,16 +453,6 @@ pub fn run_own_pair(
             run
         })
         .collect())
-}
-
-/// How a kernel's stress run ended, for the jobs after it.
-enum StressEnd {
-    Passed,
-    /// A trial missed its deadline; `finished_none`: no trial finished before it (the first
-    /// one hung), which is when the tools get [`after_hang`].
-    Hung { finished_none: bool },
-    /// Wrong results or a fault.
-    Flagged,
 }
 
 /// One kernel's stress run, its finding added to `out`; how it ended.

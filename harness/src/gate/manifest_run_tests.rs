@@ -1,6 +1,7 @@
 //! The gate's job order (`manifest_run.rs`).
 
 use super::*;
+use crate::gate::stress_state::stress_at_once_from;
 fn case(name: &str, exercise: &str) -> Case {
     Case::for_test(name, &format!("kernels/{name}.cu"), exercise)
 }

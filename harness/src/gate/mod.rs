@@ -10,7 +10,8 @@
 //!
 //! One file per role: [`finding`] (what a run holds), [`fingerprint`] (a finding's identity),
 //! [`baseline`] (accepted findings, the diff), [`manifest_run`] and [`program`] (the two modes),
-//! [`sanitizers`] (sanitizer runs as findings), [`masks`] (what may vary between runs),
+//! [`sanitizers`] (sanitizer runs as findings), `stress_state` (what the stress runs said, for
+//! the jobs after them), [`masks`] (what may vary between runs),
 //! [`oracles`] and [`judge`] (regexes, golden outputs and checkers judging a program's runs),
 //! [`variance`] (outputs that differ: jitter's races told from run-to-run noise), [`jitter`]
 //! (the jitter injection of the plain runs),
@@ -28,6 +29,7 @@ pub mod masks;
 pub mod oracles;
 pub mod program;
 pub mod sanitizers;
+mod stress_state;
 pub mod variance;
 
 pub use baseline::{diff, Accepted, Baseline, Diff, BASELINE, PROGRAM_BASELINE};

@@ -185,10 +185,7 @@ pub fn run(
             stress_left.before(matches!(task, Task::Stress(..)), slot);
             let _span = crate::proc::timeline::span("job", || task_label(&task));
             let cells = run_task(slot, catalog, &task, cfg, exe, &after_hang);
-            // A stress cell that failed to run says so too (no cut): its tools wait no longer.
-            if let Task::Stress(c, true) = &task {
-                after_hang.record(&c.name, cells.as_deref().unwrap_or(&[]));
-            }
+            after_hang.after(&task, &cells);
             cells
         },
         |r| {
@@ -321,6 +318,14 @@ impl AfterHang {
             .lock()
             .expect("stress verdicts")
             .insert(case.to_string(), finished_none);
+    }
+
+    /// What a task's end says: a stress cell with jitter records its case, one that failed to
+    /// run too (no cut), so the case's tools wait no longer.
+    fn after(&self, task: &Task, cells: &Result<Vec<Cell>>) {
+        if let Task::Stress(c, true) = task {
+            self.record(&c.name, cells.as_deref().unwrap_or(&[]));
+        }
     }
 
     /// The configuration of `tool` on `case`: cut when its stress run finished no trial.

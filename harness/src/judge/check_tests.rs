@@ -245,3 +245,25 @@ fn a_case_whose_stress_run_finished_no_trial_gets_the_cut_tool_deadline() {
         assert_eq!(after.sanitize(&cfg, &other, Tool::Racecheck).timeout, full);
     }
 }
+
+#[test]
+fn a_stress_cell_that_fails_to_run_still_releases_its_cases_tools() {
+    let c = named("h::deadlock", &[(Detector::Watchdog, Expect::Flag)]);
+    let hang = Verdict::Hang { deadline_s: 5.0, left_behind: false };
+    // Without jitter: not the cell the tools wait for.
+    let after = AfterHang::default();
+    after.after(&Task::Stress(&c, false), &Ok(stress_cells(&c, hang.clone(), 1)));
+    assert_eq!(after.said(&c.name), None);
+    // With jitter: its verdict; an error: said, with no cut.
+    after.after(&Task::Stress(&c, true), &Err(crate::Error::Child("the worker failed".into())));
+    assert_eq!(after.said(&c.name), Some(false));
+    let tools = Task::Sanitize(&c, Tool::Racecheck);
+    assert!(task_rank(&tools, 100, &after) > 1e8, "released");
+    let after = AfterHang::default();
+    after.after(&Task::Stress(&c, true), &Ok(stress_cells(&c, hang, 1)));
+    assert_eq!(after.said(&c.name), Some(true));
+    // Another task says nothing.
+    let other = AfterHang::default();
+    other.after(&tools, &Ok(Vec::new()));
+    assert_eq!(other.said(&c.name), None);
+}

@@ -84,8 +84,8 @@ pub fn run_all_picked<T: Send, R: Send, S>(
                     .0;
                 continue;
             }
-            q.1 += 1;
             let item = q.0[best.0].take()?;
+            q.1 += 1;
             picked(&item);
             return Some((best.0, item));
         }
