@@ -82,8 +82,8 @@ pub fn main(manifest: impl AsRef<Path>) -> ! {
 }
 
 /// `path` under the crate's folder: `$CARGO_MANIFEST_DIR` at run time (cargo test sets it;
-/// nextest sets it too, remapped for an archive run elsewhere, where a compile-time
-/// `env!("CARGO_MANIFEST_DIR")` would name the build machine's folder), else the current folder.
+/// nextest sets it too, remapped for an archive run elsewhere, where the folder as it was at
+/// build time would name the build machine's), else the current folder.
 /// Absolute paths are returned unchanged.
 pub fn crate_file(path: &Path) -> std::path::PathBuf {
     match std::env::var_os("CARGO_MANIFEST_DIR") {

@@ -20,10 +20,7 @@ use crate::errors::{Error, Result};
 use crate::source::files;
 
 /// The prelude's text, embedded so the binary works without the source tree.
-pub const PRELUDE: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/cuda/racegate_prelude.cuh"
-));
+pub const PRELUDE: &str = include_str!("../../cuda/racegate_prelude.cuh");
 /// An option of racegate's own: `--racegate-name-expression=reduce<float, 256>` asks NVRTC
 /// to instantiate and name a C++ kernel (a name expression); the PTX then carries its lowered
 /// name (see [`crate::build::ptx::names`]).

@@ -15,32 +15,23 @@ use crate::proc::watchdog::{self, Exit};
 pub const SOURCES: [(&str, &str); 5] = [
     (
         "globalcheck.h",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/globalcheck/globalcheck.h"
-        )),
+        include_str!("../../globalcheck/globalcheck.h"),
     ),
     (
         "tool.cpp",
-        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/globalcheck/tool.cpp")),
+        include_str!("../../globalcheck/tool.cpp"),
     ),
     (
         "streams.h",
-        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/globalcheck/streams.h")),
+        include_str!("../../globalcheck/streams.h"),
     ),
     (
         "streams.cpp",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/globalcheck/streams.cpp"
-        )),
+        include_str!("../../globalcheck/streams.cpp"),
     ),
     (
         "patches.cu",
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/globalcheck/patches.cu"
-        )),
+        include_str!("../../globalcheck/patches.cu"),
     ),
 ];
 

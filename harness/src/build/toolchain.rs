@@ -31,24 +31,19 @@ pub fn cache_install_dir() -> Option<PathBuf> {
 /// The folders whose `.racegate/nvrtc` (the copy `ci/setup` installs) racegate looks in, in
 /// order and without repeats: the root (`--root`, the manifest's folder) and every folder above
 /// it, the current folder and those above it (its git top among them), those above the racegate
-/// binary (`target/release/racegate` in racegate's own checkout, whatever `CARGO_TARGET_DIR`
-/// says), and racegate's own checkout as it was built (its `harness/` and above), so a binary
-/// built anywhere finds the copy of the checkout it was built from.
+/// binary (`target/release/racegate` in racegate's own checkout), and the checkout cargo or
+/// nextest names at run time (`$CARGO_MANIFEST_DIR`, remapped for an archive run from another
+/// path). Never the folder this binary was built in: a nextest archive or a copied binary runs
+/// where that folder is not, or is another checkout's.
 pub(crate) fn project_bases(root: &Path) -> Vec<PathBuf> {
     let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
     let cwd = std::env::current_dir().ok();
     let exe = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf));
-    // The checkout as it is now (cargo and nextest set the variable at run time, remapped for
-    // an archive run from another path), before anything else but the places the run itself
-    // names; then, last, as it was when this binary was built: only for a binary run outside
-    // any checkout with no cargo around (README: "the checkout the binary was built from"),
-    // never ahead of the runtime variable.
     let now = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut out: Vec<PathBuf> = Vec::new();
-    let starts = [Some(root), cwd, exe, now, Some(built)];
+    let starts = [Some(root), cwd, exe, now];
     for base in starts.iter().flatten().flat_map(|p| p.ancestors()) {
         let base = normalize(base);
         if !out.contains(&base) {

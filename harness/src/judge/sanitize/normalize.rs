@@ -505,10 +505,7 @@ mod tests {
 
     #[test]
     fn analysis_records_become_one_finding_per_destination_line() {
-        let xml = include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/reference/race_mm2.xml"
-        ));
+        let xml = include_str!("../../../tests/fixtures/reference/race_mm2.xml");
         let records = super::super::xml::parse(xml).unwrap();
         let out = findings(&records, Path::new("/src"));
         // The reference run has an Error and a Warning record at one source line, each with
