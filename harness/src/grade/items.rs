@@ -132,7 +132,6 @@ pub(super) fn finished_none(results: &[WorkerResult]) -> bool {
             .any(|r| matches!(r, WorkerResult::Ran(_) | WorkerResult::Fault(_)))
 }
 
-
 /// The deadline the sanitizer items run under: the configured one, or at most
 /// [`crate::judge::sanitize::tool::AFTER_HANG`] when the kernel finished no correctness trial
 /// ([`finished_none`]), as the gate cuts its tools.

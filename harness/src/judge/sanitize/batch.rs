@@ -268,27 +268,27 @@ pub fn run_own(
 ) -> Result<Vec<Vec<SanitizerRun>>> {
     let alone = |c: &Case| runner::run_own(catalog, c, cfg, exe, tools);
     // A few at once, as a compute-sanitizer batch's unsettled cases.
-    let each_alone = |which: Vec<usize>| -> Vec<Result<Vec<SanitizerRun>>> {
-        crate::proc::pool::run_all(which, ALONE_AT_ONCE, |i| alone(cases[i]), |_| {})
+    let each_alone = || {
+        crate::proc::pool::run_all(cases.to_vec(), ALONE_AT_ONCE, alone, |_| {})
+            .into_iter()
+            .collect()
     };
-    let all: Vec<usize> = (0..cases.len()).collect();
     if cases.len() < 2 || cfg.keep_xml.is_some() {
-        return each_alone(all).into_iter().collect();
+        return each_alone();
     }
     let nonce = runner::new_nonce();
     let Ok((target, _)) = runner::target_command_for(catalog, cases, cfg, exe, Some(&nonce))
     else {
-        return each_alone(all).into_iter().collect();
+        return each_alone();
     };
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     let label = names.join("+");
     // One case's deadline for the whole run, as for compute-sanitizer's batches.
     let Ok(runs) = super::globalcheck::run::run_tools(&label, &target, cfg, &catalog.root, tools)
     else {
-        return each_alone(all).into_iter().collect();
+        return each_alone();
     };
-    let settled = settle_own(&runs, &names, &nonce, cfg.timeout);
-    if settled.iter().any(|s| !s) {
+    if !settle_own(&runs, &names, &nonce, cfg.timeout) {
         crate::proc::timeline::note("batch", || {
             let why: Vec<String> = runs
                 .iter()
@@ -299,39 +299,33 @@ pub fn run_own(
                     Outcome::Inconclusive(w) => format!("{}: inconclusive: {w}", r.tool),
                 })
                 .collect();
-            let alone: Vec<&str> = (0..names.len()).filter(|&i| !settled[i]).map(|i| names[i]).collect();
-            format!("{label}: {} alone: {}", alone.join("+"), why.join("; "))
+            format!("{label}: every case alone: {}", why.join("; "))
         });
+        return each_alone();
     }
-    let unsettled: Vec<usize> = (0..cases.len()).filter(|&i| !settled[i]).collect();
-    let mut again = each_alone(unsettled).into_iter();
     let n = cases.len() as f64;
-    cases
+    Ok(cases
         .iter()
-        .zip(settled)
-        .map(|(c, clean)| match clean {
-            true => {
-                let settled = runs
-                    .iter()
-                    .map(|r| SanitizerRun {
-                        case: c.name.clone(),
-                        tool: r.tool,
-                        outcome: Outcome::Clean,
-                        exit: format!("{} (one process for {})", r.exit, names.join(", ")),
-                        seconds: r.seconds / n,
-                        log: case_log(&r.log, &c.name, &names),
-                        command: r.command.clone(),
-                    })
-                    .collect();
-                Ok(runner::with_never_written(settled, catalog, c, cfg))
-            }
-            false => again.next().expect("one run per unsettled case"),
+        .map(|c| {
+            let settled = runs
+                .iter()
+                .map(|r| SanitizerRun {
+                    case: c.name.clone(),
+                    tool: r.tool,
+                    outcome: Outcome::Clean,
+                    exit: format!("{} (one process for {})", r.exit, names.join(", ")),
+                    seconds: r.seconds / n,
+                    log: case_log(&r.log, &c.name, &names),
+                    command: r.command.clone(),
+                })
+                .collect();
+            runner::with_never_written(settled, catalog, c, cfg)
         })
-        .collect()
+        .collect())
 }
 
-/// Which cases an injected run of racegate's own tools settles as clean: all of them when the
-/// run was whole and every tool's run was clean, none otherwise. Not per case as a
+/// Whether an injected run of racegate's own tools settles every case as clean: the run was
+/// whole and every tool's run was clean; otherwise none is settled. Not per case as a
 /// compute-sanitizer batch: the tools return their findings as soon as there are any, before
 /// they look at what they could not judge (a dropped finding, an untracked access, a distrusted
 /// launch), so a run with one case's findings says nothing of the others' blind spots (a
@@ -341,14 +335,13 @@ fn settle_own(
     names: &[&str],
     nonce: &str,
     timeout: std::time::Duration,
-) -> Vec<bool> {
-    let clean = !runs.is_empty()
+) -> bool {
+    !runs.is_empty()
         && runs.iter().all(|r| {
             r.outcome == Outcome::Clean
                 && complete(&r.log, nonce, r.seconds * runs.len() as f64, timeout)
                 && names.iter().all(|n| ran_once(&r.log, n, nonce))
-        });
-    vec![clean; names.len()]
+        })
 }
 
 /// Which cases the batch's run settles as clean (see the file's comment); `names[i]` is case

@@ -476,10 +476,10 @@ fn own_tools_settle_all_cases_only_when_every_tool_is_clean() {
             runs.push(r);
         }
         let got = settle_own(&runs, &NAMES, NONCE, t);
-        assert_eq!(got, [want; 3], "round {round}: {runs:?}");
+        assert_eq!(got, want, "round {round}: {runs:?}");
         seen[usize::from(want)] += 1;
     }
     assert!(seen[0] > 100 && seen[1] > 100, "both outcomes drawn: {seen:?}");
     // No tool run at all settles nothing.
-    assert_eq!(settle_own(&[], &NAMES, NONCE, t), [false; 3]);
+    assert!(!settle_own(&[], &NAMES, NONCE, t));
 }
