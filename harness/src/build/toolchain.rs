@@ -195,7 +195,8 @@ pub fn not_found_text(searched: &[String], bases: &[PathBuf]) -> String {
     format!(
         "{}, {LOCAL_NVRTC}/{NVRTC_SONAME} (where racegate's `ci/setup` installs it) in each of {}, \
          and RACEGATE_NVRTC_LIB (not set)\nin racegate's own checkout, run `ci/setup`: it installs \
-         NVRTC into .racegate/nvrtc, where every racegate built from that checkout finds it",
+         NVRTC into .racegate/nvrtc, where racegate finds it when run in that checkout or from its \
+         target folder; anywhere else, `racegate setup` installs it in racegate's cache",
         searched.join(", "),
         bases.join(", ")
     )
