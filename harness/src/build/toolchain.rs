@@ -31,19 +31,24 @@ pub fn cache_install_dir() -> Option<PathBuf> {
 /// The folders whose `.racegate/nvrtc` (the copy `ci/setup` installs) racegate looks in, in
 /// order and without repeats: the root (`--root`, the manifest's folder) and every folder above
 /// it, the current folder and those above it (its git top among them), those above the racegate
-/// binary (`target/release/racegate` in racegate's own checkout), and the checkout cargo or
+/// binary (`target/release/racegate` in racegate's own checkout), the checkout cargo or
 /// nextest names at run time (`$CARGO_MANIFEST_DIR`, remapped for an archive run from another
-/// path). Never the folder this binary was built in: a nextest archive or a copied binary runs
-/// where that folder is not, or is another checkout's.
+/// path), and last racegate's own checkout as it was built (its `harness/` and above): a
+/// user's crate that depends on racegate by path runs its tests with its own folder in the
+/// runtime variable, and nothing at run time names racegate's (`ci/cargo-test-example`).
 pub(crate) fn project_bases(root: &Path) -> Vec<PathBuf> {
     let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
     let cwd = std::env::current_dir().ok();
     let exe = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf));
+    // The runtime variable before anything but the places the run itself names; the folder
+    // as built only last, where a nextest archive run elsewhere has already found its copy (or
+    // finds a working one of another checkout: NVRTC 13.0 either way).
     let now = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut out: Vec<PathBuf> = Vec::new();
-    let starts = [Some(root), cwd, exe, now];
+    let starts = [Some(root), cwd, exe, now, Some(built)];
     for base in starts.iter().flatten().flat_map(|p| p.ancestors()) {
         let base = normalize(base);
         if !out.contains(&base) {
@@ -195,8 +200,7 @@ pub fn not_found_text(searched: &[String], bases: &[PathBuf]) -> String {
     format!(
         "{}, {LOCAL_NVRTC}/{NVRTC_SONAME} (where racegate's `ci/setup` installs it) in each of {}, \
          and RACEGATE_NVRTC_LIB (not set)\nin racegate's own checkout, run `ci/setup`: it installs \
-         NVRTC into .racegate/nvrtc, where racegate finds it when run in that checkout or from its \
-         target folder; anywhere else, `racegate setup` installs it in racegate's cache",
+         NVRTC into .racegate/nvrtc, where every racegate built from that checkout finds it",
         searched.join(", "),
         bases.join(", ")
     )
