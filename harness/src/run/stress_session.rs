@@ -25,6 +25,9 @@ const CLOSE_GRACE: Duration = Duration::from_secs(5);
 #[derive(Default)]
 pub struct Slot {
     worker: Option<Worker>,
+    /// Workers being closed behind the slot's next item ([`Slot::close_behind`]); waited for
+    /// when the slot is dropped.
+    closing: Vec<std::thread::JoinHandle<()>>,
 }
 
 struct Worker {
@@ -151,18 +154,35 @@ impl Slot {
     /// whatever is left of it. A pool thread closes its slot once no stress run is left to
     /// start ([`StressLeft`]): an idle worker still holds a device context.
     pub fn close(&mut self) {
-        if let Some(mut w) = self.worker.take() {
-            drop(w.child.stdin.take());
-            // ignored: an error waiting or a timeout ends in the kill below either way
-            let _ = w.child.read(
-                Deadline {
-                    idle: CLOSE_GRACE,
-                    total: Some(CLOSE_GRACE),
-                },
-                |_| false,
-            );
-            w.child.finish(false, |_| {});
+        if let Some(w) = self.worker.take() {
+            w.close();
         }
+    }
+
+    /// [`Slot::close`] on a thread of its own, so the slot's next item starts at once: a
+    /// worker's exit is its device context's teardown, 2-3 s beside thirty GPU processes (H200
+    /// run 28: a sanitizer batch that waited for it started 2.6 s after its kernels' stress
+    /// verdicts). The slot waits for it when dropped, so a worker still never outlives the run
+    /// that started it.
+    pub fn close_behind(&mut self) {
+        if let Some(w) = self.worker.take() {
+            self.closing.push(std::thread::spawn(move || w.close()));
+        }
+    }
+}
+
+impl Worker {
+    fn close(mut self) {
+        drop(self.child.stdin.take());
+        // ignored: an error waiting or a timeout ends in the kill below either way
+        let _ = self.child.read(
+            Deadline {
+                idle: CLOSE_GRACE,
+                total: Some(CLOSE_GRACE),
+            },
+            |_| false,
+        );
+        self.child.finish(false, |_| {});
     }
 }
 
@@ -179,14 +199,15 @@ impl StressLeft {
     }
 
     /// Called before each item a pool thread runs (`is_stress`: whether it is a stress run):
-    /// counts a stress run as started, or closes `slot` when no stress run is left to start.
+    /// counts a stress run as started, or closes `slot` when no stress run is left to start
+    /// (behind the item, [`Slot::close_behind`]).
     pub fn before(&self, is_stress: bool, slot: &mut Slot) {
         use std::sync::atomic::Ordering;
         if is_stress {
             // ignored: never below zero (a count given too small only closes slots later)
             let _ = self.0.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
         } else if self.0.load(Ordering::SeqCst) == 0 {
-            slot.close();
+            slot.close_behind();
         }
     }
 
@@ -199,6 +220,10 @@ impl StressLeft {
 impl Drop for Slot {
     fn drop(&mut self) {
         self.close();
+        for h in self.closing.drain(..) {
+            // ignored: a close that panicked has nothing left to wait for
+            let _ = h.join();
+        }
     }
 }
 
@@ -224,7 +249,7 @@ mod tests {
     /// A stand-in for `racegate __worker`: answers each request with its pid, hangs on a case
     /// named `hang`, exits 3 with a message on one named `crash`, and takes 1.2 s to say it
     /// is ready for one named `slow start`.
-    fn fake_worker(dir: &Path) -> PathBuf {
+    pub(super) fn fake_worker(dir: &Path) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
         let p = dir.join("fake-worker.sh");
         let script = r#"#!/bin/sh
@@ -234,10 +259,12 @@ while IFS= read -r line; do
     *'"case":"no start"'*) sleep 1000 ;;
     *'"case":"slow start"'*) sleep 1.2; echo '{"ready":true,"open_us":1200000}'; echo "{\"pid\":$$}"; echo '{"done":true}' ;;
     *'"case":"crash"'*) echo "{\"pid\":$$}"; echo boom >&2; exit 3 ;;
+    *'"case":"slow exit"'*) slow=1; echo "{\"pid\":$$}"; echo '{"done":true}' ;;
     *'"case":"quits"'*) echo "{\"pid\":$$}"; echo '{"done":true}'; echo idle death >&2; exit 7 ;;
     *) echo "{\"pid\":$$}"; echo '{"done":true}' ;;
   esac
 done
+[ -n "$slow" ] && sleep 1.5
 "#;
         std::fs::write(&p, script).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -293,7 +320,7 @@ done
 
     /// Runs `case` in `slot`: the pid the worker gave (if any), every line but the done line,
     /// and how the case ended.
-    fn run(slot: &mut Slot, exe: &Path, args: &[&str], case: &str) -> (Option<u32>, Finished) {
+    pub(super) fn run(slot: &mut Slot, exe: &Path, args: &[&str], case: &str) -> (Option<u32>, Finished) {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         let mut pid = None;
         let f = slot
@@ -307,7 +334,7 @@ done
         (pid, f)
     }
 
-    fn alive(pid: u32) -> bool {
+    pub(super) fn alive(pid: u32) -> bool {
         // A zombie is not alive: its status line says so.
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .is_ok_and(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
@@ -406,5 +433,24 @@ mod stress_left_tests {
         // With none left, another item closes the slot (an empty one stays empty).
         left.before(false, &mut slot);
         assert!(slot.worker.is_none());
+    }
+
+    #[test]
+    fn a_slot_closed_behind_its_next_item_does_not_wait_for_the_worker_but_its_drop_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = super::tests::fake_worker(dir.path());
+        let mut slot = Slot::default();
+        // This worker takes 1.5 s to exit once asked to stop.
+        let (pid, _) = super::tests::run(&mut slot, &exe, &["--root", "x"], "slow exit");
+        let pid = pid.expect("a pid");
+        let left = StressLeft::new(0);
+        let t = std::time::Instant::now();
+        left.before(false, &mut slot);
+        assert!(t.elapsed().as_millis() < 500, "the item waited {:?} for the close", t.elapsed());
+        assert!(slot.worker.is_none());
+        assert!(super::tests::alive(pid), "still closing");
+        drop(slot);
+        assert!(t.elapsed().as_millis() >= 1400, "the drop did not wait: {:?}", t.elapsed());
+        assert!(!super::tests::alive(pid), "the worker outlived its slot");
     }
 }
