@@ -211,16 +211,28 @@ pub fn shrink(
         };
         let mut confirmed = 0;
         let mut tried = 0;
-        for _ in 0..cfg.confirm {
+        while tried < cfg.confirm {
             if left(&start).is_zero() && tried > 0 {
                 break;
             }
-            tried += 1;
-            let r = stress::run_in(slot, catalog, case, &final_cfg, exe, |_| {})?;
-            if r.flagged() {
-                confirmed += 1;
-                // The failure shown for this size is one of its own.
-                at_found.get_or_insert(r);
+            let reruns = if slot.has_worker() {
+                vec![stress::run_in(slot, catalog, case, &final_cfg, exe, |_| {})?]
+            } else {
+                // The last run ended the worker (a fault does): each rerun would start its own
+                // one after another (H200 run 28: five reruns of an out-of-bounds kernel took
+                // 15 s of a 23 s stress job the gate's sanitizers waited for), so they start
+                // theirs side by side, the same number of processes at once.
+                side_by_side(cfg.confirm - tried, || {
+                    stress::run_in(&mut Slot::default(), catalog, case, &final_cfg, exe, |_| {})
+                })?
+            };
+            for r in reruns {
+                tried += 1;
+                if r.flagged() {
+                    confirmed += 1;
+                    // The failure shown for this size is one of its own.
+                    at_found.get_or_insert(r);
+                }
             }
         }
         steps.push(format!("size {at}: confirmed {confirmed} of {tried} reruns failed"));
@@ -286,6 +298,16 @@ pub fn shrink(
         original_repro: fallback,
         command_trials: cmd_trials,
     }))
+}
+
+/// `n` calls of `f` on threads of their own, their results in order (the first error, if any).
+fn side_by_side<T: Send>(n: u32, f: impl Fn() -> Result<T> + Sync) -> Result<Vec<T>> {
+    std::thread::scope(|s| {
+        let runs: Vec<_> = (0..n).map(|_| s.spawn(&f)).collect();
+        runs.into_iter()
+            .map(|h| h.join().expect("a confirm rerun"))
+            .collect()
+    })
 }
 
 /// Whether a repro (good: a seed that fails on its first trial and failed in most reruns;
@@ -414,6 +436,29 @@ pub fn describe(s: &Shrunk) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reruns_side_by_side_all_run_at_once_and_an_error_is_returned() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        let (now, most) = (AtomicU32::new(0), AtomicU32::new(0));
+        let out = side_by_side(4, || {
+            let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(n, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(300));
+            now.fetch_sub(1, Ordering::SeqCst);
+            Ok(7)
+        })
+        .unwrap();
+        assert_eq!(out, vec![7; 4]);
+        assert_eq!(most.load(Ordering::SeqCst), 4, "not all at once");
+        let calls = AtomicU32::new(0);
+        let err = side_by_side(3, || match calls.fetch_add(1, Ordering::SeqCst) {
+            1 => Err(crate::Error::Child("no worker".into())),
+            _ => Ok(()),
+        });
+        assert!(err.is_err());
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
 
     #[test]
     fn the_ladder_starts_at_the_bottom_and_covers_the_boundaries() {

@@ -159,6 +159,11 @@ impl Slot {
         }
     }
 
+    /// Whether a worker is kept: the next case then starts none.
+    pub fn has_worker(&self) -> bool {
+        self.worker.is_some()
+    }
+
     /// [`Slot::close`] on a thread of its own, so the slot's next item starts at once: a
     /// worker's exit is its device context's teardown, 2-3 s beside thirty GPU processes (H200
     /// run 28: a sanitizer batch that waited for it started 2.6 s after its kernels' stress
