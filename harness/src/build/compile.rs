@@ -399,19 +399,29 @@ impl Hasher for Fnv {
 /// one process the same file, text and options compile once: a matrix run asks for each file
 /// about six times (stress and four sanitizers), and NVRTC takes ~40 ms a file. The memo is
 /// keyed by the source text, so an edited file compiles again; nothing is reused across runs.
+/// A caller that asks while another thread compiles the same key waits for that build instead
+/// of starting its own (the matrix builds ahead while its first cells run). A failed build is
+/// not kept: the next caller compiles again and gets its own error.
 pub fn compile_to_cache(root: &Path, rel_path: &str, opts: &BuildOptions) -> Result<PathBuf> {
     use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
+    use std::sync::{Arc, Mutex, OnceLock};
     type Key = (String, u64, BuildOptions); // path, fingerprint of the text, options
-    static MEMO: OnceLock<Mutex<HashMap<Key, PathBuf>>> = OnceLock::new();
+    type Entry = Arc<Mutex<Option<PathBuf>>>;
+    static MEMO: OnceLock<Mutex<HashMap<Key, Entry>>> = OnceLock::new();
     let path = root.join(rel_path);
     let source = files::read_text(&path, "the kernel", files::TEXT_LIMIT)?;
     let key = (rel_path.to_string(), fingerprint(&source), opts.clone());
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(file) = memo.lock().expect("memo").get(&key) {
-        if file.is_file() {
-            return Ok(file.clone());
-        }
+    let entry: Entry = MEMO
+        .get_or_init(Default::default)
+        .lock()
+        .expect("memo")
+        .entry(key)
+        .or_default()
+        .clone();
+    // Held while this key builds: a second asker waits here, then finds the file.
+    let mut built_file = entry.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(file) = built_file.as_ref().filter(|f| f.is_file()) {
+        return Ok(file.clone());
     }
     let built = compile_source(root, rel_path, &source, opts)?;
     let dir = cache_dir()?.join("ptx");
@@ -423,7 +433,7 @@ pub fn compile_to_cache(root: &Path, rel_path: &str, opts: &BuildOptions) -> Res
         write_atomically(&file, true, built.ptx.as_bytes())
             .map_err(|e| Error::io("writing", &file, e))?;
     }
-    memo.lock().expect("memo").insert(key, file.clone());
+    *built_file = Some(file.clone());
     Ok(file)
 }
 
@@ -466,6 +476,33 @@ mod tests {
         let b = super::compile_to_cache(&root, rel, &opts).unwrap();
         assert_eq!(count() - start, 3, "an edited file must compile again");
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn callers_asking_at_once_wait_for_one_build() {
+        let root =
+            crate::build::toolchain::find_root(&crate::source::paths::package_dir())
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("k.cu");
+        let rel = file.to_str().unwrap();
+        std::fs::write(&file, "extern \"C\" __global__ void k(int* o) { o[0] = 3; }").unwrap();
+        let opts = super::BuildOptions::default();
+        let go = std::sync::Barrier::new(4);
+        let (paths, compiles): (Vec<_>, Vec<usize>) = std::thread::scope(|s| {
+            let askers: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        go.wait();
+                        let p = super::compile_to_cache(&root, rel, &opts).unwrap();
+                        (p, super::COMPILES.with(|c| c.get()))
+                    })
+                })
+                .collect();
+            askers.into_iter().map(|h| h.join().unwrap()).unzip()
+        });
+        assert_eq!(compiles.iter().sum::<usize>(), 1, "{compiles:?}");
+        assert!(paths.iter().all(|p| *p == paths[0]));
     }
 
     /// A batch grade compiles several submissions at once: each must get its own PTX.

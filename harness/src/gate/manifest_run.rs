@@ -128,7 +128,6 @@ pub fn run_manifest(
 ) -> Result<GateRun> {
     let start = std::time::Instant::now();
     let all: Vec<&Case> = catalog.cases.iter().collect();
-    crate::judge::battery::prebuild(&cfg.battery, catalog, &all);
     let mut jobs = Vec::new();
     for group in sanitizers::run_groups(&cfg.tools) {
         match group[..] {
@@ -167,7 +166,11 @@ pub fn run_manifest(
     let stress_left = stress::StressLeft::new(
         jobs.iter().filter(|j| matches!(j, Job::Stress(_))).count(),
     );
-    let results = pool::run_all_picked(
+    let own_tools = cfg.tools.iter().any(|t| t.is_own());
+    let results = std::thread::scope(|s| {
+        // Builds ahead, beside the first jobs (which wait for or make their own).
+        s.spawn(|| crate::judge::battery::prebuild(&cfg.battery, catalog, &all, own_tools));
+        pool::run_all_picked(
         jobs,
         cfg.battery.jobs,
         stress::Slot::default,
@@ -212,7 +215,8 @@ pub fn run_manifest(
                 part.events().iter().for_each(&on_done);
             }
         },
-    );
+    )
+    });
     let mut run = GateRun {
         subjects: catalog.cases.iter().map(|c| c.name.clone()).collect(),
         ..Default::default()

@@ -105,17 +105,20 @@ pub fn estimated_seconds(det: Detector, exercise: &str, trials: u32) -> f64 {
 }
 
 /// Builds every PTX the battery's runs of `cases` will ask for (with and without the jitter
-/// prelude, the unoptimized build sharedcheck reads, a manifest kernel's reference) on
-/// `cfg.jobs` threads before any of them starts, so the runs find them in
-/// `compile::compile_to_cache`'s memo instead of compiling each on its own, at the same time
-/// as thirteen other processes (H200 run 25: 46 s of the matrix's stress time was compiling).
-/// A build that fails is left to the run that needs it, which reports it. `cfg.jobs` builds at
-/// once: twice as many made each slower (H200 run 28, call B: 176 builds in 4.5 s instead of
-/// 3.4 s, 0.57 s each instead of 0.2-0.3 s, with the cores half idle either way).
+/// prelude, the unoptimized build sharedcheck reads, a manifest kernel's reference), and
+/// racegate's own tool when `own_tools`, on `jobs` threads, while the runs start beside it
+/// ([`ahead_jobs`]): a run whose build is in hand takes it from `compile::compile_to_cache`'s
+/// memo, one whose build is under way waits for it, and one whose build has not started builds
+/// it itself. Building everything first kept the pool idle for it (H200 run 28: the matrix's
+/// first cell started after 4.5 s of builds, and three of racegate's own tool batches waited
+/// a further 4 s for the tool's build; before prebuilding at all, H200 run 25, 46 s of the
+/// matrix's stress time was compiling at the same time as thirteen other processes). A build
+/// that fails is left to the run that needs it, which reports it.
 pub fn prebuild(
     cfg: &Battery,
     catalog: &crate::source::catalog::Catalog,
     cases: &[&crate::source::catalog::Case],
+    own_tools: bool,
 ) {
     use crate::build::compile::{compile_to_cache, BuildOptions};
     use crate::source::manifest::Check;
@@ -129,15 +132,28 @@ pub fn prebuild(
             builds.push((catalog.manifest_file(path), BuildOptions::for_reference(c, &cfg.arch)));
         }
     }
-    crate::proc::pool::run_all(
-        builds,
-        cfg.jobs,
-        |(file, opts)| {
-            // ignored: the run that needs this build compiles it again and reports its error
-            let _ = compile_to_cache(&catalog.root, &file, &opts);
-        },
-        |()| {},
-    );
+    std::thread::scope(|s| {
+        if own_tools {
+            // ignored: a tool that does not build is reported by every run that needs it
+            s.spawn(|| drop(crate::build::globalcheck::ensure(&catalog.root)));
+        }
+        crate::proc::pool::run_all(
+            builds,
+            ahead_jobs(cfg.jobs),
+            |(file, opts)| {
+                // ignored: the run that needs this build compiles it again and reports its error
+                let _ = compile_to_cache(&catalog.root, &file, &opts);
+            },
+            |()| {},
+        );
+    });
+}
+
+/// Builds at once ahead of the runs: half the pool's threads (at least one), since the runs'
+/// own processes start beside them; twice the pool's made each build slower (H200 run 28,
+/// call B: 176 builds in 4.5 s instead of 3.4 s with the cores half idle either way).
+pub fn ahead_jobs(jobs: usize) -> usize {
+    jobs.div_ceil(2).max(1)
 }
 
 /// The order to start work in: the most expensive first by `cost`; equal costs keep their

@@ -119,7 +119,6 @@ pub fn run(
     on_event: impl Fn(CheckEvent) + Sync,
 ) -> Result<Matrix> {
     let start = Instant::now();
-    crate::judge::battery::prebuild(cfg, catalog, cases);
     let mut tasks: Vec<Task> = Vec::new();
     // Slow sanitizer runs (racecheck) first, so the pool's tail is short.
     // streamcheck judges programs' streams, copies and host accesses; on catalog cases every
@@ -176,24 +175,28 @@ pub fn run(
     let stress_left = stress::StressLeft::new(
         tasks.iter().filter(|t| matches!(t, Task::Stress(..))).count(),
     );
-    let results = crate::proc::pool::run_all_ranked(
-        tasks,
-        cfg.jobs,
-        stress::Slot::default,
-        |t| task_rank(t, cfg.trials, &after_hang),
-        |slot, task| {
-            stress_left.before(matches!(task, Task::Stress(..)), slot);
-            let _span = crate::proc::timeline::span("job", || task_label(&task));
-            let cells = run_task(slot, catalog, &task, cfg, exe, &after_hang);
-            after_hang.after(&task, &cells);
-            cells
-        },
-        |r| {
-            if let Ok(cells) = r {
-                on_event(CheckEvent::Done(cells));
-            }
-        },
-    );
+    let results = std::thread::scope(|s| {
+        // Builds ahead, beside the first cells (which wait for or make their own).
+        s.spawn(|| crate::judge::battery::prebuild(cfg, catalog, cases, !own.is_empty()));
+        crate::proc::pool::run_all_ranked(
+            tasks,
+            cfg.jobs,
+            stress::Slot::default,
+            |t| task_rank(t, cfg.trials, &after_hang),
+            |slot, task| {
+                stress_left.before(matches!(task, Task::Stress(..)), slot);
+                let _span = crate::proc::timeline::span("job", || task_label(&task));
+                let cells = run_task(slot, catalog, &task, cfg, exe, &after_hang);
+                after_hang.after(&task, &cells);
+                cells
+            },
+            |r| {
+                if let Ok(cells) = r {
+                    on_event(CheckEvent::Done(cells));
+                }
+            },
+        )
+    });
     let mut cells = Vec::new();
     for r in results {
         cells.extend(r?);
