@@ -13,12 +13,18 @@
 //!   line of a file its code came from (the `.file` list of its own
 //!   PTX, which is where the tool reads line numbers from: a kernel that includes another
 //!   case's file shares that file, and both run again alone);
-//! - everything else runs again **alone**, exactly as without batching: a case a finding may
-//!   belong to (so its findings, exit and log are its own), a case whose launch failed or never
+//! - a case that printed that line is given the batch's findings at lines of files **only its
+//!   code** came from, as **its own** (the same launch on the same inputs as alone; the tools
+//!   judge within a launch, and initcheck's memory is never reused, below): a run alone of it
+//!   cost a process and, at the end of a gate, its wall time (H200 run 28);
+//! - everything else runs again **alone**, exactly as without batching: a case with a finding
+//!   at a file another case's code shares, a case whose launch failed or never
 //!   ran (a fault before it leaves the context unusable), and every case of a batch that was
 //!   killed, did not parse, or has a finding at no line of any case's files (a line-less
 //!   finding, the host API), except a host API error that only follows a device fault: that
-//!   one is a case's that did not say its launch ran ([`after_a_fault`]);
+//!   one is a case's that did not say its launch ran ([`after_a_fault`]); when such a record
+//!   sits beside findings of some cases, the others run again as a batch of their own
+//!   ([`line_less_owners`]);
 //! - a batch that missed its deadline sends the case that was running (the first without a
 //!   result line) to a run alone, which says whether it hangs, and runs the others again as a
 //!   batch. It never blames a case from the batch's run: on the H200 a scan that finishes
@@ -148,10 +154,11 @@ pub fn run(
     };
     let mut settled = match whole || stop.is_some() {
         true => settle(&batch, &names, &files, &nonce),
-        false => vec![false; cases.len()],
+        false => vec![Settled::Again; cases.len()],
     };
     let later: Vec<&Case> = stop.map_or_else(Vec::new, |k| cases[k..].to_vec());
-    settled.truncate(cases.len() - later.len());
+    let before = cases.len() - later.len();
+    settled.truncate(before);
     if let Some(k) = stop {
         crate::proc::timeline::note("batch", || {
             format!(
@@ -164,40 +171,54 @@ pub fn run(
     }
     // Why cases go alone, for `RACEGATE_TIMELINE`'s record: a batch that settles little costs
     // a run per case on top of its own.
-    if settled.iter().any(|s| !s) {
+    if settled.contains(&Settled::Again) {
         crate::proc::timeline::note("batch", || unsettled_why(&batch, &names, &settled, &nonce, cfg.timeout));
     }
     let share = batch.seconds / cases.len() as f64;
     // The cases the batch did not settle run alone side by side, a few at once: one after
-    // another they made a matrix job of 27 s out of a batch of 3 (H200 run 26, call A).
-    // The cases from a stop on, as a batch of their own, beside them.
-    let unsettled: Vec<usize> = (0..settled.len()).filter(|&i| !settled[i]).collect();
-    let (again, rest) = std::thread::scope(|s| {
+    // another they made a matrix job of 27 s out of a batch of 3 (H200 run 26, call A); those
+    // a line-less record left unsettled beside others' findings ([`line_less_owners`]) run
+    // again as a batch. The cases from a stop on, as a batch of their own, beside them.
+    let owners = (whole || stop.is_some())
+        .then(|| line_less_owners(&batch, &files[..before]))
+        .flatten();
+    let (regroup, unsettled): (Vec<usize>, Vec<usize>) = (0..before)
+        .filter(|&i| settled[i] == Settled::Again)
+        .partition(|&i| owners.as_ref().is_some_and(|o| !o[i]));
+    let regrouped: Vec<&Case> = regroup.iter().map(|&i| cases[i]).collect();
+    let (again, grouped, rest) = std::thread::scope(|s| {
         let again = s.spawn(|| {
             crate::proc::pool::run_all(unsettled, ALONE_AT_ONCE, |i| alone(cases[i]), |_| {})
         });
+        let grouped = s.spawn(|| run(catalog, &regrouped, cfg, exe));
         let rest = run(catalog, &later, cfg, exe);
-        (again.join().expect("the unsettled cases' runs"), rest)
+        (
+            again.join().expect("the unsettled cases' runs"),
+            grouped.join().expect("the regrouped cases' runs"),
+            rest,
+        )
     });
-    let mut again = again.into_iter();
-    let rest = rest?;
-    cases
-        .iter()
-        .zip(settled)
-        .map(|(c, clean)| match clean {
-            true => Ok(SanitizerRun {
-                case: c.name.clone(),
-                tool: cfg.tool,
-                outcome: Outcome::Clean,
-                exit: format!("{} (one process for {})", batch.exit, names.join(", ")),
-                seconds: share,
-                log: case_log(&batch.log, &c.name, &names),
-                command: batch.command.clone(),
-            }),
-            false => again.next().expect("one run per unsettled case"),
-        })
-        .chain(rest.into_iter().map(Ok))
-        .collect()
+    let (mut again, mut grouped) = (again.into_iter(), grouped?.into_iter());
+    let from_batch = |c: &Case, outcome: Outcome| SanitizerRun {
+        case: c.name.clone(),
+        tool: cfg.tool,
+        outcome,
+        exit: format!("{} (one process for {})", batch.exit, names.join(", ")),
+        seconds: share,
+        log: case_log(&batch.log, &c.name, &names),
+        command: batch.command.clone(),
+    };
+    let mut runs = Vec::with_capacity(cases.len());
+    for (i, s) in settled.into_iter().enumerate() {
+        runs.push(match s {
+            Settled::Clean => Ok(from_batch(cases[i], Outcome::Clean)),
+            Settled::Found(f) => Ok(from_batch(cases[i], Outcome::Findings(f))),
+            Settled::Again if regroup.contains(&i) => Ok(grouped.next().expect("one run per regrouped case")),
+            Settled::Again => again.next().expect("one run per unsettled case"),
+        });
+    }
+    runs.extend(rest?.into_iter().map(Ok));
+    runs.into_iter().collect()
 }
 
 /// How many of a batch's unsettled cases run alone at once (beside the batch's own job slot).
@@ -207,14 +228,14 @@ const ALONE_AT_ONCE: usize = 4;
 fn unsettled_why(
     batch: &SanitizerRun,
     names: &[&str],
-    settled: &[bool],
+    settled: &[Settled],
     nonce: &str,
     timeout: std::time::Duration,
 ) -> String {
     let alone: Vec<&str> = names
         .iter()
         .zip(settled)
-        .filter(|(_, s)| !**s)
+        .filter(|(_, s)| **s == Settled::Again)
         .map(|(n, _)| *n)
         .collect();
     let why = if !complete(&batch.log, nonce, batch.seconds, timeout) {
@@ -344,16 +365,30 @@ fn settle_own(
         })
 }
 
-/// Which cases the batch's run settles as clean (see the file's comment); `names[i]` is case
-/// i's name and `files[i]` the files its PTX's line information names.
-fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>], nonce: &str) -> Vec<bool> {
-    let none = vec![false; names.len()];
+/// What a batch's run says of one case.
+#[derive(Clone, Debug, PartialEq)]
+enum Settled {
+    /// It ran once and no finding is at a line of its code.
+    Clean,
+    /// It ran once and these findings are at lines of files only its code came from: they are
+    /// its own, as a run alone would report them (the same launch on the same inputs).
+    Found(Vec<Finding>),
+    /// The run cannot say: the case runs again.
+    Again,
+}
+
+/// What the batch's run says of each case (see the file's comment); `names[i]` is case i's
+/// name and `files[i]` the files its PTX's line information names.
+fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>], nonce: &str) -> Vec<Settled> {
+    let again = || vec![Settled::Again; names.len()];
     let findings: &[Finding] = match &batch.outcome {
         Outcome::Clean => &[],
         Outcome::Findings(f) => f,
-        Outcome::Hang { .. } | Outcome::Inconclusive(_) => return none,
+        Outcome::Hang { .. } | Outcome::Inconclusive(_) => return again(),
     };
-    let mut flagged = vec![false; names.len()];
+    let mut own: Vec<Vec<Finding>> = vec![Vec::new(); names.len()];
+    // A finding at a file more than one case's code came from names none of them.
+    let mut shared = vec![false; names.len()];
     // Whether some case did not say its launch ran: a sticky error's host API records are its.
     let some_failed = names.iter().any(|n| !ran_once(&batch.log, n, nonce));
     for f in findings {
@@ -361,24 +396,50 @@ fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>], nonce: &s
             if some_failed && after_a_fault(f) {
                 continue;
             }
-            return none;
+            return again();
         };
-        let mut owned = false;
-        for (i, fs) in files.iter().enumerate() {
-            if fs.iter().any(|x| x == file) {
-                flagged[i] = true;
-                owned = true;
-            }
-        }
-        if !owned {
-            return none;
+        let holders: Vec<usize> = (0..files.len())
+            .filter(|&i| files[i].iter().any(|x| x == file))
+            .collect();
+        match holders[..] {
+            [] => return again(),
+            [i] => own[i].push(f.clone()),
+            _ => holders.iter().for_each(|&i| shared[i] = true),
         }
     }
     names
         .iter()
-        .zip(flagged)
-        .map(|(name, flagged)| !flagged && ran_once(&batch.log, name, nonce))
+        .zip(own)
+        .zip(shared)
+        .map(|((name, own), shared)| match (shared || !ran_once(&batch.log, name, nonce), own.is_empty()) {
+            (true, _) => Settled::Again,
+            (false, true) => Settled::Clean,
+            (false, false) => Settled::Found(own),
+        })
         .collect()
+}
+
+/// The cases with findings at lines of their own code, when a run that named nobody for some
+/// record (a line-less one: initcheck's `Error buffer overflow ... Some records have been
+/// dropped` after a kernel that reads uninitialized memory everywhere) also has such findings
+/// of at least one case: those run alone, and the others again as a batch of their own, which
+/// settles them or not by the same rules (H200 run 28: one such kernel sent seven kernels of
+/// the corpus gate to initcheck runs alone, 14 s at the gate's end). `None` otherwise.
+fn line_less_owners(batch: &SanitizerRun, files: &[Vec<String>]) -> Option<Vec<bool>> {
+    let Outcome::Findings(findings) = &batch.outcome else {
+        return None;
+    };
+    let mut owners = vec![false; files.len()];
+    let mut line_less = false;
+    for f in findings {
+        match f.file_line() {
+            None => line_less = true,
+            Some((file, _)) => (0..files.len())
+                .filter(|&i| files[i].iter().any(|x| x == file))
+                .for_each(|i| owners[i] = true),
+        }
+    }
+    (line_less && owners.iter().any(|o| *o) && !owners.iter().all(|o| *o)).then_some(owners)
 }
 
 /// Whether `f` is a host API call that failed because a kernel faulted earlier in the process

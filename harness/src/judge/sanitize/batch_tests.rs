@@ -96,6 +96,11 @@ fn files() -> Vec<Vec<String>> {
 
 const NAMES: [&str; 3] = ["a", "b", "c"];
 
+/// Which cases a batch settled as clean.
+fn clean(settled: Vec<Settled>) -> Vec<bool> {
+    settled.into_iter().map(|s| s == Settled::Clean).collect()
+}
+
 fn all_ran() -> String {
     NAMES.iter().map(|n| result_line(n, OK)).collect()
 }
@@ -107,7 +112,7 @@ fn a_clean_batch_settles_every_case_that_ran_once() {
         result_line("a", OK),
         result_line("b", WRONG) + &result_line("c", OK)
     );
-    assert_eq!(settle(&batch_run(Outcome::Clean, &log), &NAMES, &files(), NONCE), [true; 3]);
+    assert_eq!(clean(settle(&batch_run(Outcome::Clean, &log), &NAMES, &files(), NONCE)), [true; 3]);
 }
 
 #[test]
@@ -146,7 +151,7 @@ fn a_case_that_did_not_run_exactly_once_runs_again_alone() {
     ];
     for log in cases {
         assert_eq!(
-            settle(&batch_run(Outcome::Clean, &log), &NAMES, &files(), NONCE),
+            clean(settle(&batch_run(Outcome::Clean, &log), &NAMES, &files(), NONCE)),
             [true, false, true],
             "{log}"
         );
@@ -154,11 +159,12 @@ fn a_case_that_did_not_run_exactly_once_runs_again_alone() {
 }
 
 #[test]
-fn a_finding_sends_every_case_whose_code_holds_its_file_to_run_alone() {
-    let run = |locs: &[&str]| {
+fn a_finding_at_code_of_one_case_only_is_that_cases_and_one_at_shared_code_sends_its_holders_alone() {
+    let settled = |locs: &[&str], log: &str| {
         let f = locs.iter().map(|l| finding(l)).collect();
-        settle(&batch_run(Outcome::Findings(f), &all_ran()), &NAMES, &files(), NONCE)
+        settle(&batch_run(Outcome::Findings(f), log), &NAMES, &files(), NONCE)
     };
+    let run = |locs: &[&str]| clean(settled(locs, &all_ran()));
     assert_eq!(run(&["kernels/a.cu:12"]), [false, true, true]);
     assert_eq!(run(&["kernels/b.cu:3"]), [true, false, true]);
     // c.cu is in b's code and c's: neither is settled.
@@ -168,6 +174,54 @@ fn a_finding_sends_every_case_whose_code_holds_its_file_to_run_alone() {
     assert_eq!(run(&["kernels/a.cu:1", "kernels/d.cu:2"]), [false; 3]);
     assert_eq!(run(&["k pc 0x1f0"]), [false; 3]);
     assert_eq!(run(&["<host>"]), [false; 3]);
+
+    // What is not clean: each case's own findings, or again.
+    use Settled::{Again, Clean, Found};
+    let found = |locs: &[&str]| Found(locs.iter().map(|l| finding(l)).collect());
+    assert_eq!(
+        settled(&["kernels/a.cu:12", "kernels/b.cu:3", "kernels/a.cu:14"], &all_ran()),
+        [found(&["kernels/a.cu:12", "kernels/a.cu:14"]), found(&["kernels/b.cu:3"]), Clean]
+    );
+    // One of b's findings is at c's file, which b's code includes: b and c again, a its own.
+    assert_eq!(
+        settled(&["kernels/b.cu:3", "kernels/c.cu:9", "kernels/a.cu:1"], &all_ran()),
+        [found(&["kernels/a.cu:1"]), Again, Again]
+    );
+    // A case whose launch did not say it ran is never given findings from the batch.
+    let a_failed = format!(
+        "{}{}{}",
+        result_line("a", "CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure"),
+        result_line("b", OK),
+        result_line("c", OK)
+    );
+    assert_eq!(settled(&["kernels/a.cu:12"], &a_failed), [Again, Clean, Clean]);
+    // Every spelling of a file that is not exactly one of a case's names nobody.
+    for other in ["kernels/a.cu.bak:1", "a.cu:1", "kernels//a.cu:1", "Kernels/a.cu:1", "./kernels/a.cu:1"] {
+        assert_eq!(settled(&[other], &all_ran()), [Again, Again, Again], "{other}");
+    }
+}
+
+#[test]
+fn a_line_less_record_beside_some_cases_findings_runs_the_others_again_as_a_batch() {
+    let owners = |locs: &[&str]| {
+        let f = locs
+            .iter()
+            .map(|l| match *l {
+                "<host>" => api("Error buffer overflow has been detected. Some records have been dropped"),
+                l => finding(l),
+            })
+            .collect();
+        line_less_owners(&batch_run(Outcome::Findings(f), &all_ran()), &files())
+    };
+    assert_eq!(owners(&["kernels/a.cu:3", "<host>"]), Some(vec![true, false, false]));
+    // c.cu is in b's code and c's: both have it.
+    assert_eq!(owners(&["<host>", "kernels/c.cu:9"]), Some(vec![false, true, true]));
+    assert_eq!(owners(&["<host>", "kernels/a.cu:1", "kernels/b.cu:2"]), Some(vec![true, true, false]));
+    // Nobody's findings, everybody's, or no line-less record: nothing to split.
+    assert_eq!(owners(&["<host>"]), None);
+    assert_eq!(owners(&["<host>", "kernels/a.cu:1", "kernels/c.cu:2"]), None);
+    assert_eq!(owners(&["kernels/a.cu:3"]), None);
+    assert_eq!(line_less_owners(&batch_run(Outcome::Clean, &all_ran()), &files()), None);
 }
 
 #[test]
@@ -180,7 +234,7 @@ fn a_batch_that_hung_or_was_inconclusive_settles_nothing() {
         Outcome::Inconclusive("no XML was written".into()),
     ] {
         assert_eq!(
-            settle(&batch_run(outcome, &all_ran()), &NAMES, &files(), NONCE),
+            clean(settle(&batch_run(outcome, &all_ran()), &NAMES, &files(), NONCE)),
             [false; 3]
         );
     }
@@ -277,7 +331,7 @@ fn a_batch_stopped_by_an_error_settles_the_cases_before_it_and_batches_the_rest_
     assert_eq!(stopped(oob.clone(), &log, 3.0), Some(2));
     // What settles of it: `a` (no finding in its files); `b` runs alone; `c` never ran.
     let b = batch_run(oob.clone(), &log);
-    assert_eq!(settle(&b, &NAMES, &files(), NONCE), [true, false, false]);
+    assert_eq!(clean(settle(&b, &NAMES, &files(), NONCE)), [true, false, false]);
     // What memcheck really reports there (H200 run 27, call D): the failed module load too, a
     // host API error with no source line. It follows the fault, which came from a case that did
     // not say its launch ran: `a` still settles, and the cases from the stop run again as a
@@ -285,7 +339,7 @@ fn a_batch_stopped_by_an_error_settles_the_cases_before_it_and_batches_the_rest_
     let mut both = vec![finding("kernels/b.cu:7")];
     both.push(api("Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) due to \"unspecified launch failure\" on CUDA API call to cuModuleLoadData."));
     let real = batch_run(Outcome::Findings(both.clone()), &log);
-    assert_eq!(settle(&real, &NAMES, &files(), NONCE), [true, false, false]);
+    assert_eq!(clean(settle(&real, &NAMES, &files(), NONCE)), [true, false, false]);
     assert_eq!(stopped(Outcome::Findings(both), &log, 3.0), Some(2));
     // Stopped before any case printed: nothing to learn, every case alone.
     assert_eq!(stopped(oob.clone(), error, 3.0), None);
@@ -398,7 +452,7 @@ fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_d
                 for how in ["due to \"unspecified launch failure\"", "(error 719)"] {
                     let text = format!("Program hit {code} {how} on CUDA API call to cuMemFreeAsync.");
                     let run = batch_run(Outcome::Findings(vec![api(&text)]), &log);
-                    let got = settle(&run, &NAMES, &files(), NONCE);
+                    let got = clean(settle(&run, &NAMES, &files(), NONCE));
                     let want = match is_sticky && !all_ran {
                         true => ran,
                         false => [false; 3],
@@ -414,7 +468,7 @@ fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_d
                 ..api("Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) on CUDA API call to cuMemFreeAsync.")
             };
             let run = batch_run(Outcome::Findings(vec![f]), &log);
-            assert_eq!(settle(&run, &NAMES, &files(), NONCE), [false; 3], "{kind}");
+            assert_eq!(clean(settle(&run, &NAMES, &files(), NONCE)), [false; 3], "{kind}");
         }
         // A tool warning with no line (records dropped) stays nobody's.
         let warning = Finding {
@@ -425,7 +479,7 @@ fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_d
             ..finding("")
         };
         let run = batch_run(Outcome::Findings(vec![warning]), &log);
-        assert_eq!(settle(&run, &NAMES, &files(), NONCE), [false; 3]);
+        assert_eq!(clean(settle(&run, &NAMES, &files(), NONCE)), [false; 3]);
     }
 }
 
