@@ -114,7 +114,7 @@ enum Job<'a> {
     /// One compute-sanitizer tool on several kernels in one process ([`sanitize::batch`]).
     Batch(Vec<&'a Case>, Tool),
     /// racegate's own tools on several kernels: those whose stress run passed in one injected
-    /// run ([`sanitize::batch::run_own`]), the others each alone ([`own_batch_job`]).
+    /// run ([`sanitize::own_batch::run_own`]), the others each alone ([`own_batch_job`]).
     OwnBatch(Vec<&'a Case>, Vec<Tool>),
 }
 
@@ -202,7 +202,7 @@ pub fn run_manifest(
                 Job::Stress(case) => {
                     // Uncounted when it ends, with its verdict; a panic included, without one.
                     let mut ended = StressEnded::new(&stress, &case.name);
-                    let end = stress_job(slot, catalog, case, cfg, exe, &mut out);
+                    let end = stress_job(slot, catalog, case, cfg, exe, &mut out, |e| ended.say(e));
                     ended.verdict = end.as_ref().ok().cloned();
                     drop(ended);
                     end?;
@@ -270,7 +270,7 @@ pub fn run_one(
     };
     match tool {
         None => {
-            stress_job(&mut stress::Slot::default(), catalog, case, cfg, exe, &mut run)?;
+            stress_job(&mut stress::Slot::default(), catalog, case, cfg, exe, &mut run, |_| {})?;
         }
         Some(tool) => {
             let mut sc = cfg.battery.sanitize(tool);
@@ -374,7 +374,7 @@ fn after_hang(sc: &sanitize::SanitizeConfig, cfg: &GateConfig) -> sanitize::Sani
 }
 
 /// racegate's own `group` of tools on `cases`: the kernels whose stress run passed in one
-/// injected run where it is clean for all of them ([`sanitize::batch::run_own`]: any finding,
+/// injected run where it is clean for all of them ([`sanitize::own_batch::run_own`]: any finding,
 /// hang or doubt and each runs alone), every other kernel alone (a kernel with wrong results
 /// often has a finding of these tools, which would send the whole batch alone), at most
 /// [`OWN_ALONE_AT_ONCE`] at once beside the batch. Each run is added as [`sanitize_job`] adds
@@ -405,7 +405,7 @@ fn own_batch_job(
                 |_| {},
             )
         });
-        let batch = sanitize::batch::run_own(catalog, &together, &sc, exe, group);
+        let batch = sanitize::own_batch::run_own(catalog, &together, &sc, exe, group);
         (alone_runs.join().expect("the own tools' runs alone"), batch)
     });
     let mut sources = Sources::new(&catalog.root);
@@ -459,7 +459,8 @@ pub fn run_own_pair(
         .collect())
 }
 
-/// One kernel's stress run, its finding added to `out`; how it ended.
+/// One kernel's stress run, its finding added to `out`; how it ended, which `verdict` also
+/// sees as soon as it is known (before the minimal-repro search of a failure).
 fn stress_job(
     slot: &mut stress::Slot,
     catalog: &Catalog,
@@ -467,6 +468,7 @@ fn stress_job(
     cfg: &GateConfig,
     exe: &Path,
     out: &mut GateRun,
+    verdict: impl FnOnce(&StressEnd),
 ) -> Result<StressEnd> {
     let r = stress::run_in(slot, catalog, case, &cfg.battery.stress(true), exe, |_| {})?;
     let oracle = match case.kernel_spec().map(|k| &k.check) {
@@ -482,6 +484,7 @@ fn stress_job(
         },
         _ => StressEnd::Flagged,
     };
+    verdict(&end);
     let kind = match &r.verdict {
         Verdict::Pass => return Ok(end),
         Verdict::Fail => format!("wrong results against the {oracle} oracle"),

@@ -27,9 +27,9 @@ impl StressState {
         self.running += 1;
     }
 
-    /// `case`'s stress job ended: with `end`, or without a verdict (an error before it, a panic).
-    pub(super) fn ended(&mut self, case: &str, end: Option<&StressEnd>) {
-        self.running = self.running.saturating_sub(1);
+    /// `case`'s stress verdict: the kernel is done for the jobs that wait for it (its stress
+    /// job may still be searching for a minimal repro, and counts as running until it ends).
+    pub(super) fn said(&mut self, case: &str, end: Option<&StressEnd>) {
         self.done.insert(case.to_string());
         match end {
             Some(StressEnd::Hung { finished_none }) => {
@@ -44,11 +44,24 @@ impl StressState {
             _ => {}
         }
     }
+
+    /// `case`'s stress job ended; its verdict is `end` unless it was said before (none: an
+    /// error or a panic before one).
+    pub(super) fn ended(&mut self, case: &str, end: Option<&StressEnd>) {
+        self.running = self.running.saturating_sub(1);
+        if !self.done.contains(case) {
+            self.said(case, end);
+        }
+    }
 }
 
-/// A running stress job of `case`: dropped, it records the end in the state with `verdict`
-/// (none when the job failed or panicked before one), so the count goes down and the kernel's
-/// tool jobs stop waiting whatever happened.
+/// A running stress job of `case`: its verdict goes out as soon as it is known
+/// ([`StressEnded::say`]: a failure's tools need the verdict, not its minimal repro, whose
+/// search took up to 22 s of a 49 s gate in H200 run 29 while the tools waited); dropped, it
+/// counts the job down and records `verdict` if none was said (none when the job failed or
+/// panicked before one), so the kernel's tool jobs stop waiting whatever happened. The search
+/// still counts as a stress run: no more run at once than before (H200 run 28, call B: a
+/// verdict out early *and* uncounted put more processes on the GPU and the gate was no faster).
 pub(super) struct StressEnded<'a> {
     state: &'a Mutex<StressState>,
     case: &'a str,
@@ -62,6 +75,12 @@ impl<'a> StressEnded<'a> {
             case,
             verdict: None,
         }
+    }
+
+    /// The verdict, before the job ends.
+    pub(super) fn say(&self, end: &StressEnd) {
+        let mut st = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        st.said(self.case, Some(end));
     }
 }
 
@@ -134,5 +153,31 @@ mod tests {
         // Never below zero.
         drop(StressEnded::new(&state, "e"));
         assert_eq!(state.lock().unwrap().running, 0);
+    }
+
+    #[test]
+    fn a_verdict_said_early_frees_the_kernels_tools_but_the_job_counts_until_it_ends() {
+        let state = Mutex::new(StressState::default());
+        state.lock().unwrap().picked();
+        let ended = StressEnded::new(&state, "a");
+        ended.say(&StressEnd::Hung { finished_none: true });
+        {
+            let st = state.lock().unwrap();
+            assert!(st.done.contains("a") && st.finished_none.contains("a"));
+            assert_eq!(st.running, 1, "the search after the verdict still counts");
+        }
+        drop(ended);
+        let st = state.lock().unwrap();
+        assert_eq!(st.running, 0);
+        assert!(st.hung.contains("a") && !st.passed.contains("a"));
+        drop(st);
+        // A verdict said is not overwritten by the end's (a job that failed after saying it).
+        state.lock().unwrap().picked();
+        let mut ended = StressEnded::new(&state, "b");
+        ended.say(&StressEnd::Passed);
+        ended.verdict = Some(StressEnd::Hung { finished_none: true });
+        drop(ended);
+        let st = state.lock().unwrap();
+        assert!(st.passed.contains("b") && !st.hung.contains("b"));
     }
 }

@@ -377,7 +377,7 @@ fn run_task(
                 .collect())
         }
         Task::OwnBatch(cs, tools) => {
-            let runs = sanitize::batch::run_own(catalog, cs, &cfg.sanitize(tools[0]), exe, tools)?;
+            let runs = sanitize::own_batch::run_own(catalog, cs, &cfg.sanitize(tools[0]), exe, tools)?;
             Ok(cs
                 .iter()
                 .zip(runs)

@@ -222,7 +222,7 @@ pub fn run(
 }
 
 /// How many of a batch's unsettled cases run alone at once (beside the batch's own job slot).
-const ALONE_AT_ONCE: usize = 4;
+pub(super) const ALONE_AT_ONCE: usize = 4;
 
 /// One line on why a batch left cases unsettled (for the timeline record only).
 fn unsettled_why(
@@ -261,7 +261,7 @@ fn unsettled_why(
 
 /// The source files a PTX's line information names (its `.file` directives), as findings
 /// name them ([`normalize::repo_relative`]).
-fn ptx_files(ptx: &str, root: &Path) -> Vec<String> {
+pub(super) fn ptx_files(ptx: &str, root: &Path) -> Vec<String> {
     ptx.lines()
         .filter_map(|l| {
             let rest = l.trim_start().strip_prefix(".file")?;
@@ -270,99 +270,6 @@ fn ptx_files(ptx: &str, root: &Path) -> Vec<String> {
             Some(normalize::repo_relative(name, root))
         })
         .collect()
-}
-
-/// racegate's own `tools` (globalcheck, sharedcheck, fencecheck) on `cases` in one injected
-/// run where that run is clean for every tool and every case printed that its launch ran
-/// ([`settle_own`]); otherwise each case alone ([`runner::run_own`]), a few at once. The
-/// all-or-nothing rule suits cases the tools are expected to find nothing in (the matrix
-/// batches only those, the gate those whose stress run passed): the tools' reports are per
-/// launch, and a clean report of all the launches is a clean report of each. Each settled case
-/// still gets sharedcheck's look at its own unoptimized build (shared variables read and never
-/// written), as a run alone does. One entry per case, each a run per tool.
-pub fn run_own(
-    catalog: &Catalog,
-    cases: &[&Case],
-    cfg: &SanitizeConfig,
-    exe: &Path,
-    tools: &[Tool],
-) -> Result<Vec<Vec<SanitizerRun>>> {
-    let alone = |c: &Case| runner::run_own(catalog, c, cfg, exe, tools);
-    // A few at once, as a compute-sanitizer batch's unsettled cases.
-    let each_alone = || {
-        crate::proc::pool::run_all(cases.to_vec(), ALONE_AT_ONCE, alone, |_| {})
-            .into_iter()
-            .collect()
-    };
-    if cases.len() < 2 || cfg.keep_xml.is_some() {
-        return each_alone();
-    }
-    let nonce = runner::new_nonce();
-    let Ok((target, _)) = runner::target_command_for(catalog, cases, cfg, exe, Some(&nonce))
-    else {
-        return each_alone();
-    };
-    let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
-    let label = names.join("+");
-    // One case's deadline for the whole run, as for compute-sanitizer's batches.
-    let Ok(runs) = super::globalcheck::run::run_tools(&label, &target, cfg, &catalog.root, tools)
-    else {
-        return each_alone();
-    };
-    if !settle_own(&runs, &names, &nonce, cfg.timeout) {
-        crate::proc::timeline::note("batch", || {
-            let why: Vec<String> = runs
-                .iter()
-                .map(|r| match &r.outcome {
-                    Outcome::Clean => format!("{}: clean", r.tool),
-                    Outcome::Findings(f) => format!("{}: {} finding(s)", r.tool, f.len()),
-                    Outcome::Hang { .. } => format!("{}: hang", r.tool),
-                    Outcome::Inconclusive(w) => format!("{}: inconclusive: {w}", r.tool),
-                })
-                .collect();
-            format!("{label}: every case alone: {}", why.join("; "))
-        });
-        return each_alone();
-    }
-    let n = cases.len() as f64;
-    Ok(cases
-        .iter()
-        .map(|c| {
-            let settled = runs
-                .iter()
-                .map(|r| SanitizerRun {
-                    case: c.name.clone(),
-                    tool: r.tool,
-                    outcome: Outcome::Clean,
-                    exit: format!("{} (one process for {})", r.exit, names.join(", ")),
-                    seconds: r.seconds / n,
-                    log: case_log(&r.log, &c.name, &names),
-                    command: r.command.clone(),
-                })
-                .collect();
-            runner::with_never_written(settled, catalog, c, cfg)
-        })
-        .collect())
-}
-
-/// Whether an injected run of racegate's own tools settles every case as clean: the run was
-/// whole and every tool's run was clean; otherwise none is settled. Not per case as a
-/// compute-sanitizer batch: the tools return their findings as soon as there are any, before
-/// they look at what they could not judge (a dropped finding, an untracked access, a distrusted
-/// launch), so a run with one case's findings says nothing of the others' blind spots (a
-/// hostile review of run 28's change, which had settled them per case).
-fn settle_own(
-    runs: &[SanitizerRun],
-    names: &[&str],
-    nonce: &str,
-    timeout: std::time::Duration,
-) -> bool {
-    !runs.is_empty()
-        && runs.iter().all(|r| {
-            r.outcome == Outcome::Clean
-                && complete(&r.log, nonce, r.seconds * runs.len() as f64, timeout)
-                && names.iter().all(|n| ran_once(&r.log, n, nonce))
-        })
 }
 
 /// What a batch's run says of one case.
@@ -474,7 +381,7 @@ fn after_a_fault(f: &Finding) -> bool {
 /// ran, none stopped it with an error), with this run's nonce, and the run took no longer than
 /// one case alone may (a run alone includes the same start and only its own case's work, so
 /// each case would have finished within its deadline alone too).
-fn complete(log: &str, nonce: &str, seconds: f64, timeout: std::time::Duration) -> bool {
+pub(super) fn complete(log: &str, nonce: &str, seconds: f64, timeout: std::time::Duration) -> bool {
     let last = format!("{RESULT}{} [run {nonce}]", runner::ALL_RAN);
     seconds <= timeout.as_secs_f64() && log.lines().filter(|l| *l == last).count() == 1
 }
@@ -521,7 +428,7 @@ fn hung_case(batch: &SanitizerRun, names: &[&str]) -> Option<usize> {
 /// Whether `log` holds exactly one result line for case `name` with this run's `nonce`, and
 /// it says the launch ran. A line without the nonce (a kernel's `printf`) is not a result
 /// line, but a second line with it is (the same `printf` can not make one).
-fn ran_once(log: &str, name: &str, nonce: &str) -> bool {
+pub(super) fn ran_once(log: &str, name: &str, nonce: &str) -> bool {
     let head = format!("{RESULT}{name} (");
     let tag = format!(" [run {nonce}]");
     let lines: Vec<&str> = log
@@ -543,7 +450,7 @@ fn ran_once(log: &str, name: &str, nonce: &str) -> bool {
 
 /// A settled case's log: which cases shared the process, the tool's own lines, and this case's
 /// result and timing lines (not the other cases', so a time breakdown counts each case once).
-fn case_log(log: &str, name: &str, names: &[&str]) -> String {
+pub(super) fn case_log(log: &str, name: &str, names: &[&str]) -> String {
     let mut out = format!(
         "(one compute-sanitizer process ran {}; its lines for this case follow)\n",
         names.join(", ")
@@ -563,4 +470,4 @@ fn case_log(log: &str, name: &str, names: &[&str]) -> String {
 
 #[cfg(test)]
 #[path = "batch_tests.rs"]
-mod tests;
+pub(super) mod tests;

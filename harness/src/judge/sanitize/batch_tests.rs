@@ -42,7 +42,7 @@ fn batches_hold_each_case_once_in_order_with_distinct_files_and_at_most_max() {
     assert_eq!(batches(&refs, 4).iter().map(Vec::len).collect::<Vec<_>>(), [4, 4]);
 }
 
-fn finding(location: &str) -> Finding {
+pub(crate) fn finding(location: &str) -> Finding {
     Finding {
         kind: "Analysis".into(),
         level: "Error".into(),
@@ -53,7 +53,7 @@ fn finding(location: &str) -> Finding {
     }
 }
 
-const NONCE: &str = "0123456789abcdef";
+pub(crate) const NONCE: &str = "0123456789abcdef";
 
 /// A host API error record as the normalizer makes it (no source line).
 fn api(what: &str) -> Finding {
@@ -66,14 +66,14 @@ fn api(what: &str) -> Finding {
     }
 }
 
-fn result_line(name: &str, said: &str) -> String {
+pub(crate) fn result_line(name: &str, said: &str) -> String {
     format!("{RESULT}{name} (n=64 grid=1 block=64): {said} [run {NONCE}]\n")
 }
 
-const OK: &str = "results correct; buffers digest 0123456789abcdef";
+pub(crate) const OK: &str = "results correct; buffers digest 0123456789abcdef";
 const WRONG: &str = "3 of 64 elements of `out` wrong; buffers digest 0123456789abcdef";
 
-fn batch_run(outcome: Outcome, log: &str) -> SanitizerRun {
+pub(crate) fn batch_run(outcome: Outcome, log: &str) -> SanitizerRun {
     SanitizerRun {
         case: "a+b+c".into(),
         tool: Tool::Racecheck,
@@ -85,7 +85,7 @@ fn batch_run(outcome: Outcome, log: &str) -> SanitizerRun {
     }
 }
 
-fn files() -> Vec<Vec<String>> {
+pub(crate) fn files() -> Vec<Vec<String>> {
     vec![
         vec!["racegate_prelude.cuh".into(), "kernels/a.cu".into()],
         // b's file includes c's: c's lines are in b's code too.
@@ -94,7 +94,7 @@ fn files() -> Vec<Vec<String>> {
     ]
 }
 
-const NAMES: [&str; 3] = ["a", "b", "c"];
+pub(crate) const NAMES: [&str; 3] = ["a", "b", "c"];
 
 /// Which cases a batch settled as clean.
 fn clean(settled: Vec<Settled>) -> Vec<bool> {
@@ -481,59 +481,4 @@ fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_d
         let run = batch_run(Outcome::Findings(vec![warning]), &log);
         assert_eq!(clean(settle(&run, &NAMES, &files(), NONCE)), [false; 3]);
     }
-}
-
-/// racegate's own tools in one injected run, over random outcomes of each tool and logs: every
-/// case settles when the run was whole (the last line, in time, every case said it ran once)
-/// and every tool's run was clean; otherwise none does, findings of one case included (the
-/// tools stop at their findings before they look at what they could not judge, so those say
-/// nothing of the other cases).
-#[test]
-fn own_tools_settle_all_cases_only_when_every_tool_is_clean() {
-    use std::time::Duration;
-    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(28);
-    let t = Duration::from_secs(20);
-    let last = format!("{RESULT}{} [run {NONCE}]\n", runner::ALL_RAN);
-    let mut seen = [0usize; 2];
-    for round in 0..3000 {
-        let tools = rng.random_range(1..=3usize);
-        // Which cases said they ran (0: no line, 1: ran, 2: a failed launch), and the last line.
-        let said: Vec<u8> = (0..NAMES.len()).map(|_| [1, 1, 1, 0, 2][rng.random_range(0..5)]).collect();
-        let mut log: String = NAMES
-            .iter()
-            .zip(&said)
-            .map(|(n, s)| match s {
-                1 => result_line(n, OK),
-                2 => result_line(n, "launch failed"),
-                _ => String::new(),
-            })
-            .collect();
-        let whole = rng.random_range(0..4) > 0;
-        if whole {
-            log.push_str(&last);
-        }
-        let mut want = whole && said.iter().all(|s| *s == 1);
-        let mut runs = Vec::new();
-        for k in 0..tools {
-            let outcome = match rng.random_range(0..6) {
-                0..=2 => Outcome::Clean,
-                3 => Outcome::Findings(vec![finding(["kernels/a.cu:3", "kernels/c.cu:4"][rng.random_range(0..2)])]),
-                4 => Outcome::Inconclusive("globalcheck cannot judge this run".into()),
-                _ => Outcome::Hang { left_behind: false, said: None },
-            };
-            want &= outcome == Outcome::Clean;
-            let mut r = batch_run(outcome, &log);
-            r.tool = [Tool::Globalcheck, Tool::Sharedcheck, Tool::Fencecheck][k];
-            // The run's time is shared among its tools: the process took `seconds * tools`.
-            r.seconds = rng.random_range(0.1..8.0);
-            want &= r.seconds * tools as f64 <= t.as_secs_f64();
-            runs.push(r);
-        }
-        let got = settle_own(&runs, &NAMES, NONCE, t);
-        assert_eq!(got, want, "round {round}: {runs:?}");
-        seen[usize::from(want)] += 1;
-    }
-    assert!(seen[0] > 100 && seen[1] > 100, "both outcomes drawn: {seen:?}");
-    // No tool run at all settles nothing.
-    assert!(!settle_own(&[], &NAMES, NONCE, t));
 }

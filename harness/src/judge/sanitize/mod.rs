@@ -2,13 +2,14 @@
 //! Part of `judge/`: may import the stages below `judge/`.
 //!
 //! The sanitizer detector, one file per stage:
-//! run ([`runner`]; [`batch`] for several cases in one process; [`globalcheck`] for global
-//! memory) -> XML ([`xml`]) -> findings and normalized text ([`normalize`]) ->
+//! run ([`runner`]; [`batch`] for several cases in one process, [`own_batch`] for racegate's
+//! own tools; [`globalcheck`] for global memory) -> XML ([`xml`]) -> findings and normalized text ([`normalize`]) ->
 //! snapshot ([`snapshot`]).
 
 pub mod batch;
 pub mod globalcheck;
 pub mod normalize;
+pub mod own_batch;
 pub mod runner;
 /// Only the test target compares snapshots (insta is a dev-dependency).
 #[cfg(any(test, feature = "internals"))]

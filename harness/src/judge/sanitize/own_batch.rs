@@ -1,0 +1,176 @@
+//! racegate's own tools (globalcheck, sharedcheck, fencecheck) on several cases in one injected
+//! run, as [`super::batch`] does for compute-sanitizer's: the run settles every case as clean or
+//! none ([`settle_own`]), since the tools return their findings before they look at what they
+//! could not judge; when its only verdicts are findings at code of some cases, those run alone
+//! and the others again as a batch ([`own_owners`]).
+
+use std::path::Path;
+
+use super::batch::{case_log, complete, ptx_files, ran_once, ALONE_AT_ONCE};
+use super::normalize::Finding;
+use super::runner;
+use super::tool::{Outcome, SanitizeConfig, SanitizerRun, Tool};
+use crate::errors::Result;
+use crate::source::catalog::{Case, Catalog};
+
+/// racegate's own `tools` (globalcheck, sharedcheck, fencecheck) on `cases` in one injected
+/// run where that run is clean for every tool and every case printed that its launch ran
+/// ([`settle_own`]); otherwise each case alone ([`runner::run_own`]), a few at once. The
+/// all-or-nothing rule suits cases the tools are expected to find nothing in (the matrix
+/// batches only those, the gate those whose stress run passed): the tools' reports are per
+/// launch, and a clean report of all the launches is a clean report of each. Each settled case
+/// still gets sharedcheck's look at its own unoptimized build (shared variables read and never
+/// written), as a run alone does. One entry per case, each a run per tool.
+pub fn run_own(
+    catalog: &Catalog,
+    cases: &[&Case],
+    cfg: &SanitizeConfig,
+    exe: &Path,
+    tools: &[Tool],
+) -> Result<Vec<Vec<SanitizerRun>>> {
+    let alone = |c: &Case| runner::run_own(catalog, c, cfg, exe, tools);
+    // A few at once, as a compute-sanitizer batch's unsettled cases.
+    let each_alone = || {
+        crate::proc::pool::run_all(cases.to_vec(), ALONE_AT_ONCE, alone, |_| {})
+            .into_iter()
+            .collect()
+    };
+    if cases.len() < 2 || cfg.keep_xml.is_some() {
+        return each_alone();
+    }
+    let nonce = runner::new_nonce();
+    let Ok((target, ptxs)) = runner::target_command_for(catalog, cases, cfg, exe, Some(&nonce))
+    else {
+        return each_alone();
+    };
+    let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+    let label = names.join("+");
+    // One case's deadline for the whole run, as for compute-sanitizer's batches.
+    let Ok(runs) = super::globalcheck::run::run_tools(&label, &target, cfg, &catalog.root, tools)
+    else {
+        return each_alone();
+    };
+    let files = || -> Option<Vec<Vec<String>>> {
+        let texts = ptxs.iter().map(std::fs::read_to_string).collect::<std::io::Result<Vec<_>>>();
+        Some(texts.ok()?.iter().map(|t| ptx_files(t, &catalog.root)).collect())
+    };
+    if let Some(owners) = (!settle_own(&runs, &names, &nonce, cfg.timeout))
+        .then(files)
+        .flatten()
+        .and_then(|files| own_owners(&runs, &names, &files, &nonce, cfg.timeout))
+    {
+        // Only findings, each at code of one case: those cases alone, the others again as a
+        // batch of their own, judged whole by the same rule (H200 run 29: one kernel that
+        // only sharedcheck flags sent the four others of its batch to runs alone).
+        crate::proc::timeline::note("batch", || format!("{label}: the cases with findings alone, the others again as a batch"));
+        let (found, others): (Vec<usize>, Vec<usize>) = (0..cases.len()).partition(|&i| owners[i]);
+        let others_cases: Vec<&Case> = others.iter().map(|&i| cases[i]).collect();
+        let (found_runs, other_runs) = std::thread::scope(|s| {
+            let found_runs = s.spawn(|| {
+                crate::proc::pool::run_all(found.clone(), ALONE_AT_ONCE, |i| alone(cases[i]), |_| {})
+            });
+            let other_runs = run_own(catalog, &others_cases, cfg, exe, tools);
+            (found_runs.join().expect("the own tools' runs alone"), other_runs)
+        });
+        let (mut found_runs, mut other_runs) = (found_runs.into_iter(), other_runs?.into_iter());
+        return (0..cases.len())
+            .map(|i| match owners[i] {
+                true => found_runs.next().expect("one run per case with findings"),
+                false => Ok(other_runs.next().expect("one run per other case")),
+            })
+            .collect();
+    }
+    if !settle_own(&runs, &names, &nonce, cfg.timeout) {
+        crate::proc::timeline::note("batch", || {
+            let why: Vec<String> = runs
+                .iter()
+                .map(|r| match &r.outcome {
+                    Outcome::Clean => format!("{}: clean", r.tool),
+                    Outcome::Findings(f) => format!("{}: {} finding(s)", r.tool, f.len()),
+                    Outcome::Hang { .. } => format!("{}: hang", r.tool),
+                    Outcome::Inconclusive(w) => format!("{}: inconclusive: {w}", r.tool),
+                })
+                .collect();
+            format!("{label}: every case alone: {}", why.join("; "))
+        });
+        return each_alone();
+    }
+    let n = cases.len() as f64;
+    Ok(cases
+        .iter()
+        .map(|c| {
+            let settled = runs
+                .iter()
+                .map(|r| SanitizerRun {
+                    case: c.name.clone(),
+                    tool: r.tool,
+                    outcome: Outcome::Clean,
+                    exit: format!("{} (one process for {})", r.exit, names.join(", ")),
+                    seconds: r.seconds / n,
+                    log: case_log(&r.log, &c.name, &names),
+                    command: r.command.clone(),
+                })
+                .collect();
+            runner::with_never_written(settled, catalog, c, cfg)
+        })
+        .collect())
+}
+
+/// Which cases own a run of racegate's own tools that did not settle them all, when that run
+/// was whole, every case ran once, every tool's outcome was clean or findings, and every
+/// finding is at a line of a file exactly one case's code came from; `None` otherwise, or
+/// when every case owns some (nothing would be left to batch again). Only which case runs how
+/// is decided from it: no case is settled by it ([`settle_own`]).
+fn own_owners(
+    runs: &[SanitizerRun],
+    names: &[&str],
+    files: &[Vec<String>],
+    nonce: &str,
+    timeout: std::time::Duration,
+) -> Option<Vec<bool>> {
+    let mut owners = vec![false; names.len()];
+    for r in runs {
+        if !complete(&r.log, nonce, r.seconds * runs.len() as f64, timeout)
+            || !names.iter().all(|n| ran_once(&r.log, n, nonce))
+        {
+            return None;
+        }
+        let findings: &[Finding] = match &r.outcome {
+            Outcome::Clean => &[],
+            Outcome::Findings(f) => f,
+            Outcome::Hang { .. } | Outcome::Inconclusive(_) => return None,
+        };
+        for f in findings {
+            let (file, _) = f.file_line()?;
+            match (0..files.len()).filter(|&i| files[i].iter().any(|x| x == file)).collect::<Vec<_>>()[..] {
+                [i] => owners[i] = true,
+                _ => return None,
+            }
+        }
+    }
+    (owners.iter().any(|o| *o) && !owners.iter().all(|o| *o)).then_some(owners)
+}
+
+/// Whether an injected run of racegate's own tools settles every case as clean: the run was
+/// whole and every tool's run was clean; otherwise none is settled. Not per case as a
+/// compute-sanitizer batch: the tools return their findings as soon as there are any, before
+/// they look at what they could not judge (a dropped finding, an untracked access, a distrusted
+/// launch), so a run with one case's findings says nothing of the others' blind spots (a
+/// hostile review of run 28's change, which had settled them per case).
+fn settle_own(
+    runs: &[SanitizerRun],
+    names: &[&str],
+    nonce: &str,
+    timeout: std::time::Duration,
+) -> bool {
+    !runs.is_empty()
+        && runs.iter().all(|r| {
+            r.outcome == Outcome::Clean
+                && complete(&r.log, nonce, r.seconds * runs.len() as f64, timeout)
+                && names.iter().all(|n| ran_once(&r.log, n, nonce))
+        })
+}
+
+#[cfg(test)]
+#[path = "own_batch_tests.rs"]
+mod tests;
