@@ -97,6 +97,68 @@ enum Task<'a> {
     Own(&'a Case, Vec<Tool>),
 }
 
+/// The matrix's tasks over `cases`: each batchable tool's cells in batches where they can be
+/// (below), racegate's own tools (`own`, the first of them standing for all) likewise, and two
+/// stress cells per case.
+fn plan<'a>(cases: &[&'a Case], all: &[Tool], own: &[Tool]) -> Vec<Task<'a>> {
+    let mut tasks: Vec<Task> = Vec::new();
+    for tool in all {
+        if sanitize::batch::batchable(*tool) {
+            // Cases this tool should find nothing in share processes (a clean batch settles
+            // them all); a case it should flag is not mixed in with them, and one that hangs
+            // runs alone (inside a batch it would cost the batch's deadline before its own).
+            let (shared, alone): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| {
+                c.expectation(Detector::from(*tool)) == Expect::Clean
+                    && c.expectation(Detector::Watchdog) == Expect::Clean
+            });
+            for b in sanitize::batch::batches(&shared, sanitize::batch::MAX_BATCH) {
+                tasks.push(Task::Batch(b, *tool));
+            }
+            // Cases racecheck or initcheck should flag share processes of their own: a case
+            // that ran is given the findings at lines of its own code (`sanitize::batch`), and
+            // neither tool's findings end a launch (synccheck's and memcheck's do, which would
+            // stop the batch at each flagged case). Fourteen racecheck cells alone were 61 s of
+            // the matrix's 475 s of cells in H200 run 29.
+            let (flagged, alone): (Vec<&Case>, Vec<&Case>) = alone.into_iter().partition(|c| {
+                matches!(tool, Tool::Racecheck | Tool::Initcheck)
+                    && c.expectation(Detector::Watchdog) == Expect::Clean
+            });
+            for b in sanitize::batch::batches(&flagged, sanitize::batch::MAX_BATCH) {
+                tasks.push(match b[..] {
+                    [one] => Task::Sanitize(one, *tool),
+                    _ => Task::Batch(b, *tool),
+                });
+            }
+            tasks.extend(alone.into_iter().map(|c| Task::Sanitize(c, *tool)));
+            continue;
+        }
+        if tool.is_own() && Some(tool) == own.first() {
+            // The same for racegate's own tools: cases every one of them should find nothing
+            // in share one injected run.
+            let (shared, alone): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| {
+                own.iter()
+                    .all(|t| c.expectation(Detector::from(*t)) == Expect::Clean)
+                    && c.expectation(Detector::Watchdog) == Expect::Clean
+            });
+            for b in sanitize::batch::batches(&shared, sanitize::batch::MAX_BATCH) {
+                tasks.push(Task::OwnBatch(b, own.to_vec()));
+            }
+            tasks.extend(alone.into_iter().map(|c| Task::Own(c, own.to_vec())));
+            continue;
+        }
+        for c in cases {
+            if !tool.is_own() {
+                tasks.push(Task::Sanitize(c, *tool));
+            }
+        }
+    }
+    for c in cases {
+        tasks.push(Task::Stress(c, true));
+        tasks.push(Task::Stress(c, false));
+    }
+    tasks
+}
+
 /// A task's label in `RACEGATE_TIMELINE`'s record.
 fn task_label(t: &Task) -> String {
     let names = |cs: &[&Case]| cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+");
@@ -119,8 +181,6 @@ pub fn run(
     on_event: impl Fn(CheckEvent) + Sync,
 ) -> Result<Matrix> {
     let start = Instant::now();
-    let mut tasks: Vec<Task> = Vec::new();
-    // Slow sanitizer runs (racecheck) first, so the pool's tail is short.
     // streamcheck judges programs' streams, copies and host accesses; on catalog cases every
     // run is inconclusive (racegate's own launches free memory in stream order, which it does
     // not model: H200 run 22), so the matrix leaves it out.
@@ -130,45 +190,7 @@ pub fn run(
         .filter(|t| *t != Tool::Streamcheck)
         .collect();
     let own = sanitize::runner::own_tools(&all);
-    for tool in &all {
-        if sanitize::batch::batchable(*tool) {
-            // Cases this tool should find nothing in share processes (a clean batch settles
-            // them all); a case it should flag, or one that hangs, runs alone, so its run is
-            // not spent on a batch it would send back.
-            let (shared, alone): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| {
-                c.expectation(Detector::from(*tool)) == Expect::Clean
-                    && c.expectation(Detector::Watchdog) == Expect::Clean
-            });
-            for b in sanitize::batch::batches(&shared, sanitize::batch::MAX_BATCH) {
-                tasks.push(Task::Batch(b, *tool));
-            }
-            tasks.extend(alone.into_iter().map(|c| Task::Sanitize(c, *tool)));
-            continue;
-        }
-        if tool.is_own() && Some(tool) == own.first() {
-            // The same for racegate's own tools: cases every one of them should find nothing
-            // in share one injected run.
-            let (shared, alone): (Vec<&Case>, Vec<&Case>) = cases.iter().partition(|c| {
-                own.iter()
-                    .all(|t| c.expectation(Detector::from(*t)) == Expect::Clean)
-                    && c.expectation(Detector::Watchdog) == Expect::Clean
-            });
-            for b in sanitize::batch::batches(&shared, sanitize::batch::MAX_BATCH) {
-                tasks.push(Task::OwnBatch(b, own.clone()));
-            }
-            tasks.extend(alone.into_iter().map(|c| Task::Own(c, own.clone())));
-            continue;
-        }
-        for c in cases {
-            if !tool.is_own() {
-                tasks.push(Task::Sanitize(c, *tool));
-            }
-        }
-    }
-    for c in cases {
-        tasks.push(Task::Stress(c, true));
-        tasks.push(Task::Stress(c, false));
-    }
+    let tasks = plan(cases, &all, &own);
     let after_hang = AfterHang::default();
     // Each pool thread keeps one stress worker (and its device context) across its stress
     // cells.

@@ -267,3 +267,46 @@ fn a_stress_cell_that_fails_to_run_still_releases_its_cases_tools() {
     other.after(&tools, &Ok(Vec::new()));
     assert_eq!(other.said(&c.name), None);
 }
+
+#[test]
+fn cases_racecheck_or_initcheck_should_flag_share_batches_of_their_own_and_the_rest_run_as_before() {
+    use Detector::{Initcheck, Memcheck, Racecheck, Synccheck, Watchdog};
+    use Expect::{Clean, Flag, May};
+    let at = |name: &str, path: &str, expect: &[(Detector, Expect)]| Case {
+        path: path.into(),
+        ..named(name, expect)
+    };
+    let cases = [
+        at("c1", "kernels/c1.cu", &[]),
+        at("c2", "kernels/c2.cu", &[]),
+        at("r1", "buggy_variants/r1.cu", &[(Racecheck, Flag), (Synccheck, Flag), (Memcheck, Flag)]),
+        at("r2", "buggy_variants/r2.cu", &[(Racecheck, May), (Initcheck, Flag)]),
+        // The same file as r1: never in one batch with it.
+        at("r3", "buggy_variants/r1.cu", &[(Racecheck, Flag)]),
+        // A case that hangs runs alone under every tool.
+        at("h", "buggy_variants/h.cu", &[(Racecheck, Flag), (Watchdog, Flag)]),
+    ];
+    let refs: Vec<&Case> = cases.iter().collect();
+    let tools = [Tool::Racecheck, Tool::Synccheck, Tool::Memcheck, Tool::Initcheck];
+    let labels: Vec<String> = plan(&refs, &tools, &[]).iter().map(task_label).collect();
+    let want = [
+        "racecheck batch c1+c2",
+        "racecheck batch r1+r2",
+        "racecheck r3",
+        "racecheck h",
+        "synccheck batch c1+c2+r2+r3",
+        "synccheck r1",
+        "synccheck h",
+        "memcheck batch c1+c2+r2+r3",
+        "memcheck r1",
+        "memcheck h",
+        // r1 and r3 share a file: two batches.
+        "initcheck batch c1+c2+r1",
+        "initcheck batch r3",
+        "initcheck r2",
+        "initcheck h",
+    ];
+    let stress = cases.iter().flat_map(|c| [format!("stress {}", c.name), format!("stress-nojitter {}", c.name)]);
+    let want: Vec<String> = want.iter().map(|s| s.to_string()).chain(stress).collect();
+    assert_eq!(labels, want);
+}
