@@ -271,7 +271,7 @@ fn a_stress_cell_that_fails_to_run_still_releases_its_cases_tools() {
 #[test]
 fn cases_racecheck_or_initcheck_should_flag_share_batches_of_their_own_and_the_rest_run_as_before() {
     use Detector::{Initcheck, Memcheck, Racecheck, Synccheck, Watchdog};
-    use Expect::{Clean, Flag, May};
+    use Expect::{Flag, May};
     let at = |name: &str, path: &str, expect: &[(Detector, Expect)]| Case {
         path: path.into(),
         ..named(name, expect)
