@@ -188,20 +188,21 @@ impl Items<'_> {
         // and poison come from its place among all the trials, so one run again alone is the
         // same trial.
         let base = problems.first().map(|p| p.label.clone());
-        let mut run = |first: usize, rest: &[Problem], alone: bool| -> Result<Vec<WorkerResult>> {
+        let run = |first: usize, rest: &[Problem], alone: bool| -> Result<Vec<WorkerResult>> {
             let place = Place {
                 first: u32::try_from(first).unwrap_or(u32::MAX),
                 base: base.clone(),
             };
-            let once =
-                || run_worker_once(cfg, self.exe, self.work, ptx, rest, true, "correct", &place);
+            // Its own request and response files: workers may run side by side.
+            let tag = format!("correct-{first}");
+            let once = || run_worker_once(cfg, self.exe, self.work, ptx, rest, true, &tag, &place);
             if alone {
                 gpu.alone(once)?
             } else {
                 gpu.run(once)?
             }
         };
-        let results = run_worker(&problems, gpu.shared(), &mut run)?;
+        let results = run_worker(&problems, gpu.shared(), &run)?;
         let mut passed = 0;
         let mut lines = Vec::new();
         let mut wrong_results = false;

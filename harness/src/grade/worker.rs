@@ -151,34 +151,65 @@ impl From<Record> for WorkerResult {
 }
 
 /// One worker process on the problems given (the first at the index given among the item's),
-/// alone on the GPU when the flag says so.
-pub(super) type RunWorker<'a> = dyn FnMut(usize, &[Problem], bool) -> Result<Vec<WorkerResult>> + 'a;
+/// alone on the GPU when the flag says so. Called from several threads at once when a kernel
+/// keeps faulting ([`run_worker`]).
+pub(super) type RunWorker<'a> =
+    dyn Fn(usize, &[Problem], bool) -> Result<Vec<WorkerResult>> + Sync + 'a;
+
+/// How many single-problem workers run side by side once a kernel has faulted at the first
+/// problem of two workers in a row.
+const FAULTING_AT_ONCE: usize = 4;
 
 /// Runs `problems` through workers (`run`: one worker process on the problems given, alone on
 /// the GPU when asked): after a fault (the CUDA context is gone) or a hang, a fresh worker takes
 /// the remaining problems, so one bad size costs one trial, not the rest. After two hangs the
 /// remaining trials are not run: a kernel that never ends would otherwise cost a full deadline
-/// per trial.
+/// per trial. Sharing the GPU, after two workers in a row that each ended at a fault on their
+/// first problem, the remaining problems run one per worker, a few side by side: each would end its worker
+/// anyway, and one after another they cost a worker's start each (H200 run 29: a submission
+/// that traps on every trial took eight workers, 14 s, at the grading batch's end).
 ///
 /// When the GPU is `shared` with other submissions, a missed deadline (a verdict that depends on
 /// time) or a fault for memory the device did not have (others hold some) is not final: the
 /// problem runs again alone, and that run is its result. After a hang taken alone
 /// the next problems run alone one at a time until one finishes (a kernel that hangs would
 /// otherwise pay a deadline beside others and another alone for each), then beside others again.
+/// Side by side, each problem's result is taken in order as if it had run next: one that
+/// finished stands, one that hung beside others runs again alone, and after the second hang
+/// the rest count as not run.
 pub(super) fn run_worker(
     problems: &[Problem],
     shared: bool,
-    run: &mut RunWorker<'_>,
+    run: &RunWorker<'_>,
 ) -> Result<Vec<WorkerResult>> {
     let mut results = Vec::with_capacity(problems.len());
     let mut hangs = 0;
     // Whether the next run is alone (in a batch that shares the GPU, after a hang).
     let mut alone = false;
+    // Workers in a row that ended at a fault on their first problem.
+    let mut faulted_first = 0;
     while results.len() < problems.len() && hangs < 2 {
         let first = results.len();
         let rest = &problems[first..];
-        let rest = if alone { &rest[..1] } else { rest };
-        let part = run(first, rest, alone)?;
+        let ran_alone = alone;
+        // Only beside others: a run alone from the start has no rerun alone for a hang its
+        // own workers beside it could have caused.
+        let (rest, part) = if shared && faulted_first >= 2 && !alone {
+            let each = crate::proc::pool::run_all(
+                (0..rest.len()).collect(),
+                FAULTING_AT_ONCE,
+                |k| run(first + k, &rest[k..=k], false),
+                |_| {},
+            );
+            let mut part = Vec::with_capacity(rest.len());
+            for r in each {
+                part.push(r?.into_iter().next().unwrap_or(WorkerResult::NotRun));
+            }
+            (rest, part)
+        } else {
+            let rest = if alone { &rest[..1] } else { rest };
+            (rest, run(first, rest, alone)?)
+        };
         let done = part
             .iter()
             .position(|r| *r == WorkerResult::NotRun)
@@ -186,8 +217,15 @@ pub(super) fn run_worker(
         if done == 0 {
             break; // the worker ended cleanly without running anything: do not spin
         }
+        faulted_first = match &part[..] {
+            [WorkerResult::Fault(_), WorkerResult::NotRun, ..] | [WorkerResult::Fault(_)] => faulted_first + 1,
+            _ => 0,
+        };
         for (k, (p, mut r)) in rest.iter().zip(part.into_iter().take(done)).enumerate() {
-            if shared && !alone && r.may_be_a_neighbours() {
+            if hangs >= 2 {
+                break;
+            }
+            if shared && !ran_alone && r.may_be_a_neighbours() {
                 r = run(first + k, std::slice::from_ref(p), true)?
                     .into_iter()
                     .next()

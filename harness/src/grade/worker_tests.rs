@@ -121,7 +121,7 @@ fn try_fake(script: &str, timeout_ms: u64) -> Result<Vec<WorkerResult>> {
     let exe = fake_worker(work.path(), script);
     let problems = three_problems();
     let cfg = GradeConfig::for_tests(Duration::from_millis(timeout_ms));
-    run_worker(&problems, false, &mut |first, rest, _| {
+    run_worker(&problems, false, &|first, rest, _| {
         let place = Place {
             first: u32::try_from(first).unwrap(),
             base: None,
@@ -233,10 +233,10 @@ fn a_hang_beside_others_counts_only_when_its_run_alone_hangs_too() {
     let problems: Vec<Problem> = (0..4).flat_map(|_| three_problems()).take(4).collect();
     let label = |p: &Problem| problems.iter().position(|q| std::ptr::eq(q, p)).unwrap();
     // Alone, problem 0 runs and problem 3 runs; beside others every run hangs at once.
-    let mut calls: Vec<(Vec<usize>, bool)> = Vec::new();
-    let mut run = |first: usize, rest: &[Problem], alone: bool| {
+    let calls: std::sync::Mutex<Vec<(Vec<usize>, bool)>> = Default::default();
+    let run = |first: usize, rest: &[Problem], alone: bool| {
         assert_eq!(label(&rest[0]), first, "the index of the run's first problem");
-        calls.push((rest.iter().map(label).collect(), alone));
+        calls.lock().unwrap().push((rest.iter().map(label).collect(), alone));
         let first = label(&rest[0]);
         let mut out = vec![WorkerResult::NotRun; rest.len()];
         out[0] = if alone && (first == 0 || first == 3) {
@@ -246,7 +246,7 @@ fn a_hang_beside_others_counts_only_when_its_run_alone_hangs_too() {
         };
         Ok(out)
     };
-    let r = run_worker(&problems, true, &mut run).unwrap();
+    let r = run_worker(&problems, true, &run).unwrap();
     assert_eq!(
         r,
         vec![
@@ -257,7 +257,7 @@ fn a_hang_beside_others_counts_only_when_its_run_alone_hangs_too() {
         ]
     );
     assert_eq!(
-        calls,
+        calls.into_inner().unwrap(),
         vec![
             (vec![0, 1, 2, 3], false), // beside others: 0 hangs
             (vec![0], true),           // 0 alone: it ran
@@ -267,17 +267,77 @@ fn a_hang_beside_others_counts_only_when_its_run_alone_hangs_too() {
         ]
     );
     // Alone from the start (`--exclusive-gpu`), a hang is final and nothing runs twice.
-    let mut once: Vec<(Vec<usize>, bool)> = Vec::new();
-    let mut run = |first: usize, rest: &[Problem], alone: bool| {
+    let once: std::sync::Mutex<Vec<(Vec<usize>, bool)>> = Default::default();
+    let run = |first: usize, rest: &[Problem], alone: bool| {
         assert_eq!(label(&rest[0]), first, "the index of the run's first problem");
-        once.push((rest.iter().map(label).collect(), alone));
+        once.lock().unwrap().push((rest.iter().map(label).collect(), alone));
         let mut out = vec![WorkerResult::NotRun; rest.len()];
         out[0] = WorkerResult::Hang;
         Ok(out)
     };
-    let r = run_worker(&problems, false, &mut run).unwrap();
+    let r = run_worker(&problems, false, &run).unwrap();
     assert_eq!(r[..2], [WorkerResult::Hang, WorkerResult::Hang]);
-    assert_eq!(once, vec![(vec![0, 1, 2, 3], false), (vec![1, 2, 3], false)]);
+    assert_eq!(once.into_inner().unwrap(), vec![(vec![0, 1, 2, 3], false), (vec![1, 2, 3], false)]);
+}
+
+/// Sharing the GPU, a kernel that faulted at the first problem of two workers in a row has its
+/// remaining problems run one per worker, side by side; each result is then taken in order as
+/// if run next: a hang beside others runs again alone, and after the second hang the rest are
+/// not run. Alone from the start, workers stay one after another.
+#[test]
+fn after_two_workers_in_a_row_end_at_a_fault_the_rest_run_one_per_worker_side_by_side() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let problems: Vec<Problem> = (0..4).flat_map(|_| three_problems()).take(10).collect();
+    let label = |p: &Problem| problems.iter().position(|q| std::ptr::eq(q, p)).unwrap();
+    let fault = || WorkerResult::Fault("CUDA_ERROR_LAUNCH_FAILED".into());
+    // Problems 0-5 fault, 6 runs, 7 and 8 hang (alone too), 9 would run.
+    let outcome = |i: usize| match i {
+        0..=5 => fault(),
+        6 | 9 => WorkerResult::Ran(vec![vec![u8::try_from(i).unwrap()]]),
+        _ => WorkerResult::Hang,
+    };
+    for shared in [true, false] {
+        let calls: std::sync::Mutex<Vec<(Vec<usize>, bool)>> = Default::default();
+        let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let run = |first: usize, rest: &[Problem], alone: bool| {
+            assert_eq!(label(&rest[0]), first);
+            calls.lock().unwrap().push((rest.iter().map(label).collect(), alone));
+            most.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(50));
+            now.fetch_sub(1, Ordering::SeqCst);
+            // A worker runs its problems in order until one faults or hangs.
+            let mut out = vec![WorkerResult::NotRun; rest.len()];
+            for (k, p) in rest.iter().enumerate() {
+                out[k] = outcome(label(p));
+                if out[k] != WorkerResult::Ran(vec![vec![u8::try_from(label(p)).unwrap()]]) {
+                    break;
+                }
+            }
+            Ok(out)
+        };
+        let r = run_worker(&problems, shared, &run).unwrap();
+        let want: Vec<WorkerResult> = (0..10)
+            .map(|i| match i {
+                0..=8 => outcome(i),
+                _ => WorkerResult::NotRun,
+            })
+            .collect();
+        assert_eq!(r, want, "shared {shared}");
+        let mut calls = calls.into_inner().unwrap();
+        if shared {
+            // Two workers, then 2..=9 one each side by side (in any order), then 7 and 8 alone.
+            assert_eq!(calls[..2], [(vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false), ((1..10).collect(), false)]);
+            let mut each: Vec<_> = calls[2..10].to_vec();
+            each.sort();
+            assert_eq!(each, (2..10).map(|i| (vec![i], false)).collect::<Vec<_>>());
+            assert_eq!(calls[10..], [(vec![7], true), (vec![8], true)]);
+            assert!(most.load(Ordering::SeqCst) > 1, "one after another");
+        } else {
+            calls.sort();
+            assert_eq!(calls.len(), 8, "{calls:?}");
+            assert_eq!(most.load(Ordering::SeqCst), 1, "alone from the start, side by side");
+        }
+    }
 }
 
 #[test]
