@@ -209,9 +209,6 @@ fn toolchain_identity(tc: &Toolchain) -> String {
 /// from many threads at once, and neither the toolchain's version probes nor a first build
 /// need to happen more than once.
 pub fn ensure(root: &Path) -> Result<Built, String> {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static DONE: OnceLock<Mutex<HashMap<PathBuf, Result<Built, String>>>> = OnceLock::new();
     let mut done = DONE
         .get_or_init(Default::default)
         .lock()
@@ -219,6 +216,19 @@ pub fn ensure(root: &Path) -> Result<Built, String> {
     done.entry(root.to_path_buf())
         .or_insert_with(|| build(root))
         .clone()
+}
+
+/// What [`ensure`] worked out, per root (it holds the lock while it builds).
+type Done = std::sync::Mutex<std::collections::HashMap<PathBuf, Result<Built, String>>>;
+static DONE: std::sync::OnceLock<Done> = std::sync::OnceLock::new();
+
+/// Whether [`ensure`] has worked out `root`'s tool (built, found, or failed), without waiting
+/// for a build under way: a job that needs the tool can wait in the queue instead of holding a
+/// thread while it builds (H200 run 29: three of the matrix's first jobs held theirs for 5 s).
+pub fn settled(root: &Path) -> bool {
+    DONE.get_or_init(Default::default)
+        .try_lock()
+        .is_ok_and(|done| done.contains_key(root))
 }
 
 /// [`ensure`]'s work: find, key, and build unless the cache has it.
@@ -301,5 +311,29 @@ fn build(root: &Path) -> Result<Built, String> {
             "building globalcheck: {} is incomplete",
             dir.display()
         ))
+    }
+}
+
+#[cfg(test)]
+mod settled_tests {
+    use super::*;
+
+    #[test]
+    fn settled_says_whether_ensure_worked_a_root_out_and_never_waits_for_a_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert!(!settled(root), "nothing worked out yet");
+        // A build under way holds the lock: not settled, and no wait.
+        let held = DONE.get_or_init(Default::default).lock().unwrap();
+        let t = std::time::Instant::now();
+        assert!(!std::thread::scope(|s| s.spawn(|| settled(root)).join().unwrap()));
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        drop(held);
+        // Worked out (here: failed), it is settled.
+        DONE.get_or_init(Default::default)
+            .lock()
+            .unwrap()
+            .insert(root.to_path_buf(), Err("no toolkit".into()));
+        assert!(settled(root));
     }
 }

@@ -204,7 +204,7 @@ pub fn run(
             tasks,
             cfg.jobs,
             stress::Slot::default,
-            |t| task_rank(t, cfg.trials, &after_hang),
+            |t| task_rank(t, cfg.trials, &after_hang, crate::build::globalcheck::settled(&catalog.root)),
             |slot, task| {
                 stress_left.before(matches!(task, Task::Stress(..)), slot);
                 let _span = crate::proc::timeline::span("job", || task_label(&task));
@@ -290,8 +290,9 @@ pub fn run_one(
 /// expected to hang holds each of its cells until a deadline: its stress cells go first of all
 /// (H200 run 25: the matrix's last cells were such ones, started late), its tools as soon as
 /// its stress run has said whether it finished any trial (then they get the cut deadline,
-/// [`AfterHang`]), and not before it has said ([`crate::proc::pool::NOT_YET`]).
-fn task_rank(t: &Task, trials: u32, after_hang: &AfterHang) -> f64 {
+/// [`AfterHang`]), and not before it has said ([`crate::proc::pool::NOT_YET`]). racegate's own
+/// tools wait until their build is settled (`tool_built`; it builds beside the first cells).
+fn task_rank(t: &Task, trials: u32, after_hang: &AfterHang, tool_built: bool) -> f64 {
     let hangs = |c: &Case| c.expectation(Detector::Watchdog) == Expect::Flag;
     let est = |d: Detector, c: &Case| crate::judge::battery::estimated_seconds(d, &c.exercise, trials);
     let tools_est = |c: &Case, tools: &[Tool]| -> f64 {
@@ -307,6 +308,7 @@ fn task_rank(t: &Task, trials: u32, after_hang: &AfterHang) -> f64 {
         Task::Own(c, tools) => tools_est(c, tools),
     };
     match t {
+        Task::Own(..) | Task::OwnBatch(..) if !tool_built => crate::proc::pool::NOT_YET,
         Task::Sanitize(c, _) | Task::Own(c, _) if hangs(c) => match after_hang.said(&c.name) {
             Some(_) => 1e9 + cost,
             None => crate::proc::pool::NOT_YET,

@@ -131,7 +131,7 @@ fn picks(tasks: &[Task], after_hang: &AfterHang) -> Vec<String> {
     while !left.is_empty() {
         let mut best = 0;
         for k in 1..left.len() {
-            if task_rank(&tasks[left[k]], 100, after_hang) > task_rank(&tasks[left[best]], 100, after_hang) {
+            if task_rank(&tasks[left[k]], 100, after_hang, true) > task_rank(&tasks[left[best]], 100, after_hang, true) {
                 best = k;
             }
         }
@@ -192,7 +192,7 @@ fn the_tools_of_a_case_that_hangs_wait_for_its_stress_run_then_go_first() {
     );
     // Not ready at all: a free thread waits for the stress run rather than start them.
     for t in &tasks[1..3] {
-        assert_eq!(task_rank(t, 100, &before), crate::proc::pool::NOT_YET);
+        assert_eq!(task_rank(t, 100, &before, true), crate::proc::pool::NOT_YET);
     }
     // Once it has: its tools before anything else left (whatever the verdict; the cut depends
     // on it, not the order).
@@ -258,7 +258,7 @@ fn a_stress_cell_that_fails_to_run_still_releases_its_cases_tools() {
     after.after(&Task::Stress(&c, true), &Err(crate::Error::Child("the worker failed".into())));
     assert_eq!(after.said(&c.name), Some(false));
     let tools = Task::Sanitize(&c, Tool::Racecheck);
-    assert!(task_rank(&tools, 100, &after) > 1e8, "released");
+    assert!(task_rank(&tools, 100, &after, true) > 1e8, "released");
     let after = AfterHang::default();
     after.after(&Task::Stress(&c, true), &Ok(stress_cells(&c, hang, 1)));
     assert_eq!(after.said(&c.name), Some(true));
@@ -309,4 +309,19 @@ fn cases_racecheck_or_initcheck_should_flag_share_batches_of_their_own_and_the_r
     let stress = cases.iter().flat_map(|c| [format!("stress {}", c.name), format!("stress-nojitter {}", c.name)]);
     let want: Vec<String> = want.iter().map(|s| s.to_string()).chain(stress).collect();
     assert_eq!(labels, want);
+}
+
+#[test]
+fn racegate_own_tools_wait_in_the_queue_until_their_build_is_settled() {
+    let c = named("k::v", &[]);
+    let own = vec![Tool::Globalcheck, Tool::Sharedcheck];
+    let none = AfterHang::default();
+    for t in [Task::Own(&c, own.clone()), Task::OwnBatch(vec![&c], own.clone())] {
+        assert_eq!(task_rank(&t, 100, &none, false), crate::proc::pool::NOT_YET);
+        assert!(task_rank(&t, 100, &none, true) > 0.0);
+    }
+    // Nothing else waits for it.
+    for t in [Task::Sanitize(&c, Tool::Racecheck), Task::Batch(vec![&c], Tool::Memcheck), Task::Stress(&c, true)] {
+        assert!(task_rank(&t, 100, &none, false) > 0.0);
+    }
 }
