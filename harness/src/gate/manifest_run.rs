@@ -367,11 +367,24 @@ fn batch_job(
 /// a hang, since the plain runs hung too. The cut applies once the stress run has said so; a
 /// tool job started before that (the gate ranks such jobs last) keeps the whole deadline, which
 /// changes only the message's "killed after", not the finding's identity.
+/// racecheck gets [`RACECHECK_MARGIN`] more: it names a barrier deadlock (the line the
+/// finding's identity holds) 3 s after the kernel stalls, once its own start is over, and beside
+/// thirty GPU processes that start took long enough for the cut to come first (H200 runs 28 and
+/// 29: `chained_scan_spin`'s racecheck killed at 10 s without its line, another fingerprint).
 fn after_hang(sc: &sanitize::SanitizeConfig, cfg: &GateConfig) -> sanitize::SanitizeConfig {
     let mut cut = sc.clone();
-    cut.timeout = sanitize::tool::after_hang_deadline(sc.timeout, cfg.battery.stress_timeout);
+    let margin = match sc.tool {
+        Tool::Racecheck => RACECHECK_MARGIN,
+        _ => std::time::Duration::ZERO,
+    };
+    cut.timeout = (sanitize::tool::after_hang_deadline(sc.timeout, cfg.battery.stress_timeout)
+        + margin)
+        .min(sc.timeout);
     cut
 }
+
+/// See [`after_hang`].
+const RACECHECK_MARGIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// racegate's own `group` of tools on `cases`: the kernels whose stress run passed in one
 /// injected run where it is clean for all of them ([`sanitize::own_batch::run_own`]: any finding,
