@@ -319,7 +319,10 @@ fn sanitize_job(
 /// alone ([`sanitize::batch::run`]); each run is added as [`sanitize_job`] adds it. A kernel
 /// whose stress run missed its deadline runs alone from the start: under the tool it hangs too,
 /// and inside the batch it would cost the batch's deadline before its own (H200 run 25:
-/// `chained_scan_spin` cost each tool 40 s of the gate's 114.5).
+/// `chained_scan_spin` cost each tool 40 s of the gate's 114.5). Under memcheck, so does one
+/// whose stress run faulted: memcheck stops the batch at it (its context is gone), and the
+/// cases after it run again as another batch, one after the other (H200 run 29: three memcheck
+/// batches in a row, 21 s, for one group of the corpus gate).
 fn batch_job(
     catalog: &Catalog,
     cases: &[&Case],
@@ -333,16 +336,16 @@ fn batch_job(
     sc.extra_args = cfg.sanitizer_args.clone();
     let hung_sc = after_hang(&sc, cfg);
     let (alone, together): (Vec<&Case>, Vec<&Case>) =
-        cases.iter().partition(|c| st.hung.contains(&c.name));
-    // The hung ones beside the batch, not after it: they wait out a deadline each.
+        cases.iter().partition(|c| st.alone_under(tool, &c.name));
+    // The ones alone beside the batch, not after it: a hung one waits out a deadline.
     let (hung, batch) = std::thread::scope(|s| {
         let hung = s.spawn(|| {
-            alone
-                .iter()
-                .map(|c| {
-                    let sc = if st.finished_none.contains(&c.name) { &hung_sc } else { &sc };
-                    sanitize::runner::run(catalog, c, sc, exe)
-                })
+            let one = |c: &Case| {
+                let sc = if st.finished_none.contains(&c.name) { &hung_sc } else { &sc };
+                sanitize::runner::run(catalog, c, sc, exe)
+            };
+            pool::run_all(alone.clone(), OWN_ALONE_AT_ONCE, one, |_| {})
+                .into_iter()
                 .collect::<Result<Vec<_>>>()
         });
         let batch = sanitize::batch::run(catalog, &together, &sc, exe);
@@ -495,6 +498,7 @@ fn stress_job(
             // The hung trial is the last one run: none before it means none finished.
             finished_none: r.trials_run <= 1,
         },
+        Verdict::Fault { .. } => StressEnd::Faulted,
         _ => StressEnd::Flagged,
     };
     verdict(&end);

@@ -14,6 +14,8 @@ pub(super) struct StressState {
     pub(super) hung: BTreeSet<String>,
     /// Kernels whose stress run passed: racegate's own tools try them in one run.
     pub(super) passed: BTreeSet<String>,
+    /// Kernels whose stress run faulted: memcheck runs them alone.
+    pub(super) faulted: BTreeSet<String>,
     /// Of `hung`, those whose stress run finished no trial: their tool runs are cut to
     /// `manifest_run::after_hang`.
     pub(super) finished_none: BTreeSet<String>,
@@ -22,6 +24,14 @@ pub(super) struct StressState {
 }
 
 impl StressState {
+    /// Whether `tool` runs `case` alone rather than in a batch: a kernel whose stress run hung
+    /// (under the tool it hangs too, and would cost the batch its deadline) or, under memcheck,
+    /// faulted (memcheck stops the batch at it, and the rest run again as another batch).
+    pub(super) fn alone_under(&self, tool: crate::judge::sanitize::Tool, case: &str) -> bool {
+        self.hung.contains(case)
+            || (tool == crate::judge::sanitize::Tool::Memcheck && self.faulted.contains(case))
+    }
+
     /// A stress job was picked (under the pool's lock, so the next pick sees it).
     pub(super) fn picked(&mut self) {
         self.running += 1;
@@ -41,7 +51,10 @@ impl StressState {
             Some(StressEnd::Passed) => {
                 self.passed.insert(case.to_string());
             }
-            _ => {}
+            Some(StressEnd::Faulted) => {
+                self.faulted.insert(case.to_string());
+            }
+            Some(StressEnd::Flagged) | None => {}
         }
     }
 
@@ -98,8 +111,10 @@ pub(super) enum StressEnd {
     /// A trial missed its deadline; `finished_none`: no trial finished before it (the first
     /// one hung), which is when the tools get `manifest_run::after_hang`.
     Hung { finished_none: bool },
-    /// Wrong results or a fault.
+    /// Wrong results.
     Flagged,
+    /// A fault (the kernel's context was lost, or it wrote outside its buffers).
+    Faulted,
 }
 
 /// How many stress runs the gate runs at once: `RACEGATE_STRESS_AT_ONCE` (at least 1), else
@@ -124,14 +139,16 @@ mod tests {
     #[test]
     fn a_stress_jobs_end_is_recorded_with_its_verdict_or_without_one_after_a_panic() {
         let state = Mutex::new(StressState::default());
-        for _ in 0..4 {
+        for _ in 0..6 {
             state.lock().unwrap().picked();
         }
-        assert_eq!(state.lock().unwrap().running, 4);
+        assert_eq!(state.lock().unwrap().running, 6);
         // Ended with verdicts.
         for (case, end) in [
             ("a", StressEnd::Passed),
             ("b", StressEnd::Hung { finished_none: true }),
+            ("f", StressEnd::Faulted),
+            ("w", StressEnd::Flagged),
         ] {
             let mut ended = StressEnded::new(&state, case);
             ended.verdict = Some(end);
@@ -145,7 +162,8 @@ mod tests {
         assert!(panicked.is_err());
         let st = state.lock().unwrap();
         assert_eq!(st.running, 0, "every job counted down, the panicked one included");
-        assert_eq!(st.done, ["a", "b", "c", "d"].map(String::from).into());
+        assert_eq!(st.done, ["a", "b", "c", "d", "f", "w"].map(String::from).into());
+        assert_eq!(st.faulted, ["f"].map(String::from).into());
         assert_eq!(st.passed, ["a"].map(String::from).into());
         assert_eq!(st.hung, ["b"].map(String::from).into());
         assert_eq!(st.finished_none, ["b"].map(String::from).into());
@@ -153,6 +171,21 @@ mod tests {
         // Never below zero.
         drop(StressEnded::new(&state, "e"));
         assert_eq!(state.lock().unwrap().running, 0);
+    }
+
+    #[test]
+    fn hung_kernels_run_alone_under_every_tool_and_faulted_ones_under_memcheck() {
+        use crate::judge::sanitize::Tool;
+        let mut st = StressState::default();
+        st.said("h", Some(&StressEnd::Hung { finished_none: false }));
+        st.said("f", Some(&StressEnd::Faulted));
+        st.said("w", Some(&StressEnd::Flagged));
+        st.said("p", Some(&StressEnd::Passed));
+        for tool in [Tool::Racecheck, Tool::Synccheck, Tool::Memcheck, Tool::Initcheck] {
+            assert!(st.alone_under(tool, "h"));
+            assert_eq!(st.alone_under(tool, "f"), tool == Tool::Memcheck, "{tool}");
+            assert!(!st.alone_under(tool, "w") && !st.alone_under(tool, "p") && !st.alone_under(tool, "x"));
+        }
     }
 
     #[test]
