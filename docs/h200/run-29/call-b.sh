@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run 29, call B: call A's script with the build after it: a failure's stress verdict before its minimal-repro search (counted as a stress run still), own-tool batches regrouped when their only verdicts are findings, the matrix's racecheck and initcheck flag-expected cases in batches, grading's faulting trials side by side, the matrix's own-tool cells queued until the tool is built, the gate's racecheck cut after a hang 15 s. Call A's notes follow: builds ahead beside the runs (the
+# Run 29, call B: call A's script with the build after it: a failure's stress verdict before its minimal-repro search (counted as a stress run still), own-tool batches regrouped when their only verdicts are findings, the matrix's racecheck and initcheck flag-expected cases in batches, grading's faulting trials side by side, the matrix's own-tool cells queued until the tool is built, the gate's racecheck cut after a hang 15 s, memcheck runs a kernel whose stress run faulted alone. Call A's notes follow: builds ahead beside the runs (the
 # matrix's and the gate's pools start at once; racegate's own tool builds beside them), a stress
 # slot's worker closed behind its next job, a fault's confirm reruns side by side, and a
 # compute-sanitizer batch's findings at lines of one case's code taken as that case's (a
