@@ -226,9 +226,12 @@ static DONE: std::sync::OnceLock<Done> = std::sync::OnceLock::new();
 /// for a build under way: a job that needs the tool can wait in the queue instead of holding a
 /// thread while it builds (H200 run 29: three of the matrix's first jobs held theirs for 5 s).
 pub fn settled(root: &Path) -> bool {
-    DONE.get_or_init(Default::default)
-        .try_lock()
-        .is_ok_and(|done| done.contains_key(root))
+    match DONE.get_or_init(Default::default).try_lock() {
+        Ok(done) => done.contains_key(root),
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().contains_key(root),
+        // Building, or another caller's lookup: asked again at the next pick.
+        Err(std::sync::TryLockError::WouldBlock) => false,
+    }
 }
 
 /// [`ensure`]'s work: find, key, and build unless the cache has it.

@@ -344,7 +344,9 @@ fn batch_job(
                 let sc = if st.finished_none.contains(&c.name) { &hung_sc } else { &sc };
                 sanitize::runner::run(catalog, c, sc, exe)
             };
-            pool::run_all(alone.clone(), OWN_ALONE_AT_ONCE, one, |_| {})
+            // Two at once: a hung kernel spins the GPU for its deadline, and more of them
+            // slow racecheck's start past its cut.
+            pool::run_all(alone.clone(), 2, one, |_| {})
                 .into_iter()
                 .collect::<Result<Vec<_>>>()
         });
@@ -363,8 +365,10 @@ fn batch_job(
 }
 
 /// The sanitizer configuration for a kernel whose stress run finished no trial (the first one
-/// missed its deadline): the same, cut as grading cuts ([`sanitize::tool::after_hang_deadline`]:
-/// 10 s, or the trial deadline when longer, never more than configured). A kernel that hung
+/// missed its deadline): the same, cut as grading and the matrix cut
+/// ([`sanitize::tool::after_hang_deadline`]: 10 s, or the trial deadline when longer, never more
+/// than configured), but for racecheck's margin below (the gate's findings carry the tool's
+/// deadlock line in their identity; a matrix cell and a graded item do not). A kernel that hung
 /// only after some trials finished (a rare schedule, a large size) keeps the whole deadline: at
 /// the sanitizer's small geometry it may well finish. A tool run cut short is judged as before:
 /// a hang, since the plain runs hung too. The cut applies once the stress run has said so; a

@@ -73,8 +73,10 @@ impl StressState {
 /// search took up to 22 s of a 49 s gate in H200 run 29 while the tools waited); dropped, it
 /// counts the job down and records `verdict` if none was said (none when the job failed or
 /// panicked before one), so the kernel's tool jobs stop waiting whatever happened. The search
-/// still counts as a stress run: no more run at once than before (H200 run 28, call B: a
-/// verdict out early *and* uncounted put more processes on the GPU and the gate was no faster).
+/// still counts as a stress run, so no more searches and stress runs than before run at once
+/// (H200 run 28, call B: a verdict out early *and* uncounted put more processes on the GPU and
+/// the gate was no faster); a fault's search may start a few workers at once for its confirm
+/// reruns (`run::shrink`).
 pub(super) struct StressEnded<'a> {
     state: &'a Mutex<StressState>,
     case: &'a str,

@@ -194,22 +194,30 @@ pub(super) fn run_worker(
         let ran_alone = alone;
         // Only beside others: a run alone from the start has no rerun alone for a hang its
         // own workers beside it could have caused.
-        let (rest, part) = if shared && faulted_first >= 2 && !alone {
+        let split = shared && faulted_first >= 2 && !alone;
+        let (rest, part) = if split {
             let each = crate::proc::pool::run_all(
                 (0..rest.len()).collect(),
                 FAULTING_AT_ONCE,
                 |k| run(first + k, &rest[k..=k], false),
                 |_| {},
             );
-            let mut part = Vec::with_capacity(rest.len());
-            for r in each {
-                part.push(r?.into_iter().next().unwrap_or(WorkerResult::NotRun));
-            }
+            // Up to the first that could not run (a worker that did not start): the loop goes
+            // on from it one worker at a time, as without the side-by-side runs, and that run's
+            // error, if it comes again, is the item's.
+            let part: Vec<WorkerResult> = each
+                .into_iter()
+                .map_while(|r| r.ok().map(|p| p.into_iter().next().unwrap_or(WorkerResult::NotRun)))
+                .collect();
             (rest, part)
         } else {
             let rest = if alone { &rest[..1] } else { rest };
             (rest, run(first, rest, alone)?)
         };
+        if split && part.is_empty() {
+            faulted_first = 0;
+            continue; // the first could not run side by side: again, one worker at a time
+        }
         let done = part
             .iter()
             .position(|r| *r == WorkerResult::NotRun)
@@ -218,6 +226,7 @@ pub(super) fn run_worker(
             break; // the worker ended cleanly without running anything: do not spin
         }
         faulted_first = match &part[..] {
+            _ if split => 0,
             [WorkerResult::Fault(_), WorkerResult::NotRun, ..] | [WorkerResult::Fault(_)] => faulted_first + 1,
             _ => 0,
         };

@@ -340,6 +340,48 @@ fn after_two_workers_in_a_row_end_at_a_fault_the_rest_run_one_per_worker_side_by
     }
 }
 
+/// A worker that could not start among the side-by-side runs does not cost the item: from it
+/// on, the problems run one worker at a time as before, and its error stands only if it comes
+/// again there; one past the second hang (which would never have run) changes nothing.
+#[test]
+fn a_side_by_side_run_that_fails_to_start_is_run_again_in_order() {
+    let problems: Vec<Problem> = (0..4).flat_map(|_| three_problems()).take(8).collect();
+    let label = |p: &Problem| problems.iter().position(|q| std::ptr::eq(q, p)).unwrap();
+    let fault = || WorkerResult::Fault("CUDA_ERROR_LAUNCH_FAILED".into());
+    for (broken, again, want_err) in [(4, false, false), (2, false, false), (4, true, true), (7, true, false)] {
+        let tries: std::sync::Mutex<Vec<(usize, bool)>> = Default::default();
+        let run = |first: usize, rest: &[Problem], alone: bool| -> Result<Vec<WorkerResult>> {
+            let i = label(&rest[0]);
+            let side_by_side = rest.len() == 1 && first >= 2;
+            tries.lock().unwrap().push((i, side_by_side));
+            if i == broken && (side_by_side || again) {
+                return Err(crate::Error::Child("the worker did not start".into()));
+            }
+            let _ = alone;
+            // 0..=4 fault, 5 and 6 hang, 7 runs.
+            let mut out = vec![WorkerResult::NotRun; rest.len()];
+            out[0] = match i {
+                0..=4 => fault(),
+                7 => WorkerResult::Ran(vec![vec![7]]),
+                _ => WorkerResult::Hang,
+            };
+            Ok(out)
+        };
+        let got = run_worker(&problems, true, &run);
+        assert_eq!(got.is_err(), want_err, "broken {broken}, again {again}: {got:?}");
+        if let Ok(r) = got {
+            let want: Vec<WorkerResult> = (0..8)
+                .map(|i| match i {
+                    0..=4 => fault(),
+                    5 | 6 => WorkerResult::Hang,
+                    _ => WorkerResult::NotRun,
+                })
+                .collect();
+            assert_eq!(r, want, "broken {broken}");
+        }
+    }
+}
+
 #[test]
 fn the_scratch_folder_goes_away_with_the_grade() {
     let work = Scratch::new().unwrap();

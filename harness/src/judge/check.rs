@@ -319,8 +319,9 @@ fn task_rank(t: &Task, trials: u32, after_hang: &AfterHang, tool_built: bool) ->
 
 /// Which cases' stress runs (with jitter) have ended, and of those, which finished no trial:
 /// the first one missed its deadline. Such a case hangs under a tool too (at the tools' small
-/// size as at stress's): its tool runs get the deadline cut as the gate and grading cut it
-/// ([`sanitize::tool::after_hang_deadline`]), instead of spinning the whole
+/// size as at stress's): its tool runs get the deadline cut as grading cuts it
+/// ([`sanitize::tool::after_hang_deadline`]; the gate gives racecheck 5 s more, for the
+/// deadlock line its findings' identity holds, which a cell's verdict does not), instead of spinning the whole
 /// `--sanitize-timeout` each while their contexts take turns of the GPU from every other cell
 /// (H200 run 27: `handoff::barrier_before_flag`'s five tool cells, 20-25 s each, a quarter of
 /// the matrix's cell time). A tool cell that started before the stress run said so keeps the

@@ -14,7 +14,8 @@
 //! size is also the smallest grid. Every candidate runs through [`super::stress::run_in`] in the
 //! caller's slot: one worker process (and its device context) for the whole search, the same
 //! deadline and oracle as the failing run. A candidate that faults or hangs ends that worker;
-//! the next candidate starts another. (A worker per candidate cost a device open and a context
+//! the next candidate starts another (a fault's confirm reruns, which would each end theirs,
+//! start a few at once in slots of their own). (A worker per candidate cost a device open and a context
 //! teardown each: 1-6 s per candidate in the corpus gate of H200 run 26.)
 
 use std::path::Path;
@@ -220,9 +221,13 @@ pub fn shrink(
             } else {
                 // The last run ended the worker (a fault does): each rerun would start its own
                 // one after another (H200 run 28: five reruns of an out-of-bounds kernel took
-                // 15 s of a 23 s stress job the gate's sanitizers waited for), so they start
-                // theirs side by side, the same number of processes at once.
-                side_by_side(cfg.confirm - tried, || {
+                // 15 s of a 23 s stress job the gate's sanitizers waited for), so up to
+                // [`SIDE_BY_SIDE`] start theirs at once. Out of budget, one more, as before.
+                let n = match left(&start).is_zero() {
+                    true => 1,
+                    false => (cfg.confirm - tried).min(SIDE_BY_SIDE),
+                };
+                side_by_side(n, || {
                     stress::run_in(&mut Slot::default(), catalog, case, &final_cfg, exe, |_| {})
                 })?
             };
@@ -299,6 +304,10 @@ pub fn shrink(
         command_trials: cmd_trials,
     }))
 }
+
+/// How many confirm reruns start their workers at once after a fault ended the slot's: each
+/// opens a device context beside the gate's other processes.
+const SIDE_BY_SIDE: u32 = 3;
 
 /// `n` calls of `f` on threads of their own, their results in order (the first error, if any).
 fn side_by_side<T: Send>(n: u32, f: impl Fn() -> Result<T> + Sync) -> Result<Vec<T>> {
