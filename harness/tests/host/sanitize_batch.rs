@@ -3,7 +3,9 @@
 //! by NVRTC for real: a clean batch settles every case in one process; one that hangs sends the
 //! case that was running to a run alone (which alone says whether it hangs) and runs the
 //! others again as a batch; one the tool could not finish, or that printed no result lines,
-//! sends every case to a run alone.
+//! sends every case to a run alone; a case whose findings (a real H200 capture) are at its own
+//! code is given them from the batch, as its run alone reports them; a line-less record beside
+//! them sends that case alone and the others again as a batch.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -200,4 +202,154 @@ fn the_users_own_sanitizer_options_run_every_case_alone() {
     assert!(runs
         .iter()
         .all(|r| r.outcome == Outcome::Clean && !r.exit.contains("one process")));
+}
+
+/// A fake compute-sanitizer that saves `fixture` (a capture of racegate's own on the H200, its
+/// checkout folder `/work/main/` read as this one's) as the run's XML when `owner` is among its
+/// cases, and exits with the findings code; an empty XML and exit 0 otherwise. It prints every
+/// case's result line and the last line, and logs its cases to `calls`.
+fn fake_with(dir: &Path, fixture: &str, owner: &str) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let calls = dir.join("calls");
+    let fixture = crate::package_dir()
+        .join("tests/fixtures/h200")
+        .join(fixture);
+    let script = format!(
+        r#"#!/bin/sh
+save=; cases=; tag=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --save) save=$2; shift ;;
+    --case) cases="$cases $2"; shift ;;
+    --nonce) tag=" [run $2]"; shift ;;
+  esac
+  shift
+done
+echo "$cases" >> '{calls}'
+code=0
+case "$cases " in
+  *" {owner} "*) sed 's|/work/main/|{root}/|g' '{fixture}' > "$save"; code=86 ;;
+  *) echo '<?xml version="1.0"?><ComputeSanitizerOutput></ComputeSanitizerOutput>' > "$save" ;;
+esac
+for c in $cases; do
+  echo "racegate target: $c (n=1 grid=1 block=64): results correct; buffers digest 0000000000000000$tag"
+done
+if [ -n "$tag" ]; then echo "racegate target: every case ran$tag"; fi
+exit $code
+"#,
+        calls = calls.display(),
+        root = repo().display(),
+        fixture = fixture.display(),
+    );
+    let p = dir.join("compute-sanitizer");
+    std::fs::write(&p, script).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (p, calls)
+}
+
+/// `names` through the batch with [`fake_with`]; each case's run, the cases of every call, and
+/// the owner's run alone through the same fake (what a run alone would have said).
+fn run_fixture(
+    names: [&str; 3],
+    tool: Tool,
+    fixture: &str,
+) -> Option<(Vec<SanitizerRun>, Vec<String>, SanitizerRun)> {
+    let root = repo();
+    if racegate::build::toolchain::nvrtc(&root).is_err() {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        assert!(!ci, "NVRTC is needed (CI=true)");
+        eprintln!("NOT RUN: no NVRTC (racegate setup)");
+        return None;
+    }
+    let catalog = Catalog::discover(&root).unwrap();
+    let cases: Vec<_> = names.iter().map(|n| catalog.get(n).unwrap()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (sanitizer, calls) = fake_with(dir.path(), fixture, names[1]);
+    let cfg = SanitizeConfig::new(tool, Some(sanitizer), Duration::from_secs(5), "compute_90");
+    let exe = crate::racegate_exe();
+    let runs = racegate::judge::sanitize::batch::run(&catalog, &cases, &cfg, &exe).unwrap();
+    let seen = std::fs::read_to_string(&calls).unwrap();
+    let seen = seen.lines().map(|l| l.trim().to_string()).collect();
+    let alone = racegate::judge::sanitize::runner::run(&catalog, cases[1], &cfg, &exe).unwrap();
+    Some((runs, seen, alone))
+}
+
+#[test]
+fn a_case_whose_findings_are_at_its_own_code_is_given_them_from_the_batch() {
+    let cases = [
+        "counter_single",
+        "reduce_sequential::no_loop_sync",
+        "matmul_naive",
+    ];
+    let Some((runs, calls, alone)) = run_fixture(
+        cases,
+        Tool::Racecheck,
+        "reduce_sequential__no_loop_sync__racecheck.xml",
+    ) else {
+        return;
+    };
+    // One process for all three: nobody ran again alone.
+    assert_eq!(calls, [cases.join(" ")]);
+    assert_eq!(names(&runs), cases);
+    let Outcome::Findings(found) = &runs[1].outcome else {
+        panic!("{:?}", runs[1]);
+    };
+    assert!(!found.is_empty());
+    assert!(runs[1].exit.contains("one process for"), "{}", runs[1].exit);
+    // Exactly what the case's run alone reports, and nothing of it given to the others.
+    assert_eq!(runs[1].outcome, alone.outcome);
+    assert_eq!(
+        (&runs[0].outcome, &runs[2].outcome),
+        (&Outcome::Clean, &Outcome::Clean)
+    );
+}
+
+#[test]
+fn a_line_less_record_beside_one_cases_findings_sends_it_alone_and_the_others_again_as_a_batch() {
+    // A real capture with findings at the variant's lines and synccheck's line-less warning
+    // that it dropped records: the warning could be anyone's, so nobody is given findings from
+    // the batch; the variant runs alone and the two others again as a batch of their own.
+    let cases = [
+        "counter_single",
+        "reduce_sequential::even_lanes_barrier",
+        "matmul_naive",
+    ];
+    let Some((runs, calls, alone)) = run_fixture(
+        cases,
+        Tool::Synccheck,
+        "reduce_sequential__even_lanes_barrier__synccheck.xml",
+    ) else {
+        return;
+    };
+    assert_eq!(
+        batch_then_alone(&calls),
+        (
+            cases.join(" "),
+            vec![
+                "counter_single matmul_naive".to_string(),
+                "reduce_sequential::even_lanes_barrier".to_string(),
+            ]
+        )
+    );
+    assert_eq!(names(&runs), cases);
+    assert!(
+        matches!(runs[1].outcome, Outcome::Findings(_)),
+        "{:?}",
+        runs[1]
+    );
+    assert!(
+        !runs[1].exit.contains("one process"),
+        "its own run: {}",
+        runs[1].exit
+    );
+    assert_eq!(runs[1].outcome, alone.outcome);
+    for r in [&runs[0], &runs[2]] {
+        assert_eq!(r.outcome, Outcome::Clean, "{r:?}");
+        assert!(
+            r.exit
+                .contains("one process for counter_single, matmul_naive"),
+            "{}",
+            r.exit
+        );
+    }
 }
