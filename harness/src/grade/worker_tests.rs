@@ -350,14 +350,13 @@ fn a_side_by_side_run_that_fails_to_start_is_run_again_in_order() {
     let fault = || WorkerResult::Fault("CUDA_ERROR_LAUNCH_FAILED".into());
     for (broken, again, want_err) in [(4, false, false), (2, false, false), (4, true, true), (7, true, false)] {
         let tries: std::sync::Mutex<Vec<(usize, bool)>> = Default::default();
-        let run = |first: usize, rest: &[Problem], alone: bool| -> Result<Vec<WorkerResult>> {
+        let run = |first: usize, rest: &[Problem], _alone: bool| -> Result<Vec<WorkerResult>> {
             let i = label(&rest[0]);
             let side_by_side = rest.len() == 1 && first >= 2;
             tries.lock().unwrap().push((i, side_by_side));
             if i == broken && (side_by_side || again) {
                 return Err(crate::Error::Child("the worker did not start".into()));
             }
-            let _ = alone;
             // 0..=4 fault, 5 and 6 hang, 7 runs.
             let mut out = vec![WorkerResult::NotRun; rest.len()];
             out[0] = match i {
