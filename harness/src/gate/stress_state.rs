@@ -120,8 +120,10 @@ pub(super) enum StressEnd {
 }
 
 /// How many stress runs the gate runs at once: `RACEGATE_STRESS_AT_ONCE` (at least 1), else
-/// half the jobs, so the tools of the kernels already stressed start beside them (H200 run 28,
-/// the corpus gate at 16 jobs: 49.2-53.0 s with 8 at once, 52.8-57.5 s with 16, 58.7 s with 12).
+/// a quarter of the jobs, so the tools of the kernels already stressed start beside them and
+/// fewer GPU processes run at once (the corpus gate at 16 jobs: H200 run 28, 49.2-53.0 s with 8
+/// at once, 52.8-57.5 s with 16, 58.7 s with 12; run 29, with a failure's tools started before
+/// its minimal-repro search, 49.1-50.4 s with 8, 46.5 s with 4, 52.6 s with 12).
 pub(super) fn stress_at_once(jobs: usize) -> usize {
     stress_at_once_from(std::env::var("RACEGATE_STRESS_AT_ONCE").ok().as_deref(), jobs)
 }
@@ -131,7 +133,7 @@ pub(super) fn stress_at_once_from(value: Option<&str>, jobs: usize) -> usize {
     value
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|n| *n > 0)
-        .unwrap_or((jobs / 2).max(1))
+        .unwrap_or((jobs / 4).max(1))
 }
 
 #[cfg(test)]
