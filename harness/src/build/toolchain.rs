@@ -4,7 +4,7 @@
 //! (a CUDA install), `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64`, `/usr/local/cuda/lib64`, the copy
 //! `racegate setup` installs from PyPI into racegate's user cache (`~/.cache/racegate/nvrtc`),
 //! and the project-local copy that racegate's own `ci/setup` puts in `.racegate/nvrtc`, looked for
-//! above the root, the current folder, the binary and racegate's checkout as built. The library
+//! above the root, the current folder, the binary and the checkout cargo names at run time. The library
 //! found is loaded by absolute path before cudarc asks for it by name, so nobody has to export
 //! `LD_LIBRARY_PATH`.
 
@@ -31,24 +31,21 @@ pub fn cache_install_dir() -> Option<PathBuf> {
 /// The folders whose `.racegate/nvrtc` (the copy `ci/setup` installs) racegate looks in, in
 /// order and without repeats: the root (`--root`, the manifest's folder) and every folder above
 /// it, the current folder and those above it (its git top among them), those above the racegate
-/// binary (`target/release/racegate` in racegate's own checkout), the checkout cargo or
+/// binary (`target/release/racegate` in racegate's own checkout), and the checkout cargo or
 /// nextest names at run time (`$CARGO_MANIFEST_DIR`, remapped for an archive run from another
-/// path), and last racegate's own checkout as it was built (its `harness/` and above): a
-/// user's crate that depends on racegate by path runs its tests with its own folder in the
-/// runtime variable, and nothing at run time names racegate's (`ci/cargo-test-example`).
+/// path). Never the folder racegate was built in: a nextest archive or a copied binary runs
+/// where that folder is absent, or is another checkout's. A user's crate that depends on
+/// racegate by path, without a copy of its own, names racegate's with `RACEGATE_NVRTC_LIB` or
+/// uses `racegate setup`'s (`ci/cargo-test-example` does the first).
 pub(crate) fn project_bases(root: &Path) -> Vec<PathBuf> {
     let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
     let cwd = std::env::current_dir().ok();
     let exe = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf));
-    // The runtime variable before anything but the places the run itself names; the folder
-    // as built only last, where a nextest archive run elsewhere has already found its copy (or
-    // finds a working one of another checkout: NVRTC 13.0 either way).
     let now = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut out: Vec<PathBuf> = Vec::new();
-    let starts = [Some(root), cwd, exe, now, Some(built)];
+    let starts = [Some(root), cwd, exe, now];
     for base in starts.iter().flatten().flat_map(|p| p.ancestors()) {
         let base = normalize(base);
         if !out.contains(&base) {
