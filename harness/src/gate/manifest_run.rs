@@ -200,10 +200,10 @@ pub fn run_manifest(
                     pending = own_batch_job(catalog, &cases, &group, cfg, exe, &st, &mut out)?;
                 }
                 Job::Stress(case) => {
-                    // Uncounted when it ends, with its verdict; a panic included, without one.
-                    let mut ended = StressEnded::new(&stress, &case.name);
+                    // The verdict said as soon as it is known; counted down when the job ends,
+                    // an error or a panic included.
+                    let ended = StressEnded::new(&stress, &case.name);
                     let end = stress_job(slot, catalog, case, cfg, exe, &mut out, |e| ended.say(e));
-                    ended.verdict = end.as_ref().ok().cloned();
                     drop(ended);
                     end?;
                 }

@@ -58,12 +58,12 @@ impl StressState {
         }
     }
 
-    /// `case`'s stress job ended; its verdict is `end` unless it was said before (none: an
-    /// error or a panic before one).
-    pub(super) fn ended(&mut self, case: &str, end: Option<&StressEnd>) {
+    /// `case`'s stress job ended: counted down, and done without a verdict unless one was said
+    /// (an error or a panic before it).
+    pub(super) fn ended(&mut self, case: &str) {
         self.running = self.running.saturating_sub(1);
         if !self.done.contains(case) {
-            self.said(case, end);
+            self.said(case, None);
         }
     }
 }
@@ -71,7 +71,7 @@ impl StressState {
 /// A running stress job of `case`: its verdict goes out as soon as it is known
 /// ([`StressEnded::say`]: a failure's tools need the verdict, not its minimal repro, whose
 /// search took up to 22 s of a 49 s gate in H200 run 29 while the tools waited); dropped, it
-/// counts the job down and records `verdict` if none was said (none when the job failed or
+/// counts the job down and marks the kernel done if no verdict was said (the job failed or
 /// panicked before one), so the kernel's tool jobs stop waiting whatever happened. The search
 /// still counts as a stress run, so no more searches and stress runs than before run at once
 /// (H200 run 28, call B: a verdict out early *and* uncounted put more processes on the GPU and
@@ -80,16 +80,11 @@ impl StressState {
 pub(super) struct StressEnded<'a> {
     state: &'a Mutex<StressState>,
     case: &'a str,
-    pub(super) verdict: Option<StressEnd>,
 }
 
 impl<'a> StressEnded<'a> {
     pub(super) fn new(state: &'a Mutex<StressState>, case: &'a str) -> Self {
-        StressEnded {
-            state,
-            case,
-            verdict: None,
-        }
+        StressEnded { state, case }
     }
 
     /// The verdict, before the job ends.
@@ -102,7 +97,7 @@ impl<'a> StressEnded<'a> {
 impl Drop for StressEnded<'_> {
     fn drop(&mut self) {
         let mut st = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        st.ended(self.case, self.verdict.as_ref());
+        st.ended(self.case);
     }
 }
 
@@ -154,8 +149,7 @@ mod tests {
             ("f", StressEnd::Faulted),
             ("w", StressEnd::Flagged),
         ] {
-            let mut ended = StressEnded::new(&state, case);
-            ended.verdict = Some(end);
+            StressEnded::new(&state, case).say(&end);
         }
         // Failed before a verdict, and a panic while the job ran.
         drop(StressEnded::new(&state, "c"));
@@ -208,12 +202,14 @@ mod tests {
         assert_eq!(st.running, 0);
         assert!(st.hung.contains("a") && !st.passed.contains("a"));
         drop(st);
-        // A verdict said is not overwritten by the end's (a job that failed after saying it).
+        // A verdict said stands when the job then fails (its search's error) or panics.
         state.lock().unwrap().picked();
-        let mut ended = StressEnded::new(&state, "b");
-        ended.say(&StressEnd::Passed);
-        ended.verdict = Some(StressEnd::Hung { finished_none: true });
-        drop(ended);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let ended = StressEnded::new(&state, "b");
+            ended.say(&StressEnd::Passed);
+            panic!("the search's bug");
+        }));
+        assert!(panicked.is_err());
         let st = state.lock().unwrap();
         assert!(st.passed.contains("b") && !st.hung.contains("b"));
     }

@@ -309,14 +309,11 @@ pub fn shrink(
 /// opens a device context beside the gate's other processes.
 const SIDE_BY_SIDE: u32 = 3;
 
-/// `n` calls of `f` on threads of their own, their results in order (the first error, if any).
+/// `n` calls of `f` all at once (the pool's threads), their results in order (the first error,
+/// if any).
 fn side_by_side<T: Send>(n: u32, f: impl Fn() -> Result<T> + Sync) -> Result<Vec<T>> {
-    std::thread::scope(|s| {
-        let runs: Vec<_> = (0..n).map(|_| s.spawn(&f)).collect();
-        runs.into_iter()
-            .map(|h| h.join().expect("a confirm rerun"))
-            .collect()
-    })
+    let n = n as usize;
+    crate::proc::pool::run_all(vec![(); n], n, |()| f(), |_| {}).into_iter().collect()
 }
 
 /// Whether a repro (good: a seed that fails on its first trial and failed in most reruns;

@@ -305,9 +305,7 @@ fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>], nonce: &s
             }
             return again();
         };
-        let holders: Vec<usize> = (0..files.len())
-            .filter(|&i| files[i].iter().any(|x| x == file))
-            .collect();
+        let holders = holders(files, file);
         match holders[..] {
             [] => return again(),
             [i] => own[i].push(f.clone()),
@@ -326,6 +324,11 @@ fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>], nonce: &s
         .collect()
 }
 
+/// The cases whose code came from `file` (`files[i]`: case i's files).
+pub(super) fn holders(files: &[Vec<String>], file: &str) -> Vec<usize> {
+    (0..files.len()).filter(|&i| files[i].iter().any(|x| x == file)).collect()
+}
+
 /// The cases with findings at lines of their own code, when a run that named nobody for some
 /// record (a line-less one: initcheck's `Error buffer overflow ... Some records have been
 /// dropped` after a kernel that reads uninitialized memory everywhere) also has such findings
@@ -341,9 +344,7 @@ fn line_less_owners(batch: &SanitizerRun, files: &[Vec<String>]) -> Option<Vec<b
     for f in findings {
         match f.file_line() {
             None => line_less = true,
-            Some((file, _)) => (0..files.len())
-                .filter(|&i| files[i].iter().any(|x| x == file))
-                .for_each(|i| owners[i] = true),
+            Some((file, _)) => holders(files, file).into_iter().for_each(|i| owners[i] = true),
         }
     }
     (line_less && owners.iter().any(|o| *o) && !owners.iter().all(|o| *o)).then_some(owners)

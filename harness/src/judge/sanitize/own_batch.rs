@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::batch::{case_log, complete, ptx_files, ran_once, ALONE_AT_ONCE};
+use super::batch::{case_log, complete, holders, ptx_files, ran_once, ALONE_AT_ONCE};
 use super::normalize::Finding;
 use super::runner;
 use super::tool::{Outcome, SanitizeConfig, SanitizerRun, Tool};
@@ -142,7 +142,7 @@ fn own_owners(
         };
         for f in findings {
             let (file, _) = f.file_line()?;
-            match (0..files.len()).filter(|&i| files[i].iter().any(|x| x == file)).collect::<Vec<_>>()[..] {
+            match holders(files, file)[..] {
                 [i] => owners[i] = true,
                 _ => return None,
             }
