@@ -197,12 +197,15 @@ impl Items<'_> {
             let tag = format!("correct-{first}");
             let once = || run_worker_once(cfg, self.exe, self.work, ptx, rest, true, &tag, &place);
             if alone {
-                gpu.alone(once)?
+                // Kept until the next run: after a hang the next trial runs alone too.
+                gpu.alone_kept(once)?
             } else {
                 gpu.run(once)?
             }
         };
-        let results = run_worker(&problems, gpu.shared(), &run)?;
+        let results = run_worker(&problems, gpu.shared(), &run);
+        gpu.give_back();
+        let results = results?;
         let mut passed = 0;
         let mut lines = Vec::new();
         let mut wrong_results = false;

@@ -135,6 +135,8 @@ pub(super) struct GpuTurn {
     note: fn(&str),
     path: Option<PathBuf>,
     waited: Mutex<WaitClock>,
+    /// The lock alone kept from one run alone to the next ([`GpuTurn::alone_kept`]).
+    kept: Mutex<Option<GpuLock>>,
 }
 
 /// Wall-clock time with at least one of a submission's runs waiting for the lock (its runs
@@ -166,6 +168,7 @@ impl GpuTurn {
             note,
             path,
             waited: Mutex::new(WaitClock::default()),
+            kept: Mutex::new(None),
         };
         if access == Access::Exclusive {
             turn.held = Some(turn.lock(Access::Exclusive)?);
@@ -211,6 +214,7 @@ impl GpuTurn {
         if !self.shared() {
             return Ok(f());
         }
+        self.give_back();
         let _held = self.lock(Access::Shared)?;
         Ok(f())
     }
@@ -222,8 +226,42 @@ impl GpuTurn {
             return Ok(f());
         }
         let _span = crate::proc::timeline::span("alone", || "the GPU alone (wait included)".into());
-        let _alone = self.lock(Access::Exclusive)?;
+        let _alone = match self.take_kept() {
+            Some(kept) => kept,
+            None => self.lock(Access::Exclusive)?,
+        };
         Ok(f())
+    }
+
+    /// [`GpuTurn::alone`], and the GPU stays this submission's alone after `f` until its next
+    /// run ([`GpuTurn::run`] or `alone`) or [`GpuTurn::give_back`]. For one sequence of runs
+    /// only (a kernel's correctness trials, one after another): a trial that hung alone is
+    /// followed at once by the next trial alone, and giving the lock back between them let in
+    /// every run of the batch that waited at the turnstile meanwhile, each to be waited for
+    /// again (H200 run 29: 1.5-1.9 s before each infinite loop's second trial alone). Runs of
+    /// this submission side by side (its sanitizers) must not keep it: one that waits for the
+    /// shared lock while another keeps it alone would wait for its own submission.
+    pub(super) fn alone_kept<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
+        if !self.shared() {
+            return Ok(f());
+        }
+        let _span = crate::proc::timeline::span("alone", || "the GPU alone (wait included)".into());
+        let held = match self.take_kept() {
+            Some(kept) => kept,
+            None => self.lock(Access::Exclusive)?,
+        };
+        let out = f();
+        *self.kept.lock().unwrap_or_else(|p| p.into_inner()) = Some(held);
+        Ok(out)
+    }
+
+    /// Gives back the lock a run alone kept ([`GpuTurn::alone_kept`]), if any.
+    pub(super) fn give_back(&self) {
+        drop(self.take_kept());
+    }
+
+    fn take_kept(&self) -> Option<GpuLock> {
+        self.kept.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
@@ -331,6 +369,43 @@ mod tests {
         assert_eq!(solo.alone(|| 7).unwrap(), 7);
         assert_eq!(solo.run(|| 8).unwrap(), 8);
         assert!(GpuLock::acquire_at(&path, Access::Shared, Duration::ZERO, keep).is_err());
+    }
+
+    #[test]
+    fn a_run_alone_kept_holds_the_gpu_until_the_next_run_beside_or_give_back() {
+        let work = tempfile::tempdir().unwrap();
+        let path = work.path().join("gpu.lock");
+        let turn =
+            GpuTurn::take_at(Some(path.clone()), Access::Shared, Duration::from_secs(5), keep).unwrap();
+        let taken = |p: &Path| GpuLock::acquire_at(p, Access::Shared, Duration::ZERO, keep).is_err();
+        assert_eq!(turn.alone_kept(|| 1).unwrap(), 1);
+        assert!(taken(&path), "kept alone after the run");
+        std::thread::scope(|s| {
+            // Another submission waits at the turnstile for a shared turn ...
+            let waiting = s.spawn(|| {
+                GpuLock::acquire_at(&path, Access::Shared, Duration::from_secs(5), keep).map(drop).is_ok()
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            // ... and the next run alone starts without letting it in or waiting for it.
+            let t = Instant::now();
+            let inside = turn.alone_kept(|| taken(&path)).unwrap();
+            assert!(inside && t.elapsed() < Duration::from_secs(1));
+            assert!(!waiting.is_finished(), "a shared holder got in between two runs alone");
+            // A run beside others gives the lock back first (and so does not wait for itself).
+            assert_eq!(turn.run(|| 2).unwrap(), 2);
+            assert!(waiting.join().unwrap());
+        });
+        // give_back releases what a run alone kept; a plain run alone keeps nothing.
+        turn.alone_kept(|| ()).unwrap();
+        assert!(taken(&path));
+        turn.give_back();
+        assert!(!taken(&path), "given back");
+        turn.alone(|| ()).unwrap();
+        assert!(!taken(&path), "alone() keeps nothing");
+        // Dropped, a turn gives back what it kept.
+        turn.alone_kept(|| ()).unwrap();
+        drop(turn);
+        assert!(!taken(&path), "released with the turn");
     }
 
     #[test]
