@@ -113,8 +113,9 @@ enum Job<'a> {
     Sanitize(&'a Case, Vec<Tool>),
     /// One compute-sanitizer tool on several kernels in one process ([`sanitize::batch`]).
     Batch(Vec<&'a Case>, Tool),
-    /// racegate's own tools on several kernels: those whose stress run passed in one injected
-    /// run ([`sanitize::own_batch::run_own`]), the others each alone ([`own_batch_job`]).
+    /// racegate's own tools on several kernels: those whose stress run neither hung nor faulted
+    /// in one injected run ([`sanitize::own_batch::run_own`]), the others each alone
+    /// ([`own_batch_job`]).
     OwnBatch(Vec<&'a Case>, Vec<Tool>),
 }
 
@@ -393,12 +394,14 @@ fn after_hang(sc: &sanitize::SanitizeConfig, cfg: &GateConfig) -> sanitize::Sani
 /// See [`after_hang`].
 const RACECHECK_MARGIN: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// racegate's own `group` of tools on `cases`: the kernels whose stress run passed in one
-/// injected run where it is clean for all of them ([`sanitize::own_batch::run_own`]: any finding,
-/// hang or doubt and each runs alone), every other kernel alone (a kernel with wrong results
-/// often has a finding of these tools, which would send the whole batch alone), at most
-/// [`OWN_ALONE_AT_ONCE`] at once beside the batch. Each run is added as [`sanitize_job`] adds
-/// it. In the corpus gate of H200 run 26 a process per kernel and group cost 7-20 s each.
+/// racegate's own `group` of tools on `cases`: the kernels whose stress run passed or gave wrong
+/// results in one injected run, each judged on its own launches there
+/// ([`sanitize::own_batch::run_own`]: a case the tools doubt runs alone), the kernels whose
+/// stress run hung (they would cost the batch its deadline) or faulted (a lost context would
+/// end the batch) alone, at most [`OWN_ALONE_AT_ONCE`] at once beside the batch. Each run is
+/// added as [`sanitize_job`] adds it. In the corpus gate of H200 run 26 a process per kernel
+/// and group cost 7-20 s each; in run 29 the kernels with wrong results, alone, were 14 of 39
+/// own-tool processes.
 fn own_batch_job(
     catalog: &Catalog,
     cases: &[&Case],
@@ -411,8 +414,9 @@ fn own_batch_job(
     let mut sc = cfg.battery.sanitize(group[0]);
     sc.extra_args = cfg.sanitizer_args.clone();
     let hung_sc = after_hang(&sc, cfg);
-    let (together, alone): (Vec<&Case>, Vec<&Case>) =
-        cases.iter().partition(|c| st.passed.contains(&c.name));
+    let (together, alone): (Vec<&Case>, Vec<&Case>) = cases
+        .iter()
+        .partition(|c| !st.hung.contains(&c.name) && !st.faulted.contains(&c.name));
     let (alone_runs, batch_runs) = std::thread::scope(|s| {
         let alone_runs = s.spawn(|| {
             crate::proc::pool::run_all(

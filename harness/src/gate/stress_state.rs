@@ -12,7 +12,7 @@ pub(super) struct StressState {
     pub(super) done: BTreeSet<String>,
     /// Kernels whose stress run missed its deadline: under a tool they hang too.
     pub(super) hung: BTreeSet<String>,
-    /// Kernels whose stress run passed: racegate's own tools try them in one run.
+    /// Kernels whose stress run passed.
     pub(super) passed: BTreeSet<String>,
     /// Kernels whose stress run faulted: memcheck runs them alone.
     pub(super) faulted: BTreeSet<String>,

@@ -295,7 +295,9 @@ pub(super) fn run_worker_within(
     // grade. The child needs no secret (it gets inputs, not seeds): it does not get the
     // variable at all. The worker prints a line after each problem, so the idle deadline is
     // per problem.
+    // One stream: one hardware queue (`device::one_queue`).
     let spawn = Spawn {
+        env: crate::run::device::one_queue(),
         remove: vec!["RACEGATE_GRADE_SECRET".into()],
         ..Spawn::default()
     };

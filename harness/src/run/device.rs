@@ -82,3 +82,70 @@ pub fn check_signatures(
 }
 
 
+
+/// The variable that sets how many hardware work queues (connections) a CUDA context opens:
+/// eight unless it says otherwise.
+pub const MAX_CONNECTIONS: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
+
+/// The environment racegate adds for a GPU process of its own that launches on one stream (a
+/// grading worker; the target a sanitizer or racegate's own tool runs: `__sanitize-target`,
+/// `__grade-worker`): one hardware queue instead of eight. A context's queues are set up and torn
+/// down in the driver partly one process at a time, so each costs every process starting or
+/// ending beside it; with one stream the other seven are never used. H200 run 30, call A
+/// (`docs/h200/run-30/`): 48 processes of a one-kernel program 16 at once took 0.19-0.20 s each
+/// with eight queues and 0.07 s with one, 0.20 s against 0.08 s under memcheck; the 30-submission
+/// grading batch 73.9 s against 55.3 s, every grade the same. Not for the user's programs (they
+/// may rely on streams running side by side), nor for stress workers (one process each for the
+/// whole run). A value the user set is theirs: then nothing is added.
+pub fn one_queue() -> Vec<(String, String)> {
+    one_queue_given(std::env::var_os(MAX_CONNECTIONS).is_some())
+}
+
+/// [`one_queue`] when the user's environment has the variable (`set`) or not.
+pub fn one_queue_given(set: bool) -> Vec<(String, String)> {
+    if set {
+        Vec::new()
+    } else {
+        vec![(MAX_CONNECTIONS.to_string(), "1".to_string())]
+    }
+}
+
+/// Whether `program args` is racegate's own one-stream GPU target: this executable (after
+/// links) running `__sanitize-target` or `__grade-worker`. A user's program that names one of
+/// them is not this executable.
+pub fn is_own_one_stream_target(program: &std::ffi::OsStr, args: &[std::ffi::OsString]) -> bool {
+    use crate::proc::subcommands::{GRADE_WORKER, SANITIZE_TARGET};
+    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    std::env::current_exe().is_ok_and(|me| same(std::path::Path::new(program), &me))
+        && args.iter().any(|a| a == SANITIZE_TARGET || a == GRADE_WORKER)
+}
+
+#[cfg(test)]
+mod one_queue_tests {
+    use super::*;
+
+    #[test]
+    fn one_queue_is_added_unless_the_user_chose_a_count() {
+        assert_eq!(one_queue_given(false), vec![(MAX_CONNECTIONS.to_string(), "1".to_string())]);
+        assert!(one_queue_given(true).is_empty());
+    }
+
+    #[test]
+    fn only_this_executable_running_its_own_target_is_a_one_stream_target() {
+        use crate::proc::subcommands::{GRADE_WORKER, SANITIZE_TARGET, STRESS_WORKER};
+        let me = std::env::current_exe().unwrap();
+        let args = |a: &str| vec![std::ffi::OsString::from("--manifest"), "m.toml".into(), a.into()];
+        assert!(is_own_one_stream_target(me.as_os_str(), &args(SANITIZE_TARGET)));
+        assert!(is_own_one_stream_target(me.as_os_str(), &args(GRADE_WORKER)));
+        // The stress worker keeps its queues, and so does this executable doing anything else.
+        assert!(!is_own_one_stream_target(me.as_os_str(), &args(STRESS_WORKER)));
+        assert!(!is_own_one_stream_target(me.as_os_str(), &args("gate")));
+        // Another program that names the subcommand is a user's program.
+        let other = tempfile::NamedTempFile::new().unwrap();
+        assert!(!is_own_one_stream_target(other.path().as_os_str(), &args(SANITIZE_TARGET)));
+        assert!(!is_own_one_stream_target(std::ffi::OsStr::new("racegate"), &args(SANITIZE_TARGET)));
+    }
+}

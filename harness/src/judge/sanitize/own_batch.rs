@@ -45,11 +45,42 @@ pub fn run_own(
     };
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     let label = names.join("+");
+    // Each case's entry as its launches name it (a C++ entry by its mangled name).
+    let symbols: Option<Vec<String>> = cases
+        .iter()
+        .zip(&ptxs)
+        .map(|(c, p)| {
+            let text = std::fs::read_to_string(p).ok()?;
+            let names = crate::build::ptx::names(&text);
+            Some(names.get(&c.entry.name).cloned().unwrap_or_else(|| c.entry.name.clone()))
+        })
+        .collect();
+    // No confirm runs for the batch: they rerun the whole target, so a changed output would not
+    // say whose reads reached it. A case whose unwritten shared reads are findings runs alone,
+    // and its confirm runs there.
+    let batch_cfg = SanitizeConfig {
+        confirm: false,
+        ..cfg.clone()
+    };
     // One case's deadline for the whole run, as for compute-sanitizer's batches.
-    let Ok(runs) = super::globalcheck::run::run_tools(&label, &target, cfg, &catalog.root, tools)
-    else {
+    let root = &catalog.root;
+    let Ok((runs, per_case)) = super::globalcheck::run::run_tools_split(
+        &label,
+        &target,
+        &batch_cfg,
+        root,
+        tools,
+        symbols.as_deref(),
+    ) else {
         return each_alone();
     };
+    let whole = |r: &SanitizerRun| {
+        complete(&r.log, &nonce, r.seconds * runs.len() as f64, cfg.timeout)
+            && names.iter().all(|n| ran_once(&r.log, n, &nonce))
+    };
+    if let Some(per_case) = per_case.filter(|_| !runs.is_empty() && runs.iter().all(whole)) {
+        return per_case_or_alone(catalog, cases, cfg, &runs[0], per_case, alone);
+    }
     let files = || -> Option<Vec<Vec<String>>> {
         let texts = ptxs.iter().map(std::fs::read_to_string).collect::<std::io::Result<Vec<_>>>();
         Some(texts.ok()?.iter().map(|t| ptx_files(t, &catalog.root)).collect())
@@ -114,6 +145,66 @@ pub fn run_own(
             runner::with_never_written(settled, catalog, c, cfg)
         })
         .collect())
+}
+
+/// The cases of a whole batch run (`run`, one of its tools' runs) each tool decided on their
+/// own launches ([`super::globalcheck::split`]) as clean or findings, settled so; the others
+/// (a doubt, a hang, or sharedcheck's reads of unwritten shared memory, whose confirm runs need
+/// a run of the case's own) each `alone`, a few at once. Before, any finding or doubt of one
+/// case sent every case alone or to another batch (H200 run 29's corpus gate: 39 own-tool
+/// processes for 39 kernels, six of them alone for one kernel's out-of-bounds reads).
+fn per_case_or_alone(
+    catalog: &Catalog,
+    cases: &[&Case],
+    cfg: &SanitizeConfig,
+    run: &SanitizerRun,
+    per_case: super::globalcheck::run::PerCase,
+    alone: impl Fn(&Case) -> Result<Vec<SanitizerRun>> + Sync,
+) -> Result<Vec<Vec<SanitizerRun>>> {
+    use super::globalcheck::run::has_uninit_read;
+    let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+    let n = cases.len() as f64;
+    let settled: Vec<Option<Vec<SanitizerRun>>> = per_case
+        .into_iter()
+        .zip(cases)
+        .map(|(decided, c)| {
+            let judged = decided.iter().all(|(_, o, _)| {
+                matches!(o, Outcome::Clean | Outcome::Findings(_)) && !has_uninit_read(o)
+            });
+            judged.then(|| {
+                let runs = decided
+                    .into_iter()
+                    .map(|(tool, outcome, log)| SanitizerRun {
+                        case: c.name.clone(),
+                        tool,
+                        outcome,
+                        exit: format!("{} (one process for {})", run.exit, names.join(", ")),
+                        seconds: run.seconds / n,
+                        log: case_log(&log, &c.name, &names),
+                        command: run.command.clone(),
+                    })
+                    .collect();
+                runner::with_never_written(runs, catalog, c, cfg)
+            })
+        })
+        .collect();
+    let rest: Vec<usize> = (0..cases.len()).filter(|&i| settled[i].is_none()).collect();
+    if !rest.is_empty() {
+        crate::proc::timeline::note("batch", || {
+            let who: Vec<&str> = rest.iter().map(|&i| names[i]).collect();
+            format!("{}: judged per case; alone: {}", names.join("+"), who.join("+"))
+        });
+    }
+    let mut alone_runs =
+        crate::proc::pool::run_all(rest.clone(), ALONE_AT_ONCE, |i| alone(cases[i]), |_| {})
+            .into_iter();
+    settled
+        .into_iter()
+        .map(|s| match s {
+            Some(runs) => Ok(runs),
+            None => alone_runs.next().expect("one run alone per case not judged"),
+        })
+        .collect()
 }
 
 /// Which cases own a run of racegate's own tools that did not settle them all, when that run

@@ -130,3 +130,89 @@ fn own_tools_regroup_only_when_every_verdict_is_a_finding_at_one_cases_code() {
     }
     assert!(seen.iter().all(|n| *n > 10), "every outcome drawn: {seen:?}");
 }
+
+/// A whole batch run whose tools decided each case on its own launches: over random outcomes
+/// of each tool for each case, a case is taken from the batch exactly when every tool said
+/// clean or findings and sharedcheck's findings hold no read of unwritten shared memory (its
+/// confirm runs need a run of the case's own); every other case runs alone, once, and the
+/// answers keep the cases' order.
+#[test]
+fn a_batch_judged_per_case_settles_the_cases_it_judged_and_runs_only_the_others_alone() {
+    use crate::judge::sanitize::globalcheck::run::PerCase;
+    let root = tempfile::tempdir().unwrap();
+    let catalog = Catalog {
+        root: root.path().to_path_buf(),
+        cases: Vec::new(),
+        manifest: None,
+    };
+    let owned: Vec<Case> = NAMES
+        .iter()
+        .map(|n| Case::for_test(n, &format!("kernels/{n}.cu"), "reduce"))
+        .collect();
+    let cases: Vec<&Case> = owned.iter().collect();
+    let cfg = SanitizeConfig::new(Tool::Globalcheck, None, std::time::Duration::from_secs(20), "sm_90");
+    let batch = batch_run(Outcome::Clean, &format!("{}{}", result_line("a", OK), result_line("b", OK)));
+    let uninit = || {
+        let mut f = finding("kernels/a.cu:3");
+        f.what = "a read of shared memory no thread of the block wrote".into();
+        f
+    };
+    let tools = [Tool::Globalcheck, Tool::Sharedcheck, Tool::Fencecheck];
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(30);
+    let mut seen = [0usize; 2];
+    for round in 0..400 {
+        let mut want_alone = Vec::new();
+        let per_case: PerCase = (0..NAMES.len())
+            .map(|i| {
+                let mut judged = true;
+                let decided = tools
+                    .iter()
+                    .map(|&t| {
+                        let o = match rng.random_range(0..7) {
+                            0..=2 => Outcome::Clean,
+                            3 => Outcome::Findings(vec![finding("kernels/a.cu:3")]),
+                            4 if t == Tool::Sharedcheck => Outcome::Findings(vec![finding("kernels/a.cu:4"), uninit()]),
+                            4 | 5 => Outcome::Inconclusive("globalcheck cannot judge this run".into()),
+                            _ => Outcome::Hang { left_behind: false, said: None },
+                        };
+                        judged &= matches!(o, Outcome::Clean)
+                            || matches!(&o, Outcome::Findings(f) if !f.iter().any(|x| x.what.contains("no thread of the block wrote")));
+                        (t, o, format!("decided for {}\n", NAMES[i]))
+                    })
+                    .collect();
+                if !judged {
+                    want_alone.push(NAMES[i].to_string());
+                }
+                seen[usize::from(judged)] += 1;
+                decided
+            })
+            .collect();
+        let expected = per_case.clone();
+        let called = std::sync::Mutex::new(Vec::new());
+        let alone = |c: &Case| -> Result<Vec<SanitizerRun>> {
+            called.lock().unwrap().push(c.name.clone());
+            Ok(vec![SanitizerRun {
+                case: c.name.clone(),
+                outcome: Outcome::Inconclusive("run alone".into()),
+                ..batch.clone()
+            }])
+        };
+        let got = per_case_or_alone(&catalog, &cases, &cfg, &batch, per_case, alone).unwrap();
+        let mut called = called.into_inner().unwrap();
+        called.sort();
+        assert_eq!(called, want_alone, "round {round}: each case not judged runs alone, once");
+        for (i, runs) in got.iter().enumerate() {
+            assert!(runs.iter().all(|r| r.case == NAMES[i]), "round {round}: order kept");
+            if want_alone.contains(&NAMES[i].to_string()) {
+                assert_eq!(runs[0].outcome, Outcome::Inconclusive("run alone".into()));
+            } else {
+                let outcomes: Vec<&Outcome> = runs.iter().map(|r| &r.outcome).collect();
+                let want: Vec<&Outcome> = expected[i].iter().map(|(_, o, _)| o).collect();
+                assert_eq!(outcomes, want, "round {round}: the batch's own outcomes of {}", NAMES[i]);
+                assert!(runs.iter().all(|r| r.log.contains(&format!("decided for {}", NAMES[i]))));
+                assert!(runs.iter().all(|r| r.exit.contains("one process for a, b, c")));
+            }
+        }
+    }
+    assert!(seen[0] > 100 && seen[1] > 100, "both kinds of case drawn: {seen:?}");
+}

@@ -254,8 +254,13 @@ pub(super) fn run_tool(
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
+    // racegate's own target launches on one stream: one hardware queue (`device::one_queue`).
+    let env = match target.split_first() {
+        Some((p, a)) if crate::run::device::is_own_one_stream_target(p, a) => crate::run::device::one_queue(),
+        _ => Vec::new(),
+    };
     let (finished, stdout) =
-        watchdog::run_collecting_until(&sanitizer, &args, &[], deadline, watchdog::Output::bounded())?;
+        watchdog::run_collecting_until(&sanitizer, &args, &env, deadline, watchdog::Output::bounded())?;
     let stdout = stdout.text();
     let log = format!("{stdout}{}", finished.stderr);
     let exit = finished.exit.describe(cfg.timeout);

@@ -18,6 +18,7 @@ pub mod report;
 pub mod run;
 pub mod sass;
 pub mod shared;
+pub mod split;
 pub mod streams;
 pub mod streams_trace;
 pub mod streams_verdict;

@@ -65,6 +65,26 @@ pub fn run_tools(
     root: &Path,
     tools: &[Tool],
 ) -> Result<Vec<SanitizerRun>> {
+    Ok(run_tools_split(label, target, cfg, root, tools, None)?.0)
+}
+
+/// Each case's decisions of a batch run: per case (in the target's order), each tool's outcome
+/// and log, decided on that case's part of the report ([`super::split`]).
+pub type PerCase = Vec<Vec<(Tool, Outcome, String)>>;
+
+/// [`run_tools`], and with `split` (each case's entry as its launches name it, in the target's
+/// order) each case decided on its own launches too, when the report says which launches are
+/// whose ([`super::split::attribute`]; `None` otherwise, and when the run could not be judged
+/// at all). sharedcheck's confirm runs are never run for a case's part: a case whose reads of
+/// unwritten shared memory are findings there needs a run of its own to confirm them.
+pub fn run_tools_split(
+    label: &str,
+    target: &[OsString],
+    cfg: &SanitizeConfig,
+    root: &Path,
+    tools: &[Tool],
+    split: Option<&[String]>,
+) -> Result<(Vec<SanitizerRun>, Option<PerCase>)> {
     let start = std::time::Instant::now();
     let tools: Vec<Tool> = if tools.is_empty() {
         vec![cfg.tool]
@@ -96,12 +116,12 @@ pub fn run_tools(
     let built = match build::ensure(root) {
         Ok(b) => b,
         Err(why) => {
-            return Ok(finish_all(
+            return Ok((finish_all(
                 &|t| Outcome::Inconclusive(format!("{t} could not be built: {why}")),
                 "not run".into(),
                 String::new(),
                 String::new(),
-            ))
+            ), None))
         }
     };
     let dir = tempfile::tempdir_in(crate::build::compile::cache_dir()?)
@@ -118,7 +138,14 @@ pub fn run_tools(
         })
         .collect::<Vec<_>>()
         .join(",");
-    let env: Vec<(String, String)> = vec![
+    let Some((program, args)) = target.split_first() else {
+        return Err(Error::Usage(format!("{}: no target to run", tools[0])));
+    };
+    // racegate's own target launches on one stream: one hardware queue (`device::one_queue`);
+    // not under streamcheck, which judges streams.
+    let one_queue = crate::run::device::is_own_one_stream_target(program, args)
+        && !tools.contains(&Tool::Streamcheck);
+    let mut env: Vec<(String, String)> = vec![
         (
             "CUDA_INJECTION64_PATH".into(),
             built.tool.display().to_string(),
@@ -142,9 +169,9 @@ pub fn run_tools(
         .chain(target.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
-    let Some((program, args)) = target.split_first() else {
-        return Err(Error::Usage(format!("{}: no target to run", tools[0])));
-    };
+    if one_queue {
+        env.extend(crate::run::device::one_queue());
+    }
     let (done, stdout) = watchdog::run_collecting(Path::new(program), args, &env, cfg.timeout)?;
     let exit = done.exit.describe(cfg.timeout);
     let report_path = dir.path().join("report.jsonl");
@@ -159,7 +186,7 @@ pub fn run_tools(
                 Capture::TooLarge(l) => format!("over {} MiB", l >> 20),
                 _ => "not a regular file".into(),
             };
-            return Ok(finish_all(
+            return Ok((finish_all(
                 &|t| {
                     Outcome::Inconclusive(format!(
                         "{t}'s report was not read ({why}): the target may have written it"
@@ -168,7 +195,7 @@ pub fn run_tools(
                 exit,
                 format!("{stdout}{}", done.stderr),
                 command,
-            ));
+            ), None));
         }
     };
     let rep = report::parse(&text);
@@ -219,46 +246,13 @@ pub fn run_tools(
             let _ = std::fs::write(lines_path(keep, *m), t);
         }
     }
-    let mut runs = Vec::new();
-    for &tool in &tools {
-        let mut log = format!("{stdout}{}", done.stderr);
-        let outcome = if tool == Tool::Streamcheck {
-            let (exit, trace) = (&done.exit, trace.as_deref());
-            super::streams_verdict::decide(exit, done.left_behind, trace, root, &mut log)
-        } else if tool == Tool::Fencecheck {
-            let (exit, behind) = (&done.exit, done.left_behind);
-            preamble("fencecheck", exit, behind, &rep).unwrap_or_else(|| {
-                super::fence::decide_texts(exit, &rep, &handoffs, &line_texts, &tables, root, &mut log)
-            })
-        } else if tool == Tool::Sharedcheck {
-            log.push_str(&super::shared::shared_log(&rep));
-            // Decided once; again, with the reads spared, only when the confirm runs spare them
-            // (so the decision's log lines are written once).
-            let mut decided = String::new();
-            let mut outcome =
-                decide_shared(&done.exit, done.left_behind, &rep, &tables, root, &mut decided);
-            if cfg.confirm
-                && has_uninit_read(&outcome)
-                && confirm::reads_are_dead(program, args, &env, cfg, &done.exit, &rep, &mut log)
-            {
-                decided.clear();
-                outcome = decide_shared_with(
-                    &done.exit,
-                    done.left_behind,
-                    &rep,
-                    &tables,
-                    root,
-                    &mut decided,
-                    true,
-                );
-            }
-            log.push_str(&decided);
-            outcome
-        } else {
-            log.push_str(&report::log(&rep));
-            decide(&done.exit, done.left_behind, &rep, &tables, root, &mut log)
-        };
-        runs.push(SanitizerRun {
+    let whole_log = format!("{stdout}{}", done.stderr);
+    let confirm = cfg.confirm.then_some(Confirm { program, args, env: &env, cfg });
+    let judged = Judged { exit: &done.exit, left_behind: done.left_behind, tables: &tables, line_texts: &line_texts, root };
+    let decided = judged.decide(&tools, &rep, &handoffs, trace.as_deref(), confirm, &whole_log);
+    let runs: Vec<SanitizerRun> = decided
+        .into_iter()
+        .map(|(tool, outcome, log)| SanitizerRun {
             case: label.to_string(),
             tool,
             outcome,
@@ -266,9 +260,88 @@ pub fn run_tools(
             seconds: start.elapsed().as_secs_f64(),
             log,
             command: command.clone(),
-        });
+        })
+        .collect();
+    let split = split.and_then(|symbols| {
+        let modules = super::split::attribute(&rep, &handoffs, symbols)?;
+        // Streams are judged from a trace of the whole process: not split.
+        (!tools.contains(&Tool::Streamcheck)).then_some(())?;
+        Some(
+            modules
+                .iter()
+                .map(|&m| {
+                    let (part, part_handoffs) = super::split::part(&rep, &handoffs, m);
+                    // No confirm runs for a part: they rerun the whole target.
+                    judged.decide(&tools, &part, &part_handoffs, None, None, &whole_log)
+                })
+                .collect(),
+        )
+    });
+    Ok((share_time(runs), split))
+}
+
+/// What the tools' decisions need besides the report: the run's end, nvdisasm's line tables.
+struct Judged<'a> {
+    exit: &'a Exit,
+    left_behind: bool,
+    tables: &'a BTreeMap<u32, LineTable>,
+    line_texts: &'a [(u32, String)],
+    root: &'a Path,
+}
+
+/// What sharedcheck's confirm runs rerun: the target as it ran.
+#[derive(Clone, Copy)]
+struct Confirm<'a> {
+    program: &'a OsString,
+    args: &'a [OsString],
+    env: &'a [(String, String)],
+    cfg: &'a SanitizeConfig,
+}
+
+impl Judged<'_> {
+    /// Each of `tools` decided on `rep` (the whole report, or one case's part of it): the tool,
+    /// its outcome and its log (`base_log`, the run's output, and the decision's lines).
+    fn decide(
+        &self,
+        tools: &[Tool],
+        rep: &report::Report,
+        handoffs: &super::fence::Handoffs,
+        trace: Option<&str>,
+        confirm: Option<Confirm<'_>>,
+        base_log: &str,
+    ) -> Vec<(Tool, Outcome, String)> {
+        let (exit, behind, tables, root) = (self.exit, self.left_behind, self.tables, self.root);
+        let mut out = Vec::new();
+        for &tool in tools {
+            let mut log = base_log.to_string();
+            let outcome = if tool == Tool::Streamcheck {
+                super::streams_verdict::decide(exit, behind, trace, root, &mut log)
+            } else if tool == Tool::Fencecheck {
+                preamble("fencecheck", exit, behind, rep).unwrap_or_else(|| {
+                    super::fence::decide_texts(exit, rep, handoffs, self.line_texts, tables, root, &mut log)
+                })
+            } else if tool == Tool::Sharedcheck {
+                log.push_str(&super::shared::shared_log(rep));
+                // Decided once; again, with the reads spared, only when the confirm runs spare
+                // them (so the decision's log lines are written once).
+                let mut decided = String::new();
+                let mut outcome = decide_shared(exit, behind, rep, tables, root, &mut decided);
+                if let Some(c) = confirm.filter(|_| has_uninit_read(&outcome)) {
+                    if confirm::reads_are_dead(c.program, c.args, c.env, c.cfg, exit, rep, &mut log) {
+                        decided.clear();
+                        outcome = decide_shared_with(exit, behind, rep, tables, root, &mut decided, true);
+                    }
+                }
+                log.push_str(&decided);
+                outcome
+            } else {
+                log.push_str(&report::log(rep));
+                decide(exit, behind, rep, tables, root, &mut log)
+            };
+            out.push((tool, outcome, log));
+        }
+        out
     }
-    Ok(share_time(runs))
 }
 
 /// Several tools' runs that were one run: each gets an even share of its time, and its log says
@@ -326,7 +399,7 @@ pub fn lines_path(report: &Path, m: u32) -> std::path::PathBuf {
 
 /// Whether sharedcheck's outcome counts a read of unwritten shared memory (the confirm runs
 /// then ask whether its value reaches the output).
-fn has_uninit_read(o: &Outcome) -> bool {
+pub fn has_uninit_read(o: &Outcome) -> bool {
     matches!(o, Outcome::Findings(fs) if fs.iter().any(|f| f.what.contains(UNINIT_WHAT)))
 }
 
