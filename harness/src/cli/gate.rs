@@ -50,9 +50,9 @@ pub struct GateArgs {
     /// Plain runs of a program (outputs compared across them after masking).
     #[arg(long, default_value_t = 3, value_parser = values::at_least_one)]
     runs: u32,
-    /// Processes at once; default: the number of cores. At most a quarter of them are stress
-    /// runs (RACEGATE_STRESS_AT_ONCE=N sets another count): the others run the tools of the
-    /// kernels already stressed.
+    /// Processes at once; default: the number of cores. At most half of them are stress runs
+    /// (RACEGATE_STRESS_AT_ONCE=N sets another count): the others run the tools of the kernels
+    /// already stressed.
     #[arg(long, value_parser = values::jobs)]
     jobs: Option<usize>,
     /// Deadline of a stress trial or a plain program run, in seconds.

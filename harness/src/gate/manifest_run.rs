@@ -162,7 +162,7 @@ pub fn run_manifest(
     }
     // The order jobs start in is decided at each pick ([`job_rank`]).
     let trials = cfg.battery.trials;
-    let at_once = stress_at_once(cfg.battery.jobs);
+    let at_once = stress_at_once(cfg.battery.jobs)?;
     let stress = std::sync::Mutex::new(StressState::default());
     let stress_left = stress::StressLeft::new(
         jobs.iter().filter(|j| matches!(j, Job::Stress(_))).count(),

@@ -118,12 +118,17 @@ fn stress_runs_wait_once_as_many_as_allowed_are_running() {
             }
         }
     }
-    // The setting: a positive count, else a quarter of the jobs (at least one).
-    for (set, want) in [(Some("3"), 3), (Some(" 8 "), 8), (Some("0"), 4), (Some("x"), 4), (Some("-2"), 4), (None, 4)] {
-        assert_eq!(stress_at_once_from(set, 16), want, "{set:?}");
+    // The setting: a positive count, else half the jobs (at least one); anything else set is an
+    // error that names the variable, never a silent default.
+    for (set, want) in [(Some("3"), 3), (Some(" 8 "), 8), (None, 8)] {
+        assert_eq!(stress_at_once_from(set, 16).unwrap(), want, "{set:?}");
     }
-    for (jobs, want) in [(1, 1), (2, 1), (4, 1), (7, 1), (8, 2), (15, 3)] {
-        assert_eq!(stress_at_once_from(None, jobs), want, "{jobs} jobs");
+    for bad in ["0", "x", "-2", "", "1.5", "8 stress"] {
+        let e = stress_at_once_from(Some(bad), 16).unwrap_err().to_string();
+        assert!(e.contains("RACEGATE_STRESS_AT_ONCE") && e.contains(&format!("`{bad}`")), "{bad:?}: {e}");
+    }
+    for (jobs, want) in [(1, 1), (2, 1), (3, 1), (4, 2), (7, 3), (16, 8)] {
+        assert_eq!(stress_at_once_from(None, jobs).unwrap(), want, "{jobs} jobs");
     }
 }
 

@@ -114,21 +114,27 @@ pub(super) enum StressEnd {
     Faulted,
 }
 
-/// How many stress runs the gate runs at once: `RACEGATE_STRESS_AT_ONCE` (at least 1), else
-/// a quarter of the jobs, so the tools of the kernels already stressed start beside them and
-/// fewer GPU processes run at once (the corpus gate at 16 jobs: H200 run 28, 49.2-53.0 s with 8
-/// at once, 52.8-57.5 s with 16, 58.7 s with 12; run 29, with a failure's tools started before
-/// its minimal-repro search, 49.1-50.4 s with 8, 46.5 s with 4, 52.6 s with 12).
-pub(super) fn stress_at_once(jobs: usize) -> usize {
+/// How many stress runs the gate runs at once: `RACEGATE_STRESS_AT_ONCE` (a whole number above
+/// 0; anything else is an error that names it), else half the jobs (at least 1), so the tools of
+/// the kernels already stressed start beside them. The corpus gate at 16 jobs: H200 run 28,
+/// 49.2-53.0 s with 8 at once, 52.8-57.5 s with 16; run 29, 49.1-50.4 s with 8, 46.5 s with 4;
+/// run 30, with one hardware queue per tool process and racegate's own tools judged per case
+/// (74 GPU processes instead of 91-94), 38.7-40.1 s with 4 and 36.3 s with 8 (call B), and with
+/// 8 as the default ... (call C).
+pub(super) fn stress_at_once(jobs: usize) -> crate::errors::Result<usize> {
     stress_at_once_from(std::env::var("RACEGATE_STRESS_AT_ONCE").ok().as_deref(), jobs)
 }
 
 /// [`stress_at_once`] from the variable's value.
-pub(super) fn stress_at_once_from(value: Option<&str>, jobs: usize) -> usize {
-    value
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or((jobs / 4).max(1))
+pub(super) fn stress_at_once_from(value: Option<&str>, jobs: usize) -> crate::errors::Result<usize> {
+    match value {
+        None => Ok((jobs / 2).max(1)),
+        Some(v) => v.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+            crate::errors::Error::Usage(format!(
+                "RACEGATE_STRESS_AT_ONCE must be a whole number above 0 (stress runs at once), got `{v}`"
+            ))
+        }),
+    }
 }
 
 #[cfg(test)]
