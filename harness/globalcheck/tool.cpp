@@ -55,6 +55,7 @@ struct Function {
 struct Module {
     int index = 0;
     std::vector<Function> functions;
+    std::vector<uint64_t> globals;  // bases of its __device__ variables in `allocs`
 };
 
 struct Alloc {
@@ -316,6 +317,7 @@ void module_loaded(Sanitizer_ResourceModuleData* d)
         a.size = size;
         a.name = v;
         g->allocs[(uint64_t)p] = a;
+        m.globals.push_back((uint64_t)p);
         gjson += std::string(gjson.empty() ? "" : ",") + "{\"name\":\"" + esc(v) + "\",\"base\":" + std::to_string((uint64_t)p)
             + ",\"size\":" + std::to_string(size) + "}";
     }
@@ -699,6 +701,20 @@ void stepped_aside()
     g->graph_launches = 0;
 }
 
+// Memory at `base` is no longer the program's (freed, or its module unloaded): untracked, its
+// shadow given back to the budget.
+void forget(uint64_t base)
+{
+    auto it = g->allocs.find(base);
+    if (it == g->allocs.end())
+        return;
+    if (it->second.shadow) {
+        sanitizerFree(nullptr, it->second.shadow);
+        g->used -= ((it->second.size + 3) / 4) * sizeof(GcShadow);
+    }
+    g->allocs.erase(it);
+}
+
 void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata)
 {
     if (off("RACEGATE_GC_TRACE"))
@@ -716,9 +732,18 @@ void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
         case SANITIZER_CBID_RESOURCE_MODULE_LOADED:
             module_loaded((Sanitizer_ResourceModuleData*)cbdata);
             break;
-        case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
-            g->modules.erase(((Sanitizer_ResourceModuleData*)cbdata)->module);
+        case SANITIZER_CBID_RESOURCE_MODULE_UNLOAD_STARTING: {
+            // Its __device__ variables go with it, as freed memory does: a later module's launch
+            // (the next case of a batch) must not find them tracked where a run of it alone
+            // would count its access there as outside every allocation.
+            auto it = g->modules.find(((Sanitizer_ResourceModuleData*)cbdata)->module);
+            if (it != g->modules.end()) {
+                for (uint64_t base : it->second.globals)
+                    forget(base);
+                g->modules.erase(it);
+            }
             break;
+        }
         case SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
             // cudaDeviceReset and the like: the shadows and the scratch die with the context.
             for (auto& [base, a] : g->allocs)
@@ -738,18 +763,9 @@ void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
             break;
         }
         case SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_FREE:
-        case SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC: {
-            auto* m = (Sanitizer_ResourceMemoryData*)cbdata;
-            auto it = g->allocs.find(m->address);
-            if (it != g->allocs.end()) {
-                if (it->second.shadow) {
-                    sanitizerFree(nullptr, it->second.shadow);
-                    g->used -= ((it->second.size + 3) / 4) * sizeof(GcShadow);
-                }
-                g->allocs.erase(it);
-            }
+        case SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC:
+            forget(((Sanitizer_ResourceMemoryData*)cbdata)->address);
             break;
-        }
         default:
             break;
         }

@@ -113,8 +113,8 @@ enum Job<'a> {
     Sanitize(&'a Case, Vec<Tool>),
     /// One compute-sanitizer tool on several kernels in one process ([`sanitize::batch`]).
     Batch(Vec<&'a Case>, Tool),
-    /// racegate's own tools on several kernels: those whose stress run neither hung nor faulted
-    /// in one injected run ([`sanitize::own_batch::run_own`]), the others each alone
+    /// racegate's own tools on several kernels: those whose stress run passed or gave wrong
+    /// results in one injected run ([`sanitize::own_batch::run_own`]), the others each alone
     /// ([`own_batch_job`]).
     OwnBatch(Vec<&'a Case>, Vec<Tool>),
 }
@@ -396,9 +396,8 @@ const RACECHECK_MARGIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// racegate's own `group` of tools on `cases`: the kernels whose stress run passed or gave wrong
 /// results in one injected run, each judged on its own launches there
-/// ([`sanitize::own_batch::run_own`]: a case the tools doubt runs alone), the kernels whose
-/// stress run hung (they would cost the batch its deadline) or faulted (a lost context would
-/// end the batch) alone, at most [`OWN_ALONE_AT_ONCE`] at once beside the batch. Each run is
+/// ([`sanitize::own_batch::run_own`]: a case the tools doubt runs alone), every other kernel
+/// alone ([`together_under_own_tools`]), at most [`OWN_ALONE_AT_ONCE`] at once beside the batch. Each run is
 /// added as [`sanitize_job`] adds it. In the corpus gate of H200 run 26 a process per kernel
 /// and group cost 7-20 s each; in run 29 the kernels with wrong results, alone, were 14 of 39
 /// own-tool processes.
@@ -416,7 +415,7 @@ fn own_batch_job(
     let hung_sc = after_hang(&sc, cfg);
     let (together, alone): (Vec<&Case>, Vec<&Case>) = cases
         .iter()
-        .partition(|c| !st.hung.contains(&c.name) && !st.faulted.contains(&c.name));
+        .partition(|c| together_under_own_tools(st, &c.name));
     let (alone_runs, batch_runs) = std::thread::scope(|s| {
         let alone_runs = s.spawn(|| {
             crate::proc::pool::run_all(
@@ -442,6 +441,14 @@ fn own_batch_job(
         );
     }
     Ok(pending)
+}
+
+/// Whether racegate's own tools take `case` in their batch: its stress run passed or gave wrong
+/// results. One that hung would cost the batch its deadline, one that faulted would end it, and
+/// one never stress-run (a manifest kernel checked by the sanitizers only) or whose stress job
+/// ended in an error has nothing that says it does neither: each runs alone.
+fn together_under_own_tools(st: &StressState, case: &str) -> bool {
+    st.passed.contains(case) || st.flagged.contains(case)
 }
 
 /// How many kernels of an own-tool batch run alone at once beside it.

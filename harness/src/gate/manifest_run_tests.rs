@@ -178,3 +178,32 @@ fn a_hung_kernels_tool_runs_are_cut_to_ten_seconds_or_the_trial_deadline() {
     assert_eq!(cut(30, 120), (30, 35), "the trial deadline when it is longer");
     assert_eq!(cut(30, 20), (20, 20));
 }
+
+/// racegate's own tools batch exactly the kernels whose stress run passed or gave wrong results;
+/// one that hung, faulted, ended without a verdict (an error) or never ran stress runs alone.
+#[test]
+fn own_tools_batch_only_kernels_whose_stress_run_passed_or_gave_wrong_results() {
+    use crate::gate::stress_state::StressEnd;
+    let mut st = StressState::default();
+    for (case, end) in [
+        ("passed", Some(StressEnd::Passed)),
+        ("wrong", Some(StressEnd::Flagged)),
+        ("hung", Some(StressEnd::Hung { finished_none: false })),
+        ("hung_none", Some(StressEnd::Hung { finished_none: true })),
+        ("faulted", Some(StressEnd::Faulted)),
+        ("error", None),
+    ] {
+        st.said(case, end.as_ref());
+    }
+    for (case, together) in [
+        ("passed", true),
+        ("wrong", true),
+        ("hung", false),
+        ("hung_none", false),
+        ("faulted", false),
+        ("error", false),
+        ("never_stressed", false),
+    ] {
+        assert_eq!(together_under_own_tools(&st, case), together, "{case}");
+    }
+}

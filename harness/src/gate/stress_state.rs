@@ -12,8 +12,11 @@ pub(super) struct StressState {
     pub(super) done: BTreeSet<String>,
     /// Kernels whose stress run missed its deadline: under a tool they hang too.
     pub(super) hung: BTreeSet<String>,
-    /// Kernels whose stress run passed.
+    /// Kernels whose stress run passed, and those whose stress run gave wrong results: racegate's
+    /// own tools take both in one run, judged per case. (Kernels that were never stress-run,
+    /// or whose stress job ended in an error, are in neither: nothing says they do not hang.)
     pub(super) passed: BTreeSet<String>,
+    pub(super) flagged: BTreeSet<String>,
     /// Kernels whose stress run faulted: memcheck runs them alone.
     pub(super) faulted: BTreeSet<String>,
     /// Of `hung`, those whose stress run finished no trial: their tool runs are cut to
@@ -54,7 +57,10 @@ impl StressState {
             Some(StressEnd::Faulted) => {
                 self.faulted.insert(case.to_string());
             }
-            Some(StressEnd::Flagged) | None => {}
+            Some(StressEnd::Flagged) => {
+                self.flagged.insert(case.to_string());
+            }
+            None => {}
         }
     }
 
@@ -169,6 +175,7 @@ mod tests {
         assert_eq!(st.done, ["a", "b", "c", "d", "f", "w"].map(String::from).into());
         assert_eq!(st.faulted, ["f"].map(String::from).into());
         assert_eq!(st.passed, ["a"].map(String::from).into());
+        assert_eq!(st.flagged, ["w"].map(String::from).into());
         assert_eq!(st.hung, ["b"].map(String::from).into());
         assert_eq!(st.finished_none, ["b"].map(String::from).into());
         drop(st);

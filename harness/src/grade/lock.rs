@@ -240,7 +240,9 @@ impl GpuTurn {
     /// every run of the batch that waited at the turnstile meanwhile, each to be waited for
     /// again (H200 run 29: 1.5-1.9 s before each infinite loop's second trial alone). Runs of
     /// this submission side by side (its sanitizers) must not keep it: one that waits for the
-    /// shared lock while another keeps it alone would wait for its own submission.
+    /// shared lock while another keeps it alone would wait for its own submission. Never call
+    /// `alone` or `alone_kept` of one turn from two threads at once while one of them keeps the
+    /// lock: the other would wait for it until its deadline.
     pub(super) fn alone_kept<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
         if !self.shared() {
             return Ok(f());

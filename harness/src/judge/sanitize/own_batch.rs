@@ -1,8 +1,10 @@
 //! racegate's own tools (globalcheck, sharedcheck, fencecheck) on several cases in one injected
-//! run, as [`super::batch`] does for compute-sanitizer's: the run settles every case as clean or
-//! none ([`settle_own`]), since the tools return their findings before they look at what they
-//! could not judge; when its only verdicts are findings at code of some cases, those run alone
-//! and the others again as a batch ([`own_owners`]).
+//! run, as [`super::batch`] does for compute-sanitizer's. When the run was whole and its report
+//! says which launches are whose ([`super::globalcheck::split`]), each case is decided on its own
+//! launches and the ones the tools doubt run alone ([`per_case_or_alone`]). Otherwise the run
+//! settles every case as clean or none ([`settle_own`]), since the tools return their findings
+//! before they look at what they could not judge; when its only verdicts are findings at code of
+//! some cases, those run alone and the others again as a batch ([`own_owners`]).
 
 use std::path::Path;
 
@@ -14,13 +16,13 @@ use crate::errors::Result;
 use crate::source::catalog::{Case, Catalog};
 
 /// racegate's own `tools` (globalcheck, sharedcheck, fencecheck) on `cases` in one injected
-/// run where that run is clean for every tool and every case printed that its launch ran
-/// ([`settle_own`]); otherwise each case alone ([`runner::run_own`]), a few at once. The
-/// all-or-nothing rule suits cases the tools are expected to find nothing in (the matrix
-/// batches only those, the gate those whose stress run passed): the tools' reports are per
-/// launch, and a clean report of all the launches is a clean report of each. Each settled case
-/// still gets sharedcheck's look at its own unoptimized build (shared variables read and never
-/// written), as a run alone does. One entry per case, each a run per tool.
+/// run: each case decided on its own launches when the report says which are whose
+/// ([`per_case_or_alone`]); else every case settled when that run is clean for every tool and
+/// every case printed that its launch ran ([`settle_own`]); otherwise each case alone
+/// ([`runner::run_own`]), a few at once (or, when the only verdicts are findings at some cases'
+/// code, those alone and the others again as a batch). Each settled case still gets
+/// sharedcheck's look at its own unoptimized build (shared variables read and never written),
+/// as a run alone does. One entry per case, each a run per tool.
 pub fn run_own(
     catalog: &Catalog,
     cases: &[&Case],

@@ -250,15 +250,19 @@ pub(super) fn run_tool(
     }
     args.extend(cfg.extra_args.iter().map(OsString::from));
     args.extend(target.iter().cloned());
-    let command = std::iter::once(sanitizer.display().to_string())
-        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
-        .collect::<Vec<_>>()
-        .join(" ");
     // racegate's own target launches on one stream: one hardware queue (`device::one_queue`).
     let env = match target.split_first() {
         Some((p, a)) if crate::run::device::is_own_one_stream_target(p, a) => crate::run::device::one_queue(),
         _ => Vec::new(),
     };
+    // As a person reruns it: the variables added, then the command.
+    let command = env
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .chain(std::iter::once(sanitizer.display().to_string()))
+        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
     let (finished, stdout) =
         watchdog::run_collecting_until(&sanitizer, &args, &env, deadline, watchdog::Output::bounded())?;
     let stdout = stdout.text();

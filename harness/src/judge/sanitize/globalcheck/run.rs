@@ -162,16 +162,18 @@ pub fn run_tools_split(
             shared_budget.to_string(),
         ),
     ];
+    if one_queue {
+        env.extend(crate::run::device::one_queue());
+    }
     let command = env
         .iter()
-        .filter(|(k, _)| k == "CUDA_INJECTION64_PATH" || k == "RACEGATE_GC_MODE")
+        .filter(|(k, _)| {
+            k == "CUDA_INJECTION64_PATH" || k == "RACEGATE_GC_MODE" || k == crate::run::device::MAX_CONNECTIONS
+        })
         .map(|(k, v)| format!("{k}={v}"))
         .chain(target.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
-    if one_queue {
-        env.extend(crate::run::device::one_queue());
-    }
     let (done, stdout) = watchdog::run_collecting(Path::new(program), args, &env, cfg.timeout)?;
     let exit = done.exit.describe(cfg.timeout);
     let report_path = dir.path().join("report.jsonl");

@@ -22,7 +22,8 @@ pub fn attribute(rep: &Report, handoffs: &Handoffs, symbols: &[String]) -> Optio
         return None;
     }
     let modules: BTreeSet<i64> = rep.launches.iter().map(|l| l.module).collect();
-    if modules.len() != symbols.len() {
+    // A launch whose module the tool did not know (-1) has no place in the load order.
+    if modules.len() != symbols.len() || modules.iter().any(|m| *m < 0) {
         return None;
     }
     let modules: Vec<i64> = modules.into_iter().collect();
@@ -132,13 +133,37 @@ mod tests {
         extra.extend([module(3), launch(2, "a", 3, 0)]);
         let (rep, h) = parse(&extra);
         assert_eq!(attribute(&rep, &h, &syms(&["a", "b"])), None);
-        // Lines of the run that belong to no launch: a tool error, launches stepped aside.
+        // A launch in no module the tool knew, first in the order.
+        let unknown = [START.to_string(), launch(0, "a", -1, 0), module(2), launch(1, "b", 2, 0)];
+        let (rep, h) = parse(&unknown);
+        assert_eq!(attribute(&rep, &h, &syms(&["a", "b"])), None, "module -1");
+        // Lines of the run that belong to no launch: a tool error, launches stepped aside, a
+        // fencecheck line that did not parse, a handoff in no case's module, a summary of no
+        // launch.
+        let handoff = |module: i64| {
+            format!(
+                r#"{{"handoff":{{"launch":0,"kernel":"a","module":{module},"pc_store":1,"pc_release":2,"pc_acquire":3,"pc_read":4}}}}"#
+            )
+        };
+        let placed = {
+            let mut lines = base.to_vec();
+            lines.push(handoff(1));
+            lines.push(r#"{"handoffs":{"launch":1,"kernel":"b","recorded":true,"dropped":0}}"#.into());
+            parse(&lines)
+        };
+        assert!(placed.1.errors.is_empty() && placed.1.handoffs.len() == 1 && placed.1.summaries.len() == 1);
+        assert!(attribute(&placed.0, &placed.1, &syms(&["a", "b"])).is_some(), "handoffs in the cases' launches");
+        let (_, a_part) = part(&placed.0, &placed.1, 1);
+        assert_eq!((a_part.handoffs.len(), a_part.summaries.len()), (1, 0), "a's handoff, b's summary");
         for other in [
-            r#"{"error":"the tool could not do something"}"#,
-            r#"{"note":"stepped-aside","reason":"cuda-graph","launches":3}"#,
+            r#"{"error":"the tool could not do something"}"#.to_string(),
+            r#"{"note":"stepped-aside","reason":"cuda-graph","launches":3}"#.into(),
+            r#"{"handoff":{"launch":"zero"}}"#.into(),
+            handoff(9),
+            r#"{"handoffs":{"launch":7,"kernel":"b","recorded":true,"dropped":0}}"#.into(),
         ] {
             let mut lines = base.to_vec();
-            lines.push(other.into());
+            lines.push(other.clone());
             let (rep, h) = parse(&lines);
             assert_eq!(attribute(&rep, &h, &syms(&["a", "b"])), None, "{other}");
         }
