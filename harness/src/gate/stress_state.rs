@@ -126,7 +126,7 @@ pub(super) enum StressEnd {
 /// 49.2-53.0 s with 8 at once, 52.8-57.5 s with 16; run 29, 49.1-50.4 s with 8, 46.5 s with 4;
 /// run 30, with one hardware queue per tool process and racegate's own tools judged per case
 /// (74 GPU processes instead of 91-94), 38.7-40.1 s with 4 and 36.3 s with 8 (call B), and with
-/// 8 as the default 32.1 and 35.9 s (call C).
+/// 8 as the default 32.1-35.9 s (calls C and D).
 pub(super) fn stress_at_once(jobs: usize) -> crate::errors::Result<usize> {
     stress_at_once_from(std::env::var("RACEGATE_STRESS_AT_ONCE").ok().as_deref(), jobs)
 }
