@@ -14,3 +14,15 @@ pub const GRADE_WORKER: &str = "__grade-worker";
 pub const PERF_WORKER: &str = "__perf-worker";
 /// Compiles code racegate does not trust, under limits (`compile_child.rs`).
 pub const COMPILE_CHILD: &str = "__compile";
+
+/// Whether `program args` is this executable (the same file, after links) running one of
+/// `subcommands`. A user's program that names a subcommand among its arguments is not this
+/// executable, whatever it is called.
+pub fn is_own(program: &std::ffi::OsStr, args: &[std::ffi::OsString], subcommands: &[&str]) -> bool {
+    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    std::env::current_exe().is_ok_and(|me| same(std::path::Path::new(program), &me))
+        && args.iter().any(|a| subcommands.iter().any(|s| a == *s))
+}

@@ -81,8 +81,6 @@ pub fn check_signatures(
     }
 }
 
-
-
 /// The variable that sets how many hardware work queues (connections) a CUDA context opens:
 /// eight unless it says otherwise.
 pub const MAX_CONNECTIONS: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
@@ -114,13 +112,8 @@ pub fn one_queue_given(set: bool) -> Vec<(String, String)> {
 /// links) running `__sanitize-target` or `__grade-worker`. A user's program that names one of
 /// them is not this executable.
 pub fn is_own_one_stream_target(program: &std::ffi::OsStr, args: &[std::ffi::OsString]) -> bool {
-    use crate::proc::subcommands::{GRADE_WORKER, SANITIZE_TARGET};
-    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    std::env::current_exe().is_ok_and(|me| same(std::path::Path::new(program), &me))
-        && args.iter().any(|a| a == SANITIZE_TARGET || a == GRADE_WORKER)
+    use crate::proc::subcommands::{is_own, GRADE_WORKER, SANITIZE_TARGET};
+    is_own(program, args, &[SANITIZE_TARGET, GRADE_WORKER])
 }
 
 #[cfg(test)]

@@ -47,16 +47,19 @@ pub fn run_own(
     };
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     let label = names.join("+");
-    // Each case's entry as its launches name it (a C++ entry by its mangled name).
-    let symbols: Option<Vec<String>> = cases
-        .iter()
-        .zip(&ptxs)
-        .map(|(c, p)| {
-            let text = std::fs::read_to_string(p).ok()?;
-            let names = crate::build::ptx::names(&text);
-            Some(names.get(&c.entry.name).cloned().unwrap_or_else(|| c.entry.name.clone()))
-        })
-        .collect();
+    // Each case's PTX, read once: its entry as launches name it (a C++ entry by its mangled
+    // name) and the files its code came from.
+    let texts: Option<Vec<String>> = ptxs.iter().map(|p| std::fs::read_to_string(p).ok()).collect();
+    let symbols: Option<Vec<String>> = texts.as_ref().map(|texts| {
+        cases
+            .iter()
+            .zip(texts)
+            .map(|(c, t)| {
+                let names = crate::build::ptx::names(t);
+                names.get(&c.entry.name).cloned().unwrap_or_else(|| c.entry.name.clone())
+            })
+            .collect()
+    });
     // No confirm runs for the batch: they rerun the whole target, so a changed output would not
     // say whose reads reached it. A case whose unwritten shared reads are findings runs alone,
     // and its confirm runs there.
@@ -76,16 +79,11 @@ pub fn run_own(
     ) else {
         return each_alone();
     };
-    let whole = |r: &SanitizerRun| {
-        complete(&r.log, &nonce, r.seconds * runs.len() as f64, cfg.timeout)
-            && names.iter().all(|n| ran_once(&r.log, n, &nonce))
-    };
-    if let Some(per_case) = per_case.filter(|_| !runs.is_empty() && runs.iter().all(whole)) {
+    if let Some(per_case) = per_case.filter(|_| whole(&runs, &names, &nonce, cfg.timeout)) {
         return per_case_or_alone(catalog, cases, cfg, &runs[0], per_case, alone);
     }
     let files = || -> Option<Vec<Vec<String>>> {
-        let texts = ptxs.iter().map(std::fs::read_to_string).collect::<std::io::Result<Vec<_>>>();
-        Some(texts.ok()?.iter().map(|t| ptx_files(t, &catalog.root)).collect())
+        Some(texts.as_ref()?.iter().map(|t| ptx_files(t, &catalog.root)).collect())
     };
     if let Some(owners) = (!settle_own(&runs, &names, &nonce, cfg.timeout))
         .then(files)
@@ -221,13 +219,11 @@ fn own_owners(
     nonce: &str,
     timeout: std::time::Duration,
 ) -> Option<Vec<bool>> {
+    if !whole(runs, names, nonce, timeout) {
+        return None;
+    }
     let mut owners = vec![false; names.len()];
     for r in runs {
-        if !complete(&r.log, nonce, r.seconds * runs.len() as f64, timeout)
-            || !names.iter().all(|n| ran_once(&r.log, n, nonce))
-        {
-            return None;
-        }
         let findings: &[Finding] = match &r.outcome {
             Outcome::Clean => &[],
             Outcome::Findings(f) => f,
@@ -256,10 +252,16 @@ fn settle_own(
     nonce: &str,
     timeout: std::time::Duration,
 ) -> bool {
+    whole(runs, names, nonce, timeout) && runs.iter().all(|r| r.outcome == Outcome::Clean)
+}
+
+/// Whether an injected run (its tools' `runs`, which share its time) was whole: some tool ran,
+/// the target said every case ran once and that all of them ran, with this run's nonce, within
+/// one case's deadline.
+fn whole(runs: &[SanitizerRun], names: &[&str], nonce: &str, timeout: std::time::Duration) -> bool {
     !runs.is_empty()
         && runs.iter().all(|r| {
-            r.outcome == Outcome::Clean
-                && complete(&r.log, nonce, r.seconds * runs.len() as f64, timeout)
+            complete(&r.log, nonce, r.seconds * runs.len() as f64, timeout)
                 && names.iter().all(|n| ran_once(&r.log, n, nonce))
         })
 }

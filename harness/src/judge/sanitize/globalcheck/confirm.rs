@@ -89,14 +89,8 @@ pub fn reads_are_dead(
 /// after links) with its target subcommand among the arguments. A user's program that names
 /// the subcommand is not this executable.
 fn is_own_target(program: &OsString, args: &[OsString]) -> bool {
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    std::env::current_exe().is_ok_and(|me| same(Path::new(program), &me))
-        && args
-            .iter()
-            .any(|a| a == crate::proc::subcommands::SANITIZE_TARGET)
+    use crate::proc::subcommands::{is_own, SANITIZE_TARGET};
+    is_own(program, args, &[SANITIZE_TARGET])
 }
 
 /// Runs the target once with `poison`.
