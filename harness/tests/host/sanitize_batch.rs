@@ -29,6 +29,26 @@ fn fake(dir: &Path, hang_on: &str, lines: bool, exit: i32) -> (PathBuf, PathBuf)
         Some(name) => (name, 0),
         None => (hang_on, 1),
     };
+    let body = format!(
+        r#"echo '<?xml version="1.0"?><ComputeSanitizerOutput></ComputeSanitizerOutput>' > "$save"
+for c in $cases; do
+  if [ "$c" = '{hang_on}' ] && [ $n -gt {alone_too} ]; then sleep 60; fi
+  if [ {lines} = true ]; then
+    echo "racegate target: $c (n=1 grid=1 block=64): results correct; buffers digest 0000000000000000$tag"
+  fi
+done
+if [ {lines} = true ] && [ -n "$tag" ]; then echo "racegate target: every case ran$tag"; fi
+exit {exit}
+"#
+    );
+    write_fake(dir, &body)
+}
+
+/// A fake compute-sanitizer in `dir` (and the file it logs its calls to): it reads its
+/// arguments (`$save`: the XML's path; `$cases` and their count `$n`; `$tag`: the batch's nonce
+/// as the target prints it; `$keep`: initcheck's `--keep-memory`), logs its cases, then runs
+/// `body`.
+fn write_fake(dir: &Path, body: &str) -> (PathBuf, PathBuf) {
     use std::os::unix::fs::PermissionsExt;
     let calls = dir.join("calls");
     let script = format!(
@@ -44,16 +64,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 echo "$cases$keep" >> '{calls}'
-echo '<?xml version="1.0"?><ComputeSanitizerOutput></ComputeSanitizerOutput>' > "$save"
-for c in $cases; do
-  if [ "$c" = '{hang_on}' ] && [ $n -gt {alone_too} ]; then sleep 60; fi
-  if [ {lines} = true ]; then
-    echo "racegate target: $c (n=1 grid=1 block=64): results correct; buffers digest 0000000000000000$tag"
-  fi
-done
-if [ {lines} = true ] && [ -n "$tag" ]; then echo "racegate target: every case ran$tag"; fi
-exit {exit}
-"#,
+{body}"#,
         calls = calls.display()
     );
     let p = dir.join("compute-sanitizer");
@@ -81,6 +92,22 @@ fn run_with(
     tool: Tool,
     extra: &[&str],
 ) -> Option<(Vec<SanitizerRun>, Vec<String>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let (sanitizer, calls) = fake(dir.path(), hang_on, lines, exit);
+    let mut cfg = SanitizeConfig::new(tool, Some(sanitizer), Duration::from_secs(2), "compute_90");
+    cfg.extra_args = extra.iter().map(|a| a.to_string()).collect();
+    let (runs, calls, _) = through_batch(&CASES, &cfg, &calls)?;
+    Some((runs, calls))
+}
+
+/// `names` through the batch as `cfg` says (its compute-sanitizer a fake that logs its calls
+/// to `calls`): each case's run, the cases of every call, and the catalog. `None` where NVRTC
+/// is missing outside CI.
+fn through_batch(
+    names: &[&str],
+    cfg: &SanitizeConfig,
+    calls: &Path,
+) -> Option<(Vec<SanitizerRun>, Vec<String>, Catalog)> {
     let root = repo();
     if racegate::build::toolchain::nvrtc(&root).is_err() {
         let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
@@ -89,17 +116,12 @@ fn run_with(
         return None;
     }
     let catalog = Catalog::discover(&root).unwrap();
-    let cases: Vec<_> = CASES.iter().map(|n| catalog.get(n).unwrap()).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let (sanitizer, calls) = fake(dir.path(), hang_on, lines, exit);
-    let mut cfg = SanitizeConfig::new(tool, Some(sanitizer), Duration::from_secs(2), "compute_90");
-    cfg.extra_args = extra.iter().map(|a| a.to_string()).collect();
-    let runs =
-        racegate::judge::sanitize::batch::run(&catalog, &cases, &cfg, &crate::racegate_exe())
-            .unwrap();
+    let cases: Vec<_> = names.iter().map(|n| catalog.get(n).unwrap()).collect();
+    let runs = racegate::judge::sanitize::batch::run(&catalog, &cases, cfg, &crate::racegate_exe())
+        .unwrap();
     let calls = std::fs::read_to_string(calls).unwrap();
     let calls = calls.lines().map(|l| l.trim().to_string()).collect();
-    Some((runs, calls))
+    Some((runs, calls, catalog))
 }
 
 /// The batch's call, then the calls alone after it in any order (they run side by side).
@@ -209,24 +231,11 @@ fn the_users_own_sanitizer_options_run_every_case_alone() {
 /// cases, and exits with the findings code; an empty XML and exit 0 otherwise. It prints every
 /// case's result line and the last line, and logs its cases to `calls`.
 fn fake_with(dir: &Path, fixture: &str, owner: &str) -> (PathBuf, PathBuf) {
-    use std::os::unix::fs::PermissionsExt;
-    let calls = dir.join("calls");
     let fixture = crate::package_dir()
         .join("tests/fixtures/h200")
         .join(fixture);
-    let script = format!(
-        r#"#!/bin/sh
-save=; cases=; tag=
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --save) save=$2; shift ;;
-    --case) cases="$cases $2"; shift ;;
-    --nonce) tag=" [run $2]"; shift ;;
-  esac
-  shift
-done
-echo "$cases" >> '{calls}'
-code=0
+    let body = format!(
+        r#"code=0
 case "$cases " in
   *" {owner} "*) sed 's|/work/main/|{root}/|g' '{fixture}' > "$save"; code=86 ;;
   *) echo '<?xml version="1.0"?><ComputeSanitizerOutput></ComputeSanitizerOutput>' > "$save" ;;
@@ -237,14 +246,10 @@ done
 if [ -n "$tag" ]; then echo "racegate target: every case ran$tag"; fi
 exit $code
 "#,
-        calls = calls.display(),
         root = repo().display(),
         fixture = fixture.display(),
     );
-    let p = dir.join("compute-sanitizer");
-    std::fs::write(&p, script).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (p, calls)
+    write_fake(dir, &body)
 }
 
 /// `names` through the batch with [`fake_with`]; each case's run, the cases of every call, and
@@ -254,23 +259,14 @@ fn run_fixture(
     tool: Tool,
     fixture: &str,
 ) -> Option<(Vec<SanitizerRun>, Vec<String>, SanitizerRun)> {
-    let root = repo();
-    if racegate::build::toolchain::nvrtc(&root).is_err() {
-        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-        assert!(!ci, "NVRTC is needed (CI=true)");
-        eprintln!("NOT RUN: no NVRTC (racegate setup)");
-        return None;
-    }
-    let catalog = Catalog::discover(&root).unwrap();
-    let cases: Vec<_> = names.iter().map(|n| catalog.get(n).unwrap()).collect();
     let dir = tempfile::tempdir().unwrap();
     let (sanitizer, calls) = fake_with(dir.path(), fixture, names[1]);
     let cfg = SanitizeConfig::new(tool, Some(sanitizer), Duration::from_secs(5), "compute_90");
-    let exe = crate::racegate_exe();
-    let runs = racegate::judge::sanitize::batch::run(&catalog, &cases, &cfg, &exe).unwrap();
-    let seen = std::fs::read_to_string(&calls).unwrap();
-    let seen = seen.lines().map(|l| l.trim().to_string()).collect();
-    let alone = racegate::judge::sanitize::runner::run(&catalog, cases[1], &cfg, &exe).unwrap();
+    let (runs, seen, catalog) = through_batch(&names, &cfg, &calls)?;
+    let owner = catalog.get(names[1]).unwrap();
+    let alone =
+        racegate::judge::sanitize::runner::run(&catalog, owner, &cfg, &crate::racegate_exe())
+            .unwrap();
     Some((runs, seen, alone))
 }
 
