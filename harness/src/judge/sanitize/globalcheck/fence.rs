@@ -406,20 +406,10 @@ pub const FENCE_CANNOT_JUDGE: &str = "fencecheck cannot judge this run: ";
 /// Every module's SASS, parsed from nvdisasm's text (the line-table text racegate keeps).
 pub type Sass = BTreeMap<u32, BTreeMap<String, sass::Function>>;
 
-/// fencecheck's outcome from the report and nvdisasm's text of each module (`(module, text)`),
-/// once the caller has judged the run's own conditions (a hang, a tool that failed, no launch).
-pub fn decide_texts(
-    exit: &Exit,
-    rep: &Report,
-    h: &Handoffs,
-    texts: &[(u32, String)],
-    tables: &BTreeMap<u32, LineTable>,
-    root: &Path,
-    log: &mut String,
-) -> Outcome {
-    log.push_str(&self::log(h));
-    let sass: Sass = texts.iter().map(|(m, t)| (*m, sass::parse(t))).collect();
-    decide(exit, rep, h, &sass, tables, root, log)
+/// Every module's SASS from nvdisasm's text of each (`(module, text)`), parsed once per run
+/// (a batch's cases are each decided on it: [`super::split`]).
+pub fn sass_of(texts: &[(u32, String)]) -> Sass {
+    texts.iter().map(|(m, t)| (*m, sass::parse(t))).collect()
 }
 
 /// fencecheck's outcome of a finished run (the same report as globalcheck's when both ran),

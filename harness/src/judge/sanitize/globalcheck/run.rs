@@ -250,7 +250,12 @@ pub fn run_tools_split(
     }
     let whole_log = format!("{stdout}{}", done.stderr);
     let confirm = cfg.confirm.then_some(Confirm { program, args, env: &env, cfg });
-    let judged = Judged { exit: &done.exit, left_behind: done.left_behind, tables: &tables, line_texts: &line_texts, root };
+    // fencecheck's SASS, parsed once for the whole report and every case's part of it.
+    let sass = match tools.contains(&Tool::Fencecheck) {
+        true => super::fence::sass_of(&line_texts),
+        false => super::fence::Sass::new(),
+    };
+    let judged = Judged { exit: &done.exit, left_behind: done.left_behind, tables: &tables, sass: &sass, root };
     let decided = judged.decide(&tools, &rep, &handoffs, trace.as_deref(), confirm, &whole_log);
     let runs: Vec<SanitizerRun> = decided
         .into_iter()
@@ -282,12 +287,13 @@ pub fn run_tools_split(
     Ok((share_time(runs), split))
 }
 
-/// What the tools' decisions need besides the report: the run's end, nvdisasm's line tables.
+/// What the tools' decisions need besides the report: the run's end, nvdisasm's line tables and
+/// the SASS fencecheck reads (parsed once).
 struct Judged<'a> {
     exit: &'a Exit,
     left_behind: bool,
     tables: &'a BTreeMap<u32, LineTable>,
-    line_texts: &'a [(u32, String)],
+    sass: &'a super::fence::Sass,
     root: &'a Path,
 }
 
@@ -320,7 +326,8 @@ impl Judged<'_> {
                 super::streams_verdict::decide(exit, behind, trace, root, &mut log)
             } else if tool == Tool::Fencecheck {
                 preamble("fencecheck", exit, behind, rep).unwrap_or_else(|| {
-                    super::fence::decide_texts(exit, rep, handoffs, self.line_texts, tables, root, &mut log)
+                    log.push_str(&super::fence::log(handoffs));
+                    super::fence::decide(exit, rep, handoffs, self.sass, tables, root, &mut log)
                 })
             } else if tool == Tool::Sharedcheck {
                 log.push_str(&super::shared::shared_log(rep));
