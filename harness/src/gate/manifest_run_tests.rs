@@ -130,6 +130,24 @@ fn stress_runs_wait_once_as_many_as_allowed_are_running() {
     for (jobs, want) in [(1, 1), (2, 1), (3, 1), (4, 2), (7, 3), (16, 8)] {
         assert_eq!(stress_at_once_from(None, jobs).unwrap(), want, "{jobs} jobs");
     }
+    // Over random values (digits, signs, spaces, dots, letters, a lossy byte): a count exactly
+    // when the trimmed value is a whole number above 0, an error naming the variable otherwise.
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(26);
+    let alphabet: Vec<char> = "0123456789  +-.xe\u{fffd}".chars().collect();
+    let mut seen = [0usize; 2];
+    for _ in 0..5000 {
+        let len = rng.random_range(0..6);
+        let v: String = (0..len).map(|_| alphabet[rng.random_range(0..alphabet.len())]).collect();
+        let want = v.trim().parse::<usize>().ok().filter(|n| *n > 0);
+        match (stress_at_once_from(Some(&v), 16), want) {
+            (Ok(n), Some(w)) => assert_eq!(n, w, "{v:?}"),
+            (Err(e), None) => assert!(e.to_string().contains("RACEGATE_STRESS_AT_ONCE"), "{v:?}: {e}"),
+            (got, want) => panic!("{v:?}: {got:?}, want {want:?}"),
+        }
+        seen[usize::from(want.is_some())] += 1;
+    }
+    assert!(seen[0] > 100 && seen[1] > 100, "{seen:?}");
 }
 
 /// A kernel whose stress run hung gets at most 10 s per tool run (or its trial deadline, when

@@ -128,7 +128,9 @@ pub(super) enum StressEnd {
 /// (74 GPU processes instead of 91-94), 38.7-40.1 s with 4 and 36.3 s with 8 (call B), and with
 /// 8 as the default 32.1-35.9 s (calls C and D).
 pub(super) fn stress_at_once(jobs: usize) -> crate::errors::Result<usize> {
-    stress_at_once_from(std::env::var("RACEGATE_STRESS_AT_ONCE").ok().as_deref(), jobs)
+    // Set but not UTF-8 is set: an error that shows it, not the default.
+    let value = std::env::var_os("RACEGATE_STRESS_AT_ONCE").map(|v| v.to_string_lossy().into_owned());
+    stress_at_once_from(value.as_deref(), jobs)
 }
 
 /// [`stress_at_once`] from the variable's value.
