@@ -89,3 +89,28 @@ fn the_checker_tells_the_forms_apart() {
         assert!(path_uses(&ok).is_empty(), "{ok}");
     }
 }
+
+/// The mechanism behind the checker above, whatever the spelling (`env!`, `option_env!`, a
+/// `concat!` of its parts, a build script's constant): the racegate binary holds no string that
+/// names a file under the checkout it was built in (`<checkout>/...`). Debug information may
+/// name the checkout itself, as the compile's folder; nothing under it. Under `cargo test` the
+/// binary was built here; a nextest archive run elsewhere checks another folder and passes.
+#[test]
+fn the_binary_names_no_file_under_its_build_checkout() {
+    let root = crate::package_dir().parent().unwrap().to_path_buf();
+    let under = format!("{}/", root.display());
+    let exe = crate::racegate_exe();
+    let bytes = std::fs::read(&exe).unwrap();
+    let found: Vec<String> = bytes
+        .split(|b| !(0x20..0x7f).contains(b))
+        .filter(|s| s.len() >= under.len())
+        .map(String::from_utf8_lossy)
+        .filter(|s| s.contains(&under))
+        .map(|s| s.chars().take(200).collect())
+        .collect();
+    assert!(
+        found.is_empty(),
+        "{} names files under {under}: {found:#?}",
+        exe.display()
+    );
+}
