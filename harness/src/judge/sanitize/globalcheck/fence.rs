@@ -407,7 +407,7 @@ pub const FENCE_CANNOT_JUDGE: &str = "fencecheck cannot judge this run: ";
 pub type Sass = BTreeMap<u32, BTreeMap<String, sass::Function>>;
 
 /// Every module's SASS from nvdisasm's text of each (`(module, text)`), parsed once per run
-/// (a batch's cases are each decided on it: [`super::split`]).
+/// (a batch judged per case decides every case on it).
 pub fn sass_of(texts: &[(u32, String)]) -> Sass {
     texts.iter().map(|(m, t)| (*m, sass::parse(t))).collect()
 }
