@@ -265,7 +265,7 @@ pub fn run_worker_if_requested() {
             Err(e) => {
                 eprintln!(
                     "error: {}",
-                    crate::report::text::visible(&e.chain().to_string())
+                    crate::report::visible::visible(&e.chain().to_string())
                 );
                 e.exit_code()
             }

@@ -55,21 +55,53 @@ pub mod errors;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-// The stages, lowest layer first. Public only under the test-only `internals` feature.
-macro_rules! stages {
-    ($($(#[$doc:meta])* $m:ident),* $(,)?) => {
-        $(
-            $(#[$doc])*
-            #[cfg(feature = "internals")]
-            #[allow(missing_docs)]
-            pub mod $m;
-            $(#[$doc])*
-            #[cfg(not(feature = "internals"))]
-            pub(crate) mod $m;
-        )*
-    };
-}
-stages!(proc, source, build, run, judge, gate, grade, mutate, report);
+// The stages, lowest layer first. Public only under the test-only `internals` feature. Each is
+// declared as a plain `mod` item (not through a macro) so that `cargo fmt` reaches every file.
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod build;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod build;
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod gate;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod gate;
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod grade;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod grade;
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod judge;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod judge;
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod mutate;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod mutate;
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod proc;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod proc;
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod report;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod report;
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod run;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod run;
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod source;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod source;
 
 pub use api::Gate;
 pub use errors::{Error, Result};

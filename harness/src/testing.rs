@@ -74,7 +74,7 @@ pub fn main(manifest: impl AsRef<Path>) -> ! {
         Err(e) => {
             eprintln!(
                 "error: {}",
-                crate::report::text::visible(&e.chain().to_string())
+                crate::report::visible::visible(&e.chain().to_string())
             );
             std::process::exit(i32::from(e.exit_code()));
         }
@@ -162,7 +162,7 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
                         Some(own) if OWN.contains(&own) && share_own_run => {
                             judge(pair.take(own, || {
                                 let cfg = gate_config(Some(own), &options, &arch)?;
-                                crate::gate::manifest_run::run_own_pair(&catalog, &case, &cfg, &exe)
+                                crate::gate::own_tools::run_own_pair(&catalog, &case, &cfg, &exe)
                             })?)
                         }
                         _ => judge(one(&catalog, &case, tool, &options, &arch, &exe)?),
@@ -199,11 +199,11 @@ fn in_ci() -> bool {
 }
 
 /// racegate's own tools among the trials' detectors (globalcheck, sharedcheck), in the order
-/// their results come from [`crate::gate::manifest_run::run_own_pair`].
+/// their results come from [`crate::gate::own_tools::run_own_pair`].
 const OWN: [Tool; 2] = [Tool::Globalcheck, Tool::Sharedcheck];
 
 /// The globalcheck and sharedcheck trials of one kernel: whichever starts first makes the one
-/// run for both ([`crate::gate::manifest_run::run_own_pair`]) and leaves the other's result
+/// run for both ([`crate::gate::own_tools::run_own_pair`]) and leaves the other's result
 /// here; a failure to run is given to both.
 #[derive(Default)]
 struct OwnPair(std::sync::Mutex<Option<std::result::Result<Vec<GateRun>, String>>>);

@@ -59,7 +59,7 @@ fn own_tool_findings(
     tool: Tool,
     root: &std::path::Path,
 ) -> Result<Vec<racegate::judge::sanitize::normalize::Finding>, libtest_mimic::Failed> {
-    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run::lines_path};
+    use racegate::judge::sanitize::injected::{lines::LineTable, report, run::lines_path};
     let path = dir.join(format!("{stem}.jsonl"));
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!(
@@ -83,7 +83,7 @@ fn own_tool_findings(
         tables.insert(m, LineTable::parse(&t));
     }
     Ok(if tool == Tool::Sharedcheck {
-        racegate::judge::sanitize::globalcheck::shared::shared_findings_where(
+        racegate::judge::sanitize::injected::shared::report::shared_findings_where(
             &rep,
             &tables,
             root,

@@ -442,8 +442,7 @@ mod tests {
     #[test]
     fn a_file_compiles_once_per_text_and_options() {
         let root =
-            crate::build::toolchain::find_root(&crate::source::paths::package_dir())
-                .unwrap();
+            crate::build::toolchain::find_root(&crate::source::paths::package_dir()).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("k.cu");
         let rel = file.to_str().unwrap(); // absolute: root.join keeps it
@@ -481,12 +480,15 @@ mod tests {
     #[test]
     fn callers_asking_at_once_wait_for_one_build() {
         let root =
-            crate::build::toolchain::find_root(&crate::source::paths::package_dir())
-                .unwrap();
+            crate::build::toolchain::find_root(&crate::source::paths::package_dir()).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("k.cu");
         let rel = file.to_str().unwrap();
-        std::fs::write(&file, "extern \"C\" __global__ void k(int* o) { o[0] = 3; }").unwrap();
+        std::fs::write(
+            &file,
+            "extern \"C\" __global__ void k(int* o) { o[0] = 3; }",
+        )
+        .unwrap();
         let opts = super::BuildOptions::default();
         let go = std::sync::Barrier::new(4);
         let (paths, compiles): (Vec<_>, Vec<usize>) = std::thread::scope(|s| {
@@ -509,8 +511,7 @@ mod tests {
     #[test]
     fn concurrent_compiles_do_not_mix() {
         let root =
-            crate::build::toolchain::find_root(&crate::source::paths::package_dir())
-                .unwrap();
+            crate::build::toolchain::find_root(&crate::source::paths::package_dir()).unwrap();
         std::thread::scope(|s| {
             for t in 0..4u32 {
                 let root = root.clone();
@@ -531,8 +532,7 @@ mod tests {
     #[test]
     fn a_name_expression_is_lowered_into_the_ptx() {
         let root =
-            crate::build::toolchain::find_root(&crate::source::paths::package_dir())
-                .unwrap();
+            crate::build::toolchain::find_root(&crate::source::paths::package_dir()).unwrap();
         let src = "template <typename T, int B> __global__ void scale(T* y, T a, int n) \
                    { int i = blockIdx.x * B + threadIdx.x; if (i < n) y[i] *= a; }";
         let opts = super::BuildOptions {
@@ -561,8 +561,7 @@ mod tests {
     #[test]
     fn line_info_names_the_file_under_the_root() {
         let root =
-            crate::build::toolchain::find_root(&crate::source::paths::package_dir())
-                .unwrap();
+            crate::build::toolchain::find_root(&crate::source::paths::package_dir()).unwrap();
         let src = "extern \"C\" __global__ void k(int* o) { o[threadIdx.x] = 1; }";
         let b = super::compile_source(&root, "sub/dir/k.cu", src, &Default::default()).unwrap();
         let want = format!("\"{}\"", root.join("sub/dir/k.cu").display());

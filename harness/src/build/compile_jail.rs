@@ -25,18 +25,21 @@ use crate::proc::confine::{self, Layers};
 pub fn probe_confinement(exe: &Path, root: &Path) -> Result<Probe> {
     let (real, missing) = ("/proc/self/status", "/proc/self/racegate-no-such-file");
     let include = |path: &str| -> Result<String> {
-        let src = format!("#include \"{path}\"\nextern \"C\" __global__ void racegate_probe() {{}}\n");
+        let src =
+            format!("#include \"{path}\"\nextern \"C\" __global__ void racegate_probe() {{}}\n");
         let mut req = Request::new_submission("racegate_probe.cu", &src);
         req.scanner = false;
-        Ok(match compile(exe, root, &req, &Limits::default())?.outcome {
-            Outcome::Built(b) => format!("built\n{}", b.ptx),
-            other => other.to_string(),
-        }
-        .replace(path, "PATH")
-        // The caret under the path moves with its length.
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" "))
+        Ok(
+            match compile(exe, root, &req, &Limits::default())?.outcome {
+                Outcome::Built(b) => format!("built\n{}", b.ptx),
+                other => other.to_string(),
+            }
+            .replace(path, "PATH")
+            // The caret under the path moves with its length.
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+        )
     };
     let (a, b) = (include(real)?, include(missing)?);
     // `/proc/self/status` starts with "Name:": its text in a log is a leak.

@@ -17,22 +17,10 @@ pub const SOURCES: [(&str, &str); 5] = [
         "globalcheck.h",
         include_str!("../../globalcheck/globalcheck.h"),
     ),
-    (
-        "tool.cpp",
-        include_str!("../../globalcheck/tool.cpp"),
-    ),
-    (
-        "streams.h",
-        include_str!("../../globalcheck/streams.h"),
-    ),
-    (
-        "streams.cpp",
-        include_str!("../../globalcheck/streams.cpp"),
-    ),
-    (
-        "patches.cu",
-        include_str!("../../globalcheck/patches.cu"),
-    ),
+    ("tool.cpp", include_str!("../../globalcheck/tool.cpp")),
+    ("streams.h", include_str!("../../globalcheck/streams.h")),
+    ("streams.cpp", include_str!("../../globalcheck/streams.cpp")),
+    ("patches.cu", include_str!("../../globalcheck/patches.cu")),
 ];
 
 /// Where the compilers and the Sanitizer API were found.
@@ -329,7 +317,10 @@ mod settled_tests {
         // A build under way holds the lock: not settled, and no wait.
         let held = DONE.get_or_init(Default::default).lock().unwrap();
         let t = std::time::Instant::now();
-        assert!(!std::thread::scope(|s| s.spawn(|| settled(root)).join().unwrap()));
+        assert!(!std::thread::scope(|s| s
+            .spawn(|| settled(root))
+            .join()
+            .unwrap()));
         assert!(t.elapsed() < std::time::Duration::from_secs(1));
         drop(held);
         // Worked out (here: failed), it is settled.

@@ -77,7 +77,9 @@ pub fn check(catalog: &Catalog, arch: &str) -> Result<()> {
     let built: Vec<Option<std::path::PathBuf>> = crate::proc::pool::run_all(
         wanted.clone(),
         jobs,
-        |(path, opts)| compile::compile_to_cache(&catalog.root, &catalog.manifest_file(&path), &opts).ok(),
+        |(path, opts)| {
+            compile::compile_to_cache(&catalog.root, &catalog.manifest_file(&path), &opts).ok()
+        },
         |_| {},
     );
     let ready = |path: &str, opts: &BuildOptions| -> Option<String> {

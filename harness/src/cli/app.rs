@@ -176,7 +176,7 @@ pub fn main() -> std::process::ExitCode {
             // Control characters of a file name or an NVRTC log shown as `\xNN`.
             eprintln!(
                 "error: {}",
-                crate::report::text::visible(&e.chain().to_string())
+                crate::report::visible::visible(&e.chain().to_string())
             );
             std::process::ExitCode::from(e.exit_code())
         }

@@ -89,7 +89,7 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
         if !a.out.on_stdout() {
             eprintln!(
                 "{}: {:.2}x ({:.1} us bare, {:.1} us stress, {:.1} us pct jitter, {:.1} us dense jitter)",
-                crate::report::text::visible(&row.row.case),
+                crate::report::visible::visible(&row.row.case),
                 row.row.ratio,
                 row.row.bare_us,
                 row.row.stress_us,
@@ -202,7 +202,7 @@ fn run_detection(catalog: &crate::source::catalog::Catalog, a: BenchArgs) -> Res
             if !a.out.on_stdout() {
                 eprintln!(
                     "{} [{m}]: median {} trials to detection, rate {:.1}%, {:.1} us/trial",
-                    crate::report::text::visible(&r.case),
+                    crate::report::visible::visible(&r.case),
                     r.median_trials_to_detection
                         .map_or("never".into(), |x| x.to_string()),
                     100.0 * r.rate,

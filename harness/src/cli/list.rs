@@ -45,7 +45,7 @@ pub fn run(global: &Global, a: ListArgs) -> Result<u8> {
     match &catalog.manifest {
         Some(m) => {
             let shown = crate::build::toolchain::relative_to(&catalog.root, &m.path)
-                .unwrap_or_else(|| report::text::visible_path(&m.path));
+                .unwrap_or_else(|| report::visible::visible_path(&m.path));
             a.out
                 .text(&report::manifest::manifest_table(&catalog, &shown))?
         }

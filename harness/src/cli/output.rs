@@ -141,10 +141,10 @@ impl JsonArg {
 }
 
 /// Writes `text` to standard output and flushes it, control characters but newlines and tabs
-/// shown as `\xNN` ([`crate::report::text::visible`]): a compile log, a program's output or a
+/// shown as `\xNN` ([`crate::report::visible::visible`]): a compile log, a program's output or a
 /// file name never moves the cursor or colours the terminal. racegate prints none of its own.
 pub fn print(text: &str) -> Result<()> {
-    let text = crate::report::text::visible(text);
+    let text = crate::report::visible::visible(text);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
@@ -159,7 +159,7 @@ pub fn note(text: &str) {
     let _ = writeln!(
         std::io::stderr(),
         "note: {}",
-        crate::report::text::visible(text)
+        crate::report::visible::visible(text)
     );
 }
 

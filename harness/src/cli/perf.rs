@@ -182,7 +182,7 @@ pub fn run(global: &Global, a: PerfArgs) -> Result<u8> {
     for c in &selected {
         let mut one = |reference: bool| -> Result<()> {
             let r = runner::measure(&catalog, c, &cfg, &s.worker, ncu_exe.as_deref(), reference)?;
-            eprintln!("{}", crate::report::text::visible(&progress_line(&r)));
+            eprintln!("{}", crate::report::visible::visible(&progress_line(&r)));
             rows.push(r);
             Ok(())
         };

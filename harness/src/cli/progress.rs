@@ -71,7 +71,7 @@ impl Progress {
         };
         // Names and details come from file names, manifests and program output: shown, never
         // obeyed (escape sequences as `\xNN`).
-        let line = crate::report::text::visible(&line);
+        let line = crate::report::visible::visible(&line);
         match &self.bar {
             Some(b) => {
                 b.inc(1);

@@ -71,8 +71,8 @@ pub fn run(global: &Global, a: ReportArgs) -> Result<u8> {
     eprintln!(
         "wrote {} page(s) into {} ({})",
         pages.len(),
-        crate::report::text::visible_path(&a.html),
-        crate::report::text::visible_path(&a.html.join("index.html"))
+        crate::report::visible::visible_path(&a.html),
+        crate::report::visible::visible_path(&a.html.join("index.html"))
     );
     Ok(exit::OK)
 }

@@ -173,7 +173,7 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
         let mut target: Vec<OsString> = vec![exe.into_os_string()];
         target.extend(a.program[1..].iter().cloned());
         if tools.len() > 1 {
-            sanitize::globalcheck::run::run_tools(&label, &target, &cfg, &root, &tools)?
+            sanitize::injected::run::run_tools(&label, &target, &cfg, &root, &tools)?
         } else {
             vec![sanitize::runner::run_target(&label, &target, &cfg, &root)?]
         }

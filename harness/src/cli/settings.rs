@@ -161,7 +161,7 @@ pub fn write_unmeasured(path: &Path, text: &str) -> Result<()> {
     if std::fs::symlink_metadata(path).is_ok() {
         eprintln!(
             "note: {} left as it was: nothing was measured",
-            crate::report::text::visible(&path.display().to_string())
+            crate::report::visible::visible(&path.display().to_string())
         );
         return Ok(());
     }

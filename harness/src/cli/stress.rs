@@ -164,7 +164,7 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
             r.repro.as_deref(),
         )?;
         match &found {
-            Some(sh) => text.push_str(&shrink::describe(sh)),
+            Some(sh) => text.push_str(&crate::report::shrink::describe(sh)),
             None => text.push_str("shrunk: no smaller failing problem found within the budget; the repro above stands\n"),
         }
         found

@@ -300,7 +300,10 @@ mod tests {
         let v = (1u64 << 32) + u64::from(VERSION);
         std::fs::write(&p, format!("{{\"version\": {v}, \"accepted\": []}}")).unwrap();
         let e = Baseline::load(&p).unwrap_err().to_string();
-        assert!(e.contains(&format!("format {v}, this racegate reads format")), "{e}");
+        assert!(
+            e.contains(&format!("format {v}, this racegate reads format")),
+            "{e}"
+        );
     }
 
     fn finding(subject: &str, det: &str, source: &str, line: u32) -> GateFinding {

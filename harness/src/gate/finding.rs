@@ -108,7 +108,12 @@ fn oracle_of(detector: &str) -> Option<&'static str> {
         "golden" => "golden",
         "checker" => "checker",
         "regex" => "regex",
-        d if crate::judge::sanitize::Tool::ALL.iter().any(|t| t.name() == d) => "sanitizer",
+        d if crate::judge::sanitize::Tool::ALL
+            .iter()
+            .any(|t| t.name() == d) =>
+        {
+            "sanitizer"
+        }
         _ => return None,
     })
 }
@@ -146,7 +151,10 @@ impl Detection {
     /// The manifestation rate and its 95% interval.
     pub fn rate(&self) -> (f64, (f64, f64)) {
         let rate = self.failures as f64 / self.trials.max(1) as f64;
-        (rate, crate::run::stress::wilson_95(self.failures, self.trials))
+        (
+            rate,
+            crate::run::stress::wilson_95(self.failures, self.trials),
+        )
     }
 
     /// `first detected at trial 3 after 0.41 s; rate 12/100 (95% CI 7.0%-20.0%)`.

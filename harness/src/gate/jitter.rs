@@ -69,7 +69,7 @@ pub(super) fn jitter_report(subject: &str, dir: &Path, run: &mut GateRun) -> boo
             return false;
         }
     };
-    let report = crate::judge::sanitize::globalcheck::report::parse(&text);
+    let report = crate::judge::sanitize::injected::report::parse(&text);
     if let Some(e) = report.errors.first() {
         let why = format!("the jitter injection failed: {e}");
         run.mark_inconclusive(subject, "jitter", why);

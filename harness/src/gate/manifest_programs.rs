@@ -9,8 +9,8 @@ use std::time::Duration;
 use super::finding::{GateConfig, GateRun};
 use super::program::{self, Target};
 use crate::errors::{Error, Result};
-use crate::source::manifest::ProgramSpec;
 use crate::judge::sanitize::Tool;
+use crate::source::manifest::ProgramSpec;
 
 /// The gate's settings with one program's own laid over them.
 fn config(p: &ProgramSpec, cfg: &GateConfig) -> Result<GateConfig> {

@@ -7,10 +7,10 @@ use std::path::Path;
 use super::finding::{Detection, GateConfig, GateEvent, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
 use super::sanitizers::{self, PendingHang};
-use super::stress_state::{stress_at_once, StressEnd, StressEnded, StressState};
+use super::stress_state::{after_hang, stress_at_once, StressEnd, StressEnded, StressState};
 use crate::errors::Result;
-use crate::proc::pool;
 use crate::judge::sanitize::{self, Tool};
+use crate::proc::pool;
 use crate::run::stress::{self, Verdict};
 use crate::source::catalog::{Case, Catalog};
 use crate::source::files;
@@ -66,14 +66,20 @@ fn job_label(j: &Job) -> String {
         }
         Job::Batch(cs, tool) => format!(
             "{tool} batch {}",
-            cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+")
+            cs.iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join("+")
         ),
         Job::OwnBatch(cs, group) => {
             let tools: Vec<String> = group.iter().map(Tool::to_string).collect();
             format!(
                 "{} batch {}",
                 tools.join("+"),
-                cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+")
+                cs.iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join("+")
             )
         }
     }
@@ -86,7 +92,13 @@ fn job_label(j: &Job) -> String {
 /// `stress_at_once` at a time, [`stress_at_once`]), then by estimated cost. A job with a kernel
 /// whose stress run has not ended waits ([`pool::NOT_YET`]): by then it may know the kernel
 /// hangs.
-fn job_rank(j: &Job, trials: u32, st: &StressState, stressed: &[&str], stress_at_once: usize) -> f64 {
+fn job_rank(
+    j: &Job,
+    trials: u32,
+    st: &StressState,
+    stressed: &[&str],
+    stress_at_once: usize,
+) -> f64 {
     let cost = job_cost(j, trials);
     let cases: Vec<&str> = match j {
         Job::Stress(_) if st.running >= stress_at_once => return pool::NOT_YET,
@@ -115,7 +127,7 @@ enum Job<'a> {
     Batch(Vec<&'a Case>, Tool),
     /// racegate's own tools on several kernels: those whose stress run passed or gave wrong
     /// results in one injected run ([`sanitize::own_batch::run_own`]), the others each alone
-    /// ([`own_batch_job`]).
+    /// ([`super::own_tools::own_batch_job`]).
     OwnBatch(Vec<&'a Case>, Vec<Tool>),
 }
 
@@ -164,59 +176,69 @@ pub fn run_manifest(
     let trials = cfg.battery.trials;
     let at_once = stress_at_once(cfg.battery.jobs)?;
     let stress = std::sync::Mutex::new(StressState::default());
-    let stress_left = stress::StressLeft::new(
-        jobs.iter().filter(|j| matches!(j, Job::Stress(_))).count(),
-    );
+    let stress_left =
+        stress::StressLeft::new(jobs.iter().filter(|j| matches!(j, Job::Stress(_))).count());
     let own_tools = cfg.tools.iter().any(|t| t.is_own());
     let results = std::thread::scope(|s| {
         // Builds ahead, beside the first jobs (which wait for or make their own).
         s.spawn(|| crate::judge::battery::prebuild(&cfg.battery, catalog, &all, own_tools));
         pool::run_all_picked(
-        jobs,
-        cfg.battery.jobs,
-        stress::Slot::default,
-        |j| job_rank(j, trials, &stress.lock().expect("stress state"), &stressed, at_once),
-        // Counted as it is picked, under the pool's lock: the next pick sees it.
-        |j| {
-            if matches!(j, Job::Stress(_)) {
-                stress.lock().expect("stress state").picked();
-            }
-        },
-        |slot, job| -> Result<(GateRun, Vec<PendingHang>)> {
-            let mut out = GateRun::default();
-            let mut pending = Vec::new();
-            stress_left.before(matches!(job, Job::Stress(_)), slot);
-            let _span = crate::proc::timeline::span("job", || job_label(&job));
-            match job {
-                Job::Sanitize(case, group) => {
-                    let st = stress.lock().expect("stress state").clone();
-                    pending = sanitize_job(catalog, case, &group, cfg, exe, &st, &mut out)?;
+            jobs,
+            cfg.battery.jobs,
+            stress::Slot::default,
+            |j| {
+                job_rank(
+                    j,
+                    trials,
+                    &stress.lock().expect("stress state"),
+                    &stressed,
+                    at_once,
+                )
+            },
+            // Counted as it is picked, under the pool's lock: the next pick sees it.
+            |j| {
+                if matches!(j, Job::Stress(_)) {
+                    stress.lock().expect("stress state").picked();
                 }
-                Job::Batch(cases, tool) => {
-                    let st = stress.lock().expect("stress state").clone();
-                    pending = batch_job(catalog, &cases, tool, cfg, exe, &st, &mut out)?;
+            },
+            |slot, job| -> Result<(GateRun, Vec<PendingHang>)> {
+                let mut out = GateRun::default();
+                let mut pending = Vec::new();
+                stress_left.before(matches!(job, Job::Stress(_)), slot);
+                let _span = crate::proc::timeline::span("job", || job_label(&job));
+                match job {
+                    Job::Sanitize(case, group) => {
+                        let st = stress.lock().expect("stress state").clone();
+                        pending = sanitize_job(catalog, case, &group, cfg, exe, &st, &mut out)?;
+                    }
+                    Job::Batch(cases, tool) => {
+                        let st = stress.lock().expect("stress state").clone();
+                        pending = batch_job(catalog, &cases, tool, cfg, exe, &st, &mut out)?;
+                    }
+                    Job::OwnBatch(cases, group) => {
+                        let st = stress.lock().expect("stress state").clone();
+                        pending = super::own_tools::own_batch_job(
+                            catalog, &cases, &group, cfg, exe, &st, &mut out,
+                        )?;
+                    }
+                    Job::Stress(case) => {
+                        // The verdict said as soon as it is known; counted down when the job ends,
+                        // an error or a panic included.
+                        let ended = StressEnded::new(&stress, &case.name);
+                        let end =
+                            stress_job(slot, catalog, case, cfg, exe, &mut out, |e| ended.say(e));
+                        drop(ended);
+                        end?;
+                    }
                 }
-                Job::OwnBatch(cases, group) => {
-                    let st = stress.lock().expect("stress state").clone();
-                    pending = own_batch_job(catalog, &cases, &group, cfg, exe, &st, &mut out)?;
+                Ok((out, pending))
+            },
+            |r| {
+                if let Ok((part, _)) = r {
+                    part.events().iter().for_each(&on_done);
                 }
-                Job::Stress(case) => {
-                    // The verdict said as soon as it is known; counted down when the job ends,
-                    // an error or a panic included.
-                    let ended = StressEnded::new(&stress, &case.name);
-                    let end = stress_job(slot, catalog, case, cfg, exe, &mut out, |e| ended.say(e));
-                    drop(ended);
-                    end?;
-                }
-            }
-            Ok((out, pending))
-        },
-        |r| {
-            if let Ok((part, _)) = r {
-                part.events().iter().for_each(&on_done);
-            }
-        },
-    )
+            },
+        )
     });
     let mut run = GateRun {
         subjects: catalog.cases.iter().map(|c| c.name.clone()).collect(),
@@ -271,7 +293,15 @@ pub fn run_one(
     };
     match tool {
         None => {
-            stress_job(&mut stress::Slot::default(), catalog, case, cfg, exe, &mut run, |_| {})?;
+            stress_job(
+                &mut stress::Slot::default(),
+                catalog,
+                case,
+                cfg,
+                exe,
+                &mut run,
+                |_| {},
+            )?;
         }
         Some(tool) => {
             let mut sc = cfg.battery.sanitize(tool);
@@ -342,7 +372,11 @@ fn batch_job(
     let (hung, batch) = std::thread::scope(|s| {
         let hung = s.spawn(|| {
             let one = |c: &Case| {
-                let sc = if st.finished_none.contains(&c.name) { &hung_sc } else { &sc };
+                let sc = if st.finished_none.contains(&c.name) {
+                    &hung_sc
+                } else {
+                    &sc
+                };
                 sanitize::runner::run(catalog, c, sc, exe)
             };
             // Two at once: a hung kernel spins the GPU for its deadline, and more of them
@@ -362,131 +396,6 @@ fn batch_job(
         .iter()
         .zip(&runs)
         .filter_map(|(case, r)| sanitizers::add(&case.name, r, &case.path, &mut sources, out))
-        .collect())
-}
-
-/// The sanitizer configuration for a kernel whose stress run finished no trial (the first one
-/// missed its deadline): the same, cut as grading and the matrix cut
-/// ([`sanitize::tool::after_hang_deadline`]: 10 s, or the trial deadline when longer, never more
-/// than configured), but for racecheck's margin below (the gate's findings carry the tool's
-/// deadlock line in their identity; a matrix cell and a graded item do not). A kernel that hung
-/// only after some trials finished (a rare schedule, a large size) keeps the whole deadline: at
-/// the sanitizer's small geometry it may well finish. A tool run cut short is judged as before:
-/// a hang, since the plain runs hung too. The cut applies once the stress run has said so; a
-/// tool job started before that (the gate ranks such jobs last) keeps the whole deadline, which
-/// changes only the message's "killed after", not the finding's identity.
-/// racecheck gets [`RACECHECK_MARGIN`] more: it names a barrier deadlock (the line the
-/// finding's identity holds) 3 s after the kernel stalls, once its own start is over, and beside
-/// thirty GPU processes that start took long enough for the cut to come first (H200 runs 28 and
-/// 29: `chained_scan_spin`'s racecheck killed at 10 s without its line, another fingerprint).
-fn after_hang(sc: &sanitize::SanitizeConfig, cfg: &GateConfig) -> sanitize::SanitizeConfig {
-    let mut cut = sc.clone();
-    let margin = match sc.tool {
-        Tool::Racecheck => RACECHECK_MARGIN,
-        _ => std::time::Duration::ZERO,
-    };
-    cut.timeout = (sanitize::tool::after_hang_deadline(sc.timeout, cfg.battery.stress_timeout)
-        + margin)
-        .min(sc.timeout);
-    cut
-}
-
-/// See [`after_hang`].
-const RACECHECK_MARGIN: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// racegate's own `group` of tools on `cases`: the kernels whose stress run passed or gave wrong
-/// results in one injected run, each judged on its own launches there
-/// ([`sanitize::own_batch::run_own`]: a case the tools doubt runs alone), every other kernel
-/// alone ([`together_under_own_tools`]), at most [`OWN_ALONE_AT_ONCE`] at once beside the batch. Each run is
-/// added as [`sanitize_job`] adds it. In the corpus gate of H200 run 26 a process per kernel
-/// and group cost 7-20 s each; in run 29 the kernels with wrong results, alone, were 14 of 39
-/// own-tool processes.
-fn own_batch_job(
-    catalog: &Catalog,
-    cases: &[&Case],
-    group: &[Tool],
-    cfg: &GateConfig,
-    exe: &Path,
-    st: &StressState,
-    out: &mut GateRun,
-) -> Result<Vec<PendingHang>> {
-    let mut sc = cfg.battery.sanitize(group[0]);
-    sc.extra_args = cfg.sanitizer_args.clone();
-    let hung_sc = after_hang(&sc, cfg);
-    let (together, alone): (Vec<&Case>, Vec<&Case>) = cases
-        .iter()
-        .partition(|c| together_under_own_tools(st, &c.name));
-    let (alone_runs, batch_runs) = std::thread::scope(|s| {
-        let alone_runs = s.spawn(|| {
-            crate::proc::pool::run_all(
-                alone.clone(),
-                OWN_ALONE_AT_ONCE,
-                |c| {
-                    let sc = if st.finished_none.contains(&c.name) { &hung_sc } else { &sc };
-                    sanitize::runner::run_own(catalog, c, sc, exe, group)
-                },
-                |_| {},
-            )
-        });
-        let batch = sanitize::own_batch::run_own(catalog, &together, &sc, exe, group);
-        (alone_runs.join().expect("the own tools' runs alone"), batch)
-    });
-    let mut sources = Sources::new(&catalog.root);
-    let mut pending = Vec::new();
-    let alone_runs = alone_runs.into_iter().collect::<Result<Vec<_>>>()?;
-    for (case, runs) in alone.iter().zip(&alone_runs).chain(together.iter().zip(&batch_runs?)) {
-        pending.extend(
-            runs.iter()
-                .filter_map(|r| sanitizers::add(&case.name, r, &case.path, &mut sources, out)),
-        );
-    }
-    Ok(pending)
-}
-
-/// Whether racegate's own tools take `case` in their batch: its stress run passed or gave wrong
-/// results. One that hung would cost the batch its deadline, one that faulted would end it, and
-/// one never stress-run (a manifest kernel checked by the sanitizers only) or whose stress job
-/// ended in an error has nothing that says it does neither: each runs alone.
-fn together_under_own_tools(st: &StressState, case: &str) -> bool {
-    st.passed.contains(case) || st.flagged.contains(case)
-}
-
-/// How many kernels of an own-tool batch run alone at once beside it.
-const OWN_ALONE_AT_ONCE: usize = 4;
-
-#[cfg(any(test, feature = "internals", feature = "testing"))]
-/// globalcheck and sharedcheck on one manifest kernel in one injected run: a [`GateRun`] for
-/// each, in that order, as [`run_one`] would give it (each with its share of the run's time).
-pub fn run_own_pair(
-    catalog: &Catalog,
-    case: &Case,
-    cfg: &GateConfig,
-    exe: &Path,
-) -> Result<Vec<GateRun>> {
-    let mut sc = cfg.battery.sanitize(Tool::Globalcheck);
-    sc.extra_args = cfg.sanitizer_args.clone();
-    let runs = sanitize::runner::run_own(
-        catalog,
-        case,
-        &sc,
-        exe,
-        &[Tool::Globalcheck, Tool::Sharedcheck],
-    )?;
-    Ok(runs
-        .iter()
-        .map(|r| {
-            let mut run = GateRun {
-                subjects: vec![case.name.clone()],
-                ..Default::default()
-            };
-            let mut sources = Sources::new(&catalog.root);
-            if let Some(h) = sanitizers::add(&case.name, r, &case.path, &mut sources, &mut run) {
-                h.resolve(None, &mut run);
-            }
-            run.tidy();
-            run.seconds = r.seconds;
-            run
-        })
         .collect())
 }
 

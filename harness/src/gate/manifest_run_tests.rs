@@ -33,11 +33,17 @@ fn the_gates_jobs_start_stress_first_then_a_hung_kernels_tools_then_long_ones() 
         ),
         Job::Batch(cs, t) => format!(
             "{}:{t}",
-            cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+")
+            cs.iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join("+")
         ),
         Job::OwnBatch(cs, g) => format!(
             "{}:{}",
-            cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+"),
+            cs.iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
             g.iter().map(|t| t.name()).collect::<Vec<_>>().join("+")
         ),
     };
@@ -50,7 +56,10 @@ fn the_gates_jobs_start_stress_first_then_a_hung_kernels_tools_then_long_ones() 
     // Nothing stressed yet known (m has no stress run): stress first, then `m`'s own jobs;
     // `a`'s wait for its stress run (not ready at all, whatever else is left).
     let mut st = StressState::default();
-    assert_eq!(order(&st, &["a"])[..3], ["a:stress", "m:racecheck", "m:initcheck"]);
+    assert_eq!(
+        order(&st, &["a"])[..3],
+        ["a:stress", "m:racecheck", "m:initcheck"]
+    );
     let waiting: Vec<String> = jobs()
         .iter()
         .filter(|j| job_rank(j, 100, &st, &["a"], 16) == pool::NOT_YET)
@@ -125,10 +134,17 @@ fn stress_runs_wait_once_as_many_as_allowed_are_running() {
     }
     for bad in ["0", "x", "-2", "", "1.5", "8 stress"] {
         let e = stress_at_once_from(Some(bad), 16).unwrap_err().to_string();
-        assert!(e.contains("RACEGATE_STRESS_AT_ONCE") && e.contains(&format!("`{bad}`")), "{bad:?}: {e}");
+        assert!(
+            e.contains("RACEGATE_STRESS_AT_ONCE") && e.contains(&format!("`{bad}`")),
+            "{bad:?}: {e}"
+        );
     }
     for (jobs, want) in [(1, 1), (2, 1), (3, 1), (4, 2), (7, 3), (16, 8)] {
-        assert_eq!(stress_at_once_from(None, jobs).unwrap(), want, "{jobs} jobs");
+        assert_eq!(
+            stress_at_once_from(None, jobs).unwrap(),
+            want,
+            "{jobs} jobs"
+        );
     }
     // Over random values (digits, signs, spaces, dots, letters, a lossy byte): a count exactly
     // when the trimmed value is a whole number above 0, an error naming the variable otherwise.
@@ -138,11 +154,16 @@ fn stress_runs_wait_once_as_many_as_allowed_are_running() {
     let mut seen = [0usize; 2];
     for _ in 0..5000 {
         let len = rng.random_range(0..6);
-        let v: String = (0..len).map(|_| alphabet[rng.random_range(0..alphabet.len())]).collect();
+        let v: String = (0..len)
+            .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+            .collect();
         let want = v.trim().parse::<usize>().ok().filter(|n| *n > 0);
         match (stress_at_once_from(Some(&v), 16), want) {
             (Ok(n), Some(w)) => assert_eq!(n, w, "{v:?}"),
-            (Err(e), None) => assert!(e.to_string().contains("RACEGATE_STRESS_AT_ONCE"), "{v:?}: {e}"),
+            (Err(e), None) => assert!(
+                e.to_string().contains("RACEGATE_STRESS_AT_ONCE"),
+                "{v:?}: {e}"
+            ),
             (got, want) => panic!("{v:?}: {got:?}, want {want:?}"),
         }
         seen[usize::from(want.is_some())] += 1;
@@ -182,18 +203,31 @@ fn a_hung_kernels_tool_runs_are_cut_to_ten_seconds_or_the_trial_deadline() {
             after_hang(&sc, &cfg).timeout.as_secs()
         };
         // Every other tool is cut alike; racecheck gets the margin for its deadlock line.
-        let others: Vec<u64> = [Tool::Synccheck, Tool::Memcheck, Tool::Initcheck, Tool::Globalcheck]
-            .into_iter()
-            .map(each)
-            .collect();
+        let others: Vec<u64> = [
+            Tool::Synccheck,
+            Tool::Memcheck,
+            Tool::Initcheck,
+            Tool::Globalcheck,
+        ]
+        .into_iter()
+        .map(each)
+        .collect();
         assert!(others.iter().all(|t| *t == others[0]), "{others:?}");
         (others[0], each(Tool::Racecheck))
     };
     assert_eq!(cut(5, 120), (10, 15));
     assert_eq!(cut(5, 20), (10, 15));
-    assert_eq!(cut(5, 12), (10, 12), "never longer than the configured deadline");
+    assert_eq!(
+        cut(5, 12),
+        (10, 12),
+        "never longer than the configured deadline"
+    );
     assert_eq!(cut(5, 8), (8, 8));
-    assert_eq!(cut(30, 120), (30, 35), "the trial deadline when it is longer");
+    assert_eq!(
+        cut(30, 120),
+        (30, 35),
+        "the trial deadline when it is longer"
+    );
     assert_eq!(cut(30, 20), (20, 20));
 }
 
@@ -206,8 +240,18 @@ fn own_tools_batch_only_kernels_whose_stress_run_passed_or_gave_wrong_results() 
     for (case, end) in [
         ("passed", Some(StressEnd::Passed)),
         ("wrong", Some(StressEnd::Flagged)),
-        ("hung", Some(StressEnd::Hung { finished_none: false })),
-        ("hung_none", Some(StressEnd::Hung { finished_none: true })),
+        (
+            "hung",
+            Some(StressEnd::Hung {
+                finished_none: false,
+            }),
+        ),
+        (
+            "hung_none",
+            Some(StressEnd::Hung {
+                finished_none: true,
+            }),
+        ),
         ("faulted", Some(StressEnd::Faulted)),
         ("error", None),
     ] {
@@ -222,6 +266,10 @@ fn own_tools_batch_only_kernels_whose_stress_run_passed_or_gave_wrong_results() 
         ("error", false),
         ("never_stressed", false),
     ] {
-        assert_eq!(together_under_own_tools(&st, case), together, "{case}");
+        assert_eq!(
+            super::super::own_tools::together_under_own_tools(&st, case),
+            together,
+            "{case}"
+        );
     }
 }

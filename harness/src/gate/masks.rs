@@ -190,7 +190,7 @@ impl Masks {
 
 /// Bytes as text, each byte that is not UTF-8 shown as `\xNN` (not U+FFFD, which would hide
 /// which byte it was and make two different outputs read the same). Control characters are left
-/// to the printing side (`report::text::visible`).
+/// to the printing side (`report::visible::visible`).
 pub fn bytes_as_text(b: &[u8]) -> String {
     use std::fmt::Write;
     let mut out = String::with_capacity(b.len());

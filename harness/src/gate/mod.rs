@@ -27,6 +27,7 @@ pub mod manifest_programs;
 pub mod manifest_run;
 pub mod masks;
 pub mod oracles;
+pub mod own_tools;
 pub mod program;
 pub mod sanitizers;
 mod stress_state;

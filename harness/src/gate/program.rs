@@ -139,9 +139,9 @@ pub fn run_target_with(
             sc.extra_args = cfg.sanitizer_args.clone();
             // sharedcheck's confirm runs compare the program's output as the plain runs do.
             let masks = cfg.masks.clone();
-            sc.output_view = Some(crate::judge::sanitize::tool::OutputView(std::sync::Arc::new(
-                move |out: &[u8]| masks.apply(out),
-            )));
+            sc.output_view = Some(crate::judge::sanitize::tool::OutputView(
+                std::sync::Arc::new(move |out: &[u8]| masks.apply(out)),
+            ));
             let runs = sanitizers::run_group_target(&subject, &target, &sc, root, &group)?;
             let mut part = GateRun::default();
             let mut sources = Sources::new(root);
@@ -211,8 +211,7 @@ fn plain_runs(
     }
     // Runs past `cfg.runs` are the re-runs without jitter: after a failure, a hang, or outputs
     // that differ (told apart from run-to-run noise by `variance`).
-    let differ = !cfg.oracles.vary_ok
-        && runs.outputs.iter().any(|o| !o.same_as(&runs.outputs[0]));
+    let differ = !cfg.oracles.vary_ok && runs.outputs.iter().any(|o| !o.same_as(&runs.outputs[0]));
     let rerun = jitter.is_some()
         && (differ
             || runs

@@ -41,7 +41,7 @@ pub fn run_group_target(
                 label, target, &cfg, root,
             )?])
         }
-        _ => crate::judge::sanitize::globalcheck::run::run_tools(label, target, cfg, root, group),
+        _ => crate::judge::sanitize::injected::run::run_tools(label, target, cfg, root, group),
     }
 }
 
@@ -138,7 +138,9 @@ impl PendingHang {
             let said = self
                 .said
                 .as_ref()
-                .map(|s| format!(" (the tool said: {s}; not trusted while the program itself finishes)"))
+                .map(|s| {
+                    format!(" (the tool said: {s}; not trusted while the program itself finishes)")
+                })
                 .unwrap_or_default();
             out.mark_inconclusive(
                 &self.subject,
@@ -240,10 +242,22 @@ mod tests {
         ] {
             let mut run = GateRun::default();
             hang(said).resolve(plain, &mut run);
-            assert_eq!(run.findings.len(), usize::from(finding), "{said:?} {plain:?}");
-            assert_eq!(run.inconclusive.len(), usize::from(!finding), "{said:?} {plain:?}");
+            assert_eq!(
+                run.findings.len(),
+                usize::from(finding),
+                "{said:?} {plain:?}"
+            );
+            assert_eq!(
+                run.inconclusive.len(),
+                usize::from(!finding),
+                "{said:?} {plain:?}"
+            );
             if let (Some(s), Some(i)) = (said, run.inconclusive.first()) {
-                assert!(i.reason.contains(s) && i.reason.contains("not trusted"), "{}", i.reason);
+                assert!(
+                    i.reason.contains(s) && i.reason.contains("not trusted"),
+                    "{}",
+                    i.reason
+                );
             }
         }
     }

@@ -20,7 +20,7 @@ pub(super) struct StressState {
     /// Kernels whose stress run faulted: memcheck runs them alone.
     pub(super) faulted: BTreeSet<String>,
     /// Of `hung`, those whose stress run finished no trial: their tool runs are cut to
-    /// `manifest_run::after_hang`.
+    /// [`after_hang`].
     pub(super) finished_none: BTreeSet<String>,
     /// Stress runs running now (counted when picked).
     pub(super) running: usize,
@@ -95,14 +95,20 @@ impl<'a> StressEnded<'a> {
 
     /// The verdict, before the job ends.
     pub(super) fn say(&self, end: &StressEnd) {
-        let mut st = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut st = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         st.said(self.case, Some(end));
     }
 }
 
 impl Drop for StressEnded<'_> {
     fn drop(&mut self) {
-        let mut st = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut st = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         st.ended(self.case);
     }
 }
@@ -112,8 +118,10 @@ impl Drop for StressEnded<'_> {
 pub(super) enum StressEnd {
     Passed,
     /// A trial missed its deadline; `finished_none`: no trial finished before it (the first
-    /// one hung), which is when the tools get `manifest_run::after_hang`.
-    Hung { finished_none: bool },
+    /// one hung), which is when the tools get [`after_hang`].
+    Hung {
+        finished_none: bool,
+    },
     /// Wrong results.
     Flagged,
     /// A fault (the kernel's context was lost, or it wrote outside its buffers).
@@ -129,12 +137,16 @@ pub(super) enum StressEnd {
 /// 8 as the default 32.1-35.9 s (calls C and D).
 pub(super) fn stress_at_once(jobs: usize) -> crate::errors::Result<usize> {
     // Set but not UTF-8 is set: an error that shows it, not the default.
-    let value = std::env::var_os("RACEGATE_STRESS_AT_ONCE").map(|v| v.to_string_lossy().into_owned());
+    let value =
+        std::env::var_os("RACEGATE_STRESS_AT_ONCE").map(|v| v.to_string_lossy().into_owned());
     stress_at_once_from(value.as_deref(), jobs)
 }
 
 /// [`stress_at_once`] from the variable's value.
-pub(super) fn stress_at_once_from(value: Option<&str>, jobs: usize) -> crate::errors::Result<usize> {
+pub(super) fn stress_at_once_from(
+    value: Option<&str>,
+    jobs: usize,
+) -> crate::errors::Result<usize> {
     match value {
         None => Ok((jobs / 2).max(1)),
         Some(v) => v.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
@@ -159,7 +171,12 @@ mod tests {
         // Ended with verdicts.
         for (case, end) in [
             ("a", StressEnd::Passed),
-            ("b", StressEnd::Hung { finished_none: true }),
+            (
+                "b",
+                StressEnd::Hung {
+                    finished_none: true,
+                },
+            ),
             ("f", StressEnd::Faulted),
             ("w", StressEnd::Flagged),
         ] {
@@ -173,8 +190,14 @@ mod tests {
         }));
         assert!(panicked.is_err());
         let st = state.lock().unwrap();
-        assert_eq!(st.running, 0, "every job counted down, the panicked one included");
-        assert_eq!(st.done, ["a", "b", "c", "d", "f", "w"].map(String::from).into());
+        assert_eq!(
+            st.running, 0,
+            "every job counted down, the panicked one included"
+        );
+        assert_eq!(
+            st.done,
+            ["a", "b", "c", "d", "f", "w"].map(String::from).into()
+        );
         assert_eq!(st.faulted, ["f"].map(String::from).into());
         assert_eq!(st.passed, ["a"].map(String::from).into());
         assert_eq!(st.flagged, ["w"].map(String::from).into());
@@ -190,14 +213,28 @@ mod tests {
     fn hung_kernels_run_alone_under_every_tool_and_faulted_ones_under_memcheck() {
         use crate::judge::sanitize::Tool;
         let mut st = StressState::default();
-        st.said("h", Some(&StressEnd::Hung { finished_none: false }));
+        st.said(
+            "h",
+            Some(&StressEnd::Hung {
+                finished_none: false,
+            }),
+        );
         st.said("f", Some(&StressEnd::Faulted));
         st.said("w", Some(&StressEnd::Flagged));
         st.said("p", Some(&StressEnd::Passed));
-        for tool in [Tool::Racecheck, Tool::Synccheck, Tool::Memcheck, Tool::Initcheck] {
+        for tool in [
+            Tool::Racecheck,
+            Tool::Synccheck,
+            Tool::Memcheck,
+            Tool::Initcheck,
+        ] {
             assert!(st.alone_under(tool, "h"));
             assert_eq!(st.alone_under(tool, "f"), tool == Tool::Memcheck, "{tool}");
-            assert!(!st.alone_under(tool, "w") && !st.alone_under(tool, "p") && !st.alone_under(tool, "x"));
+            assert!(
+                !st.alone_under(tool, "w")
+                    && !st.alone_under(tool, "p")
+                    && !st.alone_under(tool, "x")
+            );
         }
     }
 
@@ -206,7 +243,9 @@ mod tests {
         let state = Mutex::new(StressState::default());
         state.lock().unwrap().picked();
         let ended = StressEnded::new(&state, "a");
-        ended.say(&StressEnd::Hung { finished_none: true });
+        ended.say(&StressEnd::Hung {
+            finished_none: true,
+        });
         {
             let st = state.lock().unwrap();
             assert!(st.done.contains("a") && st.finished_none.contains("a"));
@@ -229,3 +268,36 @@ mod tests {
         assert!(st.passed.contains("b") && !st.hung.contains("b"));
     }
 }
+
+/// The sanitizer configuration for a kernel whose stress run finished no trial (the first one
+/// missed its deadline): the same, cut as grading and the matrix cut
+/// ([`sanitize::tool::after_hang_deadline`]: 10 s, or the trial deadline when longer, never more
+/// than configured), but for racecheck's margin below (the gate's findings carry the tool's
+/// deadlock line in their identity; a matrix cell and a graded item do not). A kernel that hung
+/// only after some trials finished (a rare schedule, a large size) keeps the whole deadline: at
+/// the sanitizer's small geometry it may well finish. A tool run cut short is judged as before:
+/// a hang, since the plain runs hung too. The cut applies once the stress run has said so; a
+/// tool job started before that (the gate ranks such jobs last) keeps the whole deadline, which
+/// changes only the message's "killed after", not the finding's identity.
+/// racecheck gets [`RACECHECK_MARGIN`] more: it names a barrier deadlock (the line the
+/// finding's identity holds) 3 s after the kernel stalls, once its own start is over, and beside
+/// thirty GPU processes that start took long enough for the cut to come first (H200 runs 28 and
+/// 29: `chained_scan_spin`'s racecheck killed at 10 s without its line, another fingerprint).
+pub(super) fn after_hang(
+    sc: &crate::judge::sanitize::SanitizeConfig,
+    cfg: &super::finding::GateConfig,
+) -> crate::judge::sanitize::SanitizeConfig {
+    let mut cut = sc.clone();
+    let margin = match sc.tool {
+        crate::judge::sanitize::Tool::Racecheck => RACECHECK_MARGIN,
+        _ => std::time::Duration::ZERO,
+    };
+    cut.timeout =
+        (crate::judge::sanitize::tool::after_hang_deadline(sc.timeout, cfg.battery.stress_timeout)
+            + margin)
+            .min(sc.timeout);
+    cut
+}
+
+/// See [`after_hang`].
+const RACECHECK_MARGIN: std::time::Duration = std::time::Duration::from_secs(5);

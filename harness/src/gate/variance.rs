@@ -123,7 +123,9 @@ pub fn judge(outputs: &[RunOutput], jittered: u32) -> Variance {
         .map(|&k| {
             let positions = without
                 .iter()
-                .flat_map(|o| differing_numbers(base_lines[k], split[index(o)][k]).unwrap_or_default())
+                .flat_map(|o| {
+                    differing_numbers(base_lines[k], split[index(o)][k]).unwrap_or_default()
+                })
                 .collect();
             (k, positions)
         })
@@ -316,7 +318,12 @@ pub fn finding(
         kind: "output differs between identical runs".into(),
         ..Default::default()
     };
-    let mut f = GateFinding::new(id, file, None, message(first, other, distinct, outputs.len(), lines, stable));
+    let mut f = GateFinding::new(
+        id,
+        file,
+        None,
+        message(first, other, distinct, outputs.len(), lines, stable),
+    );
     let of = |run: u32| outputs.iter().find(|o| o.run == run);
     if let (Some(a), Some(b)) = (of(first), of(other)) {
         f.detail = Some(judge::diff_of(
@@ -367,7 +374,9 @@ mod tests {
             seed ^= seed << 17;
             seed % n
         };
-        let words = ["sum", "time", "GB/s", "=", ":", ",", " ", "(", ")", "x", "ms", "run-", "\t", "[", "]"];
+        let words = [
+            "sum", "time", "GB/s", "=", ":", ",", " ", "(", ")", "x", "ms", "run-", "\t", "[", "]",
+        ];
         for _ in 0..4000 {
             let mut parts: Vec<String> = (0..1 + next(8))
                 .map(|_| match next(4) {
@@ -379,7 +388,9 @@ mod tests {
                 .collect();
             let line = parts.join(" ");
             let k = next(parts.len() as u64) as usize;
-            let (changed, measured) = if parts[k].contains(['.', 'e']) && parts[k].starts_with(|c: char| c.is_ascii_digit()) {
+            let (changed, measured) = if parts[k].contains(['.', 'e'])
+                && parts[k].starts_with(|c: char| c.is_ascii_digit())
+            {
                 (format!("{}.{}", 1000 + next(1000), next(1000)), true)
             } else if parts[k].chars().all(|c| c.is_ascii_digit()) {
                 (format!("{}", 100_000 + next(100_000)), false)
@@ -401,8 +412,14 @@ mod tests {
         let m = |a: &str, b: &str| only_measurements_differ(a.as_bytes(), b.as_bytes());
         // Run 23's samples: bare timings, rates and tables of milliseconds.
         assert!(m("memcopy:\t16.93", "memcopy:\t16.36"));
-        assert!(m("GPU time: <duration>; GOP/s: 2.739636", "GPU time: <duration>; GOP/s: 2.606214"));
-        assert!(m("20, 1, 0, 35.711, 63.293, 0.000,", "20, 1, 0, 47.655, 89.263, 0.000,"));
+        assert!(m(
+            "GPU time: <duration>; GOP/s: 2.739636",
+            "GPU time: <duration>; GOP/s: 2.606214"
+        ));
+        assert!(m(
+            "20, 1, 0, 35.711, 63.293, 0.000,",
+            "20, 1, 0, 47.655, 89.263, 0.000,"
+        ));
         // What a race prints, or anything else: not a measurement.
         assert!(!m("value 4711", "value 4712"));
         assert!(!m("counter: 51199", "counter: 51200"));
@@ -418,7 +435,13 @@ mod tests {
         assert!(m("max err 0.000000e+00", "max err 3.051758e-05"));
         assert!(!m("run-1 ok", "run-2 ok"), "a minus inside a word is text");
         // Positions: a sum beside a timing differs at its own position.
-        assert_eq!(differing_numbers(b"sum = 123.5 time 1.2 ms", b"sum = 123.5 time 1.3 ms"), Some(vec![1]));
-        assert_eq!(differing_numbers(b"sum = 123.5 time 1.2 ms", b"sum = 999.5 time 1.3 ms"), Some(vec![0, 1]));
+        assert_eq!(
+            differing_numbers(b"sum = 123.5 time 1.2 ms", b"sum = 123.5 time 1.3 ms"),
+            Some(vec![1])
+        );
+        assert_eq!(
+            differing_numbers(b"sum = 123.5 time 1.2 ms", b"sum = 999.5 time 1.3 ms"),
+            Some(vec![0, 1])
+        );
     }
 }

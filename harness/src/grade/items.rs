@@ -14,87 +14,15 @@ use std::path::Path;
 use rand::SeedableRng;
 
 use super::config::GradeConfig;
-use super::score::{self, Item, ItemResult};
-use super::signature;
-use super::spec::{Rubric, Spec};
-use super::submission;
 use super::lock::GpuTurn;
+use super::score::{self, Item, ItemResult};
+use super::spec::{Rubric, Spec};
 use super::worker::{self, run_worker, run_worker_once, Place, Scratch, WorkerResult};
-use crate::build::compile::{self, BuildOptions, Built};
-use crate::build::compile_child::{self, Outcome as Compiled, Request};
+use crate::build::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};
 use crate::judge::sanitize::{self, Outcome, SanitizeConfig, Tool};
-use crate::proc::confine::Wanted;
 use crate::proc::watchdog::{self, Deadline};
 use crate::source::exercises::{self, Problem, SizeChoice};
-use crate::{build::headers, build::toolchain};
-
-/// The compile item: the file, then NVRTC in a child ([`compile_child`]), once plainly and
-/// once with schedule jitter, and the kernel's name and signature in what it built
-/// ([`signature`]). The built PTX (plain, jittered) comes back only when it passed. An error
-/// is the grading machine's (no NVRTC, a child that could not start), never the submission's.
-pub(super) fn compiles(
-    root: &Path,
-    spec: &Spec,
-    rubric: &Rubric,
-    cfg: &GradeConfig,
-    exe: &Path,
-    path: &Path,
-    name: &str,
-) -> Result<(ItemResult, Option<(Built, Built)>)> {
-    let failed = |detail: String| Ok((score::item(rubric, Item::Compiles, 0.0, detail), None));
-    let source = match submission::read(path) {
-        Ok(s) => s,
-        Err(p) => return failed(p.to_string()),
-    };
-    // Refused here already (the child refuses too), so no process starts for it.
-    if let Some(a) = compile_child::forbidden_access(&source, &spec.headers) {
-        return failed(Compiled::Refused(a).to_string());
-    }
-    let headers = if spec.headers.is_empty() {
-        Vec::new()
-    } else {
-        headers::serve(&spec.headers, &toolchain::cuda_include_dirs(root))?
-    };
-    let build = |jitter| {
-        let req = Request {
-            name: name.to_string(),
-            source: source.clone(),
-            options: BuildOptions {
-                arch: cfg.arch.clone(),
-                jitter,
-                extra: vec![],
-            },
-            headers: headers.clone(),
-            refuse_file_access: true,
-            allowed_includes: spec.headers.clone(),
-            trusted_cwd: None,
-            confine: Some(Wanted::default()),
-            require_confinement: cfg.require_confinement,
-            scanner: true,
-        };
-        compile_child::compile(exe, root, &req, &cfg.compile).map(|c| c.outcome)
-    };
-    let plain = match build(false)? {
-        Compiled::Built(b) => b,
-        other => return failed(other.to_string()),
-    };
-    if let Err(r) = signature::check(spec, &source, &plain.ptx) {
-        return failed(r.to_string());
-    }
-    let jittered = match build(true)? {
-        Compiled::Built(b) => b,
-        other => return failed(format!("with schedule jitter on: {other}")),
-    };
-    let detail = format!(
-        "compiles; `{}` has the required signature ({})",
-        spec.entry, spec.signature
-    );
-    Ok((
-        score::item(rubric, Item::Compiles, 1.0, detail),
-        Some((plain, jittered)),
-    ))
-}
 
 /// The median launch time a timing worker wrote to its response file, in µs; `None` when it
 /// wrote none or something else.
@@ -135,7 +63,10 @@ pub(super) fn finished_none(results: &[WorkerResult]) -> bool {
 /// The deadline the sanitizer items run under: the configured one, or at most
 /// [`crate::judge::sanitize::tool::AFTER_HANG`] when the kernel finished no correctness trial
 /// ([`finished_none`]), as the gate cuts its tools.
-pub(super) fn sanitize_deadline(configured: std::time::Duration, hung: bool) -> std::time::Duration {
+pub(super) fn sanitize_deadline(
+    configured: std::time::Duration,
+    hung: bool,
+) -> std::time::Duration {
     if hung {
         crate::judge::sanitize::tool::after_hang_deadline(configured, std::time::Duration::ZERO)
     } else {
@@ -313,9 +244,14 @@ impl Items<'_> {
             Tool::Streamcheck => Item::Globalcheck,
         };
         let problem = self.problem(1_000_000, SizeChoice::Sanitize);
-        let (args, response) =
-            self.work
-                .worker_call(&tool.to_string(), ptx, &[problem], false, false, &Place::default())?;
+        let (args, response) = self.work.worker_call(
+            &tool.to_string(),
+            ptx,
+            &[problem],
+            false,
+            false,
+            &Place::default(),
+        )?;
         let target: Vec<OsString> = std::iter::once(self.exe.into()).chain(args).collect();
         // The worker takes its inputs from the request, not from a seed.
         // The worker writes its results to `response`, which the grade reads after the run:
@@ -329,7 +265,10 @@ impl Items<'_> {
         let r = sanitize::runner::run_target(name, &target, &scfg, self.root)?;
         // A kernel the driver would not load never ran: nothing to pass.
         if let Some(fault) = worker::load_fault(&response) {
-            return Ok((score::item(rubric, item, 0.0, format!("{tool}: {fault}")), false));
+            return Ok((
+                score::item(rubric, item, 0.0, format!("{tool}: {fault}")),
+                false,
+            ));
         }
         // A kernel that faulted leaves globalcheck nothing to read back, and it cannot be shown
         // free of races: no points, as for a hang (memcheck names the faulting line).
@@ -389,9 +328,14 @@ impl Items<'_> {
             }
         }
         let time = |ptx: &Path, p: &Problem, tag: &str| -> Result<Option<f64>> {
-            let (args, response) =
-                self.work
-                    .worker_call(tag, ptx, std::slice::from_ref(p), false, true, &Place::default())?;
+            let (args, response) = self.work.worker_call(
+                tag,
+                ptx,
+                std::slice::from_ref(p),
+                false,
+                true,
+                &Place::default(),
+            )?;
             // What the kernel prints (stdout, stderr) is never read: the timing comes back in
             // the response file only.
             watchdog::run(
@@ -503,7 +447,10 @@ mod tests {
         for secs in [1u64, 5, 15, 16, 60, 3600] {
             let d = Duration::from_secs(secs);
             assert_eq!(sanitize_deadline(d, false), d);
-            assert_eq!(sanitize_deadline(d, true), d.min(crate::judge::sanitize::tool::AFTER_HANG));
+            assert_eq!(
+                sanitize_deadline(d, true),
+                d.min(crate::judge::sanitize::tool::AFTER_HANG)
+            );
             assert!(sanitize_deadline(d, true) <= d);
         }
     }
@@ -549,7 +496,7 @@ mod tests {
         let t = Duration::from_secs(5);
         let limit = format!(
             "{}launch 0 of k has volatile or relaxed/acquire-release atomic loads and stores",
-            sanitize::globalcheck::run::CANNOT_JUDGE
+            sanitize::injected::decide::CANNOT_JUDGE
         );
         for (tool, item, why) in [
             (Tool::Globalcheck, Item::Globalcheck, limit),

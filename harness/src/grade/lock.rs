@@ -82,9 +82,7 @@ impl GpuLock {
                 match tried {
                     Ok(()) => break,
                     Err(std::fs::TryLockError::WouldBlock) => {}
-                    Err(std::fs::TryLockError::Error(e)) => {
-                        return Err(Error::io("locking", p, e))
-                    }
+                    Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("locking", p, e)),
                 }
                 if start.elapsed() >= deadline {
                     let holder = holder(&file);
@@ -296,7 +294,8 @@ mod tests {
         // A lock of its own: real grades on this machine take the shared one.
         let work = tempfile::tempdir().unwrap();
         let path = work.path().join("gpu.lock");
-        let held = GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep).unwrap();
+        let held =
+            GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             std::process::id().to_string()
@@ -314,7 +313,11 @@ mod tests {
             .to_string();
         assert!(start.elapsed() >= Duration::from_millis(300));
         assert!(e.contains("process 1") && e.contains("giving up"), "{e}");
-        assert!(NOTES.lock().unwrap().iter().any(|n| n.contains("process 1 holds")));
+        assert!(NOTES
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|n| n.contains("process 1 holds")));
         drop(held);
         GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep)
             .expect("released when the grade ends");
@@ -326,7 +329,8 @@ mod tests {
         let path = work.path().join("gpu.lock");
         let short = Duration::from_millis(200);
         let a = GpuLock::acquire_at(&path, Access::Shared, short, keep).unwrap();
-        let b = GpuLock::acquire_at(&path, Access::Shared, short, keep).expect("a second shared holder");
+        let b = GpuLock::acquire_at(&path, Access::Shared, short, keep)
+            .expect("a second shared holder");
         // Alone is refused while either shared holder is there.
         assert!(GpuLock::acquire_at(&path, Access::Exclusive, short, keep).is_err());
         drop(a);
@@ -346,7 +350,10 @@ mod tests {
         let turn = GpuTurn::take_at(Some(path.clone()), Access::Shared, short, keep).unwrap();
         assert!(turn.shared());
         // Between runs it holds nothing: a grader may take the GPU alone.
-        drop(GpuLock::acquire_at(&path, Access::Exclusive, Duration::ZERO, keep).expect("free between runs"));
+        drop(
+            GpuLock::acquire_at(&path, Access::Exclusive, Duration::ZERO, keep)
+                .expect("free between runs"),
+        );
         // During a run another submission may share, but nobody is alone.
         let (beside, alone) = turn
             .run(|| {
@@ -361,9 +368,15 @@ mod tests {
         let inside = turn
             .alone(|| GpuLock::acquire_at(&path, Access::Shared, Duration::ZERO, keep).is_err())
             .unwrap();
-        assert!(inside, "someone shared the GPU with a submission that was alone");
+        assert!(
+            inside,
+            "someone shared the GPU with a submission that was alone"
+        );
         let other = GpuLock::acquire_at(&path, Access::Shared, short, keep).unwrap();
-        assert!(turn.alone(|| ()).is_err(), "alone while another run was in flight");
+        assert!(
+            turn.alone(|| ()).is_err(),
+            "alone while another run was in flight"
+        );
         drop(other);
         // A turn taken alone holds the lock throughout and runs `f` as it is.
         let solo = GpuTurn::take_at(Some(path.clone()), Access::Exclusive, short, keep).unwrap();
@@ -377,22 +390,33 @@ mod tests {
     fn a_run_alone_kept_holds_the_gpu_until_the_next_run_beside_or_give_back() {
         let work = tempfile::tempdir().unwrap();
         let path = work.path().join("gpu.lock");
-        let turn =
-            GpuTurn::take_at(Some(path.clone()), Access::Shared, Duration::from_secs(5), keep).unwrap();
-        let taken = |p: &Path| GpuLock::acquire_at(p, Access::Shared, Duration::ZERO, keep).is_err();
+        let turn = GpuTurn::take_at(
+            Some(path.clone()),
+            Access::Shared,
+            Duration::from_secs(5),
+            keep,
+        )
+        .unwrap();
+        let taken =
+            |p: &Path| GpuLock::acquire_at(p, Access::Shared, Duration::ZERO, keep).is_err();
         assert_eq!(turn.alone_kept(|| 1).unwrap(), 1);
         assert!(taken(&path), "kept alone after the run");
         std::thread::scope(|s| {
             // Another submission waits at the turnstile for a shared turn ...
             let waiting = s.spawn(|| {
-                GpuLock::acquire_at(&path, Access::Shared, Duration::from_secs(5), keep).map(drop).is_ok()
+                GpuLock::acquire_at(&path, Access::Shared, Duration::from_secs(5), keep)
+                    .map(drop)
+                    .is_ok()
             });
             std::thread::sleep(Duration::from_millis(100));
             // ... and the next run alone starts without letting it in or waiting for it.
             let t = Instant::now();
             let inside = turn.alone_kept(|| taken(&path)).unwrap();
             assert!(inside && t.elapsed() < Duration::from_secs(1));
-            assert!(!waiting.is_finished(), "a shared holder got in between two runs alone");
+            assert!(
+                !waiting.is_finished(),
+                "a shared holder got in between two runs alone"
+            );
             // A run beside others gives the lock back first (and so does not wait for itself).
             assert_eq!(turn.run(|| 2).unwrap(), 2);
             assert!(waiting.join().unwrap());
@@ -414,7 +438,8 @@ mod tests {
     fn a_grader_waiting_to_be_alone_keeps_new_shared_holders_out() {
         let work = tempfile::tempdir().unwrap();
         let path = work.path().join("gpu.lock");
-        let first = GpuLock::acquire_at(&path, Access::Shared, Duration::from_secs(1), keep).unwrap();
+        let first =
+            GpuLock::acquire_at(&path, Access::Shared, Duration::from_secs(1), keep).unwrap();
         let started = std::sync::Barrier::new(2);
         std::thread::scope(|s| {
             let waiter = s.spawn(|| {
@@ -428,10 +453,15 @@ mod tests {
             // The alone waiter holds the turnstile: a new shared holder cannot pass it ...
             let t = Instant::now();
             let late = s.spawn(|| {
-                GpuLock::acquire_at(&path, Access::Shared, Duration::from_secs(5), keep).map(drop).is_ok()
+                GpuLock::acquire_at(&path, Access::Shared, Duration::from_secs(5), keep)
+                    .map(drop)
+                    .is_ok()
             });
             std::thread::sleep(Duration::from_millis(300));
-            assert!(!late.is_finished(), "a shared holder passed a grader waiting to be alone");
+            assert!(
+                !late.is_finished(),
+                "a shared holder passed a grader waiting to be alone"
+            );
             // ... until the first shared holder leaves and the alone one has had its turn.
             drop(first);
             assert!(waiter.join().unwrap());
@@ -444,9 +474,15 @@ mod tests {
     fn runs_that_wait_side_by_side_count_their_wait_once() {
         let work = tempfile::tempdir().unwrap();
         let path = work.path().join("gpu.lock");
-        let turn =
-            GpuTurn::take_at(Some(path.clone()), Access::Shared, Duration::from_secs(5), keep).unwrap();
-        let alone = GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep).unwrap();
+        let turn = GpuTurn::take_at(
+            Some(path.clone()),
+            Access::Shared,
+            Duration::from_secs(5),
+            keep,
+        )
+        .unwrap();
+        let alone =
+            GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep).unwrap();
         let start = Instant::now();
         std::thread::scope(|s| {
             let a = s.spawn(|| turn.run(|| ()).unwrap());
@@ -461,6 +497,9 @@ mod tests {
         // slow the machine.
         let (w, wall) = (turn.waited(), start.elapsed());
         assert!(w >= Duration::from_millis(350), "{w:?}");
-        assert!(w <= wall, "two waits side by side added up: {w:?} in {wall:?}");
+        assert!(
+            w <= wall,
+            "two waits side by side added up: {w:?} in {wall:?}"
+        );
     }
 }

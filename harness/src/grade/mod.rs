@@ -12,6 +12,7 @@
 //! private file format between the two, and `lock.rs` the GPU lock. Submissions compile in a
 //! child ([`crate::build::compile_child`]) with file access refused.
 
+pub mod compile_item;
 pub mod config;
 pub mod items;
 pub mod lock;

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::config::GradeConfig;
-use super::items::{self, Items};
+use super::items::Items;
 use super::lock::{Access, GpuTurn};
 use super::score::{self, Item, ItemResult};
 use super::spec::{Rubric, Spec};
@@ -140,7 +140,8 @@ fn grade_items(
 ) -> Result<()> {
     let name = program_name(path);
     // 1-2. The file, compilation, and the kernel's name and signature in what was built.
-    let (compiled, built) = items::compiles(root, spec, rubric, cfg, exe, path, &name)?;
+    let (compiled, built) =
+        super::compile_item::compiles(root, spec, rubric, cfg, exe, path, &name)?;
     items.push(compiled);
     if !cfg.device {
         // Decided without a GPU or not, a grade without the GPU items is no grade.
@@ -165,7 +166,18 @@ fn grade_items(
         Access::Exclusive
     };
     let gpu = GpuTurn::take(access, cfg.gpu_wait, cfg.note)?;
-    let outcome = on_gpu_items(root, spec, rubric, cfg, exe, &work, &name, (&plain, &jittered), &gpu, items);
+    let outcome = on_gpu_items(
+        root,
+        spec,
+        rubric,
+        cfg,
+        exe,
+        &work,
+        &name,
+        (&plain, &jittered),
+        &gpu,
+        items,
+    );
     waited.set(gpu.waited());
     outcome
 }
@@ -213,7 +225,8 @@ fn on_gpu_items(
         })
         .collect();
     // Each run holds the shared lock while it runs (`run`), or nothing more when alone.
-    let sanitize = |tools: Vec<Tool>, each: &(dyn Fn(Tool) -> Result<(ItemResult, bool)> + Sync)| {
+    let sanitize = |tools: Vec<Tool>,
+                    each: &(dyn Fn(Tool) -> Result<(ItemResult, bool)> + Sync)| {
         crate::proc::pool::run_all(tools, 4, each, |_| {})
     };
     let beside = |tool| gpu.run(|| on_gpu.sanitizer(&ptx_plain, tool, deadline))?;

@@ -85,10 +85,16 @@ pub fn describe(sizes: &[u32], labels: &[String], runs: &[Run]) -> String {
             } else {
                 format!(
                     "sizes {} gave right results; ",
-                    tried.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+                    tried
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             };
-            format!("no smaller failing input found: {shown}the search stopped at size {size}: {why}")
+            format!(
+                "no smaller failing input found: {shown}the search stopped at size {size}: {why}"
+            )
         };
         if these.contains(&Run::Fault) {
             return stop("the kernel faulted there");
@@ -97,7 +103,10 @@ pub fn describe(sizes: &[u32], labels: &[String], runs: &[Run]) -> String {
             return stop(&format!("no result within {} s", IDLE.as_secs()));
         }
         if these.len() < REPS || these.contains(&Run::NotRun) {
-            return stop(&format!("its time budget ({} s) was spent", BUDGET.as_secs()));
+            return stop(&format!(
+                "its time budget ({} s) was spent",
+                BUDGET.as_secs()
+            ));
         }
     }
     format!(
@@ -150,7 +159,10 @@ impl Items<'_> {
                         w.first
                             .first()
                             .map(|m| {
-                                format!("; first: [{}] expected {}, got {}", m.index, m.expected, m.actual)
+                                format!(
+                                    "; first: [{}] expected {}, got {}",
+                                    m.index, m.expected, m.actual
+                                )
                             })
                             .unwrap_or_default(),
                     ),
@@ -176,7 +188,10 @@ mod tests {
         assert_eq!(sizes(100, 100), [100]);
         assert_eq!(sizes(0, 3), [1, 2]);
         let reduce = sizes(1, 1 << 20);
-        assert!(reduce.contains(&257) && reduce.contains(&255), "ragged blocks: {reduce:?}");
+        assert!(
+            reduce.contains(&257) && reduce.contains(&255),
+            "ragged blocks: {reduce:?}"
+        );
         assert!(reduce.iter().all(|&s| s < 1 << 20));
         assert!(reduce.windows(2).all(|w| w[0] < w[1]));
     }
@@ -188,7 +203,14 @@ mod tests {
     #[test]
     fn the_smallest_size_with_a_wrong_run_is_the_answer() {
         let w = |s: &str| Run::Wrong(s.into());
-        let runs = [Run::Right, Run::Right, Run::Right, w("; first: [2] expected 3, got 0"), w(""), w("")];
+        let runs = [
+            Run::Right,
+            Run::Right,
+            Run::Right,
+            w("; first: [2] expected 3, got 0"),
+            w(""),
+            w(""),
+        ];
         assert_eq!(
             describe(&[1, 2, 3], &labels(6), &runs),
             "smallest failing input found: n=3 (1 of 2 runs wrong; first: [2] expected 3, got 0)"
@@ -201,11 +223,19 @@ mod tests {
         let s = describe(&[1, 2], &labels(4), &r);
         assert_eq!(s, "no smaller failing input found: sizes 1 gave right results; the search stopped at size 2: the kernel faulted there");
         let r = [Run::Hang, Run::NotRun, Run::NotRun, Run::NotRun];
-        assert!(describe(&[1, 2], &labels(4), &r).ends_with("stopped at size 1: no result within 2 s"));
+        assert!(
+            describe(&[1, 2], &labels(4), &r).ends_with("stopped at size 1: no result within 2 s")
+        );
         let r = [Run::Right, Run::Right, Run::Right, Run::NotRun];
-        assert!(describe(&[1, 2], &labels(4), &r).contains("stopped at size 2: its time budget (10 s) was spent"));
+        assert!(describe(&[1, 2], &labels(4), &r)
+            .contains("stopped at size 2: its time budget (10 s) was spent"));
         // A wrong run before the stop is still the answer.
-        let r = [Run::Right, Run::Wrong(String::new()), Run::Fault, Run::NotRun];
+        let r = [
+            Run::Right,
+            Run::Wrong(String::new()),
+            Run::Fault,
+            Run::NotRun,
+        ];
         assert!(describe(&[1, 2], &labels(4), &r).starts_with("smallest failing input found: n=1"));
     }
 

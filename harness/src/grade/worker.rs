@@ -207,7 +207,10 @@ pub(super) fn run_worker(
             // error, if it comes again, is the item's.
             let part: Vec<WorkerResult> = each
                 .into_iter()
-                .map_while(|r| r.ok().map(|p| p.into_iter().next().unwrap_or(WorkerResult::NotRun)))
+                .map_while(|r| {
+                    r.ok()
+                        .map(|p| p.into_iter().next().unwrap_or(WorkerResult::NotRun))
+                })
                 .collect();
             (rest, part)
         } else {
@@ -227,7 +230,9 @@ pub(super) fn run_worker(
         }
         faulted_first = match &part[..] {
             _ if split => 0,
-            [WorkerResult::Fault(_), WorkerResult::NotRun, ..] | [WorkerResult::Fault(_)] => faulted_first + 1,
+            [WorkerResult::Fault(_), WorkerResult::NotRun, ..] | [WorkerResult::Fault(_)] => {
+                faulted_first + 1
+            }
             _ => 0,
         };
         for (k, (p, mut r)) in rest.iter().zip(part.into_iter().take(done)).enumerate() {
@@ -269,10 +274,22 @@ pub(super) fn run_worker_once(
     tag: &str,
     place: &Place,
 ) -> Result<Vec<WorkerResult>> {
-    let total = cfg
-        .timeout
-        .saturating_mul(u32::try_from(problems.len()).unwrap_or(u32::MAX).saturating_add(1));
-    run_worker_within(exe, work, ptx, problems, jitter, tag, cfg.timeout, total, place)
+    let total = cfg.timeout.saturating_mul(
+        u32::try_from(problems.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(1),
+    );
+    run_worker_within(
+        exe,
+        work,
+        ptx,
+        problems,
+        jitter,
+        tag,
+        cfg.timeout,
+        total,
+        place,
+    )
 }
 
 /// One worker process on `problems` with explicit deadlines: `idle` per problem, `total` for
@@ -445,7 +462,8 @@ fn trial_keys(place: &Place, problems: &[Problem]) -> Vec<(u64, u32)> {
 /// came in. The seed mixes the label and the place: two problems of one size (the minimal-repro
 /// search runs each size more than once) get different schedules.
 fn trial_key(base: &str, at: usize, label: &str) -> (u64, u32) {
-    let seed = 0x5eed ^ compile::fingerprint(label) ^ (at as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let seed =
+        0x5eed ^ compile::fingerprint(label) ^ (at as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     (seed, problem_poison(base, at))
 }
 
@@ -455,7 +473,10 @@ fn trial_key(base: &str, at: usize, label: &str) -> (u64, u32) {
 /// reads differently in each, whatever sizes the labels name (a base per problem made the turn
 /// a coin toss).
 fn problem_poison(base: &str, at: usize) -> u32 {
-    crate::run::poison::poison(compile::fingerprint(base), u32::try_from(at).unwrap_or(u32::MAX))
+    crate::run::poison::poison(
+        compile::fingerprint(base),
+        u32::try_from(at).unwrap_or(u32::MAX),
+    )
 }
 
 // The tests: the retry loop with stand-in workers, the scratch folder, the wire's edges.

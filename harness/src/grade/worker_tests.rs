@@ -14,13 +14,22 @@ fn every_request_takes_both_fixed_poisons_and_consecutive_problems_differ() {
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(7);
     for _ in 0..2000 {
         let labels: Vec<String> = (0..3)
-            .map(|_| format!("n={} grid={} block=256", rand::RngExt::random_range(&mut rng, 1..1_000_000u32), rand::RngExt::random_range(&mut rng, 1..4000u32)))
+            .map(|_| {
+                format!(
+                    "n={} grid={} block=256",
+                    rand::RngExt::random_range(&mut rng, 1..1_000_000u32),
+                    rand::RngExt::random_range(&mut rng, 1..4000u32)
+                )
+            })
             .collect();
         let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
         let p: Vec<u32> = (0..3).map(|t| problem_poison(labels[0], t)).collect();
         assert!(p.windows(2).all(|w| w[0] != w[1]), "{labels:?}: {p:x?}");
         if compile::fingerprint(labels[0]) < u64::MAX - 3 {
-            assert!(p.contains(&0xFFFF_FFFF) && p.contains(&0), "{labels:?}: {p:x?}");
+            assert!(
+                p.contains(&0xFFFF_FFFF) && p.contains(&0),
+                "{labels:?}: {p:x?}"
+            );
         }
     }
 }
@@ -43,8 +52,16 @@ fn a_trials_schedule_and_poison_do_not_depend_on_the_request_it_came_in() {
             first: u32::try_from(first).unwrap(),
             base: base.clone(),
         };
-        assert_eq!(trial_keys(&place, &item[first..]), whole[first..], "the rest from {first}");
-        assert_eq!(trial_keys(&place, &item[first..=first]), whole[first..=first], "{first} alone");
+        assert_eq!(
+            trial_keys(&place, &item[first..]),
+            whole[first..],
+            "the rest from {first}"
+        );
+        assert_eq!(
+            trial_keys(&place, &item[first..=first]),
+            whole[first..=first],
+            "{first} alone"
+        );
     }
     // Two problems of one size at different places still differ.
     let same = vec![item[0].clone(), item[0].clone()];
@@ -56,7 +73,14 @@ fn a_trials_schedule_and_poison_do_not_depend_on_the_request_it_came_in() {
 fn a_timing_worker_answers_in_its_response_file_not_on_stdout() {
     let work = Scratch::new().unwrap();
     let (args, response) = work
-        .worker_call("mine", Path::new("k.ptx"), &[], false, true, &Place::default())
+        .worker_call(
+            "mine",
+            Path::new("k.ptx"),
+            &[],
+            false,
+            true,
+            &Place::default(),
+        )
         .unwrap();
     let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
     let at = args
@@ -102,11 +126,9 @@ fn three_problems() -> Vec<Problem> {
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(1);
     (0..3)
         .map(|_| {
-            exercises::by_name("reduce").unwrap().problem(
-                &entry,
-                SizeChoice::Fixed(300),
-                &mut rng,
-            )
+            exercises::by_name("reduce")
+                .unwrap()
+                .problem(&entry, SizeChoice::Fixed(300), &mut rng)
         })
         .collect()
 }
@@ -126,7 +148,16 @@ fn try_fake(script: &str, timeout_ms: u64) -> Result<Vec<WorkerResult>> {
             first: u32::try_from(first).unwrap(),
             base: None,
         };
-        run_worker_once(&cfg, &exe, &work, Path::new("x.ptx"), rest, true, "t", &place)
+        run_worker_once(
+            &cfg,
+            &exe,
+            &work,
+            Path::new("x.ptx"),
+            rest,
+            true,
+            "t",
+            &place,
+        )
     })
 }
 
@@ -141,7 +172,10 @@ fn a_bounded_call_ends_at_its_budget_with_one_worker() {
     let hex: String = one.iter().map(|b| format!("\\{:03o}", b)).collect();
     let exe = fake_worker(
         work.path(),
-        &format!("echo x >> {}; printf '{hex}' > $7; sleep 30", count.display()),
+        &format!(
+            "echo x >> {}; printf '{hex}' > $7; sleep 30",
+            count.display()
+        ),
     );
     let started = std::time::Instant::now();
     let r = run_worker_within(
@@ -156,7 +190,11 @@ fn a_bounded_call_ends_at_its_budget_with_one_worker() {
         &Place::default(),
     )
     .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(
         r,
         vec![
@@ -235,8 +273,15 @@ fn a_hang_beside_others_counts_only_when_its_run_alone_hangs_too() {
     // Alone, problem 0 runs and problem 3 runs; beside others every run hangs at once.
     let calls: std::sync::Mutex<Vec<(Vec<usize>, bool)>> = Default::default();
     let run = |first: usize, rest: &[Problem], alone: bool| {
-        assert_eq!(label(&rest[0]), first, "the index of the run's first problem");
-        calls.lock().unwrap().push((rest.iter().map(label).collect(), alone));
+        assert_eq!(
+            label(&rest[0]),
+            first,
+            "the index of the run's first problem"
+        );
+        calls
+            .lock()
+            .unwrap()
+            .push((rest.iter().map(label).collect(), alone));
         let first = label(&rest[0]);
         let mut out = vec![WorkerResult::NotRun; rest.len()];
         out[0] = if alone && (first == 0 || first == 3) {
@@ -269,15 +314,24 @@ fn a_hang_beside_others_counts_only_when_its_run_alone_hangs_too() {
     // Alone from the start (`--exclusive-gpu`), a hang is final and nothing runs twice.
     let once: std::sync::Mutex<Vec<(Vec<usize>, bool)>> = Default::default();
     let run = |first: usize, rest: &[Problem], alone: bool| {
-        assert_eq!(label(&rest[0]), first, "the index of the run's first problem");
-        once.lock().unwrap().push((rest.iter().map(label).collect(), alone));
+        assert_eq!(
+            label(&rest[0]),
+            first,
+            "the index of the run's first problem"
+        );
+        once.lock()
+            .unwrap()
+            .push((rest.iter().map(label).collect(), alone));
         let mut out = vec![WorkerResult::NotRun; rest.len()];
         out[0] = WorkerResult::Hang;
         Ok(out)
     };
     let r = run_worker(&problems, false, &run).unwrap();
     assert_eq!(r[..2], [WorkerResult::Hang, WorkerResult::Hang]);
-    assert_eq!(once.into_inner().unwrap(), vec![(vec![0, 1, 2, 3], false), (vec![1, 2, 3], false)]);
+    assert_eq!(
+        once.into_inner().unwrap(),
+        vec![(vec![0, 1, 2, 3], false), (vec![1, 2, 3], false)]
+    );
 }
 
 /// Sharing the GPU, a kernel that faulted at the first problem of two workers in a row has its
@@ -301,7 +355,10 @@ fn after_two_workers_in_a_row_end_at_a_fault_the_rest_run_one_per_worker_side_by
         let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
         let run = |first: usize, rest: &[Problem], alone: bool| {
             assert_eq!(label(&rest[0]), first);
-            calls.lock().unwrap().push((rest.iter().map(label).collect(), alone));
+            calls
+                .lock()
+                .unwrap()
+                .push((rest.iter().map(label).collect(), alone));
             most.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
             std::thread::sleep(Duration::from_millis(50));
             now.fetch_sub(1, Ordering::SeqCst);
@@ -326,7 +383,13 @@ fn after_two_workers_in_a_row_end_at_a_fault_the_rest_run_one_per_worker_side_by
         let mut calls = calls.into_inner().unwrap();
         if shared {
             // Two workers, then 2..=9 one each side by side (in any order), then 7 and 8 alone.
-            assert_eq!(calls[..2], [(vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false), ((1..10).collect(), false)]);
+            assert_eq!(
+                calls[..2],
+                [
+                    (vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9], false),
+                    ((1..10).collect(), false)
+                ]
+            );
             let mut each: Vec<_> = calls[2..10].to_vec();
             each.sort();
             assert_eq!(each, (2..10).map(|i| (vec![i], false)).collect::<Vec<_>>());
@@ -335,7 +398,11 @@ fn after_two_workers_in_a_row_end_at_a_fault_the_rest_run_one_per_worker_side_by
         } else {
             calls.sort();
             assert_eq!(calls.len(), 8, "{calls:?}");
-            assert_eq!(most.load(Ordering::SeqCst), 1, "alone from the start, side by side");
+            assert_eq!(
+                most.load(Ordering::SeqCst),
+                1,
+                "alone from the start, side by side"
+            );
         }
     }
 }
@@ -348,7 +415,12 @@ fn a_side_by_side_run_that_fails_to_start_is_run_again_in_order() {
     let problems: Vec<Problem> = (0..4).flat_map(|_| three_problems()).take(8).collect();
     let label = |p: &Problem| problems.iter().position(|q| std::ptr::eq(q, p)).unwrap();
     let fault = || WorkerResult::Fault("CUDA_ERROR_LAUNCH_FAILED".into());
-    for (broken, again, want_err) in [(4, false, false), (2, false, false), (4, true, true), (7, true, false)] {
+    for (broken, again, want_err) in [
+        (4, false, false),
+        (2, false, false),
+        (4, true, true),
+        (7, true, false),
+    ] {
         let tries: std::sync::Mutex<Vec<(usize, bool)>> = Default::default();
         let run = |first: usize, rest: &[Problem], _alone: bool| -> Result<Vec<WorkerResult>> {
             let i = label(&rest[0]);
@@ -367,7 +439,11 @@ fn a_side_by_side_run_that_fails_to_start_is_run_again_in_order() {
             Ok(out)
         };
         let got = run_worker(&problems, true, &run);
-        assert_eq!(got.is_err(), want_err, "broken {broken}, again {again}: {got:?}");
+        assert_eq!(
+            got.is_err(),
+            want_err,
+            "broken {broken}, again {again}: {got:?}"
+        );
         if let Ok(r) = got {
             let want: Vec<WorkerResult> = (0..8)
                 .map(|i| match i {

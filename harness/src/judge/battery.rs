@@ -129,7 +129,10 @@ pub fn prebuild(
         builds.push((c.path.clone(), plain));
         builds.push((c.path.clone(), BuildOptions::for_case(c, &cfg.arch, true)));
         if let Some(Check::Reference { path, .. }) = c.kernel_spec().map(|k| &k.check) {
-            builds.push((catalog.manifest_file(path), BuildOptions::for_reference(c, &cfg.arch)));
+            builds.push((
+                catalog.manifest_file(path),
+                BuildOptions::for_reference(c, &cfg.arch),
+            ));
         }
     }
     std::thread::scope(|s| {

@@ -161,10 +161,19 @@ fn plan<'a>(cases: &[&'a Case], all: &[Tool], own: &[Tool]) -> Vec<Task<'a>> {
 
 /// A task's label in `RACEGATE_TIMELINE`'s record.
 fn task_label(t: &Task) -> String {
-    let names = |cs: &[&Case]| cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join("+");
+    let names = |cs: &[&Case]| {
+        cs.iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join("+")
+    };
     let tools = |ts: &[Tool]| ts.iter().map(Tool::to_string).collect::<Vec<_>>().join("+");
     match t {
-        Task::Stress(c, jitter) => format!("stress{} {}", if *jitter { "" } else { "-nojitter" }, c.name),
+        Task::Stress(c, jitter) => format!(
+            "stress{} {}",
+            if *jitter { "" } else { "-nojitter" },
+            c.name
+        ),
         Task::Sanitize(c, tool) => format!("{tool} {}", c.name),
         Task::Batch(cs, tool) => format!("{tool} batch {}", names(cs)),
         Task::OwnBatch(cs, ts) => format!("{} batch {}", tools(ts), names(cs)),
@@ -195,7 +204,10 @@ pub fn run(
     // Each pool thread keeps one stress worker (and its device context) across its stress
     // cells.
     let stress_left = stress::StressLeft::new(
-        tasks.iter().filter(|t| matches!(t, Task::Stress(..))).count(),
+        tasks
+            .iter()
+            .filter(|t| matches!(t, Task::Stress(..)))
+            .count(),
     );
     let results = std::thread::scope(|s| {
         // Builds ahead, beside the first cells (which wait for or make their own).
@@ -204,7 +216,14 @@ pub fn run(
             tasks,
             cfg.jobs,
             stress::Slot::default,
-            |t| task_rank(t, cfg.trials, &after_hang, crate::build::globalcheck::settled(&catalog.root)),
+            |t| {
+                task_rank(
+                    t,
+                    cfg.trials,
+                    &after_hang,
+                    crate::build::globalcheck::settled(&catalog.root),
+                )
+            },
             |slot, task| {
                 stress_left.before(matches!(task, Task::Stress(..)), slot);
                 let _span = crate::proc::timeline::span("job", || task_label(&task));
@@ -294,7 +313,8 @@ pub fn run_one(
 /// tools wait until their build is settled (`tool_built`; it builds beside the first cells).
 fn task_rank(t: &Task, trials: u32, after_hang: &AfterHang, tool_built: bool) -> f64 {
     let hangs = |c: &Case| c.expectation(Detector::Watchdog) == Expect::Flag;
-    let est = |d: Detector, c: &Case| crate::judge::battery::estimated_seconds(d, &c.exercise, trials);
+    let est =
+        |d: Detector, c: &Case| crate::judge::battery::estimated_seconds(d, &c.exercise, trials);
     let tools_est = |c: &Case, tools: &[Tool]| -> f64 {
         tools.iter().map(|t| est(Detector::from(*t), c)).sum()
     };
@@ -402,7 +422,8 @@ fn run_task(
                 .collect())
         }
         Task::OwnBatch(cs, tools) => {
-            let runs = sanitize::own_batch::run_own(catalog, cs, &cfg.sanitize(tools[0]), exe, tools)?;
+            let runs =
+                sanitize::own_batch::run_own(catalog, cs, &cfg.sanitize(tools[0]), exe, tools)?;
             Ok(cs
                 .iter()
                 .zip(runs)
@@ -498,7 +519,7 @@ fn cell(
         // it sees no race in, which is the variant's nature. A tool that failed (not built, not
         // loaded, no sanitizer) stays inconclusive, `may` or not.
         (Observed::Inconclusive(why), Expect::May)
-            if crate::judge::sanitize::globalcheck::run::is_limit(why) =>
+            if crate::judge::sanitize::injected::decide::is_limit(why) =>
         {
             Judgement::Ok
         }

@@ -75,7 +75,7 @@ fn judgements_follow_the_declared_expectation() {
     let j = |o| cell(&c, Detector::Globalcheck, o, 0.0, None, no_evidence()).judgement;
     let limit = format!(
         "{}392 global access(es) outside every allocation it knows",
-        crate::judge::sanitize::globalcheck::run::CANNOT_JUDGE
+        crate::judge::sanitize::injected::decide::CANNOT_JUDGE
     );
     assert_eq!(j(Observed::Inconclusive(limit)), Judgement::Ok);
     assert_eq!(
@@ -131,7 +131,9 @@ fn picks(tasks: &[Task], after_hang: &AfterHang) -> Vec<String> {
     while !left.is_empty() {
         let mut best = 0;
         for k in 1..left.len() {
-            if task_rank(&tasks[left[k]], 100, after_hang, true) > task_rank(&tasks[left[best]], 100, after_hang, true) {
+            if task_rank(&tasks[left[k]], 100, after_hang, true)
+                > task_rank(&tasks[left[best]], 100, after_hang, true)
+            {
                 best = k;
             }
         }
@@ -197,15 +199,40 @@ fn the_tools_of_a_case_that_hangs_wait_for_its_stress_run_then_go_first() {
     // Once it has: its tools before anything else left (whatever the verdict; the cut depends
     // on it, not the order).
     for (verdict, trials_run) in [
-        (Verdict::Hang { deadline_s: 5.0, left_behind: false }, 1),
-        (Verdict::Hang { deadline_s: 5.0, left_behind: false }, 7),
+        (
+            Verdict::Hang {
+                deadline_s: 5.0,
+                left_behind: false,
+            },
+            1,
+        ),
+        (
+            Verdict::Hang {
+                deadline_s: 5.0,
+                left_behind: false,
+            },
+            7,
+        ),
         (Verdict::Pass, 100),
     ] {
         let said = AfterHang::default();
         said.record(&hang.name, &stress_cells(&hang, verdict, trials_run));
         let order = picks(&tasks, &said);
-        assert_eq!(order[2..4], ["globalcheck+sharedcheck h::deadlock", "synccheck h::deadlock"]);
-        assert_eq!(order[4..], ["racecheck p::race", "memcheck batch p::race", "stress p::race"]);
+        assert_eq!(
+            order[2..4],
+            [
+                "globalcheck+sharedcheck h::deadlock",
+                "synccheck h::deadlock"
+            ]
+        );
+        assert_eq!(
+            order[4..],
+            [
+                "racecheck p::race",
+                "memcheck batch p::race",
+                "stress p::race"
+            ]
+        );
     }
 }
 
@@ -219,7 +246,10 @@ fn a_case_whose_stress_run_finished_no_trial_gets_the_cut_tool_deadline() {
         Some(2),
     );
     let c = named("h::deadlock", &[(Detector::Watchdog, Expect::Flag)]);
-    let hang = Verdict::Hang { deadline_s: 5.0, left_behind: false };
+    let hang = Verdict::Hang {
+        deadline_s: 5.0,
+        left_behind: false,
+    };
     let full = cfg.sanitize(Tool::Synccheck).timeout;
     let cut = sanitize::tool::after_hang_deadline(full, cfg.stress_timeout);
     assert!(cut < full, "{cut:?} {full:?}");
@@ -233,12 +263,22 @@ fn a_case_whose_stress_run_finished_no_trial_gets_the_cut_tool_deadline() {
         (hang, 2, full),
         (Verdict::Pass, 100, full),
         (Verdict::Fail, 100, full),
-        (Verdict::Fault { error: "719".into() }, 1, full),
+        (
+            Verdict::Fault {
+                error: "719".into(),
+            },
+            1,
+            full,
+        ),
     ] {
         let after = AfterHang::default();
         after.record(&c.name, &stress_cells(&c, verdict.clone(), trials_run));
         for tool in [Tool::Racecheck, Tool::Memcheck, Tool::Globalcheck] {
-            assert_eq!(after.sanitize(&cfg, &c, tool).timeout, want, "{verdict:?} {trials_run} {tool}");
+            assert_eq!(
+                after.sanitize(&cfg, &c, tool).timeout,
+                want,
+                "{verdict:?} {trials_run} {tool}"
+            );
         }
         // Only that case.
         let other = named("other", &[]);
@@ -249,13 +289,22 @@ fn a_case_whose_stress_run_finished_no_trial_gets_the_cut_tool_deadline() {
 #[test]
 fn a_stress_cell_that_fails_to_run_still_releases_its_cases_tools() {
     let c = named("h::deadlock", &[(Detector::Watchdog, Expect::Flag)]);
-    let hang = Verdict::Hang { deadline_s: 5.0, left_behind: false };
+    let hang = Verdict::Hang {
+        deadline_s: 5.0,
+        left_behind: false,
+    };
     // Without jitter: not the cell the tools wait for.
     let after = AfterHang::default();
-    after.after(&Task::Stress(&c, false), &Ok(stress_cells(&c, hang.clone(), 1)));
+    after.after(
+        &Task::Stress(&c, false),
+        &Ok(stress_cells(&c, hang.clone(), 1)),
+    );
     assert_eq!(after.said(&c.name), None);
     // With jitter: its verdict; an error: said, with no cut.
-    after.after(&Task::Stress(&c, true), &Err(crate::Error::Child("the worker failed".into())));
+    after.after(
+        &Task::Stress(&c, true),
+        &Err(crate::Error::Child("the worker failed".into())),
+    );
     assert_eq!(after.said(&c.name), Some(false));
     let tools = Task::Sanitize(&c, Tool::Racecheck);
     assert!(task_rank(&tools, 100, &after, true) > 1e8, "released");
@@ -269,7 +318,8 @@ fn a_stress_cell_that_fails_to_run_still_releases_its_cases_tools() {
 }
 
 #[test]
-fn cases_racecheck_or_initcheck_should_flag_share_batches_of_their_own_and_the_rest_run_as_before() {
+fn cases_racecheck_or_initcheck_should_flag_share_batches_of_their_own_and_the_rest_run_as_before()
+{
     use Detector::{Initcheck, Memcheck, Racecheck, Synccheck, Watchdog};
     use Expect::{Flag, May};
     let at = |name: &str, path: &str, expect: &[(Detector, Expect)]| Case {
@@ -279,15 +329,32 @@ fn cases_racecheck_or_initcheck_should_flag_share_batches_of_their_own_and_the_r
     let cases = [
         at("c1", "kernels/c1.cu", &[]),
         at("c2", "kernels/c2.cu", &[]),
-        at("r1", "buggy_variants/r1.cu", &[(Racecheck, Flag), (Synccheck, Flag), (Memcheck, Flag)]),
-        at("r2", "buggy_variants/r2.cu", &[(Racecheck, May), (Initcheck, Flag)]),
+        at(
+            "r1",
+            "buggy_variants/r1.cu",
+            &[(Racecheck, Flag), (Synccheck, Flag), (Memcheck, Flag)],
+        ),
+        at(
+            "r2",
+            "buggy_variants/r2.cu",
+            &[(Racecheck, May), (Initcheck, Flag)],
+        ),
         // The same file as r1: never in one batch with it.
         at("r3", "buggy_variants/r1.cu", &[(Racecheck, Flag)]),
         // A case that hangs runs alone under every tool.
-        at("h", "buggy_variants/h.cu", &[(Racecheck, Flag), (Watchdog, Flag)]),
+        at(
+            "h",
+            "buggy_variants/h.cu",
+            &[(Racecheck, Flag), (Watchdog, Flag)],
+        ),
     ];
     let refs: Vec<&Case> = cases.iter().collect();
-    let tools = [Tool::Racecheck, Tool::Synccheck, Tool::Memcheck, Tool::Initcheck];
+    let tools = [
+        Tool::Racecheck,
+        Tool::Synccheck,
+        Tool::Memcheck,
+        Tool::Initcheck,
+    ];
     let labels: Vec<String> = plan(&refs, &tools, &[]).iter().map(task_label).collect();
     let want = [
         "racecheck batch c1+c2",
@@ -306,7 +373,12 @@ fn cases_racecheck_or_initcheck_should_flag_share_batches_of_their_own_and_the_r
         "initcheck r2",
         "initcheck h",
     ];
-    let stress = cases.iter().flat_map(|c| [format!("stress {}", c.name), format!("stress-nojitter {}", c.name)]);
+    let stress = cases.iter().flat_map(|c| {
+        [
+            format!("stress {}", c.name),
+            format!("stress-nojitter {}", c.name),
+        ]
+    });
     let want: Vec<String> = want.iter().map(|s| s.to_string()).chain(stress).collect();
     assert_eq!(labels, want);
 }
@@ -316,12 +388,19 @@ fn racegate_own_tools_wait_in_the_queue_until_their_build_is_settled() {
     let c = named("k::v", &[]);
     let own = vec![Tool::Globalcheck, Tool::Sharedcheck];
     let none = AfterHang::default();
-    for t in [Task::Own(&c, own.clone()), Task::OwnBatch(vec![&c], own.clone())] {
+    for t in [
+        Task::Own(&c, own.clone()),
+        Task::OwnBatch(vec![&c], own.clone()),
+    ] {
         assert_eq!(task_rank(&t, 100, &none, false), crate::proc::pool::NOT_YET);
         assert!(task_rank(&t, 100, &none, true) > 0.0);
     }
     // Nothing else waits for it.
-    for t in [Task::Sanitize(&c, Tool::Racecheck), Task::Batch(vec![&c], Tool::Memcheck), Task::Stress(&c, true)] {
+    for t in [
+        Task::Sanitize(&c, Tool::Racecheck),
+        Task::Batch(vec![&c], Tool::Memcheck),
+        Task::Stress(&c, true),
+    ] {
         assert!(task_rank(&t, 100, &none, false) > 0.0);
     }
 }

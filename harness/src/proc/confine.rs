@@ -255,15 +255,18 @@ pub fn seccomp_program() -> Result<BpfProgram, String> {
                 SeccompCmpOp::MaskedEq(libc::AT_EMPTY_PATH as u64),
                 0,
             )?)?,
-            rule(cond(0, SeccompCmpOp::Eq, u64::from(libc::AT_FDCWD.cast_unsigned()))?)?,
+            rule(cond(
+                0,
+                SeccompCmpOp::Eq,
+                u64::from(libc::AT_FDCWD.cast_unsigned()),
+            )?)?,
         ])
     };
     rules.insert(libc::SYS_newfstatat, by_descriptor_only(3)?);
     rules.insert(libc::SYS_statx, by_descriptor_only(2)?);
     let me = std::process::id() as u64;
-    let not_me = || -> Result<Vec<SeccompRule>, String> {
-        Ok(vec![rule(cond(0, SeccompCmpOp::Ne, me)?)?])
-    };
+    let not_me =
+        || -> Result<Vec<SeccompRule>, String> { Ok(vec![rule(cond(0, SeccompCmpOp::Ne, me)?)?]) };
     rules.insert(libc::SYS_kill, not_me()?);
     rules.insert(libc::SYS_tgkill, not_me()?);
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;

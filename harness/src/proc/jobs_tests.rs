@@ -205,7 +205,9 @@ fn a_job_cgroup_kills_what_left_the_session_and_the_environment() {
         let cmdline = |p: &i32| std::fs::read(format!("/proc/{p}/cmdline")).ok();
         let cmdlines: Vec<String> = escaped
             .iter()
-            .map(|p| String::from_utf8_lossy(&cmdline(p).unwrap_or_else(Vec::new)).replace('\0', " "))
+            .map(|p| {
+                String::from_utf8_lossy(&cmdline(p).unwrap_or_else(Vec::new)).replace('\0', " ")
+            })
             .collect();
         assert_eq!(escaped.len(), 2, "both sleeps run: {cmdlines:?}");
         let held = cg.pids();

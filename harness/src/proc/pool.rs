@@ -67,15 +67,14 @@ pub fn run_all_picked<T: Send, R: Send, S>(
     let pick = || {
         let mut q = queue.lock().expect("queue");
         loop {
-            let best = q
-                .0
-                .iter()
-                .enumerate()
-                .filter_map(|(i, t)| t.as_ref().map(|t| (i, rank(t))))
-                .fold(None, |best: Option<(usize, f64)>, (i, r)| match best {
-                    Some((_, b)) if b >= r => best,
-                    _ => Some((i, r)),
-                })?;
+            let best =
+                q.0.iter()
+                    .enumerate()
+                    .filter_map(|(i, t)| t.as_ref().map(|t| (i, rank(t))))
+                    .fold(None, |best: Option<(usize, f64)>, (i, r)| match best {
+                        Some((_, b)) if b >= r => best,
+                        _ => Some((i, r)),
+                    })?;
             if best.1 == NOT_YET && q.1 > 0 {
                 // The timeout only guards against a rank that changes without an item ending.
                 q = ended
@@ -119,7 +118,10 @@ struct Running<'a, Q>(&'a Mutex<(Q, usize)>, &'a std::sync::Condvar);
 
 impl<Q> Drop for Running<'_, Q> {
     fn drop(&mut self) {
-        let mut q = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut q = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         q.1 = q.1.saturating_sub(1);
         drop(q);
         self.1.notify_all();
@@ -169,7 +171,10 @@ mod tests {
         );
         // Every item ran once, in order; at most 3 states were made, all dropped, and some
         // state served more than one item.
-        assert_eq!(out.iter().map(|r| r.0).collect::<Vec<_>>(), (0..40).collect::<Vec<_>>());
+        assert_eq!(
+            out.iter().map(|r| r.0).collect::<Vec<_>>(),
+            (0..40).collect::<Vec<_>>()
+        );
         let made = made.into_inner();
         assert!((1..=3).contains(&made), "{made} states");
         assert_eq!(dropped.into_inner(), made);
@@ -220,9 +225,7 @@ mod tests {
                 4,
                 || (),
                 |&j| match j {
-                    j if j >= 10 && ended[j - 10].load(Ordering::SeqCst) == 0 => {
-                        super::NOT_YET
-                    }
+                    j if j >= 10 && ended[j - 10].load(Ordering::SeqCst) == 0 => super::NOT_YET,
                     j => -(j as f64),
                 },
                 |(), j| {
@@ -231,7 +234,9 @@ mod tests {
                     }
                     if j < 10 {
                         // Uneven lengths, so items end in different orders from round to round.
-                        std::thread::sleep(std::time::Duration::from_millis(((j as u64) * 7 + round * 3) % 11));
+                        std::thread::sleep(std::time::Duration::from_millis(
+                            ((j as u64) * 7 + round * 3) % 11,
+                        ));
                         ended[j].store(1, Ordering::SeqCst);
                     }
                     j
@@ -242,7 +247,14 @@ mod tests {
             assert_eq!(started_early.into_inner(), 0, "round {round}");
         }
         // Nothing running and only items that are not ready: they run anyway, in order.
-        let out = super::run_all_ranked(vec![1u8, 2, 3], 2, || (), |_| super::NOT_YET, |(), j| j, |_| {});
+        let out = super::run_all_ranked(
+            vec![1u8, 2, 3],
+            2,
+            || (),
+            |_| super::NOT_YET,
+            |(), j| j,
+            |_| {},
+        );
         assert_eq!(out, vec![1, 2, 3]);
     }
 
@@ -293,7 +305,13 @@ mod tests {
                 (0..60u32).collect(),
                 16,
                 || (),
-                |_| if running.load(Ordering::SeqCst) >= 3 { super::NOT_YET } else { 1.0 },
+                |_| {
+                    if running.load(Ordering::SeqCst) >= 3 {
+                        super::NOT_YET
+                    } else {
+                        1.0
+                    }
+                },
                 |_| {
                     let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                     most.fetch_max(now, Ordering::SeqCst);
@@ -304,7 +322,11 @@ mod tests {
                 },
                 |_| {},
             );
-            assert!(most.load(Ordering::SeqCst) <= 3, "{} at once", most.load(Ordering::SeqCst));
+            assert!(
+                most.load(Ordering::SeqCst) <= 3,
+                "{} at once",
+                most.load(Ordering::SeqCst)
+            );
         }
     }
 }

@@ -18,8 +18,13 @@ pub const COMPILE_CHILD: &str = "__compile";
 /// Whether `program args` is this executable (the same file, after links) running one of
 /// `subcommands`. A user's program that names a subcommand among its arguments is not this
 /// executable, whatever it is called.
-pub fn is_own(program: &std::ffi::OsStr, args: &[std::ffi::OsString], subcommands: &[&str]) -> bool {
-    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize()) {
+pub fn is_own(
+    program: &std::ffi::OsStr,
+    args: &[std::ffi::OsString],
+    subcommands: &[&str],
+) -> bool {
+    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize())
+    {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };

@@ -87,7 +87,12 @@ pub fn finish() {
     let Some(r) = record() else { return };
     let mut lines = r.spans.lock().unwrap_or_else(|p| p.into_inner()).clone();
     lines.sort_by(|a, b| {
-        let key = |l: &str| l.split('\t').next().and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
+        let key = |l: &str| {
+            l.split('\t')
+                .next()
+                .and_then(|s| s.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
         key(a).total_cmp(&key(b))
     });
     let unix = r

@@ -213,7 +213,8 @@ pub fn key_for(detector: &str, kind: &str, accesses: &str) -> &'static str {
                 "hang"
             } else if k.contains("read of another block") {
                 "fence-acquire"
-            } else if k.contains("published to other blocks") || k.contains("fence of block scope") {
+            } else if k.contains("published to other blocks") || k.contains("fence of block scope")
+            {
                 "fence-missing"
             } else {
                 "unknown"
@@ -456,11 +457,11 @@ mod tests {
             ("globalcheck", "Global: Read-write race on global memory between warps of one block", "", "global-race-warps"),
             ("globalcheck", "Global: Write-read race on global memory between lanes of one warp", "", "global-race-lanes"),
             ("globalcheck", "Global: Lost update (plain read-modify-write) on global memory between blocks", "", "global-lost-update"),
-            // The kinds sharedcheck really writes (`judge/sanitize/globalcheck/shared.rs`).
+            // The kinds sharedcheck really writes (`judge/sanitize/injected/shared/report.rs`).
             ("sharedcheck", "Shared: Reads shared memory no thread of the block wrote since it started", "Read", "shared-uninit-read"),
             ("sharedcheck", "Shared: An atomic updates shared memory no thread of the block wrote since it started", "Atomic", "shared-uninit-read"),
             ("sharedcheck", "Shared: Atomic and plain access to one shared word between warps of one block, with no __syncthreads between them", "Atomic -> Plain k.cu:3", "shared-atomic-plain"),
-            // The kinds fencecheck really writes (`judge/sanitize/globalcheck/fence.rs`).
+            // The kinds fencecheck really writes (`judge/sanitize/injected/fence/handoffs.rs`).
             ("fencecheck", "Fence: Global store published to other blocks by an atomic with no __threadfence() between them: the reading block may see the atomic before the store", "Write -> Release k.cu:3 -> Acquire k.cu:4 -> Read k.cu:9", "fence-missing"),
             ("fencecheck", "Fence: Fence of block scope where blocks hand off: __threadfence_block() between a global store and the atomic that publishes it to other blocks orders it for the block only; __threadfence() is needed", "", "fence-missing"),
             ("fencecheck", "Fence: Global read of another block's data after the atomic that acquired it, with no __threadfence() (or acquire load) between them", "Acquire k.cu:4 -> Read k.cu:9", "fence-acquire"),

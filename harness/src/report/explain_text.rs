@@ -129,7 +129,10 @@ mod tests {
         ];
         let en = sanitizer(&runs, Lang::En);
         assert_eq!(en.matches("Usual cause").count(), 2, "{en}");
-        assert!(en.contains("read-before-write") && en.contains("no thread wrote"), "{en}");
+        assert!(
+            en.contains("read-before-write") && en.contains("no thread wrote"),
+            "{en}"
+        );
         let ko = sanitizer(&runs, Lang::Ko);
         assert_eq!(ko.matches("흔한 원인").count(), 2, "{ko}");
         assert!(sanitizer(&[run(Tool::Memcheck, vec![])], Lang::En).is_empty());
@@ -142,7 +145,10 @@ mod tests {
         let text = gate(&all, Lang::En);
         assert!(text.starts_with("\nWhat the new findings mean:"), "{text}");
         let kinds = f.findings.len();
-        assert!(kinds >= 2, "the fixture has a racecheck and a stress finding");
+        assert!(
+            kinds >= 2,
+            "the fixture has a racecheck and a stress finding"
+        );
         assert_eq!(text.matches("Usual cause").count(), 2, "{text}");
         assert!(gate(&all, Lang::Ko).contains("새 발견 사항의 뜻"));
         assert_eq!(gate(&[], Lang::En), "");

@@ -1,13 +1,13 @@
 //! Small results of each engine, shared by the renderers' tests so every format is checked
 //! against the same check cell, gate run and grade.
 
-use crate::source::catalog::{Detector, Expect};
-use crate::judge::check::{Cell, Evidence, Judgement, Matrix, Observed};
 use crate::gate::{Accepted, Baseline, GateFinding, GateRun, Identity};
 use crate::grade::score::{item, total, Item};
 use crate::grade::spec::Rubric;
 use crate::grade::Grade;
+use crate::judge::check::{Cell, Evidence, Judgement, Matrix, Observed};
 use crate::judge::sanitize::{Outcome, SanitizerRun, Tool};
+use crate::source::catalog::{Detector, Expect};
 
 /// A racecheck cell that missed the bug on line 12 of a buggy variant.
 pub fn cell() -> Cell {

@@ -300,10 +300,18 @@ mod tests {
             lang: crate::report::explain::Lang::Ko,
             see: None,
         };
-        assert!(human_with(&g, &ko).contains("CUDA 디바이스 없음"), "{}", human_with(&g, &ko));
+        assert!(
+            human_with(&g, &ko).contains("CUDA 디바이스 없음"),
+            "{}",
+            human_with(&g, &ko)
+        );
         let mut other = not_graded();
         other.not_graded.as_mut().unwrap().exit_code = 3;
-        assert!(human_with(&other, &ko).contains("판정 불가"), "{}", human_with(&other, &ko));
+        assert!(
+            human_with(&other, &ko).contains("판정 불가"),
+            "{}",
+            human_with(&other, &ko)
+        );
         let items = [Item::Compiles, Item::Correct];
         assert_eq!(
             csv_row(&g, &items),

@@ -78,8 +78,8 @@ fn env() -> Environment<'static> {
 }
 
 /// Text safe to show: escape sequences and other control characters (but newlines and tabs)
-/// become visible `\xNN` ([`super::text::visible`], the same for the terminal).
-pub use super::text::visible;
+/// become visible `\xNN` ([`super::visible::visible`], the same for the terminal).
+pub use super::visible::visible;
 
 /// Renders a saved result into the pages of a report (index.html first). The shape decides:
 /// `cells` is a check matrix, `findings` a gate run, a list of submissions with `items` a
@@ -171,7 +171,10 @@ impl Renderer<'_> {
         // Source only: a file a compiler reads, under the root once every link is resolved (a
         // linked folder in the middle cannot lead out), a regular file of bounded size.
         let source = p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
-            matches!(e, "cu" | "cuh" | "c" | "cc" | "cpp" | "cxx" | "h" | "hh" | "hpp")
+            matches!(
+                e,
+                "cu" | "cuh" | "c" | "cc" | "cpp" | "cxx" | "h" | "hh" | "hpp"
+            )
         });
         if !source {
             return None;

@@ -280,9 +280,20 @@ fn no_path_a_result_names_leads_out_of_the_sources_under_the_root() {
     std::fs::write(root.join("grade_secret.toml"), "secret = 'SECRET_TOML'\n").unwrap();
     std::os::unix::fs::symlink("/", root.join("up")).unwrap();
     std::os::unix::fs::symlink("/etc/hostname", root.join("kernels/h.cu")).unwrap();
-    let r = Renderer { env: env(), ui: ui(Lang::En), lang: Lang::En, root, see: None };
+    let r = Renderer {
+        env: env(),
+        ui: ui(Lang::En),
+        lang: Lang::En,
+        root,
+        see: None,
+    };
     assert!(r.snippet("kernels/k.cu", 3).is_some());
-    for bad in ["grade_secret.toml", "up/proc/self/environ", "up/etc/hostname", "kernels/h.cu"] {
+    for bad in [
+        "grade_secret.toml",
+        "up/proc/self/environ",
+        "up/etc/hostname",
+        "kernels/h.cu",
+    ] {
         assert!(r.snippet(bad, 1).is_none(), "{bad}");
     }
     // A gate finding whose message names other files: only its own file's lines are shown.
@@ -290,7 +301,10 @@ fn no_path_a_result_names_leads_out_of_the_sources_under_the_root() {
         "subject": "p", "detector": "exit", "kind": "exit code 1", "file": "kernels/k.cu", "line": 1,
         "message": "last stderr line: grade_secret.toml:1 up/proc/self/environ:1 kernels/k.cu:3"}]});
     for (_, p) in render(&doc, root, Lang::En, None).unwrap() {
-        assert!(!p.contains("SECRET_TOML") && !p.contains("environ</h2>"), "{p}");
+        assert!(
+            !p.contains("SECRET_TOML") && !p.contains("environ</h2>"),
+            "{p}"
+        );
     }
 }
 
@@ -302,8 +316,18 @@ fn pages_replace_a_link_planted_at_their_name_instead_of_writing_through_it() {
     let dir = t.path().join("report");
     std::fs::create_dir(&dir).unwrap();
     std::os::unix::fs::symlink(&target, dir.join("index.html")).unwrap();
-    write(&dir, &[("index.html".to_string(), "<p>page</p>".to_string())]).unwrap();
+    write(
+        &dir,
+        &[("index.html".to_string(), "<p>page</p>".to_string())],
+    )
+    .unwrap();
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
-    assert_eq!(std::fs::read_to_string(dir.join("index.html")).unwrap(), "<p>page</p>");
-    assert!(!std::fs::symlink_metadata(dir.join("index.html")).unwrap().file_type().is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("index.html")).unwrap(),
+        "<p>page</p>"
+    );
+    assert!(!std::fs::symlink_metadata(dir.join("index.html"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
 }

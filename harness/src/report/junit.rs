@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::judge::check::{Judgement, Matrix, Observed};
 use crate::gate::{Diff, GateFinding, GateRun};
 use crate::grade::score::Status;
 use crate::grade::Grade;
+use crate::judge::check::{Judgement, Matrix, Observed};
 
 use super::grade::points;
 

@@ -4,11 +4,11 @@
 
 use std::fmt::Write;
 
-use crate::run::bench::BenchRow;
-use crate::source::catalog::{Catalog, Detector, Expect};
-use crate::judge::check::{Cell, Judgement, Matrix, Observed};
 use crate::gate::finding::summary;
 use crate::gate::{Diff, GateRun};
+use crate::judge::check::{Cell, Judgement, Matrix, Observed};
+use crate::run::bench::BenchRow;
+use crate::source::catalog::{Catalog, Detector, Expect};
 
 /// The course table: rows are cases, columns detectors, cells the measured result.
 pub fn course_table(m: &Matrix, catalog: &Catalog) -> String {
@@ -18,12 +18,7 @@ pub fn course_table(m: &Matrix, catalog: &Catalog) -> String {
         .filter(|d| m.cells.iter().any(|c| c.detector == *d))
         .collect();
     let mut out = String::from("| case | ");
-    out.push_str(
-        &ran.iter()
-            .map(|d| d.name())
-            .collect::<Vec<_>>()
-            .join(" | "),
-    );
+    out.push_str(&ran.iter().map(|d| d.name()).collect::<Vec<_>>().join(" | "));
     out.push_str(" |\n|---|");
     out.push_str(&"---|".repeat(ran.len()));
     out.push('\n');

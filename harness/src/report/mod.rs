@@ -18,8 +18,10 @@ pub mod manifest;
 pub mod markdown;
 pub mod mutate;
 pub mod sarif;
+pub mod shrink;
 pub mod text;
 pub mod timing;
+pub mod visible;
 
 #[cfg(test)]
 pub mod fixtures;

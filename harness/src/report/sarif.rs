@@ -185,7 +185,10 @@ mod tests {
         );
         // The finding's own place, repeats, non-source names and line 0 are not related.
         let m = "at k.cu:3 [Write -> Read k.cu:3; Write -> Write k.cu:7; k.cu:7] a.txt:4 b.cu:0";
-        assert_eq!(related_places(m, "k.cu", Some(3)), vec![("k.cu".to_string(), 7)]);
+        assert_eq!(
+            related_places(m, "k.cu", Some(3)),
+            vec![("k.cu".to_string(), 7)]
+        );
         assert!(related_places("no place here", "k.cu", None).is_empty());
     }
     use crate::report::fixtures;

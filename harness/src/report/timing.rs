@@ -70,11 +70,17 @@ pub fn time_breakdown(m: &Matrix) -> String {
 /// The four figures (ms) of a target's `racegate target timing:` line in `log`: catalog, device
 /// open, module load, launch.
 fn target_timing(log: &str) -> Option<[f64; 4]> {
-    let line = log
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(crate::judge::sanitize::runner::TIMING))?;
+    let line = log.lines().find_map(|l| {
+        l.trim()
+            .strip_prefix(crate::judge::sanitize::runner::TIMING)
+    })?;
     let mut got = [0.0; 4];
-    for (slot, key) in got.iter_mut().zip(["catalog ", "device open ", "module load ", "launch and read back "]) {
+    for (slot, key) in got.iter_mut().zip([
+        "catalog ",
+        "device open ",
+        "module load ",
+        "launch and read back ",
+    ]) {
         let rest = &line[line.find(key)? + key.len()..];
         *slot = rest.split(' ').next()?.parse().ok()?;
     }

@@ -316,14 +316,21 @@ mod tests {
             }
         );
         // An element inside the prefix that reads as unwritten: the host decides.
-        let p = plan(&[count, compact(&[7, u32::MAX, 1, 1])], &BTreeMap::new(), 0.0);
+        let p = plan(
+            &[count, compact(&[7, u32::MAX, 1, 1])],
+            &BTreeMap::new(),
+            0.0,
+        );
         assert_eq!(p[1], DeviceCompare::Bytes { bytes: 16 });
         // Without a prefix every element is compared, the unwritten tail too: the host decides.
         let tail = Buffer {
             may_stay_unwritten: true,
             ..out(
                 Elem::U32,
-                [7u32, 9, u32::MAX].iter().flat_map(|x| x.to_le_bytes()).collect(),
+                [7u32, 9, u32::MAX]
+                    .iter()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect(),
                 Compare {
                     unordered: true,
                     ..Default::default()
@@ -394,14 +401,18 @@ mod tests {
             let actual = vec![n32.to_le_bytes().to_vec(), words(&got)];
             let device_pass = hash_sum(&actual[1], n, 4) == expected;
             let host_pass =
-                crate::run::oracle::check_within(&buffers, &actual, &BTreeMap::new(), 0.0).is_none();
+                crate::run::oracle::check_within(&buffers, &actual, &BTreeMap::new(), 0.0)
+                    .is_none();
             hashed += 1;
             if !device_pass {
                 caught += 1;
             }
             assert!(!device_pass || host_pass, "want {want:?} got {got:?} n {n}");
         }
-        assert!(hashed > 3000 && caught > 500, "{hashed} hashed, {caught} caught");
+        assert!(
+            hashed > 3000 && caught > 500,
+            "{hashed} hashed, {caught} caught"
+        );
     }
 
     #[test]

@@ -61,7 +61,10 @@ pub fn stress_flagged(catalog: &Catalog) -> crate::Result<Vec<&Case>> {
             let twins = twins_stress_flags(&path)?;
             // A name that is no kernel of the manifest is a typo or a stale entry: said, not
             // dropped (the table would quietly lack it).
-            if let Some(stray) = twins.iter().find(|t| catalog.cases.iter().all(|c| &c.name != *t)) {
+            if let Some(stray) = twins
+                .iter()
+                .find(|t| catalog.cases.iter().all(|c| &c.name != *t))
+            {
                 return Err(crate::Error::Usage(format!(
                     "{}: `{stray}` is no kernel of {}",
                     path.display(),
@@ -315,7 +318,10 @@ mod tests {
     fn an_expected_files_stress_flags_are_read_and_nothing_else() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("expected.toml");
-        assert!(twins_stress_flags(&p).unwrap().is_empty(), "no file, no twins");
+        assert!(
+            twins_stress_flags(&p).unwrap().is_empty(),
+            "no file, no twins"
+        );
         std::fs::write(
             &p,
             "[a_racy]\nflag = [\"racecheck\", \"stress\"]\n[b_oob]\nflag = [\"memcheck\"]\n\
@@ -325,7 +331,10 @@ mod tests {
         let got: Vec<String> = twins_stress_flags(&p).unwrap().into_iter().collect();
         assert_eq!(got, ["a_racy"]);
         std::fs::write(&p, "[a\nflag =").unwrap();
-        assert!(twins_stress_flags(&p).is_err(), "a broken file is an error, not no twins");
+        assert!(
+            twins_stress_flags(&p).is_err(),
+            "a broken file is an error, not no twins"
+        );
     }
 
     /// The corpus's own file names the twins stress must flag (its README's design).
@@ -336,7 +345,11 @@ mod tests {
             .unwrap()
             .join("examples/corpus/expected.toml");
         let got = twins_stress_flags(&p).unwrap();
-        for twin in ["bitonic_sort_segments_racy", "compact_positive_racy", "deposit_mass_racy"] {
+        for twin in [
+            "bitonic_sort_segments_racy",
+            "compact_positive_racy",
+            "deposit_mass_racy",
+        ] {
             assert!(got.contains(twin), "{twin}: {got:?}");
         }
     }

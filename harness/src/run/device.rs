@@ -122,7 +122,10 @@ mod one_queue_tests {
 
     #[test]
     fn one_queue_is_added_unless_the_user_chose_a_count() {
-        assert_eq!(one_queue_given(false), vec![(MAX_CONNECTIONS.to_string(), "1".to_string())]);
+        assert_eq!(
+            one_queue_given(false),
+            vec![(MAX_CONNECTIONS.to_string(), "1".to_string())]
+        );
         assert!(one_queue_given(true).is_empty());
     }
 
@@ -130,15 +133,36 @@ mod one_queue_tests {
     fn only_this_executable_running_its_own_target_is_a_one_stream_target() {
         use crate::proc::subcommands::{GRADE_WORKER, SANITIZE_TARGET, STRESS_WORKER};
         let me = std::env::current_exe().unwrap();
-        let args = |a: &str| vec![std::ffi::OsString::from("--manifest"), "m.toml".into(), a.into()];
-        assert!(is_own_one_stream_target(me.as_os_str(), &args(SANITIZE_TARGET)));
-        assert!(is_own_one_stream_target(me.as_os_str(), &args(GRADE_WORKER)));
+        let args = |a: &str| {
+            vec![
+                std::ffi::OsString::from("--manifest"),
+                "m.toml".into(),
+                a.into(),
+            ]
+        };
+        assert!(is_own_one_stream_target(
+            me.as_os_str(),
+            &args(SANITIZE_TARGET)
+        ));
+        assert!(is_own_one_stream_target(
+            me.as_os_str(),
+            &args(GRADE_WORKER)
+        ));
         // The stress worker keeps its queues, and so does this executable doing anything else.
-        assert!(!is_own_one_stream_target(me.as_os_str(), &args(STRESS_WORKER)));
+        assert!(!is_own_one_stream_target(
+            me.as_os_str(),
+            &args(STRESS_WORKER)
+        ));
         assert!(!is_own_one_stream_target(me.as_os_str(), &args("gate")));
         // Another program that names the subcommand is a user's program.
         let other = tempfile::NamedTempFile::new().unwrap();
-        assert!(!is_own_one_stream_target(other.path().as_os_str(), &args(SANITIZE_TARGET)));
-        assert!(!is_own_one_stream_target(std::ffi::OsStr::new("racegate"), &args(SANITIZE_TARGET)));
+        assert!(!is_own_one_stream_target(
+            other.path().as_os_str(),
+            &args(SANITIZE_TARGET)
+        ));
+        assert!(!is_own_one_stream_target(
+            std::ffi::OsStr::new("racegate"),
+            &args(SANITIZE_TARGET)
+        ));
     }
 }

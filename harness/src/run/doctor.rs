@@ -13,9 +13,9 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use crate::errors::exit;
 use crate::build::globalcheck;
-use crate::{run::device, build::toolchain};
+use crate::errors::exit;
+use crate::{build::toolchain, run::device};
 
 /// One thing racegate uses.
 #[derive(Clone, Debug, Serialize)]

@@ -98,8 +98,9 @@ impl Gpu {
         };
         // Counts, never negative; a negative one would read as none.
         let count = |v: i32| u32::try_from(v).unwrap_or(0);
-        let sm_count =
-            count(attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?);
+        let sm_count = count(attr(
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )?);
         let smem_optin = count(attr(
             sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
         )?);
@@ -258,7 +259,9 @@ impl Gpu {
         }
         if smem > 48 * 1024 {
             let bytes = i32::try_from(smem).map_err(|_| {
-                Error::Usage(format!("{smem} bytes of shared memory: more than a launch takes"))
+                Error::Usage(format!(
+                    "{smem} bytes of shared memory: more than a launch takes"
+                ))
             })?;
             func.set_attribute(
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

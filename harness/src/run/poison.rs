@@ -69,7 +69,10 @@ mod tests {
             // the wrap of the seed).
             if master < u64::MAX - 300 {
                 for w in p.windows(3) {
-                    assert!(w.contains(&0xFFFF_FFFF) && w.contains(&0), "{master}: {w:x?}");
+                    assert!(
+                        w.contains(&0xFFFF_FFFF) && w.contains(&0),
+                        "{master}: {w:x?}"
+                    );
                 }
             }
             // The random words differ from trial to trial.

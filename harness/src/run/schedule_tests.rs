@@ -188,7 +188,12 @@ fn the_instance_mask_and_the_block_hash_only_skip_what_has_no_point() {
     assert_eq!(p.instance_mask(), 1 << 3 | 1 << 31);
     let (part, out): (Vec<u32>, Vec<u32>) =
         (0..4096u32).partition(|b| block_hash(p.seed, *b) <= p.block_threshold);
-    assert!(part.len() > 1800 && out.len() > 1800, "{} {}", part.len(), out.len());
+    assert!(
+        part.len() > 1800 && out.len() > 1800,
+        "{} {}",
+        part.len(),
+        out.len()
+    );
     for i in 0..64 {
         let want = match i {
             3 | 31 | 40 => 1000 + i,
@@ -218,7 +223,13 @@ fn the_block_hash_is_the_preludes_bit_for_bit() {
         .find("__device__ __forceinline__ unsigned int racegate_block_hash")
         .expect("the prelude defines racegate_block_hash");
     let end = start + prelude[start..].find("\n}\n").expect("its end") + 3;
-    let seeds = [0u64, 1, 0x9e37_79b9_7f4a_7c15, u64::MAX, 0x0000_0001_ffff_fffe];
+    let seeds = [
+        0u64,
+        1,
+        0x9e37_79b9_7f4a_7c15,
+        u64::MAX,
+        0x0000_0001_ffff_fffe,
+    ];
     let blocks = [0u32, 1, 2, 255, 65_535, 1 << 20, u32::MAX];
     let c = format!(
         "#include <stdio.h>\n#define __device__\n#define __forceinline__ static inline\n\
@@ -243,7 +254,11 @@ fn the_block_hash_is_the_preludes_bit_for_bit() {
         .arg(&exe)
         .output()
         .expect("a C compiler (`cc`: the one Rust links with)");
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     let out = std::process::Command::new(&exe).output().unwrap();
     let device: Vec<u32> = String::from_utf8(out.stdout)
         .unwrap()

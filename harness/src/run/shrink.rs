@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use super::stress::{self, StressConfig, StressReport};
 use super::stress_session::Slot;
-use super::trial::{TrialOutcome, TrialResult};
+use super::trial::TrialOutcome;
 use crate::errors::Result;
 use crate::source::case::Case;
 use crate::source::catalog::Catalog;
@@ -131,20 +131,20 @@ pub fn shrink(
                     trials: u32,
                     steps: &mut Vec<String>|
      -> Result<StressReport> {
-            let c = StressConfig {
-                trials,
-                seed,
-                size: Some(SizeChoice::Fixed(size)),
-                per_set: base.per_set,
-                ..base.clone()
-            };
-            let r = stress::run_in(slot, catalog, case, &c, exe, |_| {})?;
-            steps.push(format!(
-                "size {size}, seed {seed}: {}/{} failed",
-                r.failures, r.trials_run
-            ));
-            Ok(r)
+        let c = StressConfig {
+            trials,
+            seed,
+            size: Some(SizeChoice::Fixed(size)),
+            per_set: base.per_set,
+            ..base.clone()
         };
+        let r = stress::run_in(slot, catalog, case, &c, exe, |_| {})?;
+        steps.push(format!(
+            "size {size}, seed {seed}: {}/{} failed",
+            r.failures, r.trials_run
+        ));
+        Ok(r)
+    };
     // 1. The smallest failing size on the ladder, then bisect below it.
     let mut failing: Option<(u32, StressReport)> = None;
     let mut passed_below = lo.saturating_sub(1);
@@ -217,7 +217,14 @@ pub fn shrink(
                 break;
             }
             let reruns = if slot.has_worker() {
-                vec![stress::run_in(slot, catalog, case, &final_cfg, exe, |_| {})?]
+                vec![stress::run_in(
+                    slot,
+                    catalog,
+                    case,
+                    &final_cfg,
+                    exe,
+                    |_| {},
+                )?]
             } else {
                 // The last run ended the worker (a fault does): each rerun would start its own
                 // one after another (H200 run 28: five reruns of an out-of-bounds kernel took
@@ -240,7 +247,9 @@ pub fn shrink(
                 }
             }
         }
-        steps.push(format!("size {at}: confirmed {confirmed} of {tried} reruns failed"));
+        steps.push(format!(
+            "size {at}: confirmed {confirmed} of {tried} reruns failed"
+        ));
         let c = Candidate {
             size: at,
             seed,
@@ -256,10 +265,7 @@ pub fn shrink(
         // is kept only while nothing better turns up (H200 run 24: `even_lanes_barrier` at
         // size 98 had no first-trial seed, and its few-trial command then passed as pasted).
         let done = seed.is_some() && reliable(confirmed, tried);
-        if best
-            .as_ref()
-            .is_none_or(|b| better(c.rank(), b.rank()))
-        {
+        if best.as_ref().is_none_or(|b| better(c.rank(), b.rank())) {
             best = Some(c);
         }
         if done {
@@ -313,7 +319,9 @@ const SIDE_BY_SIDE: u32 = 3;
 /// if any).
 fn side_by_side<T: Send>(n: u32, f: impl Fn() -> Result<T> + Sync) -> Result<Vec<T>> {
     let n = n as usize;
-    crate::proc::pool::run_all(vec![(); n], n, |()| f(), |_| {}).into_iter().collect()
+    crate::proc::pool::run_all(vec![(); n], n, |()| f(), |_| {})
+        .into_iter()
+        .collect()
 }
 
 /// Whether a repro (good: a seed that fails on its first trial and failed in most reruns;
@@ -360,83 +368,16 @@ pub fn reliable(confirmed: u32, tried: u32) -> bool {
 /// bisection's), then the ladder's sizes above `first` up to `hi`, where more blocks give a race
 /// more chances: a repro that fails in most reruns is worth a larger size.
 pub fn candidates_above(size: u32, failed: &[u32], first: u32, hi: u32) -> Vec<u32> {
-    let mut v: Vec<u32> = failed.iter().copied().filter(|&s| s >= size && s <= hi).collect();
+    let mut v: Vec<u32> = failed
+        .iter()
+        .copied()
+        .filter(|&s| s >= size && s <= hi)
+        .collect();
     v.push(size);
     v.extend(ladder(first.min(hi), hi).into_iter().filter(|&s| s > first));
     v.sort_unstable();
     v.dedup();
     v
-}
-
-/// The shrink for people, a few lines.
-pub fn describe(s: &Shrunk) -> String {
-    let budget = if s.out_of_time {
-        " (the time budget ran out)"
-    } else {
-        ""
-    };
-    let mut out = if let (true, Some(seed)) = (s.original_repro, s.seed) {
-        // A first-trial seed, but one that failed in at most half of its reruns.
-        format!(
-            "shrunk: size {} (range {}..{}), seed {seed} failed on its first trial but only in {} \
-             of {} reruns{budget}\n",
-            s.size, s.range.0, s.range.1, s.confirmed, s.confirm,
-        )
-    } else if s.original_repro {
-        // The reruns were of a few-trial command at `size`, not of the line printed below.
-        format!(
-            "shrunk: size {} (range {}..{}) fails, but no seed found there fails on its first \
-             trial (the {}-trial command at that size failed in {} of {} reruns){budget}\n",
-            s.size,
-            s.range.0,
-            s.range.1,
-            s.command_trials,
-            s.confirmed,
-            s.confirm,
-        )
-    } else {
-        format!(
-            "shrunk: size {} (range {}..{}){}; {} of {} reruns of the repro failed{budget}\n",
-            s.size,
-            s.range.0,
-            s.range.1,
-            match s.seed {
-                Some(seed) => format!(", seed {seed} fails on its first trial"),
-                None => ", no seed found that fails on the first trial".into(),
-            },
-            s.confirmed,
-            s.confirm,
-        )
-    };
-    let at = if s.original_repro {
-        format!("at size {}: ", s.size)
-    } else {
-        String::new()
-    };
-    if let Some(f) = &s.failure {
-        out.push_str(&format!("  {at}problem: {}\n", f.problem));
-        match &f.result {
-            TrialResult::Wrong(w) => {
-                if let Some(m) = w.first.first() {
-                    out.push_str(&format!(
-                        "  {at}first wrong: `{}`[{}] expected {}, got {} ({} of {} wrong)\n",
-                        w.buffer, m.index, m.expected, m.actual, w.wrong, w.total
-                    ));
-                }
-            }
-            TrialResult::Fault { error } => out.push_str(&format!("  {at}fault: {error}\n")),
-            TrialResult::Pass => {}
-        }
-    }
-    if s.original_repro {
-        out.push_str(&format!(
-            "  repro (the failing run's own line: the failing trial's input set again, up to that trial, at the size it drew): {}\n",
-            s.repro
-        ));
-    } else {
-        out.push_str(&format!("  repro: {}\n", s.repro));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -502,7 +443,10 @@ mod tests {
         // 24, 33, then the ladder above 33.
         let c = candidates_above(20, &[33, 24, 20], 33, 100);
         assert_eq!(&c[..3], &[20, 24, 33], "{c:?}");
-        assert!(c[3..].iter().all(|&s| s > 33 && s <= 100) && c.contains(&64), "{c:?}");
+        assert!(
+            c[3..].iter().all(|&s| s > 33 && s <= 100) && c.contains(&64),
+            "{c:?}"
+        );
         assert!(candidates_above(3, &[3], 3, 64).iter().all(|&s| s <= 64));
         assert_eq!(candidates_above(7, &[7], 7, 7), vec![7]);
     }
@@ -514,74 +458,19 @@ mod tests {
         for (c, t) in [(3, 5), (5, 5), (1, 1)] {
             assert!(reliable(c, t));
             for (bc, bt) in [(0, 5), (1, 5), (3, 3), (5, 5)] {
-                assert!(better((true, c, t), (false, bc, bt)), "{c}/{t} vs {bc}/{bt}");
-                assert!(!better((false, bc, bt), (true, c, t)), "{bc}/{bt} vs {c}/{t}");
+                assert!(
+                    better((true, c, t), (false, bc, bt)),
+                    "{c}/{t} vs {bc}/{bt}"
+                );
+                assert!(
+                    !better((false, bc, bt), (true, c, t)),
+                    "{bc}/{bt} vs {c}/{t}"
+                );
             }
         }
         assert!(better((true, 4, 5), (true, 3, 5)));
         assert!(!better((true, 3, 5), (true, 3, 5)), "a tie keeps the first");
         assert!(better((false, 3, 3), (false, 4, 5)), "rates, not counts");
         assert!(!better((false, 0, 0), (false, 0, 5)));
-    }
-
-    #[test]
-    fn the_description_names_size_seed_rate_and_repro() {
-        let s = Shrunk {
-            size: 33,
-            range: (1, 4096),
-            seed: Some(42),
-            repro: "racegate stress x --seed 42 --trials 1 --per-set 4 --size 33".into(),
-            confirmed: 5,
-            confirm: 5,
-            failure: None,
-            steps: vec![],
-            out_of_time: false,
-            seconds: 1.0,
-            original_repro: false,
-            command_trials: 1,
-        };
-        let d = describe(&s);
-        assert!(d.contains("size 33 (range 1..4096)"), "{d}");
-        assert!(d.contains("seed 42 fails on its first trial"), "{d}");
-        assert!(d.contains("5 of 5 reruns"), "{d}");
-        assert!(d.contains("--size 33"), "{d}");
-        let fallback = Shrunk {
-            seed: None,
-            repro: "racegate stress x --seed 1 --trials 1 --per-set 4".into(),
-            original_repro: true,
-            ..s
-        };
-        let d = describe(&Shrunk {
-            command_trials: 8,
-            ..fallback
-        });
-        assert!(
-            d.starts_with("shrunk: size 33 (range 1..4096) fails, but no seed found there fails on its first trial (the 8-trial command at that size failed in 5 of 5 reruns)"),
-            "{d}"
-        );
-        assert!(
-            d.contains("repro (the failing run's own line: the failing trial's input set again, up to that trial, at the size it drew): racegate stress x --seed 1 --trials 1"),
-            "{d}"
-        );
-        let flaky = Shrunk {
-            seed: Some(9),
-            confirmed: 2,
-            confirm: 5,
-            original_repro: true,
-            repro: "racegate stress x --seed 1 --trials 2 --per-set 4".into(),
-            range: (1, 4096),
-            size: 33,
-            failure: None,
-            steps: vec![],
-            out_of_time: false,
-            seconds: 1.0,
-            command_trials: 1,
-        };
-        let d = describe(&flaky);
-        assert!(
-            d.starts_with("shrunk: size 33 (range 1..4096), seed 9 failed on its first trial but only in 2 of 5 reruns\n"),
-            "{d}"
-        );
-        assert!(d.contains("): racegate stress x --seed 1 --trials 2"), "{d}");
     }
 }

@@ -11,11 +11,11 @@ use serde::Serialize;
 use crate::build::compile::{self, BuildOptions};
 use crate::errors::Result;
 use crate::proc::watchdog::Exit;
-pub use crate::run::stress_session::{Slot, StressLeft};
 use crate::run::schedule::JitterMode;
-use crate::run::trial::{TrialOutcome, TrialResult};
-pub use crate::run::stress_worker::Request;
+pub use crate::run::stress_session::{Slot, StressLeft};
 use crate::run::stress_worker::Ready;
+pub use crate::run::stress_worker::Request;
+use crate::run::trial::{TrialOutcome, TrialResult};
 use crate::source::catalog::{Case, Catalog};
 use crate::source::exercises::SizeChoice;
 use crate::source::manifest::Check;
@@ -263,12 +263,8 @@ pub fn run_in(
     let mut outcomes: Vec<TrialOutcome> = Vec::new();
     let mut first_seen: Option<f64> = None;
     let spawned = std::time::Instant::now();
-    let finished = slot.run_case(
-        exe,
-        &catalog.child_args(),
-        &request,
-        cfg.timeout,
-        |line| match serde_json::from_str::<TrialOutcome>(line) {
+    let finished = slot.run_case(exe, &catalog.child_args(), &request, cfg.timeout, |line| {
+        match serde_json::from_str::<TrialOutcome>(line) {
             _ if line.starts_with("{\"ready\"") => {
                 phases.read_ready(line, spawned.elapsed().as_secs_f64());
             }
@@ -280,8 +276,8 @@ pub fn run_in(
                 outcomes.push(o);
             }
             Err(_) => {} // not a protocol line (the worker prints nothing else on stdout)
-        },
-    )?;
+        }
+    })?;
     phases.trials = secs(outcomes.iter().map(|o| o.micros).sum());
     phases.sets = secs(outcomes.iter().map(|o| o.set_micros).sum());
     // Trials that reported (at most `cfg.trials`, a u32).
@@ -457,7 +453,10 @@ mod tests {
             r#"{"ready":true,"catalog_us":2000,"open_us":350000,"load_us":90000}"#,
             0.5,
         );
-        assert_eq!((p.start, p.catalog, p.open, p.load), (0.5, 0.002, 0.35, 0.09));
+        assert_eq!(
+            (p.start, p.catalog, p.open, p.load),
+            (0.5, 0.002, 0.35, 0.09)
+        );
         // An earlier worker's bare line: the start is known, its parts are not.
         let mut old = StressPhases::default();
         old.read_ready(r#"{"ready":true}"#, 0.7);
@@ -477,7 +476,10 @@ mod tests {
         for n in [1u32, 2, 7, 50, 1000] {
             let p = super::zero_failure_bound(n);
             assert!((0.0..1.0).contains(&p));
-            assert!(((1.0 - p).powi(i32::try_from(n).unwrap()) - 0.05).abs() < 1e-9, "{n}");
+            assert!(
+                ((1.0 - p).powi(i32::try_from(n).unwrap()) - 0.05).abs() < 1e-9,
+                "{n}"
+            );
         }
     }
 
@@ -498,7 +500,10 @@ mod tests {
         assert!(parse_size("9..3").is_err());
         assert!(parse_size("big").is_err());
         // Kernels take `int` sizes: 2^31 would reach them as a negative number.
-        assert_eq!(parse_size("2147483647"), Ok(SizeChoice::Fixed(i32::MAX.unsigned_abs())));
+        assert_eq!(
+            parse_size("2147483647"),
+            Ok(SizeChoice::Fixed(i32::MAX.unsigned_abs()))
+        );
         assert!(parse_size("2147483648").is_err());
         assert!(parse_size("1..2147483648").is_err());
     }

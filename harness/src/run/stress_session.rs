@@ -77,10 +77,11 @@ impl Slot {
             sent = {
                 use std::io::Write;
                 let line = serde_json::to_string(req).expect("serializable") + "\n";
-                w.child
-                    .stdin
-                    .as_mut()
-                    .is_some_and(|i| i.write_all(line.as_bytes()).and_then(|()| i.flush()).is_ok())
+                w.child.stdin.as_mut().is_some_and(|i| {
+                    i.write_all(line.as_bytes())
+                        .and_then(|()| i.flush())
+                        .is_ok()
+                })
             };
             w.cases += 1;
             if sent || w.cases == 1 {
@@ -210,7 +211,9 @@ impl StressLeft {
         use std::sync::atomic::Ordering;
         if is_stress {
             // ignored: never below zero (a count given too small only closes slots later)
-            let _ = self.0.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+            let _ = self
+                .0
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
         } else if self.0.load(Ordering::SeqCst) == 0 {
             slot.close_behind();
         }
@@ -293,10 +296,24 @@ done
     fn the_ready_line_is_the_workers_own_and_nothing_else() {
         use super::super::stress_worker::Ready;
         let real = |r: &Ready| serde_json::to_string(r).unwrap();
-        assert!(is_ready(&real(&Ready { ready: true, catalog_us: 7, open_us: 90_000, load_us: 3 })));
-        assert!(is_ready(&real(&Ready { ready: true, ..Ready::default() })));
+        assert!(is_ready(&real(&Ready {
+            ready: true,
+            catalog_us: 7,
+            open_us: 90_000,
+            load_us: 3
+        })));
+        assert!(is_ready(&real(&Ready {
+            ready: true,
+            ..Ready::default()
+        })));
         assert!(!is_ready(&real(&Ready::default())), "ready: false");
-        for other in ["{\"done\":true}", "{\"trial\":0,\"ready\":\"yes\"}", "ready", "", "{\"pid\":4}"] {
+        for other in [
+            "{\"done\":true}",
+            "{\"trial\":0,\"ready\":\"yes\"}",
+            "ready",
+            "",
+            "{\"pid\":4}",
+        ] {
             assert!(!is_ready(other), "{other}");
         }
     }
@@ -325,24 +342,40 @@ done
 
     /// Runs `case` in `slot`: the pid the worker gave (if any), every line but the done line,
     /// and how the case ended.
-    pub(super) fn run(slot: &mut Slot, exe: &Path, args: &[&str], case: &str) -> (Option<u32>, Finished) {
+    pub(super) fn run(
+        slot: &mut Slot,
+        exe: &Path,
+        args: &[&str],
+        case: &str,
+    ) -> (Option<u32>, Finished) {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         let mut pid = None;
         let f = slot
-            .run_case(exe, &args, &request(case), Duration::from_millis(500), |l| {
-                assert!(!is_done(l), "the done line is the slot's own");
-                if let Some(p) = l.strip_prefix("{\"pid\":") {
-                    pid = p.trim_end_matches('}').parse().ok();
-                }
-            })
+            .run_case(
+                exe,
+                &args,
+                &request(case),
+                Duration::from_millis(500),
+                |l| {
+                    assert!(!is_done(l), "the done line is the slot's own");
+                    if let Some(p) = l.strip_prefix("{\"pid\":") {
+                        pid = p.trim_end_matches('}').parse().ok();
+                    }
+                },
+            )
             .unwrap();
         (pid, f)
     }
 
     pub(super) fn alive(pid: u32) -> bool {
         // A zombie is not alive: its status line says so.
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
     }
 
     #[test]
@@ -406,9 +439,18 @@ done
         let args: Vec<OsString> = ["--root", "y"].iter().map(OsString::from).collect();
         let t = std::time::Instant::now();
         let err = slot
-            .run_case(&exe, &args, &request("no start"), Duration::from_millis(500), |_| {})
+            .run_case(
+                &exe,
+                &args,
+                &request("no start"),
+                Duration::from_millis(500),
+                |_| {},
+            )
             .expect_err("no ready line");
-        assert!(err.to_string().contains("did not say it was ready"), "{err}");
+        assert!(
+            err.to_string().contains("did not say it was ready"),
+            "{err}"
+        );
         assert!(t.elapsed() >= START_DEADLINE, "{:?}", t.elapsed());
         assert!(slot.worker.is_none());
         let (e, _) = run(&mut slot, &exe, &["--root", "y"], "after");
@@ -451,11 +493,19 @@ mod stress_left_tests {
         let left = StressLeft::new(0);
         let t = std::time::Instant::now();
         left.before(false, &mut slot);
-        assert!(t.elapsed().as_millis() < 500, "the item waited {:?} for the close", t.elapsed());
+        assert!(
+            t.elapsed().as_millis() < 500,
+            "the item waited {:?} for the close",
+            t.elapsed()
+        );
         assert!(slot.worker.is_none());
         assert!(super::tests::alive(pid), "still closing");
         drop(slot);
-        assert!(t.elapsed().as_millis() >= 1400, "the drop did not wait: {:?}", t.elapsed());
+        assert!(
+            t.elapsed().as_millis() >= 1400,
+            "the drop did not wait: {:?}",
+            t.elapsed()
+        );
         assert!(!super::tests::alive(pid), "the worker outlived its slot");
     }
 }

@@ -151,17 +151,7 @@ fn worker(
     let mut set = None;
     for t in 0..w.trials {
         let outcome = crate::run::trial::run(
-            gpu,
-            &module,
-            family,
-            &judge,
-            case,
-            w.seed,
-            t,
-            w.per_set,
-            size,
-            w.jitter,
-            &mut set,
+            gpu, &module, family, &judge, case, w.seed, t, w.per_set, size, w.jitter, &mut set,
         );
         let fault = matches!(outcome.result, TrialResult::Fault { .. });
         emit(out, &outcome);

@@ -308,13 +308,13 @@ fn poison_cause(
         outputs.push(outs);
     }
     Ok(depends_on_poison(&outputs).then(|| {
-            format!(
+        format!(
             "reads memory it never wrote: rerun under the same schedule, the output was the same \
              twice with poison {:#010x} and different with poison {:#010x} (shared memory or \
              output elements read before any thread wrote them)",
             POISONS[0], POISONS[1]
         )
-        }))
+    }))
 }
 
 /// Whether three reruns of one trial under one schedule, poisoned A, B, A, say the kernel read
@@ -394,11 +394,23 @@ mod tests {
     fn only_a_difference_under_the_other_poison_alone_is_a_read_of_unwritten_memory() {
         let out = |v: &[u8]| vec![v.to_vec()];
         // An uninitialized read: the poison shows through.
-        assert!(depends_on_poison(&[out(&[0xff, 1]), out(&[0, 1]), out(&[0xff, 1])]));
+        assert!(depends_on_poison(&[
+            out(&[0xff, 1]),
+            out(&[0, 1]),
+            out(&[0xff, 1])
+        ]));
         // A correct kernel: the same outputs whatever the poison.
-        assert!(!depends_on_poison(&[out(&[7, 1]), out(&[7, 1]), out(&[7, 1])]));
+        assert!(!depends_on_poison(&[
+            out(&[7, 1]),
+            out(&[7, 1]),
+            out(&[7, 1])
+        ]));
         // A race: the two runs under one poison disagree.
-        assert!(!depends_on_poison(&[out(&[1, 1]), out(&[0, 1]), out(&[2, 1])]));
+        assert!(!depends_on_poison(&[
+            out(&[1, 1]),
+            out(&[0, 1]),
+            out(&[2, 1])
+        ]));
         // Anything but three runs decides nothing.
         assert!(!depends_on_poison(&[out(&[1]), out(&[0])]));
     }
@@ -422,7 +434,7 @@ mod tests {
         }
     }
 
-#[test]
+    #[test]
     fn trial_zero_uses_the_master_seed() {
         assert_eq!(seed(42, 0), 42);
         assert_eq!(seed(u64::MAX, 1), 0, "wraps");

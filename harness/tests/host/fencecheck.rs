@@ -7,9 +7,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use racegate::judge::sanitize::globalcheck::fence::{self, Acquire, Handoff, Release};
-use racegate::judge::sanitize::globalcheck::lines::LineTable;
-use racegate::judge::sanitize::globalcheck::{report, sass};
+use racegate::judge::sanitize::injected::fence::handoffs::{
+    self as fence, Acquire, Handoff, Release,
+};
+use racegate::judge::sanitize::injected::lines::LineTable;
+use racegate::judge::sanitize::injected::{fence::sass, report};
 use racegate::judge::sanitize::tool::Outcome;
 use racegate::proc::watchdog::Exit;
 
@@ -293,7 +295,7 @@ fn what_it_cannot_judge_is_inconclusive_never_clean() {
         Outcome::Inconclusive(w) => {
             assert!(w.starts_with(fence::FENCE_CANNOT_JUDGE), "{w}");
             assert!(
-                racegate::judge::sanitize::globalcheck::run::is_limit(&w),
+                racegate::judge::sanitize::injected::decide::is_limit(&w),
                 "{w}"
             );
         }

@@ -93,11 +93,11 @@ fn a_captured_table_is_moved_to_this_checkout_and_headers_stay() {
 
 /// The line tables of a capture's modules with findings, moved to this checkout ([`rebased`]).
 fn fixture_tables(
-    rep: &racegate::judge::sanitize::globalcheck::report::Report,
+    rep: &racegate::judge::sanitize::injected::report::Report,
     path: &std::path::Path,
     root: &std::path::Path,
-) -> std::collections::BTreeMap<u32, racegate::judge::sanitize::globalcheck::lines::LineTable> {
-    use racegate::judge::sanitize::globalcheck::{lines::LineTable, run};
+) -> std::collections::BTreeMap<u32, racegate::judge::sanitize::injected::lines::LineTable> {
+    use racegate::judge::sanitize::injected::{lines::LineTable, run};
     rep.modules_with_findings()
         .into_iter()
         .map(|m| {
@@ -112,13 +112,13 @@ fn decide_fixture(
     stem: &str,
     exit: racegate::proc::watchdog::Exit,
 ) -> racegate::judge::sanitize::Outcome {
-    use racegate::judge::sanitize::globalcheck::{report, run};
+    use racegate::judge::sanitize::injected::{global, report};
     let root = super::package_dir().parent().unwrap().to_path_buf();
     let path = super::package_dir().join(format!("tests/fixtures/h200/{stem}.jsonl"));
     let rep = report::parse(&std::fs::read_to_string(&path).unwrap());
     let tables = fixture_tables(&rep, &path, &root);
     let mut log = String::new();
-    run::decide(&exit, false, &rep, &tables, &root, &mut log)
+    global::decide(&exit, false, &rep, &tables, &root, &mut log)
 }
 
 #[test]
@@ -151,14 +151,14 @@ fn h200_reports_decide_clean_and_flagged_at_the_bug_line() {
 
 #[test]
 fn reports_that_say_too_little_are_inconclusive_never_clean() {
-    use racegate::judge::sanitize::globalcheck::report;
+    use racegate::judge::sanitize::injected::report;
     use racegate::judge::sanitize::Outcome;
     use racegate::proc::watchdog::Exit;
     let root = std::path::Path::new("/");
     let none = std::collections::BTreeMap::new();
     let decide = |text: &str| {
         let mut log = String::new();
-        racegate::judge::sanitize::globalcheck::run::decide(
+        racegate::judge::sanitize::injected::global::decide(
             &Exit::Code(0),
             false,
             &report::parse(text),
@@ -227,7 +227,7 @@ fn reports_that_say_too_little_are_inconclusive_never_clean() {
     }
     // A target that failed with nothing found: nothing can be concluded from its launches.
     let mut log = String::new();
-    let failed = racegate::judge::sanitize::globalcheck::run::decide(
+    let failed = racegate::judge::sanitize::injected::global::decide(
         &Exit::Code(1),
         false,
         &report::parse(&format!("{header}\n{}", launch(0, ""))),
@@ -271,7 +271,7 @@ fn findings_set_aside_in_one_launch_do_not_hide_a_race_in_another() {
     // Two kernels of one module: `vol` polls a volatile flag (a strong load in its SASS), `plain`
     // does not. Both launches report a race between blocks. `vol`'s is set aside (the tool cannot
     // see a volatile handoff), `plain`'s still counts; alone, `vol`'s makes the run inconclusive.
-    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run};
+    use racegate::judge::sanitize::injected::{decide, global, lines::LineTable, report};
     use racegate::judge::sanitize::Outcome;
     use racegate::proc::watchdog::Exit;
     let header = r#"{"tool":"globalcheck","mode":1,"budget_bytes":4096,"patches":"p"}"#;
@@ -288,7 +288,7 @@ fn findings_set_aside_in_one_launch_do_not_hide_a_race_in_another() {
     let root = std::path::Path::new("/r");
     let decide = |text: &str, tables: &std::collections::BTreeMap<u32, LineTable>| {
         let mut log = String::new();
-        let o = run::decide(
+        let o = global::decide(
             &Exit::Code(0),
             false,
             &report::parse(text),
@@ -314,7 +314,7 @@ fn findings_set_aside_in_one_launch_do_not_hide_a_race_in_another() {
     let alone = format!("{header}\n{module}\n{}", launch(0, "vol", 4096));
     match decide(&alone, &tables) {
         (Outcome::Inconclusive(m), _) => {
-            assert!(run::is_limit(&m) && m.contains("volatile"), "{m}")
+            assert!(decide::is_limit(&m) && m.contains("volatile"), "{m}")
         }
         other => panic!("{other:?}"),
     }
@@ -330,7 +330,7 @@ fn findings_set_aside_in_one_launch_do_not_hide_a_race_in_another() {
 fn an_earlier_access_across_a_4_gib_boundary_keeps_its_line() {
     // The device keeps the low 32 bits of the earlier access's pc and takes the high half from
     // the later one; code that straddles a 4 GiB boundary gets the neighbouring window back.
-    use racegate::judge::sanitize::globalcheck::{lines::LineTable, report, run};
+    use racegate::judge::sanitize::injected::{global, lines::LineTable, report};
     use racegate::judge::sanitize::Outcome;
     use racegate::proc::watchdog::Exit;
     let base: u64 = 0xFFFF_FF00;
@@ -349,7 +349,7 @@ fn an_earlier_access_across_a_4_gib_boundary_keeps_its_line() {
     let sass = ".text.far:\n\t//## File \"/r/k.cu\", line 4\n        /*0020*/                   STG.E desc[UR4][R2.64], R3 ;\n\t//## File \"/r/k.cu\", line 8\n        /*0110*/                   STG.E desc[UR4][R2.64], R5 ;\n";
     let tables = std::collections::BTreeMap::from([(3u32, LineTable::parse(sass))]);
     let mut log = String::new();
-    match run::decide(
+    match global::decide(
         &Exit::Code(0),
         false,
         &report::parse(&text),
@@ -368,13 +368,13 @@ fn an_earlier_access_across_a_4_gib_boundary_keeps_its_line() {
 /// An H200-captured sharedcheck report (`docs/h200/run-22/sharedcheck/NOTES.md`) decided as
 /// `racegate sanitize --tool sharedcheck` decides it.
 fn decide_shared_fixture(stem: &str) -> racegate::judge::sanitize::Outcome {
-    use racegate::judge::sanitize::globalcheck::{report, run};
+    use racegate::judge::sanitize::injected::{report, shared};
     let root = super::package_dir().parent().unwrap().to_path_buf();
     let path = super::package_dir().join(format!("tests/fixtures/h200/{stem}.jsonl"));
     let rep = report::parse(&std::fs::read_to_string(&path).unwrap());
     let tables = fixture_tables(&rep, &path, &root);
     let mut log = String::new();
-    run::decide_shared(
+    shared::decide::decide_shared(
         &racegate::proc::watchdog::Exit::Code(0),
         false,
         &rep,
@@ -391,14 +391,14 @@ fn decide_shared_edited(
     edit: impl Fn(String) -> String,
     dead_uninit: bool,
 ) -> (racegate::judge::sanitize::Outcome, String) {
-    use racegate::judge::sanitize::globalcheck::{report, run};
+    use racegate::judge::sanitize::injected::{report, shared};
     let root = super::package_dir().parent().unwrap().to_path_buf();
     let path = super::package_dir().join(format!("tests/fixtures/h200/{stem}.jsonl"));
     let rep = report::parse(&edit(std::fs::read_to_string(&path).unwrap()));
     assert!(rep.errors.is_empty(), "{:?}", rep.errors);
     let tables = fixture_tables(&rep, &path, &root);
     let mut log = String::new();
-    let o = run::decide_shared_with(
+    let o = shared::decide::decide_shared_with(
         &racegate::proc::watchdog::Exit::Code(0),
         false,
         &rep,
@@ -598,7 +598,7 @@ fn sharedcheck_flags_the_h200_captures_at_their_lines_and_passes_their_twins() {
 
 #[test]
 fn kernels_of_cuda_graphs_are_stepped_aside_with_a_note_never_judged_clean() {
-    use racegate::judge::sanitize::globalcheck::report;
+    use racegate::judge::sanitize::injected::report;
     let path = super::package_dir().join("tests/fixtures/h200/sc-graph__globalcheck.jsonl");
     let rep = report::parse(&std::fs::read_to_string(&path).unwrap());
     assert!(rep.errors.is_empty(), "{:?}", rep.errors);
@@ -623,7 +623,7 @@ fn kernels_of_cuda_graphs_are_stepped_aside_with_a_note_never_judged_clean() {
 #[test]
 fn shared_variables_read_and_never_written_are_found_in_unoptimized_ptx_and_nowhere_else() {
     use racegate::build::compile::{compile_here, BuildOptions};
-    use racegate::judge::sanitize::globalcheck::never_written::find;
+    use racegate::judge::sanitize::injected::shared::never_written::find;
     use racegate::source::catalog::Catalog;
     let root = super::package_dir().parent().unwrap().to_path_buf();
     let corpus =
@@ -711,7 +711,7 @@ fn shared_variables_read_and_never_written_are_found_in_unoptimized_ptx_and_nowh
 #[test]
 fn writes_hidden_in_inline_ptx_count_and_only_the_cases_kernel_is_judged() {
     use racegate::build::compile::{compile_here, BuildOptions};
-    use racegate::judge::sanitize::globalcheck::never_written::find;
+    use racegate::judge::sanitize::injected::shared::never_written::find;
     let root = super::package_dir().parent().unwrap().to_path_buf();
     let ptx = |source: &str| {
         let opts = BuildOptions {

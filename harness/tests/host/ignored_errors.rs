@@ -20,11 +20,11 @@
 const PENDING: &[(&str, &str)] = &[
     // `--save-xml`: the raw capture a user asked for, written without a word when it fails.
     (
-        "judge/sanitize/globalcheck/run.rs",
+        "judge/sanitize/injected/run.rs",
         "let _ = std::fs::write(keep, &text);",
     ),
     (
-        "judge/sanitize/globalcheck/run.rs",
+        "judge/sanitize/injected/run.rs",
         "let _ = std::fs::write(lines_path(keep, *m), t);",
     ),
 ];

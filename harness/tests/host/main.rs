@@ -19,6 +19,7 @@ mod edges_input;
 mod error_chain;
 mod exit_codes;
 mod fencecheck;
+mod formatting;
 mod globalcheck;
 mod header;
 mod hostile;

@@ -12,8 +12,8 @@ mod blind;
 mod misses;
 mod recorder;
 
-use racegate::judge::sanitize::globalcheck::streams::{self, param_consts};
-use racegate::judge::sanitize::globalcheck::streams_verdict;
+use racegate::judge::sanitize::injected::streams::model::{self as streams, param_consts};
+use racegate::judge::sanitize::injected::streams::verdict as streams_verdict;
 use racegate::judge::sanitize::tool::Outcome;
 use racegate::proc::watchdog::Exit;
 

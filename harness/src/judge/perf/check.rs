@@ -17,7 +17,13 @@ pub fn skipped(catalog: &Catalog, cases: &[&Case], reason: &str) -> Result<Vec<J
     let mut out = Vec::new();
     for c in cases {
         let e = runner::expectations(catalog, c)?;
-        out.extend(expect::judge(&c.name, &c.entry.name, &c.path, &e, Err(reason)));
+        out.extend(expect::judge(
+            &c.name,
+            &c.entry.name,
+            &c.path,
+            &e,
+            Err(reason),
+        ));
     }
     Ok(out)
 }
@@ -45,7 +51,13 @@ pub fn run(
             Ok(r) => out.extend(r.expectations),
             Err(err) => {
                 let why = format!("perf failed: {err}");
-                out.extend(expect::judge(&c.name, &c.entry.name, &c.path, &e, Err(&why)));
+                out.extend(expect::judge(
+                    &c.name,
+                    &c.entry.name,
+                    &c.path,
+                    &e,
+                    Err(&why),
+                ));
             }
         }
     }

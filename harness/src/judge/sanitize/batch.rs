@@ -111,7 +111,10 @@ pub fn run(
     else {
         return each_alone();
     };
-    let Ok(texts) = ptxs.iter().map(std::fs::read_to_string).collect::<std::io::Result<Vec<_>>>()
+    let Ok(texts) = ptxs
+        .iter()
+        .map(std::fs::read_to_string)
+        .collect::<std::io::Result<Vec<_>>>()
     else {
         return each_alone();
     };
@@ -132,7 +135,10 @@ pub fn run(
         // whether it hangs (H200 run 25, call C: blaming it from the batch made a scan that
         // finishes alone in 2-3 s inconclusive, the case after it being the one that hangs).
         // The others run again as a batch of their own: the XML of a killed run is lost.
-        let others: Vec<&Case> = (0..cases.len()).filter(|i| *i != k).map(|i| cases[i]).collect();
+        let others: Vec<&Case> = (0..cases.len())
+            .filter(|i| *i != k)
+            .map(|i| cases[i])
+            .collect();
         let mut rest = run(catalog, &others, cfg, exe)?.into_iter();
         let mut hung = Some(alone(cases[k])?);
         return Ok((0..cases.len())
@@ -172,7 +178,9 @@ pub fn run(
     // Why cases go alone, for `RACEGATE_TIMELINE`'s record: a batch that settles little costs
     // a run per case on top of its own.
     if settled.contains(&Settled::Again) {
-        crate::proc::timeline::note("batch", || unsettled_why(&batch, &names, &settled, &nonce, cfg.timeout));
+        crate::proc::timeline::note("batch", || {
+            unsettled_why(&batch, &names, &settled, &nonce, cfg.timeout)
+        });
     }
     let share = batch.seconds / cases.len() as f64;
     // The cases the batch did not settle run alone side by side, a few at once: one after
@@ -213,7 +221,9 @@ pub fn run(
         runs.push(match s {
             Settled::Clean => Ok(from_batch(cases[i], Outcome::Clean)),
             Settled::Found(f) => Ok(from_batch(cases[i], Outcome::Findings(f))),
-            Settled::Again if regroup.contains(&i) => Ok(grouped.next().expect("one run per regrouped case")),
+            Settled::Again if regroup.contains(&i) => {
+                Ok(grouped.next().expect("one run per regrouped case"))
+            }
             Settled::Again => again.next().expect("one run per unsettled case"),
         });
     }
@@ -239,8 +249,16 @@ fn unsettled_why(
         .map(|(n, _)| *n)
         .collect();
     let why = if !complete(&batch.log, nonce, batch.seconds, timeout) {
-        let last = batch.log.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
-        format!("incomplete ({:.1} s, exit {}; last line: {last})", batch.seconds, batch.exit)
+        let last = batch
+            .log
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        format!(
+            "incomplete ({:.1} s, exit {}; last line: {last})",
+            batch.seconds, batch.exit
+        )
     } else {
         match &batch.outcome {
             Outcome::Findings(f) => {
@@ -253,10 +271,17 @@ fn unsettled_why(
             }
             Outcome::Inconclusive(w) => format!("inconclusive: {w}"),
             Outcome::Hang { .. } => "hang".into(),
-            Outcome::Clean => "clean, but a case's result line is missing or says it did not run".into(),
+            Outcome::Clean => {
+                "clean, but a case's result line is missing or says it did not run".into()
+            }
         }
     };
-    format!("{} {}: {} alone: {why}", batch.tool, names.join("+"), alone.join("+"))
+    format!(
+        "{} {}: {} alone: {why}",
+        batch.tool,
+        names.join("+"),
+        alone.join("+")
+    )
 }
 
 /// The source files a PTX's line information names (its `.file` directives), as findings
@@ -286,7 +311,12 @@ enum Settled {
 
 /// What the batch's run says of each case (see the file's comment); `names[i]` is case i's
 /// name and `files[i]` the files its PTX's line information names.
-fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>], nonce: &str) -> Vec<Settled> {
+fn settle(
+    batch: &SanitizerRun,
+    names: &[&str],
+    files: &[Vec<String>],
+    nonce: &str,
+) -> Vec<Settled> {
     let again = || vec![Settled::Again; names.len()];
     let findings: &[Finding] = match &batch.outcome {
         Outcome::Clean => &[],
@@ -316,17 +346,21 @@ fn settle(batch: &SanitizerRun, names: &[&str], files: &[Vec<String>], nonce: &s
         .iter()
         .zip(own)
         .zip(shared)
-        .map(|((name, own), shared)| match (shared || !ran_once(&batch.log, name, nonce), own.is_empty()) {
-            (true, _) => Settled::Again,
-            (false, true) => Settled::Clean,
-            (false, false) => Settled::Found(own),
+        .map(|((name, own), shared)| {
+            match (shared || !ran_once(&batch.log, name, nonce), own.is_empty()) {
+                (true, _) => Settled::Again,
+                (false, true) => Settled::Clean,
+                (false, false) => Settled::Found(own),
+            }
         })
         .collect()
 }
 
 /// The cases whose code came from `file` (`files[i]`: case i's files).
 pub(super) fn holders(files: &[Vec<String>], file: &str) -> Vec<usize> {
-    (0..files.len()).filter(|&i| files[i].iter().any(|x| x == file)).collect()
+    (0..files.len())
+        .filter(|&i| files[i].iter().any(|x| x == file))
+        .collect()
 }
 
 /// The cases with findings at lines of their own code, when a run that named nobody for some
@@ -344,7 +378,9 @@ fn line_less_owners(batch: &SanitizerRun, files: &[Vec<String>]) -> Option<Vec<b
     for f in findings {
         match f.file_line() {
             None => line_less = true,
-            Some((file, _)) => holders(files, file).into_iter().for_each(|i| owners[i] = true),
+            Some((file, _)) => holders(files, file)
+                .into_iter()
+                .for_each(|i| owners[i] = true),
         }
     }
     (line_less && owners.iter().any(|o| *o) && !owners.iter().all(|o| *o)).then_some(owners)
@@ -371,8 +407,7 @@ fn after_a_fault(f: &Finding) -> bool {
         "CUDA_ERROR_LAUNCH_TIMEOUT",
     ];
     f.kind == "Api"
-        && f
-            .what
+        && f.what
             .strip_prefix("Program hit ")
             .and_then(|rest| rest.split_once(' '))
             .is_some_and(|(code, _)| STICKY.contains(&code))
@@ -407,7 +442,10 @@ fn stopped_at(
     let tag = format!(" [run {nonce}]");
     let printed = |name: &&str| {
         let head = format!("{RESULT}{name} (");
-        batch.log.lines().any(|l| l.starts_with(&head) && l.ends_with(&tag))
+        batch
+            .log
+            .lines()
+            .any(|l| l.starts_with(&head) && l.ends_with(&tag))
     };
     let k = names.iter().position(|n| !printed(n))?;
     // Printed in order up to `k`, none after it (a line after the stop would be no target's).

@@ -1,4 +1,5 @@
 use super::*;
+use crate::judge::sanitize::batch_fixtures::*;
 use rand::{RngExt, SeedableRng};
 
 fn case(name: &str, path: &str) -> Case {
@@ -12,7 +13,12 @@ fn batches_hold_each_case_once_in_order_with_distinct_files_and_at_most_max() {
         let n = rng.random_range(0..30);
         let files = rng.random_range(1..8);
         let cases: Vec<Case> = (0..n)
-            .map(|i| case(&format!("c{i}"), &format!("f{}.cu", rng.random_range(0..files))))
+            .map(|i| {
+                case(
+                    &format!("c{i}"),
+                    &format!("f{}.cu", rng.random_range(0..files)),
+                )
+            })
             .collect();
         let refs: Vec<&Case> = cases.iter().collect();
         let max = rng.random_range(1..6);
@@ -27,74 +33,32 @@ fn batches_hold_each_case_once_in_order_with_distinct_files_and_at_most_max() {
             let mut paths: Vec<&str> = batch.iter().map(|c| c.path.as_str()).collect();
             paths.sort_unstable();
             paths.dedup();
-            assert_eq!(paths.len(), batch.len(), "round {round}: one file twice in {batch:?}");
+            assert_eq!(
+                paths.len(),
+                batch.len(),
+                "round {round}: one file twice in {batch:?}"
+            );
             // Within a batch, cases keep the order they were given in.
             let at = |c: &&Case| refs.iter().position(|r| r.name == c.name);
-            assert!(batch.windows(2).all(|w| at(&w[0]) < at(&w[1])), "round {round}");
+            assert!(
+                batch.windows(2).all(|w| at(&w[0]) < at(&w[1])),
+                "round {round}"
+            );
         }
     }
     // Cases of one file cannot share a batch; distinct files fill them.
     let same: Vec<Case> = (0..3).map(|i| case(&format!("s{i}"), "one.cu")).collect();
     let refs: Vec<&Case> = same.iter().collect();
     assert_eq!(batches(&refs, 4).len(), 3);
-    let distinct: Vec<Case> = (0..8).map(|i| case(&format!("d{i}"), &format!("{i}.cu"))).collect();
+    let distinct: Vec<Case> = (0..8)
+        .map(|i| case(&format!("d{i}"), &format!("{i}.cu")))
+        .collect();
     let refs: Vec<&Case> = distinct.iter().collect();
-    assert_eq!(batches(&refs, 4).iter().map(Vec::len).collect::<Vec<_>>(), [4, 4]);
+    assert_eq!(
+        batches(&refs, 4).iter().map(Vec::len).collect::<Vec<_>>(),
+        [4, 4]
+    );
 }
-
-pub(crate) fn finding(location: &str) -> Finding {
-    Finding {
-        kind: "Analysis".into(),
-        level: "Error".into(),
-        kernel: "k".into(),
-        location: location.into(),
-        accesses: String::new(),
-        what: "Race condition".into(),
-    }
-}
-
-pub(crate) const NONCE: &str = "0123456789abcdef";
-
-/// A host API error record as the normalizer makes it (no source line).
-fn api(what: &str) -> Finding {
-    Finding {
-        kind: "Api".into(),
-        kernel: "cuModuleLoadData".into(),
-        location: "<host>".into(),
-        what: what.into(),
-        ..finding("")
-    }
-}
-
-pub(crate) fn result_line(name: &str, said: &str) -> String {
-    format!("{RESULT}{name} (n=64 grid=1 block=64): {said} [run {NONCE}]\n")
-}
-
-pub(crate) const OK: &str = "results correct; buffers digest 0123456789abcdef";
-const WRONG: &str = "3 of 64 elements of `out` wrong; buffers digest 0123456789abcdef";
-
-pub(crate) fn batch_run(outcome: Outcome, log: &str) -> SanitizerRun {
-    SanitizerRun {
-        case: "a+b+c".into(),
-        tool: Tool::Racecheck,
-        outcome,
-        exit: "exit 0".into(),
-        seconds: 3.0,
-        log: log.into(),
-        command: String::new(),
-    }
-}
-
-pub(crate) fn files() -> Vec<Vec<String>> {
-    vec![
-        vec!["racegate_prelude.cuh".into(), "kernels/a.cu".into()],
-        // b's file includes c's: c's lines are in b's code too.
-        vec!["kernels/b.cu".into(), "kernels/c.cu".into()],
-        vec!["kernels/c.cu".into()],
-    ]
-}
-
-pub(crate) const NAMES: [&str; 3] = ["a", "b", "c"];
 
 /// Which cases a batch settled as clean.
 fn clean(settled: Vec<Settled>) -> Vec<bool> {
@@ -112,7 +76,15 @@ fn a_clean_batch_settles_every_case_that_ran_once() {
         result_line("a", OK),
         result_line("b", WRONG) + &result_line("c", OK)
     );
-    assert_eq!(clean(settle(&batch_run(Outcome::Clean, &log), &NAMES, &files(), NONCE)), [true; 3]);
+    assert_eq!(
+        clean(settle(
+            &batch_run(Outcome::Clean, &log),
+            &NAMES,
+            &files(),
+            NONCE
+        )),
+        [true; 3]
+    );
 }
 
 #[test]
@@ -151,7 +123,12 @@ fn a_case_that_did_not_run_exactly_once_runs_again_alone() {
     ];
     for log in cases {
         assert_eq!(
-            clean(settle(&batch_run(Outcome::Clean, &log), &NAMES, &files(), NONCE)),
+            clean(settle(
+                &batch_run(Outcome::Clean, &log),
+                &NAMES,
+                &files(),
+                NONCE
+            )),
             [true, false, true],
             "{log}"
         );
@@ -159,17 +136,26 @@ fn a_case_that_did_not_run_exactly_once_runs_again_alone() {
 }
 
 #[test]
-fn a_finding_at_code_of_one_case_only_is_that_cases_and_one_at_shared_code_sends_its_holders_alone() {
+fn a_finding_at_code_of_one_case_only_is_that_cases_and_one_at_shared_code_sends_its_holders_alone()
+{
     let settled = |locs: &[&str], log: &str| {
         let f = locs.iter().map(|l| finding(l)).collect();
-        settle(&batch_run(Outcome::Findings(f), log), &NAMES, &files(), NONCE)
+        settle(
+            &batch_run(Outcome::Findings(f), log),
+            &NAMES,
+            &files(),
+            NONCE,
+        )
     };
     let run = |locs: &[&str]| clean(settled(locs, &all_ran()));
     assert_eq!(run(&["kernels/a.cu:12"]), [false, true, true]);
     assert_eq!(run(&["kernels/b.cu:3"]), [true, false, true]);
     // c.cu is in b's code and c's: neither is settled.
     assert_eq!(run(&["kernels/c.cu:9"]), [true, false, false]);
-    assert_eq!(run(&["kernels/a.cu:1", "kernels/b.cu:2"]), [false, false, true]);
+    assert_eq!(
+        run(&["kernels/a.cu:1", "kernels/b.cu:2"]),
+        [false, false, true]
+    );
     // A file no case's code names, a finding without a line, the host: nothing is settled.
     assert_eq!(run(&["kernels/a.cu:1", "kernels/d.cu:2"]), [false; 3]);
     assert_eq!(run(&["k pc 0x1f0"]), [false; 3]);
@@ -179,12 +165,22 @@ fn a_finding_at_code_of_one_case_only_is_that_cases_and_one_at_shared_code_sends
     use Settled::{Again, Clean, Found};
     let found = |locs: &[&str]| Found(locs.iter().map(|l| finding(l)).collect());
     assert_eq!(
-        settled(&["kernels/a.cu:12", "kernels/b.cu:3", "kernels/a.cu:14"], &all_ran()),
-        [found(&["kernels/a.cu:12", "kernels/a.cu:14"]), found(&["kernels/b.cu:3"]), Clean]
+        settled(
+            &["kernels/a.cu:12", "kernels/b.cu:3", "kernels/a.cu:14"],
+            &all_ran()
+        ),
+        [
+            found(&["kernels/a.cu:12", "kernels/a.cu:14"]),
+            found(&["kernels/b.cu:3"]),
+            Clean
+        ]
     );
     // One of b's findings is at c's file, which b's code includes: b and c again, a its own.
     assert_eq!(
-        settled(&["kernels/b.cu:3", "kernels/c.cu:9", "kernels/a.cu:1"], &all_ran()),
+        settled(
+            &["kernels/b.cu:3", "kernels/c.cu:9", "kernels/a.cu:1"],
+            &all_ran()
+        ),
         [found(&["kernels/a.cu:1"]), Again, Again]
     );
     // A case whose launch did not say it ran is never given findings from the batch.
@@ -194,10 +190,23 @@ fn a_finding_at_code_of_one_case_only_is_that_cases_and_one_at_shared_code_sends
         result_line("b", OK),
         result_line("c", OK)
     );
-    assert_eq!(settled(&["kernels/a.cu:12"], &a_failed), [Again, Clean, Clean]);
+    assert_eq!(
+        settled(&["kernels/a.cu:12"], &a_failed),
+        [Again, Clean, Clean]
+    );
     // Every spelling of a file that is not exactly one of a case's names nobody.
-    for other in ["kernels/a.cu.bak:1", "a.cu:1", "kernels//a.cu:1", "Kernels/a.cu:1", "./kernels/a.cu:1"] {
-        assert_eq!(settled(&[other], &all_ran()), [Again, Again, Again], "{other}");
+    for other in [
+        "kernels/a.cu.bak:1",
+        "a.cu:1",
+        "kernels//a.cu:1",
+        "Kernels/a.cu:1",
+        "./kernels/a.cu:1",
+    ] {
+        assert_eq!(
+            settled(&[other], &all_ran()),
+            [Again, Again, Again],
+            "{other}"
+        );
     }
 }
 
@@ -207,21 +216,38 @@ fn a_line_less_record_beside_some_cases_findings_runs_the_others_again_as_a_batc
         let f = locs
             .iter()
             .map(|l| match *l {
-                "<host>" => api("Error buffer overflow has been detected. Some records have been dropped"),
+                "<host>" => {
+                    api("Error buffer overflow has been detected. Some records have been dropped")
+                }
                 l => finding(l),
             })
             .collect();
         line_less_owners(&batch_run(Outcome::Findings(f), &all_ran()), &files())
     };
-    assert_eq!(owners(&["kernels/a.cu:3", "<host>"]), Some(vec![true, false, false]));
+    assert_eq!(
+        owners(&["kernels/a.cu:3", "<host>"]),
+        Some(vec![true, false, false])
+    );
     // c.cu is in b's code and c's: both have it.
-    assert_eq!(owners(&["<host>", "kernels/c.cu:9"]), Some(vec![false, true, true]));
-    assert_eq!(owners(&["<host>", "kernels/a.cu:1", "kernels/b.cu:2"]), Some(vec![true, true, false]));
+    assert_eq!(
+        owners(&["<host>", "kernels/c.cu:9"]),
+        Some(vec![false, true, true])
+    );
+    assert_eq!(
+        owners(&["<host>", "kernels/a.cu:1", "kernels/b.cu:2"]),
+        Some(vec![true, true, false])
+    );
     // Nobody's findings, everybody's, or no line-less record: nothing to split.
     assert_eq!(owners(&["<host>"]), None);
-    assert_eq!(owners(&["<host>", "kernels/a.cu:1", "kernels/c.cu:2"]), None);
+    assert_eq!(
+        owners(&["<host>", "kernels/a.cu:1", "kernels/c.cu:2"]),
+        None
+    );
     assert_eq!(owners(&["kernels/a.cu:3"]), None);
-    assert_eq!(line_less_owners(&batch_run(Outcome::Clean, &all_ran()), &files()), None);
+    assert_eq!(
+        line_less_owners(&batch_run(Outcome::Clean, &all_ran()), &files()),
+        None
+    );
 }
 
 #[test]
@@ -234,7 +260,12 @@ fn a_batch_that_hung_or_was_inconclusive_settles_nothing() {
         Outcome::Inconclusive("no XML was written".into()),
     ] {
         assert_eq!(
-            clean(settle(&batch_run(outcome, &all_ran()), &NAMES, &files(), NONCE)),
+            clean(settle(
+                &batch_run(outcome, &all_ran()),
+                &NAMES,
+                &files(),
+                NONCE
+            )),
             [false; 3]
         );
     }
@@ -246,7 +277,11 @@ fn the_files_of_a_ptx_are_its_file_directives_as_findings_name_them() {
     let ptx = "//\n.version 9.0\n\t.file\t1 \"/repo/harness/racegate_prelude.cuh\"\n\t.file\t2 \"/repo/kernels/a.cu\"\n\t.file 3 \"/elsewhere/buggy_variants/x/y.cu\", 1700000000, 120\n.visible .entry k()\n";
     assert_eq!(
         ptx_files(ptx, root),
-        ["harness/racegate_prelude.cuh", "kernels/a.cu", "buggy_variants/x/y.cu"]
+        [
+            "harness/racegate_prelude.cuh",
+            "kernels/a.cu",
+            "buggy_variants/x/y.cu"
+        ]
     );
     assert!(ptx_files(".version 9.0\n.entry k()\n", root).is_empty());
 }
@@ -264,10 +299,22 @@ fn a_settled_case_keeps_the_tools_lines_and_only_its_own() {
         timing("b")
     );
     let own = case_log(&log, "b", &["a", "b"]);
-    assert!(own.contains(&result_line("b", OK)) && own.contains(&timing("b")), "{own}");
-    assert!(!own.contains("racegate target: a (") && !own.contains("case a\n"), "{own}");
-    assert!(own.contains("COMPUTE-SANITIZER") && own.contains("ERROR SUMMARY"), "{own}");
-    assert!(own.starts_with("(one compute-sanitizer process ran a, b"), "{own}");
+    assert!(
+        own.contains(&result_line("b", OK)) && own.contains(&timing("b")),
+        "{own}"
+    );
+    assert!(
+        !own.contains("racegate target: a (") && !own.contains("case a\n"),
+        "{own}"
+    );
+    assert!(
+        own.contains("COMPUTE-SANITIZER") && own.contains("ERROR SUMMARY"),
+        "{own}"
+    );
+    assert!(
+        own.starts_with("(one compute-sanitizer process ran a, b"),
+        "{own}"
+    );
 }
 
 #[test]
@@ -280,7 +327,11 @@ fn a_batch_that_hung_points_at_the_first_case_without_a_result_line() {
     assert_eq!(hung_case(&batch_run(hang.clone(), &log), &NAMES), Some(1));
     assert_eq!(hung_case(&batch_run(hang.clone(), ""), &NAMES), Some(0));
     // A failed launch still printed its line: the one after it was running.
-    let log = format!("{}{}", result_line("a", OK), result_line("b", "launch failed"));
+    let log = format!(
+        "{}{}",
+        result_line("a", OK),
+        result_line("b", "launch failed")
+    );
     assert_eq!(hung_case(&batch_run(hang.clone(), &log), &NAMES), Some(2));
     // Every case printed (a hang at the end): no case was running, all run again.
     assert_eq!(hung_case(&batch_run(hang, &all_ran()), &NAMES), None);
@@ -324,14 +375,22 @@ fn a_batch_stopped_by_an_error_settles_the_cases_before_it_and_batches_the_rest_
         b.seconds = seconds;
         stopped_at(&b, &NAMES, NONCE, t)
     };
-    let error = "error: CUDA error during loading the module: DriverError(CUDA_ERROR_LAUNCH_FAILED)\n";
+    let error =
+        "error: CUDA error during loading the module: DriverError(CUDA_ERROR_LAUNCH_FAILED)\n";
     // `b`'s launch failed under the tool (its line says so), `c`'s module did not load.
-    let log = format!("{}{}{error}", result_line("a", OK), result_line("b", "launch failed"));
+    let log = format!(
+        "{}{}{error}",
+        result_line("a", OK),
+        result_line("b", "launch failed")
+    );
     let oob = Outcome::Findings(vec![finding("kernels/b.cu:7")]);
     assert_eq!(stopped(oob.clone(), &log, 3.0), Some(2));
     // What settles of it: `a` (no finding in its files); `b` runs alone; `c` never ran.
     let b = batch_run(oob.clone(), &log);
-    assert_eq!(clean(settle(&b, &NAMES, &files(), NONCE)), [true, false, false]);
+    assert_eq!(
+        clean(settle(&b, &NAMES, &files(), NONCE)),
+        [true, false, false]
+    );
     // What memcheck really reports there (H200 run 27, call D): the failed module load too, a
     // host API error with no source line. It follows the fault, which came from a case that did
     // not say its launch ran: `a` still settles, and the cases from the stop run again as a
@@ -339,16 +398,28 @@ fn a_batch_stopped_by_an_error_settles_the_cases_before_it_and_batches_the_rest_
     let mut both = vec![finding("kernels/b.cu:7")];
     both.push(api("Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) due to \"unspecified launch failure\" on CUDA API call to cuModuleLoadData."));
     let real = batch_run(Outcome::Findings(both.clone()), &log);
-    assert_eq!(clean(settle(&real, &NAMES, &files(), NONCE)), [true, false, false]);
+    assert_eq!(
+        clean(settle(&real, &NAMES, &files(), NONCE)),
+        [true, false, false]
+    );
     assert_eq!(stopped(Outcome::Findings(both), &log, 3.0), Some(2));
     // Stopped before any case printed: nothing to learn, every case alone.
     assert_eq!(stopped(oob.clone(), error, 3.0), None);
     // A whole run, a killed or hung one, an unread XML, or one past one case's deadline: no stop.
     let last = format!("{RESULT}{} [run {NONCE}]\n", runner::ALL_RAN);
-    assert_eq!(stopped(Outcome::Clean, &format!("{}{last}", all_ran()), 3.0), None);
-    let hang = Outcome::Hang { left_behind: false, said: None };
+    assert_eq!(
+        stopped(Outcome::Clean, &format!("{}{last}", all_ran()), 3.0),
+        None
+    );
+    let hang = Outcome::Hang {
+        left_behind: false,
+        said: None,
+    };
     assert_eq!(stopped(hang, &log, 3.0), None);
-    assert_eq!(stopped(Outcome::Inconclusive("no XML".into()), &log, 3.0), None);
+    assert_eq!(
+        stopped(Outcome::Inconclusive("no XML".into()), &log, 3.0),
+        None
+    );
     assert_eq!(stopped(oob.clone(), &log, 20.5), None);
     // A line of another run (no nonce) is not a line; a line after a gap is nobody's order.
     let forged = format!("{RESULT}a (n=64 grid=1 block=64): {OK}\n");
@@ -388,7 +459,10 @@ fn a_stop_is_named_exactly_when_a_prefix_of_the_cases_printed_and_the_rest_never
         let outcome = match rng.random_range(0..4) {
             0 => Outcome::Clean,
             1 => Outcome::Findings(vec![finding("kernels/x.cu:3")]),
-            2 => Outcome::Hang { left_behind: false, said: None },
+            2 => Outcome::Hang {
+                left_behind: false,
+                said: None,
+            },
             _ => Outcome::Inconclusive("no XML".into()),
         };
         let seconds = if rng.random_bool(0.1) { 25.0 } else { 3.0 };
@@ -404,7 +478,10 @@ fn a_stop_is_named_exactly_when_a_prefix_of_the_cases_printed_and_the_rest_never
         };
         let whole = said_all && seconds <= 20.0;
         let want = want.filter(|_| ended && seconds <= 20.0 && !whole);
-        assert_eq!(got, want, "round {round}: printed {printed:?}, all {said_all}, {seconds} s, ended {ended}");
+        assert_eq!(
+            got, want,
+            "round {round}: printed {printed:?}, all {said_all}, {seconds} s, ended {ended}"
+        );
     }
 }
 
@@ -450,7 +527,8 @@ fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_d
         for (codes, is_sticky) in [(&sticky[..], true), (&other[..], false)] {
             for code in codes {
                 for how in ["due to \"unspecified launch failure\"", "(error 719)"] {
-                    let text = format!("Program hit {code} {how} on CUDA API call to cuMemFreeAsync.");
+                    let text =
+                        format!("Program hit {code} {how} on CUDA API call to cuMemFreeAsync.");
                     let run = batch_run(Outcome::Findings(vec![api(&text)]), &log);
                     let got = clean(settle(&run, &NAMES, &files(), NONCE));
                     let want = match is_sticky && !all_ran {
@@ -468,7 +546,11 @@ fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_d
                 ..api("Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) on CUDA API call to cuMemFreeAsync.")
             };
             let run = batch_run(Outcome::Findings(vec![f]), &log);
-            assert_eq!(clean(settle(&run, &NAMES, &files(), NONCE)), [false; 3], "{kind}");
+            assert_eq!(
+                clean(settle(&run, &NAMES, &files(), NONCE)),
+                [false; 3],
+                "{kind}"
+            );
         }
         // A tool warning with no line (records dropped) stays nobody's.
         let warning = Finding {

@@ -1,13 +1,16 @@
 //! The sanitizer detectors: run -> XML -> findings -> normalized text -> snapshot.
 //! Part of `judge/`: may import the stages below `judge/`.
 //!
-//! The sanitizer detector, one file per stage:
-//! run ([`runner`]; [`batch`] for several cases in one process, [`own_batch`] for racegate's
-//! own tools; [`globalcheck`] for global memory) -> XML ([`xml`]) -> findings and normalized text ([`normalize`]) ->
-//! snapshot ([`snapshot`]).
+//! One file per stage: run ([`runner`]; [`batch`] for several cases in one process,
+//! [`own_batch`] for racegate's own tools, [`injected`] for the detectors of racegate's injected
+//! tool) -> XML ([`xml`]) -> findings and normalized text ([`normalize`]) -> snapshot
+//! ([`snapshot`]). [`Tool`] names every detector.
 
 pub mod batch;
-pub mod globalcheck;
+/// Fixtures for the batch tests.
+#[cfg(test)]
+pub(crate) mod batch_fixtures;
+pub mod injected;
 pub mod normalize;
 pub mod own_batch;
 pub mod runner;

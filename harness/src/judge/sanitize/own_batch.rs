@@ -1,6 +1,6 @@
 //! racegate's own tools (globalcheck, sharedcheck, fencecheck) on several cases in one injected
 //! run, as [`super::batch`] does for compute-sanitizer's. When the run was whole and its report
-//! says which launches are whose ([`super::globalcheck::split`]), each case is decided on its own
+//! says which launches are whose ([`super::injected::split`]), each case is decided on its own
 //! launches and the ones the tools doubt run alone ([`per_case_or_alone`]). Otherwise the run
 //! settles every case as clean or none ([`settle_own`]), since the tools return their findings
 //! before they look at what they could not judge; when its only verdicts are findings at code of
@@ -49,14 +49,20 @@ pub fn run_own(
     let label = names.join("+");
     // Each case's PTX, read once: its entry as launches name it (a C++ entry by its mangled
     // name) and the files its code came from.
-    let texts: Option<Vec<String>> = ptxs.iter().map(|p| std::fs::read_to_string(p).ok()).collect();
+    let texts: Option<Vec<String>> = ptxs
+        .iter()
+        .map(|p| std::fs::read_to_string(p).ok())
+        .collect();
     let symbols: Option<Vec<String>> = texts.as_ref().map(|texts| {
         cases
             .iter()
             .zip(texts)
             .map(|(c, t)| {
                 let names = crate::build::ptx::names(t);
-                names.get(&c.entry.name).cloned().unwrap_or_else(|| c.entry.name.clone())
+                names
+                    .get(&c.entry.name)
+                    .cloned()
+                    .unwrap_or_else(|| c.entry.name.clone())
             })
             .collect()
     });
@@ -69,7 +75,7 @@ pub fn run_own(
     };
     // One case's deadline for the whole run, as for compute-sanitizer's batches.
     let root = &catalog.root;
-    let Ok((runs, per_case)) = super::globalcheck::run::run_tools_split(
+    let Ok((runs, per_case)) = super::injected::run::run_tools_split(
         &label,
         &target,
         &batch_cfg,
@@ -83,7 +89,13 @@ pub fn run_own(
         return per_case_or_alone(catalog, cases, cfg, &runs[0], per_case, alone);
     }
     let files = || -> Option<Vec<Vec<String>>> {
-        Some(texts.as_ref()?.iter().map(|t| ptx_files(t, &catalog.root)).collect())
+        Some(
+            texts
+                .as_ref()?
+                .iter()
+                .map(|t| ptx_files(t, &catalog.root))
+                .collect(),
+        )
     };
     if let Some(owners) = (!settle_own(&runs, &names, &nonce, cfg.timeout))
         .then(files)
@@ -93,15 +105,25 @@ pub fn run_own(
         // Only findings, each at code of one case: those cases alone, the others again as a
         // batch of their own, judged whole by the same rule (H200 run 29: one kernel that
         // only sharedcheck flags sent the four others of its batch to runs alone).
-        crate::proc::timeline::note("batch", || format!("{label}: the cases with findings alone, the others again as a batch"));
+        crate::proc::timeline::note("batch", || {
+            format!("{label}: the cases with findings alone, the others again as a batch")
+        });
         let (found, others): (Vec<usize>, Vec<usize>) = (0..cases.len()).partition(|&i| owners[i]);
         let others_cases: Vec<&Case> = others.iter().map(|&i| cases[i]).collect();
         let (found_runs, other_runs) = std::thread::scope(|s| {
             let found_runs = s.spawn(|| {
-                crate::proc::pool::run_all(found.clone(), ALONE_AT_ONCE, |i| alone(cases[i]), |_| {})
+                crate::proc::pool::run_all(
+                    found.clone(),
+                    ALONE_AT_ONCE,
+                    |i| alone(cases[i]),
+                    |_| {},
+                )
             });
             let other_runs = run_own(catalog, &others_cases, cfg, exe, tools);
-            (found_runs.join().expect("the own tools' runs alone"), other_runs)
+            (
+                found_runs.join().expect("the own tools' runs alone"),
+                other_runs,
+            )
         });
         let (mut found_runs, mut other_runs) = (found_runs.into_iter(), other_runs?.into_iter());
         return (0..cases.len())
@@ -148,7 +170,7 @@ pub fn run_own(
 }
 
 /// The cases of a whole batch run (`run`, one of its tools' runs) each tool decided on their
-/// own launches ([`super::globalcheck::split`]) as clean or findings, settled so; the others
+/// own launches ([`super::injected::split`]) as clean or findings, settled so; the others
 /// (a doubt, a hang, or sharedcheck's reads of unwritten shared memory, whose confirm runs need
 /// a run of the case's own) each `alone`, a few at once. Before, any finding or doubt of one
 /// case sent every case alone or to another batch (H200 run 29's corpus gate: 39 own-tool
@@ -158,10 +180,10 @@ fn per_case_or_alone(
     cases: &[&Case],
     cfg: &SanitizeConfig,
     run: &SanitizerRun,
-    per_case: super::globalcheck::run::PerCase,
+    per_case: super::injected::run::PerCase,
     alone: impl Fn(&Case) -> Result<Vec<SanitizerRun>> + Sync,
 ) -> Result<Vec<Vec<SanitizerRun>>> {
-    use super::globalcheck::run::has_uninit_read;
+    use super::injected::run::has_uninit_read;
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     let n = cases.len() as f64;
     let settled: Vec<Option<Vec<SanitizerRun>>> = per_case
@@ -192,7 +214,11 @@ fn per_case_or_alone(
     if !rest.is_empty() {
         crate::proc::timeline::note("batch", || {
             let who: Vec<&str> = rest.iter().map(|&i| names[i]).collect();
-            format!("{}: judged per case; alone: {}", names.join("+"), who.join("+"))
+            format!(
+                "{}: judged per case; alone: {}",
+                names.join("+"),
+                who.join("+")
+            )
         });
     }
     let mut alone_runs =
@@ -202,7 +228,9 @@ fn per_case_or_alone(
         .into_iter()
         .map(|s| match s {
             Some(runs) => Ok(runs),
-            None => alone_runs.next().expect("one run alone per case not judged"),
+            None => alone_runs
+                .next()
+                .expect("one run alone per case not judged"),
         })
         .collect()
 }

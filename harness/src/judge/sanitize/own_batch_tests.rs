@@ -1,5 +1,5 @@
 use super::*;
-use crate::judge::sanitize::batch::tests::{batch_run, finding, result_line, NAMES, NONCE, OK};
+use crate::judge::sanitize::batch_fixtures::{batch_run, finding, result_line, NAMES, NONCE, OK};
 use crate::judge::sanitize::runner::RESULT;
 use rand::{RngExt, SeedableRng};
 
@@ -18,7 +18,9 @@ fn own_tools_settle_all_cases_only_when_every_tool_is_clean() {
     for round in 0..3000 {
         let tools = rng.random_range(1..=3usize);
         // Which cases said they ran (0: no line, 1: ran, 2: a failed launch), and the last line.
-        let said: Vec<u8> = (0..NAMES.len()).map(|_| [1, 1, 1, 0, 2][rng.random_range(0..5)]).collect();
+        let said: Vec<u8> = (0..NAMES.len())
+            .map(|_| [1, 1, 1, 0, 2][rng.random_range(0..5)])
+            .collect();
         let mut log: String = NAMES
             .iter()
             .zip(&said)
@@ -37,9 +39,14 @@ fn own_tools_settle_all_cases_only_when_every_tool_is_clean() {
         for k in 0..tools {
             let outcome = match rng.random_range(0..6) {
                 0..=2 => Outcome::Clean,
-                3 => Outcome::Findings(vec![finding(["kernels/a.cu:3", "kernels/c.cu:4"][rng.random_range(0..2)])]),
+                3 => Outcome::Findings(vec![finding(
+                    ["kernels/a.cu:3", "kernels/c.cu:4"][rng.random_range(0..2)],
+                )]),
                 4 => Outcome::Inconclusive("globalcheck cannot judge this run".into()),
-                _ => Outcome::Hang { left_behind: false, said: None },
+                _ => Outcome::Hang {
+                    left_behind: false,
+                    said: None,
+                },
             };
             want &= outcome == Outcome::Clean;
             let mut r = batch_run(outcome, &log);
@@ -53,7 +60,10 @@ fn own_tools_settle_all_cases_only_when_every_tool_is_clean() {
         assert_eq!(got, want, "round {round}: {runs:?}");
         seen[usize::from(want)] += 1;
     }
-    assert!(seen[0] > 100 && seen[1] > 100, "both outcomes drawn: {seen:?}");
+    assert!(
+        seen[0] > 100 && seen[1] > 100,
+        "both outcomes drawn: {seen:?}"
+    );
     // No tool run at all settles nothing.
     assert!(!settle_own(&[], &NAMES, NONCE, t));
 }
@@ -100,7 +110,8 @@ fn own_tools_regroup_only_when_every_verdict_is_a_finding_at_one_cases_code() {
                 0..=1 => Outcome::Clean,
                 2..=5 => {
                     let n = rng.random_range(1..=3);
-                    let picks: Vec<usize> = (0..n).map(|_| rng.random_range(0..places.len())).collect();
+                    let picks: Vec<usize> =
+                        (0..n).map(|_| rng.random_range(0..places.len())).collect();
                     for &p in &picks {
                         match (places[p].1, want.as_mut()) {
                             (Some(i), Some(w)) => w[i] = true,
@@ -113,7 +124,10 @@ fn own_tools_regroup_only_when_every_verdict_is_a_finding_at_one_cases_code() {
                     want = None;
                     match rng.random_range(0..2) {
                         0 => Outcome::Inconclusive("globalcheck cannot judge this run".into()),
-                        _ => Outcome::Hang { left_behind: false, said: None },
+                        _ => Outcome::Hang {
+                            left_behind: false,
+                            said: None,
+                        },
                     }
                 }
             };
@@ -126,9 +140,16 @@ fn own_tools_regroup_only_when_every_verdict_is_a_finding_at_one_cases_code() {
         let want = want.filter(|w| w.iter().any(|o| *o) && !w.iter().all(|o| *o));
         let got = own_owners(&runs, &NAMES, &files, NONCE, t);
         assert_eq!(got, want, "round {round}: {runs:?}");
-        seen[if all_owners { 2 } else { usize::from(want.is_some()) }] += 1;
+        seen[if all_owners {
+            2
+        } else {
+            usize::from(want.is_some())
+        }] += 1;
     }
-    assert!(seen.iter().all(|n| *n > 10), "every outcome drawn: {seen:?}");
+    assert!(
+        seen.iter().all(|n| *n > 10),
+        "every outcome drawn: {seen:?}"
+    );
 }
 
 /// A whole batch run whose tools decided each case on its own launches: over random outcomes
@@ -138,7 +159,7 @@ fn own_tools_regroup_only_when_every_verdict_is_a_finding_at_one_cases_code() {
 /// answers keep the cases' order.
 #[test]
 fn a_batch_judged_per_case_settles_the_cases_it_judged_and_runs_only_the_others_alone() {
-    use crate::judge::sanitize::globalcheck::run::PerCase;
+    use crate::judge::sanitize::injected::run::PerCase;
     let root = tempfile::tempdir().unwrap();
     let catalog = Catalog {
         root: root.path().to_path_buf(),
@@ -159,8 +180,16 @@ fn a_batch_judged_per_case_settles_the_cases_it_judged_and_runs_only_the_others_
         "extern \"C\" __global__ void a(const float* in, float* out, int n)\n{\n    __shared__ float never;\n    out[threadIdx.x] = never;\n}\n",
     )
     .unwrap();
-    let cfg = SanitizeConfig::new(Tool::Globalcheck, None, std::time::Duration::from_secs(20), "sm_90");
-    let batch = batch_run(Outcome::Clean, &format!("{}{}", result_line("a", OK), result_line("b", OK)));
+    let cfg = SanitizeConfig::new(
+        Tool::Globalcheck,
+        None,
+        std::time::Duration::from_secs(20),
+        "sm_90",
+    );
+    let batch = batch_run(
+        Outcome::Clean,
+        &format!("{}{}", result_line("a", OK), result_line("b", OK)),
+    );
     let uninit = || {
         let mut f = finding("kernels/a.cu:3");
         f.what = "a read of shared memory no thread of the block wrote".into();
@@ -209,9 +238,15 @@ fn a_batch_judged_per_case_settles_the_cases_it_judged_and_runs_only_the_others_
         let got = per_case_or_alone(&catalog, &cases, &cfg, &batch, per_case, alone).unwrap();
         let mut called = called.into_inner().unwrap();
         called.sort();
-        assert_eq!(called, want_alone, "round {round}: each case not judged runs alone, once");
+        assert_eq!(
+            called, want_alone,
+            "round {round}: each case not judged runs alone, once"
+        );
         for (i, runs) in got.iter().enumerate() {
-            assert!(runs.iter().all(|r| r.case == NAMES[i]), "round {round}: order kept");
+            assert!(
+                runs.iter().all(|r| r.case == NAMES[i]),
+                "round {round}: order kept"
+            );
             if want_alone.contains(&NAMES[i].to_string()) {
                 assert_eq!(runs[0].outcome, Outcome::Inconclusive("run alone".into()));
             } else {
@@ -220,20 +255,39 @@ fn a_batch_judged_per_case_settles_the_cases_it_judged_and_runs_only_the_others_
                     if NAMES[i] == "a" && r.tool == Tool::Sharedcheck {
                         // The batch's outcome, and the never-written read added to it.
                         let Outcome::Findings(f) = &r.outcome else {
-                            panic!("round {round}: a's sharedcheck lost its never-written read: {:?}", r.outcome)
+                            panic!(
+                                "round {round}: a's sharedcheck lost its never-written read: {:?}",
+                                r.outcome
+                            )
                         };
-                        assert!(f.iter().any(|x| x.what.contains("`never` is read and never written")), "{f:?} {}", r.log);
+                        assert!(
+                            f.iter()
+                                .any(|x| x.what.contains("`never` is read and never written")),
+                            "{f:?} {}",
+                            r.log
+                        );
                         if let Outcome::Findings(batch) = o {
                             assert!(batch.iter().all(|b| f.contains(b)), "round {round}");
                         }
                     } else {
-                        assert_eq!(&r.outcome, o, "round {round}: the batch's own outcome of {}", NAMES[i]);
+                        assert_eq!(
+                            &r.outcome, o,
+                            "round {round}: the batch's own outcome of {}",
+                            NAMES[i]
+                        );
                     }
                 }
-                assert!(runs.iter().all(|r| r.log.contains(&format!("decided for {}", NAMES[i]))));
-                assert!(runs.iter().all(|r| r.exit.contains("one process for a, b, c")));
+                assert!(runs
+                    .iter()
+                    .all(|r| r.log.contains(&format!("decided for {}", NAMES[i]))));
+                assert!(runs
+                    .iter()
+                    .all(|r| r.exit.contains("one process for a, b, c")));
             }
         }
     }
-    assert!(seen[0] > 100 && seen[1] > 100, "both kinds of case drawn: {seen:?}");
+    assert!(
+        seen[0] > 100 && seen[1] > 100,
+        "both kinds of case drawn: {seen:?}"
+    );
 }

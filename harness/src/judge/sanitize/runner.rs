@@ -37,7 +37,7 @@ pub fn run(
 
 /// Runs racegate's own `tools` (globalcheck, sharedcheck, ...) on `case` in one injected run: one
 /// [`SanitizerRun`] per tool, in the order given, each with its share of the run's time
-/// ([`super::globalcheck::run::run_tools`]). `cfg.tool` is not read.
+/// ([`super::injected::run::run_tools`]). `cfg.tool` is not read.
 pub fn run_own(
     catalog: &Catalog,
     case: &Case,
@@ -46,12 +46,12 @@ pub fn run_own(
     tools: &[Tool],
 ) -> Result<Vec<SanitizerRun>> {
     let target = target_command(catalog, case, cfg, exe)?;
-    let runs = super::globalcheck::run::run_tools(&case.name, &target, cfg, &catalog.root, tools)?;
+    let runs = super::injected::run::run_tools(&case.name, &target, cfg, &catalog.root, tools)?;
     Ok(with_never_written(runs, catalog, case, cfg))
 }
 
 /// sharedcheck's runs of `case` with the `__shared__` variables its file reads and never writes
-/// added as findings ([`super::globalcheck::never_written`]: a read the optimizer deletes, which
+/// added as findings ([`super::injected::never_written`]: a read the optimizer deletes, which
 /// no run can see). A hang stays a hang; anything else with such a variable has a finding.
 pub(super) fn with_never_written(
     mut runs: Vec<SanitizerRun>,
@@ -79,7 +79,9 @@ pub(super) fn with_never_written(
             }
             Outcome::Hang { left_behind, said } => Outcome::Hang { left_behind, said },
             Outcome::Inconclusive(why) => {
-                r.log.push_str(&format!("sharedcheck: the run alone was inconclusive: {why}\n"));
+                r.log.push_str(&format!(
+                    "sharedcheck: the run alone was inconclusive: {why}\n"
+                ));
                 Outcome::Findings(found)
             }
             Outcome::Clean => Outcome::Findings(found),
@@ -90,7 +92,11 @@ pub(super) fn with_never_written(
 
 /// The `__shared__` variables `case`'s file reads and never writes, as findings: its source
 /// compiled again without optimization (`-G`), where every access is still in the PTX.
-pub fn never_written(catalog: &Catalog, case: &Case, cfg: &SanitizeConfig) -> Result<Vec<normalize::Finding>> {
+pub fn never_written(
+    catalog: &Catalog,
+    case: &Case,
+    cfg: &SanitizeConfig,
+) -> Result<Vec<normalize::Finding>> {
     let ptx = compile::compile_to_cache(
         &catalog.root,
         &case.path,
@@ -98,8 +104,14 @@ pub fn never_written(catalog: &Catalog, case: &Case, cfg: &SanitizeConfig) -> Re
     )?;
     let text = std::fs::read_to_string(&ptx).map_err(|e| Error::io("reading", &ptx, e))?;
     // Reads count only in the case's kernel and what it calls (a C++ entry by its identifier).
-    let entry = case.entry.name.split('<').next().unwrap_or(&case.entry.name).trim();
-    let raw = super::globalcheck::never_written::find(&text, Some(entry))
+    let entry = case
+        .entry
+        .name
+        .split('<')
+        .next()
+        .unwrap_or(&case.entry.name)
+        .trim();
+    let raw = super::injected::shared::never_written::find(&text, Some(entry))
         .into_iter()
         .map(|v| normalize::Finding {
             kind: "Shared".into(),
@@ -187,7 +199,7 @@ pub fn run_target(
     root: &Path,
 ) -> Result<SanitizerRun> {
     if cfg.tool.is_own() {
-        return super::globalcheck::run_target(label, target, cfg, root);
+        return super::injected::run_target(label, target, cfg, root);
     }
     let deadline = watchdog::Deadline {
         idle: cfg.timeout,
@@ -252,7 +264,9 @@ pub(super) fn run_tool(
     args.extend(target.iter().cloned());
     // racegate's own target launches on one stream: one hardware queue (`device::one_queue`).
     let env = match target.split_first() {
-        Some((p, a)) if crate::run::device::is_own_one_stream_target(p, a) => crate::run::device::one_queue(),
+        Some((p, a)) if crate::run::device::is_own_one_stream_target(p, a) => {
+            crate::run::device::one_queue()
+        }
         _ => Vec::new(),
     };
     // As a person reruns it: the variables added, then the command.
@@ -263,8 +277,13 @@ pub(super) fn run_tool(
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
-    let (finished, stdout) =
-        watchdog::run_collecting_until(&sanitizer, &args, &env, deadline, watchdog::Output::bounded())?;
+    let (finished, stdout) = watchdog::run_collecting_until(
+        &sanitizer,
+        &args,
+        &env,
+        deadline,
+        watchdog::Output::bounded(),
+    )?;
     let stdout = stdout.text();
     let log = format!("{stdout}{}", finished.stderr);
     let exit = finished.exit.describe(cfg.timeout);
@@ -431,12 +450,20 @@ pub fn targets(
         }
         let gpu = gpu.as_ref().expect("opened above");
         let open_ms = ms(opened);
-        let line = target(gpu, case, &text, seed, size, &mut kept, |load_ms, launch_ms| {
-            eprintln!(
+        let line = target(
+            gpu,
+            case,
+            &text,
+            seed,
+            size,
+            &mut kept,
+            |load_ms, launch_ms| {
+                eprintln!(
                 "{TIMING}catalog {catalog_ms:.0} ms, device open {open_ms:.0} ms, module load {load_ms:.0} ms, launch and read back {launch_ms:.0} ms; case {}",
                 case.name
             );
-        })?;
+            },
+        )?;
         catalog_ms = 0.0;
         if !keep_memory {
             kept.clear();
@@ -471,7 +498,10 @@ pub fn new_nonce() -> String {
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let parts = [t.to_le_bytes().to_vec(), std::process::id().to_le_bytes().to_vec()];
+        let parts = [
+            t.to_le_bytes().to_vec(),
+            std::process::id().to_le_bytes().to_vec(),
+        ];
         b = compile::fnv(&[&parts[0], &parts[1]]).to_le_bytes();
     }
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -532,7 +562,10 @@ pub const RAN_WRONG: &str = "wrong";
 
 /// [`compile::fnv`] over every buffer after the launch, each after its length.
 fn digest(buffers: &[Vec<u8>]) -> u64 {
-    let lens: Vec<[u8; 8]> = buffers.iter().map(|b| (b.len() as u64).to_le_bytes()).collect();
+    let lens: Vec<[u8; 8]> = buffers
+        .iter()
+        .map(|b| (b.len() as u64).to_le_bytes())
+        .collect();
     let parts: Vec<&[u8]> = lens
         .iter()
         .zip(buffers)

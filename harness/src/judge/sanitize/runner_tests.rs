@@ -7,17 +7,26 @@ fn the_xml_file_name_fits_the_file_system_for_any_label() {
     let pieces = ["reduce_sequential::no_loop_sync", "é", "行列", "a/b", "x"];
     let mut seen = std::collections::BTreeSet::new();
     for n in 0..400 {
-        let label: String = (0..n).map(|i| pieces[(i * 7 + n) % pieces.len()]).collect::<Vec<_>>().join("+");
+        let label: String = (0..n)
+            .map(|i| pieces[(i * 7 + n) % pieces.len()])
+            .collect::<Vec<_>>()
+            .join("+");
         for tool in Tool::ALL {
             let name = xml_name(&label, tool);
             assert!(name.len() <= 255, "{} bytes: {name}", name.len());
             assert!(!name.contains('/'), "{name}");
             assert!(name.ends_with(&format!("-{tool}.xml")), "{name}");
         }
-        assert!(seen.insert(xml_name(&label, Tool::Racecheck)), "two labels, one name: {label}");
+        assert!(
+            seen.insert(xml_name(&label, Tool::Racecheck)),
+            "two labels, one name: {label}"
+        );
     }
     // A short label keeps its readable name.
-    assert_eq!(xml_name("stencil3::inplace_neighbour", Tool::Memcheck), "stencil3__inplace_neighbour-memcheck.xml");
+    assert_eq!(
+        xml_name("stencil3::inplace_neighbour", Tool::Memcheck),
+        "stencil3__inplace_neighbour-memcheck.xml"
+    );
 }
 
 #[test]

@@ -23,7 +23,7 @@ pub enum Tool {
     /// Reads of uninitialized global memory.
     Initcheck,
     /// racegate's own race detector for global memory (not a compute-sanitizer tool: a
-    /// Sanitizer API tool injected into the target, see `sanitize::globalcheck`).
+    /// Sanitizer API tool injected into the target, see `sanitize::injected`).
     Globalcheck,
     /// racegate's own detector for shared memory, in the same injected tool as globalcheck:
     /// reads of shared bytes no thread of the block wrote, and atomics racing plain accesses

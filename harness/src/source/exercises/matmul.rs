@@ -53,12 +53,7 @@ impl Exercise for Matmul {
             buffers: vec![
                 Buffer::input("A", Elem::F32, as_f32(&a)),
                 Buffer::input("B", Elem::F32, as_f32(&b)),
-                Buffer::output(
-                    "C",
-                    Elem::F32,
-                    Init::Poison(4 * mu * nu),
-                    as_f32(&c),
-                ),
+                Buffer::output("C", Elem::F32, Init::Poison(4 * mu * nu), as_f32(&c)),
             ],
             launches: vec![LaunchStep {
                 kernel: entry.name.clone(),

@@ -19,7 +19,7 @@ pub mod stencil;
 pub mod transpose;
 
 pub use problem::{
-    Arg, Bits, Buffer, Compare, Dim3, Elem, Exercise, Init, LaunchStep, Problem,
-    SizeChoice, Tolerance,
+    Arg, Bits, Buffer, Compare, Dim3, Elem, Exercise, Init, LaunchStep, Problem, SizeChoice,
+    Tolerance,
 };
 pub use registry::{by_name, names};

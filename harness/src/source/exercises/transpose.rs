@@ -61,12 +61,7 @@ impl Exercise for Transpose {
                 kernel: entry.name.clone(),
                 grid,
                 block,
-                args: vec![
-                    Arg::Buf(0),
-                    Arg::Buf(1),
-                    Arg::int(rows),
-                    Arg::int(cols),
-                ],
+                args: vec![Arg::Buf(0), Arg::Buf(1), Arg::int(rows), Arg::int(cols)],
                 shared: 0,
             }],
         }

@@ -13,7 +13,9 @@ use super::spec::{
     ArgSpec, BufKind, KernelSpec, LaunchSpec, BLOCK_MAX, GRID_MAX, MAX_SHARED_BYTES,
 };
 use crate::source::entry::Entry;
-use crate::source::exercises::{Arg, Bits, Buffer, Dim3, Exercise, Init, LaunchStep, Problem, SizeChoice};
+use crate::source::exercises::{
+    Arg, Bits, Buffer, Dim3, Exercise, Init, LaunchStep, Problem, SizeChoice,
+};
 use crate::source::expr::{self, Env};
 
 impl KernelSpec {
@@ -56,7 +58,9 @@ impl KernelSpec {
 
     /// Dynamic shared memory in bytes, clamped like the dimensions.
     fn shared(expr: &str, env: &Env) -> u32 {
-        let bytes = expr::eval(expr, env).unwrap_or(0).clamp(0, MAX_SHARED_BYTES);
+        let bytes = expr::eval(expr, env)
+            .unwrap_or(0)
+            .clamp(0, MAX_SHARED_BYTES);
         // bounded: clamped into 0..=MAX_SHARED_BYTES, which fits a u32.
         u32::try_from(bytes).unwrap_or(0)
     }

@@ -51,6 +51,4 @@ mod sizes;
 pub mod spec;
 pub mod validate;
 
-pub use spec::{
-    ArgSpec, Check, KernelSpec, LaunchSpec, Manifest, ProgramSpec, FILE,
-};
+pub use spec::{ArgSpec, Check, KernelSpec, LaunchSpec, Manifest, ProgramSpec, FILE};

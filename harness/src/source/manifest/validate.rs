@@ -207,9 +207,8 @@ fn check_arg(spec: &KernelSpec, a: &ArgSpec, site: &Site, points: &[Env]) -> Res
                     )
                 })?;
                 if *kind != BufKind::Out {
-                    if let Some((lo, hi)) = gen
-                        .range(count, p)
-                        .map_err(|m| fail("gen", at(p)(m)))?
+                    if let Some((lo, hi)) =
+                        gen.range(count, p).map_err(|m| fail("gen", at(p)(m)))?
                     {
                         if !fits(*elem, lo, hi) {
                             return Err(fail(

@@ -3,9 +3,9 @@
 //! stream-ordered frees (`cudaFreeAsync`), on hand-checked traces.
 
 use super::{A, B, BUF, N, PINNED, SCALE, T};
-use racegate::judge::sanitize::globalcheck::streams::{self, blind};
-use racegate::judge::sanitize::globalcheck::streams_trace::no_pointer_params;
-use racegate::judge::sanitize::globalcheck::streams_verdict::STREAM_CANNOT_JUDGE;
+use racegate::judge::sanitize::injected::streams::model::{self as streams, blind};
+use racegate::judge::sanitize::injected::streams::trace::no_pointer_params;
+use racegate::judge::sanitize::injected::streams::verdict::STREAM_CANNOT_JUDGE;
 use racegate::judge::sanitize::tool::Outcome;
 
 /// A launch on stream `s` as run 22's recorder wrote it: no arguments, "known".

@@ -5,9 +5,9 @@
 //! concludes from the lines the recorder now writes; the recorder itself was not run on the device.
 
 use super::{A, B, BUF, N, PINNED, SCALE, T};
-use racegate::judge::sanitize::globalcheck::streams::reach;
-use racegate::judge::sanitize::globalcheck::streams_trace::{param_types, Ty};
-use racegate::judge::sanitize::globalcheck::streams_verdict::STREAM_CANNOT_JUDGE;
+use racegate::judge::sanitize::injected::streams::model::reach;
+use racegate::judge::sanitize::injected::streams::trace::{param_types, Ty};
+use racegate::judge::sanitize::injected::streams::verdict::STREAM_CANNOT_JUDGE;
 use racegate::judge::sanitize::tool::Outcome;
 
 const MANAGED: u64 = 0x7d00_0000_0000;

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::Command;
 
 use racegate::build::globalcheck as build;
-use racegate::judge::sanitize::globalcheck::streams;
-use racegate::judge::sanitize::globalcheck::streams_trace::Op;
+use racegate::judge::sanitize::injected::streams::model as streams;
+use racegate::judge::sanitize::injected::streams::trace::Op;
 
 /// Builds the driver with the recorder and runs it: (its output, the trace's lines).
 fn run_driver(dir: &Path) -> (String, Vec<Op>, String) {

@@ -1,8 +1,8 @@
 //! streamcheck's model, continued: the per-allocation history of accesses and what makes a
 //! run undecidable (launches that may touch anything, guards lifted, module memory). A child of
-//! `streams.rs` (its `#[path]` module), so that the model's private state stays private.
+//! `model.rs`, so that the model's private state stays private.
 
-use super::*;
+use super::model::*;
 
 impl Model {
     /// A launch that may have touched anything: undecidable if an access not ordered before it

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::lines::LineTable;
-use super::report::*;
+use crate::judge::sanitize::injected::lines::LineTable;
+use crate::judge::sanitize::injected::report::*;
 use crate::judge::sanitize::normalize::{self, Finding};
 
 /// Whether `f`, a sharedcheck finding of launch `l`, cannot be trusted, and why. Lane-level
@@ -47,15 +47,11 @@ pub fn shared_findings_where(
 ) -> Vec<Finding> {
     let mut raw = Vec::new();
     for l in &report.launches {
-        for f in l
-            .shared_findings
-            .iter()
-            .filter(|f| {
-                keep(l, f)
-                    && !plain_side_is_an_atomic(report, tables, l, f)
-                    && !is_an_exchange(report, tables, l, f)
-            })
-        {
+        for f in l.shared_findings.iter().filter(|f| {
+            keep(l, f)
+                && !plain_side_is_an_atomic(report, tables, l, f)
+                && !is_an_exchange(report, tables, l, f)
+        }) {
             let here = location(report, tables, l.module, f.pc_now, root);
             let (level, accesses, what) = if f.kind == "past-end" {
                 let end = l.shared.as_ref().map_or(0, |w| w.end);

@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
-use super::streams::{self, Access, Judged, Race};
+use super::model::{self as streams, Access, Judged, Race};
 use crate::judge::sanitize::normalize::{self, Finding};
 use crate::judge::sanitize::tool::Outcome;
 use crate::proc::watchdog::{self, Exit};

@@ -26,9 +26,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::lines::LineTable;
-use super::report::{self, Report};
 use super::sass::{self, Paths, Scope};
+use crate::judge::sanitize::injected::lines::LineTable;
+use crate::judge::sanitize::injected::report::{self, Report};
 use crate::judge::sanitize::normalize::{self, Finding};
 use crate::judge::sanitize::tool::Outcome;
 use crate::proc::watchdog::Exit;

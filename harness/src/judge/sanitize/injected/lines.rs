@@ -334,7 +334,10 @@ mod tests {
         );
         assert!(t.is_exchange("k", 0xb0));
         assert!(!t.is_exchange("k", 0xc0), "its old value is used");
-        assert!(t.is_exchange("k", 0xd0), "a generic exchange into shared memory");
+        assert!(
+            t.is_exchange("k", 0xd0),
+            "a generic exchange into shared memory"
+        );
         assert!(!t.is_exchange("k", 0xe0) && !t.is_exchange("k", 0xf0));
     }
 

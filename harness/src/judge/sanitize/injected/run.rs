@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::confirm;
 use super::lines::LineTable;
 use super::report;
+use super::shared::confirm;
 use crate::build::globalcheck as build;
 use crate::errors::{Error, Result};
 use crate::judge::sanitize::tool::{
@@ -116,12 +116,15 @@ pub fn run_tools_split(
     let built = match build::ensure(root) {
         Ok(b) => b,
         Err(why) => {
-            return Ok((finish_all(
-                &|t| Outcome::Inconclusive(format!("{t} could not be built: {why}")),
-                "not run".into(),
-                String::new(),
-                String::new(),
-            ), None))
+            return Ok((
+                finish_all(
+                    &|t| Outcome::Inconclusive(format!("{t} could not be built: {why}")),
+                    "not run".into(),
+                    String::new(),
+                    String::new(),
+                ),
+                None,
+            ))
         }
     };
     let dir = tempfile::tempdir_in(crate::build::compile::cache_dir()?)
@@ -168,7 +171,9 @@ pub fn run_tools_split(
     let command = env
         .iter()
         .filter(|(k, _)| {
-            k == "CUDA_INJECTION64_PATH" || k == "RACEGATE_GC_MODE" || k == crate::run::device::MAX_CONNECTIONS
+            k == "CUDA_INJECTION64_PATH"
+                || k == "RACEGATE_GC_MODE"
+                || k == crate::run::device::MAX_CONNECTIONS
         })
         .map(|(k, v)| format!("{k}={v}"))
         .chain(target.iter().map(|a| a.to_string_lossy().into_owned()))
@@ -188,27 +193,30 @@ pub fn run_tools_split(
                 Capture::TooLarge(l) => format!("over {} MiB", l >> 20),
                 _ => "not a regular file".into(),
             };
-            return Ok((finish_all(
-                &|t| {
-                    Outcome::Inconclusive(format!(
-                        "{t}'s report was not read ({why}): the target may have written it"
-                    ))
-                },
-                exit,
-                format!("{stdout}{}", done.stderr),
-                command,
-            ), None));
+            return Ok((
+                finish_all(
+                    &|t| {
+                        Outcome::Inconclusive(format!(
+                            "{t}'s report was not read ({why}): the target may have written it"
+                        ))
+                    },
+                    exit,
+                    format!("{stdout}{}", done.stderr),
+                    command,
+                ),
+                None,
+            ));
         }
     };
     let rep = report::parse(&text);
-    let trace = super::streams_verdict::read_trace(dir.path());
-    let handoffs = super::fence::parse(&text);
+    let trace = super::streams::verdict::read_trace(dir.path());
+    let handoffs = super::fence::handoffs::parse(&text);
     let mut tables = BTreeMap::new();
     let mut line_texts = Vec::new();
     if let Some(nvdisasm) = build::nvdisasm(root) {
         let mut wanted = rep.modules_with_findings();
         if tools.contains(&Tool::Fencecheck) {
-            wanted = super::fence::modules(&handoffs, wanted);
+            wanted = super::fence::handoffs::modules(&handoffs, wanted);
         }
         for m in wanted {
             let Some(module) = rep.modules.get(&m) else {
@@ -243,20 +251,38 @@ pub fn run_tools_split(
     if let Some(keep) = &cfg.keep_xml {
         // The raw capture: the report as the tool wrote it, and nvdisasm's line tables beside it.
         let _ = std::fs::write(keep, &text);
-        super::streams_verdict::keep(keep, trace.as_deref());
+        super::streams::verdict::keep(keep, trace.as_deref());
         for (m, t) in &line_texts {
             let _ = std::fs::write(lines_path(keep, *m), t);
         }
     }
     let whole_log = format!("{stdout}{}", done.stderr);
-    let confirm = cfg.confirm.then_some(Confirm { program, args, env: &env, cfg });
+    let confirm = cfg.confirm.then_some(Confirm {
+        program,
+        args,
+        env: &env,
+        cfg,
+    });
     // fencecheck's SASS, parsed once for the whole report and every case's part of it.
     let sass = match tools.contains(&Tool::Fencecheck) {
-        true => super::fence::sass_of(&line_texts),
-        false => super::fence::Sass::new(),
+        true => super::fence::handoffs::sass_of(&line_texts),
+        false => super::fence::handoffs::Sass::new(),
     };
-    let judged = Judged { exit: &done.exit, left_behind: done.left_behind, tables: &tables, sass: &sass, root };
-    let decided = judged.decide(&tools, &rep, &handoffs, trace.as_deref(), confirm, &whole_log);
+    let judged = Judged {
+        exit: &done.exit,
+        left_behind: done.left_behind,
+        tables: &tables,
+        sass: &sass,
+        root,
+    };
+    let decided = judged.decide(
+        &tools,
+        &rep,
+        &handoffs,
+        trace.as_deref(),
+        confirm,
+        &whole_log,
+    );
     let runs: Vec<SanitizerRun> = decided
         .into_iter()
         .map(|(tool, outcome, log)| SanitizerRun {
@@ -293,7 +319,7 @@ struct Judged<'a> {
     exit: &'a Exit,
     left_behind: bool,
     tables: &'a BTreeMap<u32, LineTable>,
-    sass: &'a super::fence::Sass,
+    sass: &'a super::fence::handoffs::Sass,
     root: &'a Path,
 }
 
@@ -313,7 +339,7 @@ impl Judged<'_> {
         &self,
         tools: &[Tool],
         rep: &report::Report,
-        handoffs: &super::fence::Handoffs,
+        handoffs: &super::fence::handoffs::Handoffs,
         trace: Option<&str>,
         confirm: Option<Confirm<'_>>,
         base_log: &str,
@@ -323,22 +349,26 @@ impl Judged<'_> {
         for &tool in tools {
             let mut log = base_log.to_string();
             let outcome = if tool == Tool::Streamcheck {
-                super::streams_verdict::decide(exit, behind, trace, root, &mut log)
+                super::streams::verdict::decide(exit, behind, trace, root, &mut log)
             } else if tool == Tool::Fencecheck {
                 preamble("fencecheck", exit, behind, rep).unwrap_or_else(|| {
-                    log.push_str(&super::fence::log(handoffs));
-                    super::fence::decide(exit, rep, handoffs, self.sass, tables, root, &mut log)
+                    log.push_str(&super::fence::handoffs::log(handoffs));
+                    super::fence::handoffs::decide(
+                        exit, rep, handoffs, self.sass, tables, root, &mut log,
+                    )
                 })
             } else if tool == Tool::Sharedcheck {
-                log.push_str(&super::shared::shared_log(rep));
+                log.push_str(&super::shared::report::shared_log(rep));
                 // Decided once; again, with the reads spared, only when the confirm runs spare
                 // them (so the decision's log lines are written once).
                 let mut decided = String::new();
                 let mut outcome = decide_shared(exit, behind, rep, tables, root, &mut decided);
                 if let Some(c) = confirm.filter(|_| has_uninit_read(&outcome)) {
-                    if confirm::reads_are_dead(c.program, c.args, c.env, c.cfg, exit, rep, &mut log) {
+                    if confirm::reads_are_dead(c.program, c.args, c.env, c.cfg, exit, rep, &mut log)
+                    {
                         decided.clear();
-                        outcome = decide_shared_with(exit, behind, rep, tables, root, &mut decided, true);
+                        outcome =
+                            decide_shared_with(exit, behind, rep, tables, root, &mut decided, true);
                     }
                 }
                 log.push_str(&decided);
@@ -415,11 +445,10 @@ pub fn has_uninit_read(o: &Outcome) -> bool {
 /// The words every uninitialized-read finding of sharedcheck says.
 const UNINIT_WHAT: &str = "shared memory no thread of the block wrote";
 
-#[allow(unused_imports)] // the reasons, for tests that match on them
-pub use super::decide::{
-    decide, decide_shared, decide_shared_with, is_limit, CANNOT_JUDGE, SHARED_CANNOT_JUDGE,
-};
 use super::decide::preamble;
+use super::global::decide;
+use super::shared::decide::decide_shared;
+use super::shared::decide::decide_shared_with;
 
 #[cfg(test)]
 mod tests {
@@ -482,7 +511,7 @@ mod tests {
             match outcome(&[START.into(), line]) {
                 Outcome::Inconclusive(why) => {
                     assert!(why.contains(says), "{field}: {why}");
-                    assert!(is_limit(&why), "{field}: {why}");
+                    assert!(super::super::decide::is_limit(&why), "{field}: {why}");
                 }
                 o => panic!("{field}: {o:?}"),
             }

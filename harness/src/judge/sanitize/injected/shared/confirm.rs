@@ -14,8 +14,8 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::report;
 use crate::errors::{Error, Result};
+use crate::judge::sanitize::injected::report;
 use crate::judge::sanitize::tool::{read_capture, Capture, SanitizeConfig};
 use crate::proc::watchdog::{self, Exit};
 
@@ -165,7 +165,10 @@ pub fn verdict(
     }
     for r in runs {
         let why = if r.exit != Exit::Code(0) {
-            Some(format!("it ended {} where the first run exited 0", r.exit.describe(timeout)))
+            Some(format!(
+                "it ended {} where the first run exited 0",
+                r.exit.describe(timeout)
+            ))
         } else if !r.complete {
             Some("its output was too long to compare whole".into())
         } else if r.view.iter().all(u8::is_ascii_whitespace) {
@@ -228,7 +231,9 @@ pub fn uninit_sites(rep: &report::Report) -> BTreeSet<(String, u64)> {
                 .filter(|f| f.kind == "uninitialized-read")
                 .map(move |f| {
                     report::function_of(rep, l.module, f.pc_now)
-                        .map_or((String::new(), f.pc_now), |(_, func, off)| (func.to_string(), off))
+                        .map_or((String::new(), f.pc_now), |(_, func, off)| {
+                            (func.to_string(), off)
+                        })
                 })
         })
         .collect()
@@ -270,13 +275,27 @@ mod tests {
         };
         for at in 0..5 {
             assert!(is_own_target(&me.clone().into(), &args(at)), "at {at}");
-            assert!(is_own_target(&link.clone().into(), &args(at)), "a link, at {at}");
-            for other in [copy.as_os_str(), "/bin/sh".as_ref(), "sh".as_ref(), "".as_ref()] {
-                assert!(!is_own_target(&other.into(), &args(at)), "{other:?} at {at}");
+            assert!(
+                is_own_target(&link.clone().into(), &args(at)),
+                "a link, at {at}"
+            );
+            for other in [
+                copy.as_os_str(),
+                "/bin/sh".as_ref(),
+                "sh".as_ref(),
+                "".as_ref(),
+            ] {
+                assert!(
+                    !is_own_target(&other.into(), &args(at)),
+                    "{other:?} at {at}"
+                );
             }
         }
         assert!(!is_own_target(&me.clone().into(), &[]));
-        assert!(!is_own_target(&me.into(), &[OsString::from("__sanitize-targetx")]));
+        assert!(!is_own_target(
+            &me.into(),
+            &[OsString::from("__sanitize-targetx")]
+        ));
     }
 
     fn run(poison: u8, exit: Exit, view: &str, poisoned: Option<u64>) -> ConfirmRun {
@@ -296,7 +315,13 @@ mod tests {
     }
 
     fn dead(first: Exit, runs: &[ConfirmRun]) -> bool {
-        verdict(&first, &BTreeSet::new(), runs, std::time::Duration::from_secs(9)).0
+        verdict(
+            &first,
+            &BTreeSet::new(),
+            runs,
+            std::time::Duration::from_secs(9),
+        )
+        .0
     }
 
     #[test]
@@ -323,7 +348,10 @@ mod tests {
         let mut unread = ok("sum 42\n");
         unread[0].report = None;
         assert!(!dead(Exit::Code(0), &unread));
-        let none: Vec<_> = POISONS.iter().map(|&p| run(p, Exit::Code(0), "sum 42\n", Some(0))).collect();
+        let none: Vec<_> = POISONS
+            .iter()
+            .map(|&p| run(p, Exit::Code(0), "sum 42\n", Some(0)))
+            .collect();
         assert!(!dead(Exit::Code(0), &none));
         let mut cut = ok("sum 42\n");
         cut[1].complete = false;
@@ -345,7 +373,10 @@ mod tests {
                 .map(|&p| {
                     let mut r = run(p, Exit::Code(0), "sum 42\n", Some(3));
                     r.report = r.report.map(|t| {
-                        t.replace("\"shared_findings\":[]", &format!("\"shared_findings\":[{}]", findings.join(",")))
+                        t.replace(
+                            "\"shared_findings\":[]",
+                            &format!("\"shared_findings\":[{}]", findings.join(",")),
+                        )
                     });
                     r
                 })
@@ -356,19 +387,26 @@ mod tests {
         assert!(verdict(&Exit::Code(0), &first, &with_sites(&[0x40, 0x80]), t).0);
         let (dead, log) = verdict(&Exit::Code(0), &first, &with_sites(&[0x40]), t);
         assert!(!dead);
-        assert!(log.iter().any(|l| l.contains("did not happen in it")), "{log:?}");
+        assert!(
+            log.iter().any(|l| l.contains("did not happen in it")),
+            "{log:?}"
+        );
     }
 
     #[test]
     fn the_poisons_give_every_bit_both_values_and_no_nan_or_infinity() {
         for bit in 0..8 {
-            let values: std::collections::BTreeSet<u8> = POISONS.iter().map(|p| (p >> bit) & 1).collect();
+            let values: std::collections::BTreeSet<u8> =
+                POISONS.iter().map(|p| (p >> bit) & 1).collect();
             assert_eq!(values.len(), 2, "bit {bit}");
         }
         for &p in &POISONS {
             let w = u32::from_ne_bytes([p; 4]);
             assert!(f32::from_bits(w).is_finite(), "0x{p:02x} as f32");
-            assert!(f64::from_bits(u64::from_ne_bytes([p; 8])).is_finite(), "0x{p:02x} as f64");
+            assert!(
+                f64::from_bits(u64::from_ne_bytes([p; 8])).is_finite(),
+                "0x{p:02x} as f64"
+            );
             let h = u16::from_ne_bytes([p; 2]);
             assert_ne!((h >> 10) & 0x1f, 0x1f, "0x{p:02x} as f16");
             assert_ne!((h >> 7) & 0xff, 0xff, "0x{p:02x} as bf16");

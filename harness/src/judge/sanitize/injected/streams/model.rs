@@ -53,16 +53,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-pub use super::streams_trace::{blind, param_consts, reach, Access, Judged, Op, Race};
-
-#[path = "streams_history.rs"]
-mod history;
+pub use super::trace::{blind, param_consts, reach, Access, Judged, Op, Race};
 
 /// What a stream-ordered free is called in the history (and in findings).
-const FREE_ASYNC: &str = "cudaFreeAsync";
+pub(super) const FREE_ASYNC: &str = "cudaFreeAsync";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Key {
+pub(super) enum Key {
     Legacy,
     PerThread(u64),
     Handle(u64),
@@ -70,7 +67,7 @@ enum Key {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Legacy,
     Blocking,
     NonBlocking,
@@ -78,7 +75,7 @@ enum Kind {
 
 type Vc = Vec<u32>;
 
-fn join(a: &mut Vc, b: &Vc) {
+pub(super) fn join(a: &mut Vc, b: &Vc) {
     if a.len() < b.len() {
         a.resize(b.len(), 0);
     }
@@ -88,36 +85,36 @@ fn join(a: &mut Vc, b: &Vc) {
 }
 
 #[derive(Clone)]
-struct Entry {
-    lo: u64,
-    hi: u64,
-    comp: usize,
-    epoch: u32,
+pub(super) struct Entry {
+    pub(super) lo: u64,
+    pub(super) hi: u64,
+    pub(super) comp: usize,
+    pub(super) epoch: u32,
     /// For a kernel: the pointer words it was given and whether that parameter is a pointer to
     /// const (`None`: not known).
-    ptrs: Vec<(u64, Option<bool>)>,
-    acc: Access,
+    pub(super) ptrs: Vec<(u64, Option<bool>)>,
+    pub(super) acc: Access,
 }
 
 #[derive(Default)]
-struct Model {
-    comps: HashMap<Key, usize>,
-    clocks: Vec<Vc>,
-    kinds: HashMap<usize, Kind>,
+pub(super) struct Model {
+    pub(super) comps: HashMap<Key, usize>,
+    pub(super) clocks: Vec<Vc>,
+    pub(super) kinds: HashMap<usize, Kind>,
     /// Handles that are the legacy or a per-thread default stream.
-    alias: HashMap<u64, Key>,
+    pub(super) alias: HashMap<u64, Key>,
     /// Handles of streams the program created (a public handle other than 0, 1 and 2).
-    created: HashSet<u64>,
+    pub(super) created: HashSet<u64>,
     /// Per stream component, its latest launch whose arguments were not read: (epoch, what).
-    blind: HashMap<usize, (u32, String)>,
+    pub(super) blind: HashMap<usize, (u32, String)>,
     /// A launch not read is unordered with something: the run has been found undecidable.
-    blind_hit: bool,
-    flags: HashMap<u64, u32>,
-    events: HashMap<u64, Vc>,
-    allocs: BTreeMap<u64, (u64, String)>,
-    shadow: BTreeMap<u64, Vec<Entry>>,
-    threads: Vec<u64>,
-    out: Judged,
+    pub(super) blind_hit: bool,
+    pub(super) flags: HashMap<u64, u32>,
+    pub(super) events: HashMap<u64, Vc>,
+    pub(super) allocs: BTreeMap<u64, (u64, String)>,
+    pub(super) shadow: BTreeMap<u64, Vec<Entry>>,
+    pub(super) threads: Vec<u64>,
+    pub(super) out: Judged,
 }
 
 /// The trace's lines -> the model's verdict.
@@ -157,7 +154,7 @@ impl Model {
         c
     }
 
-    fn host(&mut self, t: u64) -> usize {
+    pub(super) fn host(&mut self, t: u64) -> usize {
         if !self.threads.contains(&t) {
             self.threads.push(t);
         }
@@ -184,7 +181,7 @@ impl Model {
         self.comp(key)
     }
 
-    fn name(&self, c: usize) -> String {
+    pub(super) fn name(&self, c: usize) -> String {
         let k = self.comps.iter().find(|(_, v)| **v == c).map(|(k, _)| *k);
         match k {
             Some(Key::Legacy) => "the legacy default stream".into(),
@@ -230,13 +227,13 @@ impl Model {
         sc
     }
 
-    fn host_joins(&mut self, t: u64, c: usize) {
+    pub(super) fn host_joins(&mut self, t: u64, c: usize) {
         let h = self.host(t);
         let v = self.clocks[c].clone();
         join(&mut self.clocks[h], &v);
     }
 
-    fn alloc_of(&self, addr: u64) -> Option<(u64, u64, &str)> {
+    pub(super) fn alloc_of(&self, addr: u64) -> Option<(u64, u64, &str)> {
         let (&b, (size, kind)) = self.allocs.range(..=addr).next_back()?;
         (addr < b + size).then_some((b, *size, kind.as_str()))
     }

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 
-use super::fence::Handoffs;
+use super::fence::handoffs::Handoffs;
 use super::report::Report;
 
 /// The module of each case, in case order (`symbols`: each case's entry as launches name it),
@@ -28,18 +28,31 @@ pub fn attribute(rep: &Report, handoffs: &Handoffs, symbols: &[String]) -> Optio
     }
     let modules: Vec<i64> = modules.into_iter().collect();
     let each_has_its_entry = modules.iter().zip(symbols).all(|(m, s)| {
-        rep.launches.iter().any(|l| l.module == *m && l.kernel == *s)
+        rep.launches
+            .iter()
+            .any(|l| l.module == *m && l.kernel == *s)
     });
     // Every fencecheck line belongs to a launch of some case's module.
     let launches: BTreeSet<u32> = rep.launches.iter().map(|l| l.launch).collect();
-    let handoffs_placed = handoffs.handoffs.iter().all(|h| modules.contains(&h.module))
-        && handoffs.summaries.iter().all(|s| launches.contains(&s.launch));
+    let handoffs_placed = handoffs
+        .handoffs
+        .iter()
+        .all(|h| modules.contains(&h.module))
+        && handoffs
+            .summaries
+            .iter()
+            .all(|s| launches.contains(&s.launch));
     (each_has_its_entry && handoffs_placed).then_some(modules)
 }
 
 /// The part of `rep` and `handoffs` that is `module`'s: its module line and its launches.
 pub fn part(rep: &Report, handoffs: &Handoffs, module: i64) -> (Report, Handoffs) {
-    let launches: Vec<_> = rep.launches.iter().filter(|l| l.module == module).cloned().collect();
+    let launches: Vec<_> = rep
+        .launches
+        .iter()
+        .filter(|l| l.module == module)
+        .cloned()
+        .collect();
     let numbers: BTreeSet<u32> = launches.iter().map(|l| l.launch).collect();
     let rep = Report {
         started: rep.started,
@@ -54,7 +67,12 @@ pub fn part(rep: &Report, handoffs: &Handoffs, module: i64) -> (Report, Handoffs
         notes: Vec::new(),
     };
     let handoffs = Handoffs {
-        handoffs: handoffs.handoffs.iter().filter(|h| h.module == module).cloned().collect(),
+        handoffs: handoffs
+            .handoffs
+            .iter()
+            .filter(|h| h.module == module)
+            .cloned()
+            .collect(),
         summaries: handoffs
             .summaries
             .iter()
@@ -69,7 +87,7 @@ pub fn part(rep: &Report, handoffs: &Handoffs, module: i64) -> (Report, Handoffs
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::sanitize::globalcheck::{fence, report};
+    use crate::judge::sanitize::injected::{fence::handoffs as fence, report};
 
     fn launch(n: u32, kernel: &str, module: i64, untracked: u64) -> String {
         format!(
@@ -110,7 +128,10 @@ mod tests {
         let mods = attribute(&rep, &h, &syms(&["a", "b", "c"])).unwrap();
         assert_eq!(mods, vec![65536, 65537, 65538]);
         let (b, _) = part(&rep, &h, mods[1]);
-        assert_eq!(b.launches.iter().map(|l| l.launch).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(
+            b.launches.iter().map(|l| l.launch).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
         assert_eq!(b.modules.keys().copied().collect::<Vec<_>>(), vec![65537]);
         assert_eq!(b.untracked().0, 7, "the second case's doubt is its own");
         for m in [mods[0], mods[2]] {
@@ -120,7 +141,13 @@ mod tests {
 
     #[test]
     fn a_report_that_does_not_say_exactly_which_case_made_each_launch_splits_nothing() {
-        let base = [START.to_string(), module(1), launch(0, "a", 1, 0), module(2), launch(1, "b", 2, 0)];
+        let base = [
+            START.to_string(),
+            module(1),
+            launch(0, "a", 1, 0),
+            module(2),
+            launch(1, "b", 2, 0),
+        ];
         let (rep, h) = parse(&base);
         assert!(attribute(&rep, &h, &syms(&["a", "b"])).is_some());
         // Cases in another order than their modules, a case missing, one too many, an entry
@@ -134,7 +161,12 @@ mod tests {
         let (rep, h) = parse(&extra);
         assert_eq!(attribute(&rep, &h, &syms(&["a", "b"])), None);
         // A launch in no module the tool knew, first in the order.
-        let unknown = [START.to_string(), launch(0, "a", -1, 0), module(2), launch(1, "b", 2, 0)];
+        let unknown = [
+            START.to_string(),
+            launch(0, "a", -1, 0),
+            module(2),
+            launch(1, "b", 2, 0),
+        ];
         let (rep, h) = parse(&unknown);
         assert_eq!(attribute(&rep, &h, &syms(&["a", "b"])), None, "module -1");
         // Lines of the run that belong to no launch: a tool error, launches stepped aside, a
@@ -148,13 +180,26 @@ mod tests {
         let placed = {
             let mut lines = base.to_vec();
             lines.push(handoff(1));
-            lines.push(r#"{"handoffs":{"launch":1,"kernel":"b","recorded":true,"dropped":0}}"#.into());
+            lines.push(
+                r#"{"handoffs":{"launch":1,"kernel":"b","recorded":true,"dropped":0}}"#.into(),
+            );
             parse(&lines)
         };
-        assert!(placed.1.errors.is_empty() && placed.1.handoffs.len() == 1 && placed.1.summaries.len() == 1);
-        assert!(attribute(&placed.0, &placed.1, &syms(&["a", "b"])).is_some(), "handoffs in the cases' launches");
+        assert!(
+            placed.1.errors.is_empty()
+                && placed.1.handoffs.len() == 1
+                && placed.1.summaries.len() == 1
+        );
+        assert!(
+            attribute(&placed.0, &placed.1, &syms(&["a", "b"])).is_some(),
+            "handoffs in the cases' launches"
+        );
         let (_, a_part) = part(&placed.0, &placed.1, 1);
-        assert_eq!((a_part.handoffs.len(), a_part.summaries.len()), (1, 0), "a's handoff, b's summary");
+        assert_eq!(
+            (a_part.handoffs.len(), a_part.summaries.len()),
+            (1, 0),
+            "a's handoff, b's summary"
+        );
         for other in [
             r#"{"error":"the tool could not do something"}"#.to_string(),
             r#"{"note":"stepped-aside","reason":"cuda-graph","launches":3}"#.into(),

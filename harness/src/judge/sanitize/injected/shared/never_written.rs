@@ -150,13 +150,22 @@ const WRITES_FIRST_OPERAND: &[&str] = &[
 fn statements(ptx: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut pending = String::new();
-    let clean = |t: &str| t.trim_matches(|c: char| c == '{' || c == '}' || c.is_whitespace()).to_string();
+    let clean = |t: &str| {
+        t.trim_matches(|c: char| c == '{' || c == '}' || c.is_whitespace())
+            .to_string()
+    };
     for line in ptx.lines() {
         let line = line.split("//").next().unwrap_or("").trim();
-        if line.chars().all(|c| matches!(c, '{' | '}' | '(' | ')' | ' ' | '\t')) {
+        if line
+            .chars()
+            .all(|c| matches!(c, '{' | '}' | '(' | ')' | ' ' | '\t'))
+        {
             continue;
         }
-        if pending.trim().is_empty() && !line.contains(';') && (line.starts_with('.') || line.ends_with(':')) {
+        if pending.trim().is_empty()
+            && !line.contains(';')
+            && (line.starts_with('.') || line.ends_with(':'))
+        {
             out.push(clean(line));
             continue;
         }
@@ -218,7 +227,10 @@ fn reachable_from(stmts: &[String], entry: &str) -> BTreeSet<String> {
                 for o in operands {
                     let callee = o.trim_matches(|c| c == '(' || c == ')').trim();
                     if !callee.is_empty() && !callee.starts_with('%') {
-                        calls.entry(current.clone()).or_default().insert(callee.to_string());
+                        calls
+                            .entry(current.clone())
+                            .or_default()
+                            .insert(callee.to_string());
                     }
                 }
             }
@@ -341,13 +353,20 @@ mod tests {
     fn a_store_an_atomic_or_address_arithmetic_means_it_may_be_written() {
         for (what, extra) in [
             ("a store", "\tst.shared.u8 \t[_ZZ1kE7is_last], %rs3;"),
-            ("an atomic", "\tatom.shared.exch.b32 \t%r9, [_ZZ1kE7is_last], 0;"),
+            (
+                "an atomic",
+                "\tatom.shared.exch.b32 \t%r9, [_ZZ1kE7is_last], 0;",
+            ),
             ("arithmetic", "\tadd.s32 \t%r30, %r23, 4;"),
             ("a stored address", "\tst.u64 \t[%rd40], %rd12;"),
             ("a call", "\tcall.uni (retval0), f, (%rd12);"),
         ] {
             let ptx = READ_ONLY.replace("\tret;", &format!("{extra}\n\tret;"));
-            assert!(find(&ptx, None).iter().all(|f| f.name != "is_last"), "{what}: {:?}", find(&ptx, None));
+            assert!(
+                find(&ptx, None).iter().all(|f| f.name != "is_last"),
+                "{what}: {:?}",
+                find(&ptx, None)
+            );
         }
         // Dynamic shared memory is never judged.
         let ptx = ".extern .shared .align 16 .b8 smem[];\n\tmov.u32 %r1, smem;\n\tld.shared.u32 %r2, [%r1];\n";
@@ -361,27 +380,58 @@ mod tests {
     #[test]
     fn every_use_of_the_address_but_a_load_counts_as_a_possible_write() {
         let ops = [
-            "st.shared.u32", "st.u32", "st.v2.u32", "st.volatile.shared.u8", "atom.shared.add.u32",
-            "atom.exch.b32", "red.shared.add.u32", "cp.async.ca.shared.global", "add.s64",
-            "add.u32", "mad.lo.s32", "sub.s64", "and.b64", "cvt.u32.u64", "call.uni", "mov.b64",
-            "stmatrix.sync.aligned.m8n8.x4.shared.b16", "mbarrier.init.shared.b64", "prefetch.L1",
-            "selp.b64", "shfl.sync.idx.b32", "st.global.u64",
+            "st.shared.u32",
+            "st.u32",
+            "st.v2.u32",
+            "st.volatile.shared.u8",
+            "atom.shared.add.u32",
+            "atom.exch.b32",
+            "red.shared.add.u32",
+            "cp.async.ca.shared.global",
+            "add.s64",
+            "add.u32",
+            "mad.lo.s32",
+            "sub.s64",
+            "and.b64",
+            "cvt.u32.u64",
+            "call.uni",
+            "mov.b64",
+            "stmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "mbarrier.init.shared.b64",
+            "prefetch.L1",
+            "selp.b64",
+            "shfl.sync.idx.b32",
+            "st.global.u64",
         ];
-        let addr = ["%rd12", "[%rd12]", "[%rd12+4]", "_ZZ1kE7is_last", "[_ZZ1kE7is_last+0]", "{%rd12, %rd13}", "(%rd12)"];
+        let addr = [
+            "%rd12",
+            "[%rd12]",
+            "[%rd12+4]",
+            "_ZZ1kE7is_last",
+            "[_ZZ1kE7is_last+0]",
+            "{%rd12, %rd13}",
+            "(%rd12)",
+        ];
         let mut tried = 0;
         for op in ops {
             for a in addr {
                 for place in 0..3 {
                     let mut operands = ["%r90", "%r91", "%r92"];
                     operands[place] = a;
-                    for (pre, post) in [("", ""), ("@%p1 ", ""), ("", " // note"), ("", "; mov.u32 %r93, 1")] {
+                    for (pre, post) in [
+                        ("", ""),
+                        ("@%p1 ", ""),
+                        ("", " // note"),
+                        ("", "; mov.u32 %r93, 1"),
+                    ] {
                         let line = format!("\t{pre}{op} \t{};{post}", operands.join(", "));
                         let ptx = READ_ONLY.replace("\tret;", &format!("{line}\n\tret;"));
                         let found = find(&ptx, Some("k"));
                         let base = op.split('.').next().unwrap_or("");
                         // The register written by a register-writing instruction is overwritten,
                         // not used: the variable stays read and never written.
-                        let overwrite = place == 0 && a == "%rd12" && WRITES_FIRST_OPERAND.contains(&base);
+                        let overwrite =
+                            place == 0 && a == "%rd12" && WRITES_FIRST_OPERAND.contains(&base);
                         assert_eq!(
                             found.iter().any(|f| f.name == "is_last"),
                             overwrite,

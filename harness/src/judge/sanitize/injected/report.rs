@@ -341,7 +341,12 @@ pub(crate) fn location(
 }
 
 /// Whether `pc` is a strong (volatile or relaxed-atomic) access, by the module's line table.
-pub(super) fn strong(report: &Report, tables: &BTreeMap<u32, LineTable>, module: i64, pc: u64) -> bool {
+pub(super) fn strong(
+    report: &Report,
+    tables: &BTreeMap<u32, LineTable>,
+    module: i64,
+    pc: u64,
+) -> bool {
     function_of(report, module, pc).is_some_and(|(m, func, off)| {
         tables
             .get(&m.module)
@@ -510,6 +515,3 @@ pub fn log(report: &Report) -> String {
     }
     s
 }
-
-
-

@@ -1,0 +1,104 @@
+//! What every detector of the injected tool concludes before its own findings: a hang, a tool
+//! that was not loaded or failed, a crash, no launch ([`preamble`]); which inconclusive outcomes
+//! are limits of the method ([`is_limit`]); why a launch's findings cannot be trusted. Nothing
+//! undecidable is clean.
+
+use super::fence::handoffs::FENCE_CANNOT_JUDGE;
+use super::report;
+use super::report::Distrust;
+use super::streams::verdict::STREAM_CANNOT_JUDGE;
+use crate::judge::sanitize::tool::Outcome;
+use crate::proc::watchdog::Exit;
+
+/// How every inconclusive outcome that is a limit of the method, not a failure, begins (an
+/// expectation of `may` records these; a tool that failed stays inconclusive everywhere).
+pub const CANNOT_JUDGE: &str = "globalcheck cannot judge this run: ";
+
+/// How every inconclusive outcome of sharedcheck that is a limit of the method begins.
+pub const SHARED_CANNOT_JUDGE: &str = "sharedcheck cannot judge this run: ";
+
+/// Whether an inconclusive outcome's text is one of globalcheck's (or sharedcheck's) judged
+/// limits.
+pub fn is_limit(why: &str) -> bool {
+    why.starts_with(CANNOT_JUDGE)
+        || why.starts_with(SHARED_CANNOT_JUDGE)
+        || why.starts_with(FENCE_CANNOT_JUDGE)
+        || why.starts_with(STREAM_CANNOT_JUDGE)
+}
+
+pub(super) fn distrust_why(d: Distrust) -> &'static str {
+    match d {
+        Distrust::NamedBarriers => "uses named or partial barriers (bar.sync with an id), which it counts as block-wide, so its findings between warps cannot be trusted",
+        Distrust::StrongAccesses => "has volatile or relaxed/acquire-release atomic loads and stores (.STRONG in its SASS), which it cannot take as a handoff, so its findings between warps or blocks cannot be trusted",
+        Distrust::NoLineTable => "has no line table (nvdisasm missing or failed), so its findings have no line and volatile accesses cannot be told apart",
+        Distrust::UnseenWrites => "writes shared memory in ways it cannot see byte by byte (bulk or TMA copies, stmatrix, a cluster's distributed shared memory), so its reads of unwritten shared memory cannot be trusted",
+    }
+}
+
+/// What every detector of the tool concludes before looking at findings: a hang, a tool that
+/// was not loaded or failed, a crash, no launch.
+pub(super) fn preamble(
+    name: &str,
+    exit: &Exit,
+    left_behind: bool,
+    rep: &report::Report,
+) -> Option<Outcome> {
+    if *exit == Exit::TimedOut {
+        return Some(Outcome::Hang {
+            left_behind,
+            said: None,
+        });
+    }
+    if !rep.started {
+        return Some(Outcome::Inconclusive(format!(
+            "{name} was not loaded into the target (no report; {})",
+            match exit {
+                Exit::Code(c) => format!("the target exited {c}"),
+                Exit::Signal(s) => format!("the target died of signal {s}"),
+                Exit::TimedOut => unreachable!(),
+            }
+        )));
+    }
+    if let Some(e) = rep.errors.first() {
+        return Some(Outcome::Inconclusive(format!("{name}: {e}")));
+    }
+    if let Exit::Signal(s) = exit {
+        return Some(Outcome::Inconclusive(format!(
+            "the target died of signal {s} under {name}"
+        )));
+    }
+    if rep.launches.is_empty() && rep.stepped_aside() == 0 {
+        return Some(Outcome::Inconclusive(format!(
+            "{name} saw no kernel launch"
+        )));
+    }
+    if let Some(l) = rep.launches.iter().find(|l| l.epoch_overflow > 0) {
+        return Some(Outcome::Inconclusive(format!(
+            "{}launch {} of {}: threads passed 2^15 barriers, past what its epochs can order",
+            cannot_judge(name),
+            l.launch,
+            l.kernel
+        )));
+    }
+    None
+}
+
+/// [`CANNOT_JUDGE`], or [`SHARED_CANNOT_JUDGE`] for sharedcheck.
+pub(super) fn cannot_judge(name: &str) -> &'static str {
+    if name == "sharedcheck" {
+        SHARED_CANNOT_JUDGE
+    } else {
+        CANNOT_JUDGE
+    }
+}
+
+/// The sentence for launches stepped aside (kernel nodes of CUDA graphs): never clean.
+pub(super) fn stepped_aside_why(name: &str, rep: &report::Report) -> Option<Outcome> {
+    let n = rep.stepped_aside();
+    (n > 0).then(|| {
+        Outcome::Inconclusive(format!(
+            "{}{n} kernel launch(es) of CUDA graphs were stepped aside (not instrumented)",
+            cannot_judge(name)
+        ))
+    })
+}
