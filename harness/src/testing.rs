@@ -115,7 +115,7 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
         eprintln!("note: racegate GPU trials are ignored: no CUDA device: {why}");
     }
     // Looked for once, when the list is made: nextest reports an ignored trial as skipped.
-    let no_nvrtc = toolchain::nvrtc(&catalog.root).is_err() && !in_ci();
+    let no_nvrtc = toolchain::nvrtc().is_err() && !in_ci();
     if no_nvrtc {
         eprintln!(
             "note: racegate compile trials are ignored: NVRTC not installed (run racegate setup)"

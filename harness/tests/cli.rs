@@ -57,7 +57,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
     let r = root.to_path_buf();
     out.push(
         Trial::ignorable_test("cli::check_without_a_gpu_compiles_and_exits_4", move || {
-            if racegate::build::toolchain::nvrtc(&r).is_err() && !in_ci() {
+            if racegate::build::toolchain::nvrtc().is_err() && !in_ci() {
                 return Ok(Completion::ignored_with(
                     "NVRTC not installed (run racegate setup)",
                 ));
@@ -99,7 +99,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
     let r = root.to_path_buf();
     out.push(
         Trial::ignorable_test("cli::globs_select_cases", move || {
-            if racegate::build::toolchain::nvrtc(&r).is_err() && !in_ci() {
+            if racegate::build::toolchain::nvrtc().is_err() && !in_ci() {
                 return Ok(Completion::ignored_with(
                     "NVRTC not installed (run racegate setup)",
                 ));

@@ -20,7 +20,7 @@ pub fn trials(catalog: &Catalog) -> Vec<Trial> {
             );
             out.push(
                 Trial::ignorable_test(name, move || {
-                    if let Err(e) = racegate::build::toolchain::nvrtc(&root) {
+                    if let Err(e) = racegate::build::toolchain::nvrtc() {
                         if in_ci() {
                             return Err(Failed::from(format!("CI=true but {e}")));
                         }

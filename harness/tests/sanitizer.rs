@@ -14,7 +14,7 @@ pub fn trials(root: &Path) -> Vec<Trial> {
         Trial::ignorable_test(
             "sanitize::a_sanitizer_that_exits_255_is_inconclusive",
             move || {
-                if racegate::build::toolchain::nvrtc(&r).is_err() && !in_ci() {
+                if racegate::build::toolchain::nvrtc().is_err() && !in_ci() {
                     return Ok(Completion::ignored_with(
                         "NVRTC not installed (run racegate setup)",
                     ));

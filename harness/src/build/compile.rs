@@ -121,7 +121,7 @@ pub fn compile_source(root: &Path, name: &str, source: &str, opts: &BuildOptions
 
 /// [`compile_source`] in this process, whatever [`set_remote`] said.
 pub fn compile_here(root: &Path, name: &str, source: &str, opts: &BuildOptions) -> Result<Built> {
-    toolchain::nvrtc(root)?;
+    toolchain::nvrtc()?;
     let built = compile_in_memory(name, source, opts, &[])?;
     Ok(named_under_root(
         built,
@@ -159,9 +159,7 @@ pub fn nvrtc_options(opts: &BuildOptions) -> Vec<String> {
     }
     for o in &opts.extra {
         if o == TOOLKIT_INCLUDE {
-            // ignored: without a current folder (deleted under us) the toolkit is looked for from the other places toolkit_include knows
-            let here = std::env::current_dir().unwrap_or_default();
-            if let Some(dir) = toolchain::toolkit_include(&here) {
+            if let Some(dir) = toolchain::toolkit_include() {
                 options.push(format!("-I{}", dir.display()));
             }
         } else if !o.starts_with(NAME_OPTION) {

@@ -301,10 +301,10 @@ pub fn safe_name(name: &str) -> String {
     }
 }
 
-/// Compiles `req` in a child `exe __compile` under `limits`. `root` is where NVRTC is looked
-/// for ([`toolchain::nvrtc`]); the child gets the library found, by path.
-pub fn compile(exe: &Path, root: &Path, req: &Request, limits: &Limits) -> Result<Compiled> {
-    let nvrtc = toolchain::nvrtc(root)?;
+/// Compiles `req` in a child `exe __compile` under `limits`, with the NVRTC racegate trusts
+/// ([`toolchain::nvrtc`]); the child gets the library found, by path.
+pub fn compile(exe: &Path, req: &Request, limits: &Limits) -> Result<Compiled> {
+    let nvrtc = toolchain::nvrtc()?;
     let work = tempfile::Builder::new()
         .prefix("racegate-compile-")
         .tempdir()
@@ -485,7 +485,7 @@ pub fn compile_team(
         options: compile::nvrtc_options(opts).join(" "),
         log,
     };
-    match compile(exe, root, &req, &TEAM_LIMITS)?.outcome {
+    match compile(exe, &req, &TEAM_LIMITS)?.outcome {
         Outcome::Built(b) => Ok(compile::named_under_root(b, Some(cwd), root, name)),
         Outcome::Failed(log) => Err(failed(log)),
         // A team's code that NVRTC could not finish is no verdict on the code: inconclusive

@@ -22,29 +22,27 @@ use crate::proc::confine::{self, Layers};
 /// content came back, and the include of the real file failed exactly as the include of the
 /// missing one did (a layer that answers "permission denied" for a file that exists and "no
 /// such file" for one that does not still tells which files exist: Landlock alone does).
-pub fn probe_confinement(exe: &Path, root: &Path) -> Result<Probe> {
+pub fn probe_confinement(exe: &Path) -> Result<Probe> {
     let (real, missing) = ("/proc/self/status", "/proc/self/racegate-no-such-file");
     let include = |path: &str| -> Result<String> {
         let src =
             format!("#include \"{path}\"\nextern \"C\" __global__ void racegate_probe() {{}}\n");
         let mut req = Request::new_submission("racegate_probe.cu", &src);
         req.scanner = false;
-        Ok(
-            match compile(exe, root, &req, &Limits::default())?.outcome {
-                Outcome::Built(b) => format!("built\n{}", b.ptx),
-                other => other.to_string(),
-            }
-            .replace(path, "PATH")
-            // The caret under the path moves with its length.
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" "),
-        )
+        Ok(match compile(exe, &req, &Limits::default())?.outcome {
+            Outcome::Built(b) => format!("built\n{}", b.ptx),
+            other => other.to_string(),
+        }
+        .replace(path, "PATH")
+        // The caret under the path moves with its length.
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" "))
     };
     let (a, b) = (include(real)?, include(missing)?);
     // `/proc/self/status` starts with "Name:": its text in a log is a leak.
     let same_answer = a == b && !a.contains("Name:");
-    let probe = has_include(exe, root)?;
+    let probe = has_include(exe)?;
     Ok(Probe {
         held: probe.held && same_answer,
         ..probe
@@ -52,14 +50,14 @@ pub fn probe_confinement(exe: &Path, root: &Path) -> Result<Probe> {
 }
 
 /// The `__has_include` half of [`probe_confinement`].
-fn has_include(exe: &Path, root: &Path) -> Result<Probe> {
+fn has_include(exe: &Path) -> Result<Probe> {
     let src = format!(
         "#if __has_include(\"/proc/self/status\") || __has_include(\"/etc/passwd\")\n\
          #error {PROBE_SAW_FILES}\n#endif\nextern \"C\" __global__ void racegate_probe() {{}}\n"
     );
     let mut req = Request::new_submission("racegate_probe.cu", &src);
     req.scanner = false;
-    let c = compile(exe, root, &req, &Limits::default())?;
+    let c = compile(exe, &req, &Limits::default())?;
     let layers = c.layers.unwrap_or_default();
     let held = match &c.outcome {
         Outcome::Built(_) => true,
@@ -210,7 +208,7 @@ fn answer(req: Request, text: String, stack_mib: u64) -> Result<(Reply, Option<L
         .confine
         .filter(|w| w.mount_namespace)
         .map(|_| confine::enter_namespaces());
-    match toolchain::nvrtc(Path::new(".")) {
+    match toolchain::nvrtc() {
         Err(Error::NvrtcMissing { searched }) => {
             return Ok((Reply::NvrtcMissing { searched }, None))
         }

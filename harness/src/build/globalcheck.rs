@@ -46,9 +46,10 @@ pub struct Built {
 }
 
 /// The CUDA folders to look in, in order: `CUDA_HOME`, `CUDA_PATH`, `/usr/local/cuda`, then the
-/// wheels of `racegate setup` (user cache) and of `ci/setup` (`.racegate/nvrtc` in `root` or
-/// above it, or above the racegate binary).
-fn candidates(root: &Path) -> Vec<PathBuf> {
+/// wheels of `racegate setup` (user cache) and of `ci/setup` (`.racegate/nvrtc` of racegate's
+/// own checkout). Only folders trusted along their whole path ([`super::trust`]): nvcc and g++
+/// run from there and the tool built is injected into every target.
+fn candidates() -> Vec<PathBuf> {
     let mut c: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
         .iter()
         .filter_map(std::env::var_os)
@@ -59,7 +60,7 @@ fn candidates(root: &Path) -> Vec<PathBuf> {
         c.push(d.join("nvidia/cu13"));
     }
     // The same places NVRTC is looked for (any target folder, any working folder).
-    for base in crate::build::toolchain::project_bases(root) {
+    for base in crate::build::toolchain::checkouts() {
         c.push(base.join(".racegate/nvrtc/nvidia/cu13"));
     }
     c
@@ -67,12 +68,12 @@ fn candidates(root: &Path) -> Vec<PathBuf> {
 
 /// The first CUDA folder with nvcc, the Sanitizer API headers and library, and `cuda.h`; g++
 /// from `CXX` or `PATH`.
-pub fn find(root: &Path) -> Result<Toolchain, String> {
+pub fn find() -> Result<Toolchain, String> {
     let gxx = std::env::var_os("CXX")
         .map(PathBuf::from)
         .or_else(|| which("g++"))
         .ok_or("g++ not found (set CXX or put g++ on PATH)")?;
-    for d in candidates(root) {
+    for d in candidates() {
         let nvcc = d.join("bin/nvcc");
         let inc = [d.join("compute-sanitizer/include"), d.join("include")]
             .into_iter()
@@ -103,8 +104,8 @@ pub fn find(root: &Path) -> Result<Toolchain, String> {
 
 /// nvdisasm, for program counter -> line: beside nvcc, else on `PATH`. One in racegate's cache
 /// that someone else could have written is passed over ([`crate::build::cache::check_trusted`]).
-pub fn nvdisasm(root: &Path) -> Option<PathBuf> {
-    candidates(root)
+pub fn nvdisasm() -> Option<PathBuf> {
+    candidates()
         .into_iter()
         .map(|d| d.join("bin/nvdisasm"))
         .find(|p| p.is_file() && crate::build::cache::check_trusted(p).is_ok())
@@ -201,9 +202,7 @@ pub fn ensure(root: &Path) -> Result<Built, String> {
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    done.entry(root.to_path_buf())
-        .or_insert_with(|| build(root))
-        .clone()
+    done.entry(root.to_path_buf()).or_insert_with(build).clone()
 }
 
 /// What [`ensure`] worked out, per root (it holds the lock while it builds).
@@ -223,8 +222,8 @@ pub fn settled(root: &Path) -> bool {
 }
 
 /// [`ensure`]'s work: find, key, and build unless the cache has it.
-fn build(root: &Path) -> Result<Built, String> {
-    let tc = find(root)?;
+fn build() -> Result<Built, String> {
+    let tc = find()?;
     // The sources, the exact commands (their flags included) and what the toolchain is, not
     // only where: an upgraded toolkit in the same folder builds anew.
     let how = format!("{:?}", commands(&tc, Path::new("SRC"), Path::new("OUT")));

@@ -6,7 +6,7 @@
 //! gets no include path.
 //!
 //! ```no_run
-//! let dirs = racegate::build::toolchain::cuda_include_dirs(std::path::Path::new("."));
+//! let dirs = racegate::build::toolchain::cuda_include_dirs();
 //! let served = racegate::build::headers::serve(&["cuda_fp16.h".to_string()], &dirs)?;
 //! assert!(served.iter().any(|(name, _)| name == "cuda_fp16.h"));
 //! # Ok::<(), racegate::Error>(())

@@ -11,3 +11,4 @@ pub mod ptx;
 pub mod setup;
 pub mod signature;
 pub mod toolchain;
+pub mod trust;

@@ -56,7 +56,7 @@ pub fn compile_all(
     } else {
         None
     };
-    let nv = toolchain::nvrtc(&catalog.root)?;
+    let nv = toolchain::nvrtc()?;
     let arch = arch.unwrap_or_else(|| {
         dev.as_ref()
             .map(|d| d.arch())

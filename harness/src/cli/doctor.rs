@@ -4,7 +4,7 @@
 use crate::{run::doctor, Result};
 
 use super::output::JsonArg;
-use super::settings::{self, Global};
+use super::settings::Global;
 
 #[derive(clap::Args)]
 pub struct DoctorArgs {
@@ -16,10 +16,11 @@ pub const HELP: &str = "Examples:\n  racegate doctor\n  racegate doctor --json d
 Exit codes: 0 everything is there, 3 a tool is missing (NVRTC or \
 compute-sanitizer; ncu is optional), 4 no CUDA device (driver or GPU missing; wins over 3).";
 
-pub fn run(global: &Global, a: DoctorArgs) -> Result<u8> {
+/// The global options change nothing here: racegate looks for its tools in the same places
+/// whatever the root (never under it).
+pub fn run(_global: &Global, a: DoctorArgs) -> Result<u8> {
     a.out.claim_stdout();
-    let root = settings::root_or_cwd(global);
-    let items = doctor::examine(&root);
+    let items = doctor::examine();
     let mut text = String::new();
     for i in &items {
         match (&i.found, &i.fix) {

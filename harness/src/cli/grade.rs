@@ -251,7 +251,7 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
     grading::config::check_limits(&root, &spec, &limits, &s.worker, &s.arch)?;
     // Shown, not assumed: a compile confined as a submission's, asked to see files. Without
     // NVRTC nothing compiles anyway, and that is reported as such below.
-    let confinement = match crate::build::compile_jail::probe_confinement(&s.worker, &root) {
+    let confinement = match crate::build::compile_jail::probe_confinement(&s.worker) {
         Ok(p) if p.confined() => Ok(p.describe()),
         Ok(p) => Err(p.describe()),
         Err(e) => Err(format!("confinement not probed: {e}")),

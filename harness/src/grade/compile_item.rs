@@ -19,7 +19,6 @@ use crate::{build::headers, build::toolchain};
 /// ([`signature`]). The built PTX (plain, jittered) comes back only when it passed. An error
 /// is the grading machine's (no NVRTC, a child that could not start), never the submission's.
 pub(super) fn compiles(
-    root: &Path,
     spec: &Spec,
     rubric: &Rubric,
     cfg: &GradeConfig,
@@ -39,7 +38,7 @@ pub(super) fn compiles(
     let headers = if spec.headers.is_empty() {
         Vec::new()
     } else {
-        headers::serve(&spec.headers, &toolchain::cuda_include_dirs(root))?
+        headers::serve(&spec.headers, &toolchain::cuda_include_dirs())?
     };
     let build = |jitter| {
         let req = Request {
@@ -58,7 +57,7 @@ pub(super) fn compiles(
             require_confinement: cfg.require_confinement,
             scanner: true,
         };
-        compile_child::compile(exe, root, &req, &cfg.compile).map(|c| c.outcome)
+        compile_child::compile(exe, &req, &cfg.compile).map(|c| c.outcome)
     };
     let plain = match build(false)? {
         Compiled::Built(b) => b,

@@ -70,14 +70,14 @@ pub fn check_limits(
     req.options.arch = arch.to_string();
     req.allowed_includes = spec.headers.clone();
     if !spec.headers.is_empty() {
-        let dirs = crate::build::toolchain::cuda_include_dirs(root);
+        let dirs = crate::build::toolchain::cuda_include_dirs();
         match crate::build::headers::serve(&spec.headers, &dirs) {
             Ok(h) => req.headers = h,
             // ignored: headers that cannot be served fail every compile, and grading says so
             Err(_) => return Ok(()),
         }
     }
-    let outcome = match compile_child::compile(exe, root, &req, limits) {
+    let outcome = match compile_child::compile(exe, &req, limits) {
         Ok(c) => c.outcome,
         // ignored: no NVRTC (or no child): grading reports it as a tool failure (exit 3)
         Err(_) => return Ok(()),

@@ -140,8 +140,7 @@ fn grade_items(
 ) -> Result<()> {
     let name = program_name(path);
     // 1-2. The file, compilation, and the kernel's name and signature in what was built.
-    let (compiled, built) =
-        super::compile_item::compiles(root, spec, rubric, cfg, exe, path, &name)?;
+    let (compiled, built) = super::compile_item::compiles(spec, rubric, cfg, exe, path, &name)?;
     items.push(compiled);
     if !cfg.device {
         // Decided without a GPU or not, a grade without the GPU items is no grade.

@@ -3,7 +3,7 @@
 //! code follows the one table (4 without a device, 3 when a tool is missing, else 0).
 //!
 //! ```no_run
-//! for item in racegate::run::doctor::examine(std::path::Path::new(".")) {
+//! for item in racegate::run::doctor::examine() {
 //!     println!("{}: {:?}", item.name, item.found);
 //! }
 //! ```
@@ -34,8 +34,8 @@ pub struct Item {
     pub optional: bool,
 }
 
-/// Looks at everything, with `root` for the project-local NVRTC search.
-pub fn examine(root: &Path) -> Vec<Item> {
+/// Looks at everything.
+pub fn examine() -> Vec<Item> {
     let mut items = Vec::new();
     let probe = device::probe();
     let (driver, gpu) = match &probe {
@@ -68,25 +68,28 @@ pub fn examine(root: &Path) -> Vec<Item> {
         true,
         false,
     ));
-    let nvrtc = toolchain::nvrtc(root)
+    let nvrtc = toolchain::nvrtc()
         .map(|n| format!("{}.{} from {}", n.version.0, n.version.1, n.source))
-        .map_err(|_| {
-            "not found; run `racegate setup` (pinned PyPI wheels into racegate's user cache), \
+        .map_err(|e| match e {
+            crate::errors::Error::Cache(why) => why,
+            _ => {
+                "not found; run `racegate setup` (pinned PyPI wheels into racegate's user cache), \
              or install the CUDA 13.0 toolkit, or set RACEGATE_NVRTC_LIB"
-                .to_string()
+                    .to_string()
+            }
         });
     items.push(item("nvrtc", nvrtc, false, false));
     let sanitizer = match toolchain::compute_sanitizer() {
         Some(p) => Ok(version_of(&p)),
         None => Err(
-            "not found on PATH, $CUDA_HOME/bin or /usr/local/cuda/bin; install the CUDA \
+            "not found on PATH, $CUDA_HOME/bin, /usr/local/cuda/bin or the wheels of `racegate setup`; install the CUDA \
                      toolkit (it ships compute-sanitizer) or set RACEGATE_COMPUTE_SANITIZER"
                 .to_string(),
         ),
     };
     items.push(item("compute-sanitizer", sanitizer, false, false));
     // What globalcheck's tool would be built from (nothing is built here).
-    let globalcheck = globalcheck::find(root)
+    let globalcheck = globalcheck::find()
         .map(|tc| {
             format!(
                 "can be built: {} and {}, Sanitizer API in {}",
@@ -102,13 +105,13 @@ pub fn examine(root: &Path) -> Vec<Item> {
     let ncu = match find_on_path("ncu") {
         Some(p) => Ok(version_of(&p)),
         None => Err(
-            "not found on PATH, $CUDA_HOME/bin or /usr/local/cuda/bin; optional \
+            "not found on PATH, $CUDA_HOME/bin, /usr/local/cuda/bin or the wheels of `racegate setup`; optional \
                      (performance counters): install Nsight Compute with the CUDA toolkit"
                 .to_string(),
         ),
     };
     items.push(item("ncu", ncu, false, true));
-    items.push(item("confinement", confinement(root), false, true));
+    items.push(item("confinement", confinement(), false, true));
     items.push(item(
         "containment",
         Ok(crate::proc::containment().describe()),
@@ -120,9 +123,9 @@ pub fn examine(root: &Path) -> Vec<Item> {
 
 /// What confines a submission's compile on this machine, shown by a probe compile (it needs
 /// NVRTC): the kernel-level layers that applied and held.
-fn confinement(root: &Path) -> Result<String, String> {
+fn confinement() -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("racegate itself: {e}"))?;
-    match crate::build::compile_jail::probe_confinement(&exe, root) {
+    match crate::build::compile_jail::probe_confinement(&exe) {
         Ok(p) if p.confined() => Ok(p.describe()),
         Ok(p) => Err(format!(
             "{}; graders should use a kernel with seccomp (Linux 3.5+) and, better, Landlock \

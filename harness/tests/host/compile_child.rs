@@ -13,7 +13,6 @@ fn root() -> std::path::PathBuf {
 fn run(src: &str, limits: Limits) -> Outcome {
     compile(
         &super::racegate_exe(),
-        &root(),
         &Request::new("alice.cu", src),
         &limits,
     )
@@ -153,14 +152,9 @@ printf '{\"reply\":{\"Failed\":{\"log\":\"%s|%s\"}},\"layers\":null}' \"$(env | 
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = compile(
-        &exe,
-        &root(),
-        &Request::new("-rf.cu", GOOD),
-        &Limits::default(),
-    )
-    .unwrap()
-    .outcome;
+    let out = compile(&exe, &Request::new("-rf.cu", GOOD), &Limits::default())
+        .unwrap()
+        .outcome;
     let Outcome::Failed(seen) = out else {
         panic!("{out}")
     };
@@ -194,7 +188,7 @@ printf '{\"reply\":{\"Failed\":{\"log\":\"%s|%s\"}},\"layers\":null}' \"$(env | 
 
 #[test]
 fn an_allowed_header_is_served_from_memory_and_no_other() {
-    let dirs = racegate::build::toolchain::cuda_include_dirs(&root());
+    let dirs = racegate::build::toolchain::cuda_include_dirs();
     if !dirs.iter().any(|d| d.join("cuda_fp16.h").is_file()) {
         // A plain `#[test]` cannot be ignored at run time: under CI=true this fails (CI
         // installs the headers), elsewhere it says loudly that it did not run.
@@ -211,13 +205,13 @@ fn an_allowed_header_is_served_from_memory_and_no_other() {
     let mut req = Request::new("h.cu", src);
     req.headers = served.clone();
     req.allowed_includes = vec!["cuda_fp16.h".into()];
-    let out = compile(&super::racegate_exe(), &root(), &req, &Limits::default())
+    let out = compile(&super::racegate_exe(), &req, &Limits::default())
         .unwrap()
         .outcome;
     assert!(matches!(out, Outcome::Built(_)), "{out}");
     // A header it includes is served, but the submission may not name it itself.
     req.source = src.replace("cuda_fp16.h", "cuda_fp16.hpp");
-    let out = compile(&super::racegate_exe(), &root(), &req, &Limits::default())
+    let out = compile(&super::racegate_exe(), &req, &Limits::default())
         .unwrap()
         .outcome;
     assert!(matches!(out, Outcome::Refused(_)), "{out}");

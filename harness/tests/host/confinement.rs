@@ -38,7 +38,7 @@ fn compile_with(src: &str, scanner: bool, confine: Option<Wanted>) -> (Outcome, 
     let mut req = Request::new("student.cu", src);
     req.scanner = scanner;
     req.confine = confine;
-    let c = compile(&super::racegate_exe(), &root(), &req, &Limits::default())
+    let c = compile(&super::racegate_exe(), &req, &Limits::default())
         .expect("the machine did its part");
     let layers = c.layers.map(|l| l.describe()).unwrap_or_default();
     (c.outcome, layers)
@@ -226,7 +226,7 @@ fn no_spelling_of_an_include_reaches_a_file() {
 
 #[test]
 fn the_probe_shows_confinement_holds_here() {
-    let p = probe_confinement(&super::racegate_exe(), &root()).unwrap();
+    let p = probe_confinement(&super::racegate_exe()).unwrap();
     assert!(p.confined(), "{}", p.describe());
     assert!(p.describe().contains("seccomp-bpf"), "{}", p.describe());
 }

@@ -8,7 +8,7 @@ use racegate::build::globalcheck as build;
 #[test]
 fn the_tool_and_its_patches_build_from_the_pinned_wheels() {
     let root = super::package_dir().parent().unwrap().to_path_buf();
-    let tc = build::find(&root).unwrap_or_else(|e| panic!("{e} (run ci/setup first)"));
+    let tc = build::find().unwrap_or_else(|e| panic!("{e} (run ci/setup first)"));
     let built = build::ensure(&root).unwrap_or_else(|e| panic!("{e}"));
     let tool = std::fs::read(&built.tool).unwrap();
     assert_eq!(&tool[..4], b"\x7fELF", "{}", built.tool.display());

@@ -34,6 +34,7 @@ mod no_device_artifacts;
 mod onboarding;
 mod outside_target;
 mod perf;
+mod planted_library;
 mod program_report;
 mod readme;
 mod sanitize_batch;

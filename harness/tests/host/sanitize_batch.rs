@@ -109,7 +109,7 @@ fn through_batch(
     calls: &Path,
 ) -> Option<(Vec<SanitizerRun>, Vec<String>, Catalog)> {
     let root = repo();
-    if racegate::build::toolchain::nvrtc(&root).is_err() {
+    if racegate::build::toolchain::nvrtc().is_err() {
         let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
         assert!(!ci, "NVRTC is needed (CI=true)");
         eprintln!("NOT RUN: no NVRTC (racegate setup)");

@@ -13,8 +13,7 @@ use racegate::judge::sanitize::injected::streams::trace::Op;
 /// Builds the driver with the recorder and runs it: (its output, the trace's lines).
 fn run_driver(dir: &Path) -> (String, Vec<Op>, String) {
     let pkg = crate::package_dir();
-    let root = pkg.parent().unwrap();
-    let tc = build::find(root).unwrap_or_else(|e| panic!("{e} (run ci/setup first)"));
+    let tc = build::find().unwrap_or_else(|e| panic!("{e} (run ci/setup first)"));
     let exe = dir.join("recorder_driver");
     let built = Command::new(&tc.gxx)
         .args(["-std=c++17", "-O0", "-g"])

@@ -213,7 +213,7 @@ pub fn run_tools_split(
     let handoffs = super::fence::handoffs::parse(&text);
     let mut tables = BTreeMap::new();
     let mut line_texts = Vec::new();
-    if let Some(nvdisasm) = build::nvdisasm(root) {
+    if let Some(nvdisasm) = build::nvdisasm() {
         let mut wanted = rep.modules_with_findings();
         if tools.contains(&Tool::Fencecheck) {
             wanted = super::fence::handoffs::modules(&handoffs, wanted);

@@ -1,0 +1,166 @@
+//! A library planted where a student or a working folder controls it is never loaded: under the
+//! current folder's `.racegate/nvrtc`, its parent's, or a racegate cache others can write. Each
+//! planted `libnvrtc.so.13` has a constructor that writes a marker file when loaded; `grade`,
+//! `gate` and `doctor` run from the planted folder, and the marker must never appear. The control
+//! at the end loads the same file from a private cache, so the marker is known to work.
+
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const PLANTED: &str = "#include <stdio.h>\n#include <stdlib.h>\n\
+__attribute__((constructor)) static void planted(void) {\n\
+  const char *m = getenv(\"PLANTED_MARKER\");\n\
+  FILE *f = m ? fopen(m, \"a\") : 0;\n\
+  if (f) { fputs(\"ran\\n\", f); fclose(f); }\n}\n";
+
+/// Builds the planted library as `lib_dir/libnvrtc.so.13`.
+fn plant(lib_dir: &Path, src: &Path) -> PathBuf {
+    std::fs::create_dir_all(lib_dir).unwrap();
+    let lib = lib_dir.join("libnvrtc.so.13");
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(src)
+        .status()
+        .expect("a C compiler (cc) builds the planted library");
+    assert!(built.success(), "cc could not build the planted library");
+    lib
+}
+
+fn mode(p: &Path, m: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+}
+
+struct Ran {
+    code: Option<i32>,
+    text: String,
+}
+
+fn racegate(dir: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Ran {
+    let mut cmd = Command::new(super::racegate_exe());
+    cmd.args(args)
+        .current_dir(dir)
+        .env("RACEGATE_NO_GPU", "1")
+        .env_remove("RACEGATE_NVRTC_LIB")
+        .env_remove("CUDA_HOME")
+        .env_remove("CUDA_PATH")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("racegate runs");
+    Ran {
+        code: out.status.code(),
+        text: String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr),
+    }
+}
+
+#[test]
+fn a_library_in_the_working_folder_its_parent_or_an_open_cache_never_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("planted.c");
+    std::fs::write(&src, PLANTED).unwrap();
+    // The student's repository: a parent folder and the folder the grader runs in, each with
+    // a planted copy where racegate's own `ci/setup` would put NVRTC.
+    let parent = tmp.path().join("student");
+    let work = parent.join("repo");
+    plant(&parent.join(".racegate/nvrtc/nvidia/cu13/lib"), &src);
+    plant(&work.join(".racegate/nvrtc/nvidia/cu13/lib"), &src);
+    copy_dir(&super::package_dir().join("../examples/gate"), &work);
+    let sub = super::package_dir().join("tests/submissions/reduce/binary.cu");
+    std::fs::copy(&sub, work.join("submission.cu")).unwrap();
+    // A cache whose NVRTC folder its group can write.
+    let cache = tmp.path().join("cache");
+    let cache_lib = plant(&cache.join("nvrtc/nvidia/cu13/lib"), &src);
+    mode(&cache, 0o700);
+    mode(&cache.join("nvrtc"), 0o775);
+    let marker = tmp.path().join("marker");
+    let env = [
+        ("RACEGATE_CACHE", cache.as_os_str()),
+        ("PLANTED_MARKER", marker.as_os_str()),
+    ];
+    // The course's exercises come from racegate's checkout; the grader works in the student's.
+    let checkout = super::package_dir().join("..");
+    let checkout = checkout.to_str().unwrap();
+    let commands: [&[&str]; 3] = [
+        &[
+            "--root",
+            checkout,
+            "grade",
+            "--exercise",
+            "reduce",
+            "submission.cu",
+        ],
+        &["gate"],
+        &["doctor"],
+    ];
+    for args in commands {
+        let r = racegate(&work, args, &env);
+        assert!(
+            !marker.exists(),
+            "racegate {args:?} loaded a planted library (its constructor ran):\n{}",
+            r.text
+        );
+        // The open cache is refused with its reason, whatever else the command says.
+        assert!(
+            r.text.contains("refusing to load") && r.text.contains("is writable by group"),
+            "racegate {args:?} (exit {:?}) did not say why the cache's library was refused:\n{}",
+            r.code,
+            r.text
+        );
+        assert_ne!(r.code, Some(0), "racegate {args:?}:\n{}", r.text);
+    }
+    // With no cache at all, the folder's and its parent's copies are still never loaded.
+    let empty = tmp.path().join("empty-cache");
+    let env = [
+        ("RACEGATE_CACHE", empty.as_os_str()),
+        ("PLANTED_MARKER", marker.as_os_str()),
+    ];
+    for args in commands {
+        let r = racegate(&work, args, &env);
+        assert!(
+            !marker.exists(),
+            "racegate {args:?} loaded a library from the working folder or its parent:\n{}",
+            r.text
+        );
+    }
+    // The control: the cache made private, its library is loaded (and, not being NVRTC,
+    // refused by its missing functions, with exit 3, never a panic), so the marker works and
+    // only the rule above kept the planted copies out.
+    mode(&cache.join("nvrtc"), 0o755);
+    let r = racegate(&work, &["doctor"], &env_with(&cache, &marker));
+    assert!(
+        marker.exists(),
+        "the private cache's library was not loaded: the test proves nothing\n{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains(&format!("{} is not NVRTC", cache_lib.display())),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains("panicked"), "{}", r.text);
+}
+
+fn env_with<'a>(cache: &'a Path, marker: &'a Path) -> [(&'static str, &'a OsStr); 2] {
+    [
+        ("RACEGATE_CACHE", cache.as_os_str()),
+        ("PLANTED_MARKER", marker.as_os_str()),
+    ]
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
