@@ -157,6 +157,39 @@ pub(super) fn stress_at_once_from(
     }
 }
 
+/// The sanitizer configuration for a kernel whose stress run finished no trial (the first one
+/// missed its deadline): the same, cut as grading and the matrix cut
+/// ([`sanitize::tool::after_hang_deadline`]: 10 s, or the trial deadline when longer, never more
+/// than configured), but for racecheck's margin below (the gate's findings carry the tool's
+/// deadlock line in their identity; a matrix cell and a graded item do not). A kernel that hung
+/// only after some trials finished (a rare schedule, a large size) keeps the whole deadline: at
+/// the sanitizer's small geometry it may well finish. A tool run cut short is judged as before:
+/// a hang, since the plain runs hung too. The cut applies once the stress run has said so; a
+/// tool job started before that (the gate ranks such jobs last) keeps the whole deadline, which
+/// changes only the message's "killed after", not the finding's identity.
+/// racecheck gets [`RACECHECK_MARGIN`] more: it names a barrier deadlock (the line the
+/// finding's identity holds) 3 s after the kernel stalls, once its own start is over, and beside
+/// thirty GPU processes that start took long enough for the cut to come first (H200 runs 28 and
+/// 29: `chained_scan_spin`'s racecheck killed at 10 s without its line, another fingerprint).
+pub(super) fn after_hang(
+    sc: &crate::judge::sanitize::SanitizeConfig,
+    cfg: &super::finding::GateConfig,
+) -> crate::judge::sanitize::SanitizeConfig {
+    let mut cut = sc.clone();
+    let margin = match sc.tool {
+        crate::judge::sanitize::Tool::Racecheck => RACECHECK_MARGIN,
+        _ => std::time::Duration::ZERO,
+    };
+    cut.timeout =
+        (crate::judge::sanitize::tool::after_hang_deadline(sc.timeout, cfg.battery.stress_timeout)
+            + margin)
+            .min(sc.timeout);
+    cut
+}
+
+/// See [`after_hang`].
+const RACECHECK_MARGIN: std::time::Duration = std::time::Duration::from_secs(5);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,36 +301,3 @@ mod tests {
         assert!(st.passed.contains("b") && !st.hung.contains("b"));
     }
 }
-
-/// The sanitizer configuration for a kernel whose stress run finished no trial (the first one
-/// missed its deadline): the same, cut as grading and the matrix cut
-/// ([`sanitize::tool::after_hang_deadline`]: 10 s, or the trial deadline when longer, never more
-/// than configured), but for racecheck's margin below (the gate's findings carry the tool's
-/// deadlock line in their identity; a matrix cell and a graded item do not). A kernel that hung
-/// only after some trials finished (a rare schedule, a large size) keeps the whole deadline: at
-/// the sanitizer's small geometry it may well finish. A tool run cut short is judged as before:
-/// a hang, since the plain runs hung too. The cut applies once the stress run has said so; a
-/// tool job started before that (the gate ranks such jobs last) keeps the whole deadline, which
-/// changes only the message's "killed after", not the finding's identity.
-/// racecheck gets [`RACECHECK_MARGIN`] more: it names a barrier deadlock (the line the
-/// finding's identity holds) 3 s after the kernel stalls, once its own start is over, and beside
-/// thirty GPU processes that start took long enough for the cut to come first (H200 runs 28 and
-/// 29: `chained_scan_spin`'s racecheck killed at 10 s without its line, another fingerprint).
-pub(super) fn after_hang(
-    sc: &crate::judge::sanitize::SanitizeConfig,
-    cfg: &super::finding::GateConfig,
-) -> crate::judge::sanitize::SanitizeConfig {
-    let mut cut = sc.clone();
-    let margin = match sc.tool {
-        crate::judge::sanitize::Tool::Racecheck => RACECHECK_MARGIN,
-        _ => std::time::Duration::ZERO,
-    };
-    cut.timeout =
-        (crate::judge::sanitize::tool::after_hang_deadline(sc.timeout, cfg.battery.stress_timeout)
-            + margin)
-            .min(sc.timeout);
-    cut
-}
-
-/// See [`after_hang`].
-const RACECHECK_MARGIN: std::time::Duration = std::time::Duration::from_secs(5);
