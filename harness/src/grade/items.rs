@@ -16,7 +16,7 @@ use rand::SeedableRng;
 use super::config::GradeConfig;
 use super::lock::GpuTurn;
 use super::score::{self, Item, ItemResult};
-use super::spec::{Rubric, Spec};
+use super::spec::{CorrectCredit, Rubric, Spec};
 use super::worker::{self, run_worker, run_worker_once, Place, Scratch, WorkerResult};
 use crate::build::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};
@@ -181,14 +181,39 @@ impl Items<'_> {
                 )),
             }
         }
-        let frac = passed as f64 / problems.len().max(1) as f64;
-        let mut detail = format!(
-            "{passed} of {} randomized trials correct (sizes {}..{}, schedule jitter on, seed {})",
-            problems.len(),
-            spec.sizes.0,
-            spec.sizes.1,
-            cfg.seed
-        );
+        let n = problems.len();
+        // All-or-nothing unless the rubric opts into proportional credit: a kernel wrong in
+        // some runs is a wrong kernel (intermittent wrong results are what races look like).
+        let frac = score::correct_fraction(self.rubric.correct_credit, passed, n);
+        let mut detail = if passed < n && self.rubric.correct_credit == CorrectCredit::AllOrNothing
+        {
+            // The smallest failing problem by its size in bytes: the one to try first.
+            let smallest = problems
+                .iter()
+                .zip(&results)
+                .filter(|(p, r)| match r {
+                    WorkerResult::Ran(actual) => {
+                        crate::run::oracle::check(&p.buffers, actual).is_some()
+                    }
+                    _ => true,
+                })
+                .min_by_key(|(p, _)| p.buffers.iter().map(|b| b.len_bytes()).sum::<usize>())
+                .map(|(p, _)| p.label.clone())
+                .unwrap_or_default();
+            format!(
+                "wrong in {} of {n} runs: an intermittent wrong result is a wrong result \
+                 (smallest failing: {smallest}; sizes {}..{}, schedule jitter on, seed {})",
+                n - passed,
+                spec.sizes.0,
+                spec.sizes.1,
+                cfg.seed
+            )
+        } else {
+            format!(
+                "{passed} of {n} randomized trials correct (sizes {}..{}, schedule jitter on, seed {})",
+                spec.sizes.0, spec.sizes.1, cfg.seed
+            )
+        };
         for l in lines.iter().take(5) {
             detail.push_str(&format!("\n  {l}"));
         }
@@ -231,18 +256,9 @@ impl Items<'_> {
     ) -> Result<(ItemResult, bool)> {
         let (rubric, cfg, name) = (self.rubric, self.cfg, self.name);
         let shortened = timeout < cfg.sanitize_timeout;
-        let item = match tool {
-            Tool::Racecheck => Item::Racecheck,
-            Tool::Synccheck => Item::Synccheck,
-            Tool::Memcheck => Item::Memcheck,
-            Tool::Initcheck => Item::Initcheck,
-            Tool::Globalcheck => Item::Globalcheck,
-            Tool::Sharedcheck => Item::Sharedcheck,
-            // Not graded (not in Tool::ALL, which grading draws from): its race class is globalcheck's.
-            Tool::Fencecheck => Item::Globalcheck,
-            // Not graded either (not in Tool::ALL): the course's exercises use one stream.
-            Tool::Streamcheck => Item::Globalcheck,
-        };
+        // Grading runs only the tools that grade an item (`Tool::ALL` less fencecheck and
+        // streamcheck); another is judged as globalcheck's item, whose class it shares.
+        let item = Item::of_tool(tool).unwrap_or(Item::Globalcheck);
         let problem = self.problem(1_000_000, SizeChoice::Sanitize);
         let (args, response) = self.work.worker_call(
             &tool.to_string(),
@@ -492,6 +508,8 @@ mod tests {
             sharedcheck: 0.0,
             performance: 0.0,
             performance_rule: Default::default(),
+            correct_credit: Default::default(),
+            requires: Default::default(),
         };
         let t = Duration::from_secs(5);
         let limit = format!(

@@ -212,15 +212,27 @@ fn on_gpu_items(
     let (correct, hung) = on_gpu.correctness(&ptx_jitter, gpu)?;
     items.push(correct);
     let deadline = super::items::sanitize_deadline(cfg.sanitize_timeout, hung);
-    // 4. The sanitizers, on the small geometry, side by side.
-    // globalcheck and sharedcheck are optional items: each runs only when the rubric gives it
-    // points.
+    // 4. The sanitizers, on the small geometry, side by side. globalcheck and sharedcheck are
+    // optional items: each runs only when the rubric gives it points. A tool whose item
+    // requires one that did not pass (`[requires]`, e.g. correctness) is not run: it scores 0,
+    // saying why, since a clean run of a kernel that does not work vouches for nothing.
+    let mut skipped = Vec::new();
     let tools: Vec<Tool> = Tool::ALL
         .into_iter()
         .filter(|t| match t {
             Tool::Globalcheck => rubric.globalcheck > 0.0,
             Tool::Sharedcheck => rubric.sharedcheck > 0.0,
             _ => true,
+        })
+        .filter(|t| {
+            let Some(it) = Item::of_tool(*t) else {
+                return false;
+            };
+            let unmet = score::unmet(rubric, it, items);
+            if !unmet.is_empty() {
+                skipped.push(score::not_judged(rubric, it, &unmet));
+            }
+            unmet.is_empty()
         })
         .collect();
     // Each run holds the shared lock while it runs (`run`), or nothing more when alone.
@@ -247,10 +259,17 @@ fn on_gpu_items(
         }
     }
     items.extend(judged.into_iter().map(|(item, _)| item));
+    items.extend(skipped);
+    items.sort_by_key(|r| Item::ALL.iter().position(|i| *i == r.item));
     // 5. Performance against the course's reference, when the rubric gives it points: a
-    // timing, so alone.
+    // timing, so alone; not when an item it requires did not pass.
     if rubric.performance > 0.0 {
-        items.push(gpu.alone(|| on_gpu.performance(&ptx_plain))??);
+        let unmet = score::unmet(rubric, Item::Performance, items);
+        if unmet.is_empty() {
+            items.push(gpu.alone(|| on_gpu.performance(&ptx_plain))??);
+        } else {
+            items.push(score::not_judged(rubric, Item::Performance, &unmet));
+        }
     }
     Ok(())
 }

@@ -117,9 +117,9 @@ pub fn baseline() -> Baseline {
     }
 }
 
-/// Compiles (10 of 10), half correct (20 of 40).
-pub fn grade() -> Grade {
-    let r = Rubric {
+/// The points of [`grade`]: the four compute-sanitizer items, no performance.
+pub fn rubric() -> Rubric {
+    Rubric {
         compiles: 10.0,
         correct: 40.0,
         racecheck: 15.0,
@@ -130,7 +130,14 @@ pub fn grade() -> Grade {
         sharedcheck: 0.0,
         performance: 0.0,
         performance_rule: Default::default(),
-    };
+        correct_credit: Default::default(),
+        requires: Default::default(),
+    }
+}
+
+/// Compiles (10 of 10), half correct (20 of 40).
+pub fn grade() -> Grade {
+    let r = rubric();
     let items = vec![
         item(&r, Item::Compiles, 1.0, "ok".into()),
         item(&r, Item::Correct, 0.5, "4 of 8\n  trial 3: wrong".into()),

@@ -22,7 +22,8 @@ pub struct Feedback {
 }
 
 /// For a failed or partial item, its explanation (what the item checks, the usual cause and
-/// the fix, in the feedback's language); nothing for items that passed or did not run.
+/// the fix, in the feedback's language); for an item not judged because the kernel is not
+/// correct, why; nothing for items that passed or did not run for another reason.
 pub fn explanation(it: &ItemResult, fb: &Feedback) -> Option<String> {
     match it.status {
         Status::Failed | Status::Partial => Some(explain::render(
@@ -30,6 +31,13 @@ pub fn explanation(it: &ItemResult, fb: &Feedback) -> Option<String> {
             fb.lang,
             fb.see.as_deref(),
         )),
+        Status::NotRun if it.detail == crate::grade::score::not_judged_why(&[Item::Correct]) => {
+            Some(explain::render(
+                "item-not-judged",
+                fb.lang,
+                fb.see.as_deref(),
+            ))
+        }
         Status::Passed | Status::NotRun => None,
     }
 }
@@ -345,6 +353,39 @@ mod tests {
         assert_eq!(v["score"], 0.6);
         assert_eq!(v["gradable"], true);
         assert_eq!(v["tests"][1]["max_points"], 40.0);
+    }
+
+    /// An item not judged because the kernel is not correct says so in English and in
+    /// Korean, in the text, Gradescope and PrairieLearn outputs; one not run for another reason
+    /// (no compile) is not explained as that.
+    #[test]
+    fn an_item_not_judged_for_correctness_says_why_in_both_languages() {
+        use crate::grade::score::{not_judged, Item};
+        let titles = [
+            (explain::Lang::En, "Not judged: the kernel is not correct"),
+            (explain::Lang::Ko, "판정하지 않음: 커널이 정확하지 않습니다"),
+        ];
+        for (lang, title) in titles {
+            let fb = Feedback { lang, see: None };
+            let mut g = grade();
+            let r = crate::report::fixtures::rubric();
+            g.items
+                .push(not_judged(&r, Item::Racecheck, &[Item::Correct]));
+            assert_eq!(explain::explain("item-not-judged", lang).title, title);
+            let h = human_with(&g, &fb);
+            assert!(
+                h.contains("not judged: the kernel is not correct") && h.contains(title),
+                "{h}"
+            );
+            let gs = gradescope_with(&g, &fb).unwrap();
+            assert!(
+                gs.contains(&minijinja::HtmlEscape(title).to_string()),
+                "{gs}"
+            );
+            assert!(prairielearn_with(&g, &fb).contains(title));
+            g.items[2].detail = "not graded: the submission has to compile first".into();
+            assert!(!human_with(&g, &fb).contains(title));
+        }
     }
 
     /// Every item, failed, in both languages: the explanation is there, in the course's words

@@ -37,6 +37,7 @@ mod perf;
 mod planted_library;
 mod program_report;
 mod readme;
+mod rubric;
 mod sanitize_batch;
 mod setup;
 mod streamcheck;

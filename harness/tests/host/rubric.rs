@@ -1,0 +1,58 @@
+//! A rubric's `[requires]` through the real binary: an unknown item or a cycle is a clear error
+//! with exit 2 before anything is graded, and the message names what is wrong.
+
+use std::process::Command;
+
+fn grade_with(requires: &str) -> (Option<i32>, String) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rubric = tmp.path().join("rubric.toml");
+    std::fs::write(
+        &rubric,
+        format!(
+            "compiles = 10\ncorrect = 40\nracecheck = 15\nsynccheck = 10\nmemcheck = 15\n\
+             initcheck = 10\n[requires]\n{requires}"
+        ),
+    )
+    .expect("write the rubric");
+    let root = super::package_dir().join("..");
+    let sub = super::package_dir().join("tests/submissions/reduce/binary.cu");
+    let out = Command::new(super::racegate_exe())
+        .arg("--root")
+        .arg(&root)
+        .args(["grade", "--exercise", "reduce", "--rubric"])
+        .arg(&rubric)
+        .arg(&sub)
+        .env("RACEGATE_NO_GPU", "1")
+        .output()
+        .expect("racegate runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_unknown_item_or_a_cycle_in_requires_is_exit_2_naming_it() {
+    for (requires, says) in [
+        ("racecheck = [\"corect\"]\n", "unknown item `corect`"),
+        (
+            "racecheck = [\"synccheck\"]\nsynccheck = [\"racecheck\"]\n",
+            "cycle: racecheck -> synccheck -> racecheck",
+        ),
+        (
+            "correct = [\"racecheck\"]\n",
+            "`correct` cannot require `racecheck`",
+        ),
+    ] {
+        let (code, err) = grade_with(requires);
+        assert_eq!(code, Some(2), "{requires:?}: {err}");
+        assert!(
+            err.contains(says) && err.contains("rubric.toml"),
+            "{requires:?}: {err}"
+        );
+    }
+    // The control: a valid `[requires]` gets past the rubric (here to no device: exit 4, or 3
+    // without NVRTC), so the exit 2 above is the rubric's.
+    let (code, err) = grade_with("racecheck = [\"correct\"]\n");
+    assert!(matches!(code, Some(3 | 4)), "{code:?}: {err}");
+}
