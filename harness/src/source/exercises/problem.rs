@@ -68,7 +68,7 @@ impl Buffer {
         }
     }
 
-    #[cfg(any(test, feature = "internals"))]
+    /// The buffer's size in bytes.
     pub fn len_bytes(&self) -> usize {
         match &self.init {
             Init::Data(d) => d.len(),
