@@ -71,6 +71,7 @@ pub fn human_with(g: &Grade, fb: &Feedback) -> String {
             g.exercise
         ),
     };
+    let mut explained: Vec<String> = Vec::new();
     for it in &g.items {
         let mark = match it.status {
             Status::Passed => "PASS",
@@ -91,10 +92,12 @@ pub fn human_with(g: &Grade, fb: &Feedback) -> String {
         for l in lines {
             s.push_str(&format!("{:>33}{l}\n", ""));
         }
-        if let Some(e) = explanation(it, fb) {
+        // Each explanation once: the items not judged for one reason share it.
+        if let Some(e) = explanation(it, fb).filter(|e| !explained.contains(e)) {
             for l in e.lines() {
                 s.push_str(&format!("{:>7}{}\n", "", l.trim_start()));
             }
+            explained.push(e);
         }
     }
     s
