@@ -43,10 +43,42 @@ pub fn probe_confinement(exe: &Path) -> Result<Probe> {
     // `/proc/self/status` starts with "Name:": its text in a log is a leak.
     let same_answer = a == b && !a.contains("Name:");
     let probe = has_include(exe)?;
+    #[cfg(feature = "internals")]
+    if let Some(simulated) = simulated_machine() {
+        return Ok(simulated);
+    }
     Ok(Probe {
         held: probe.held && same_answer,
         ..probe
     })
+}
+
+/// A test build only (the `internals` feature, never in a release): `RACEGATE_TEST_LAYERS`
+/// makes the probe report a machine with only the layers it names (`none`, or a comma list of
+/// `seccomp`, `landlock`, `mount`), so that what grading does on such a machine is tested
+/// through the real binary on any machine. The compiles themselves stay confined as before.
+#[cfg(feature = "internals")]
+fn simulated_machine() -> Option<Probe> {
+    let v = std::env::var("RACEGATE_TEST_LAYERS").ok()?;
+    let has = |n: &str| v.split(',').any(|x| x.trim() == n);
+    let mut layers = Layers {
+        seccomp: has("seccomp"),
+        landlock: has("landlock"),
+        mount_namespace: has("mount"),
+        missing: Vec::new(),
+    };
+    for (on, name) in [
+        (layers.seccomp, "seccomp"),
+        (layers.landlock, "Landlock"),
+        (layers.mount_namespace, "mount namespace"),
+    ] {
+        if !on {
+            layers
+                .missing
+                .push(format!("{name}: simulated (RACEGATE_TEST_LAYERS={v})"));
+        }
+    }
+    Some(Probe { layers, held: true })
 }
 
 /// The `__has_include` half of [`probe_confinement`].

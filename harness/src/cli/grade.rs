@@ -32,7 +32,8 @@ Submissions compile in a child process (an empty folder, a clean environment,\n\
 --compile-timeout, --compile-memory) that the kernel stops from opening any file once NVRTC is\n\
 loaded (seccomp-bpf, Landlock and an empty mount namespace, each where the machine has it;\n\
 `racegate doctor` lists them). The include refusal before it is a friendly first line only.\n\
---require-confinement makes a machine with no such layer a failure (not graded, exit 3).\n\
+A machine where no such layer holds is an infrastructure failure (not graded, exit 3) unless\n\
+--allow-unconfined accepts the risk; with some layers missing, grading goes on and says which.\n\
 --jobs submissions run on the GPU side by side (a shared lock file); what others on the GPU\n\
 could cause (a trial or sanitizer that missed its deadline, a trial out of device memory)\n\
 runs again alone and that run counts, and the performance timing runs alone. One exception:\n\
@@ -122,10 +123,16 @@ pub struct GradeArgs {
     /// RACEGATE_GRADE_SECRET_FILE.
     #[arg(long, value_name = "FILE", env = "RACEGATE_GRADE_SECRET_FILE")]
     secret_file: Option<PathBuf>,
-    /// Refuse to grade (exit 3, not graded) unless the kernel confines each compile: at least
-    /// one of seccomp-bpf, Landlock or an empty mount namespace applies and holds.
-    #[arg(long)]
+    /// Accepted for older scripts: refusing to grade without kernel-level confinement is the
+    /// default.
+    #[arg(long, hide = true, conflicts_with = "allow_unconfined")]
     require_confinement: bool,
+    /// Grade even where the kernel confines no compile (no seccomp-bpf, no Landlock, no empty
+    /// mount namespace applies or holds): a submission's compile is then stopped from reading
+    /// files by the token scanner alone, a pattern check. Without this flag such a machine is
+    /// an infrastructure failure (exit 3, not graded).
+    #[arg(long)]
+    allow_unconfined: bool,
     /// Language of the explanations each failed item gets: en or ko (Korean, in the course's
     /// words). Default: from LC_ALL, LC_MESSAGES or LANG, else English.
     #[arg(long, value_name = "LANG", value_parser = super::report::parse_lang)]
@@ -268,9 +275,16 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         limits.stack(),
         crate::proc::containment().describe(),
     ));
-    if let (true, Err(why)) = (a.require_confinement, &confinement) {
+    // Unconfined grading is refused unless the risk is accepted by name. A probe that could
+    // not run (no NVRTC) compiles nothing either; that is reported as itself.
+    let probed_unconfined = matches!(&confinement, Err(_))
+        && !matches!(&confinement, Err(w) if w.starts_with("confinement not probed"));
+    if let (false, true, Err(why)) = (a.allow_unconfined, probed_unconfined, &confinement) {
         return Err(Error::Child(format!(
-            "--require-confinement: {why}; nothing was graded"
+            "no kernel-level confinement holds on this machine: {why}; nothing was graded. \
+             Grade where seccomp-bpf or Landlock is available (`racegate doctor` lists the \
+             layers), or pass --allow-unconfined to accept that a submission's compile is \
+             stopped from reading files by the token scanner alone"
         )));
     }
     let cfg = grading::GradeConfig {
@@ -283,7 +297,7 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         sanitizer: s.sanitizer.clone(),
         device: device.is_ok(),
         compile: limits,
-        require_confinement: a.require_confinement,
+        require_confinement: !a.allow_unconfined,
         confinement: shown,
         gpu_wait: Duration::from_secs_f64(a.gpu_wait),
         note,

@@ -39,8 +39,10 @@ mod program_report;
 mod readme;
 mod rubric;
 mod sanitize_batch;
+mod scanner_forms;
 mod setup;
 mod streamcheck;
+mod unconfined;
 mod variance;
 
 use std::fmt::Debug;

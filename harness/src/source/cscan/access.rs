@@ -94,8 +94,45 @@ pub fn file_access(src: &str) -> Vec<FileAccess> {
             });
         }
     }
+    // Token pasting can build a probe's name from pieces split anywhere, across levels of
+    // macros (`CAT(_, _has_include)`, `CAT3(__h, as_incl, ude)`): with a `##` in the source, a
+    // probe whose whole name the source's identifiers can spell, piece after piece, is refused.
+    if let Some(paste) = code.iter().find(|t| t.is_punct("##")) {
+        let pieces: Vec<&str> = code
+            .iter()
+            .filter(|t| t.kind == Kind::Ident)
+            .map(|t| t.text.as_str())
+            .collect();
+        for probe in FILE_PROBES {
+            if spelled_by(probe, &pieces) && !out.iter().any(|a| a.what == format!("`{probe}`")) {
+                out.push(FileAccess {
+                    line: paste.line,
+                    what: format!("`##` with identifiers that paste into `{probe}`"),
+                    target: None,
+                });
+            }
+        }
+    }
     out.sort_by_key(|a| a.line);
     out
+}
+
+/// Whether `word` is a concatenation of some of `pieces` (each usable any number of times).
+fn spelled_by(word: &str, pieces: &[&str]) -> bool {
+    // reach[i]: the first i bytes of `word` are spelled.
+    let mut reach = vec![false; word.len() + 1];
+    reach[0] = true;
+    for i in 0..word.len() {
+        if !reach[i] {
+            continue;
+        }
+        for p in pieces {
+            if !p.is_empty() && word[i..].starts_with(p) {
+                reach[i + p.len()] = true;
+            }
+        }
+    }
+    reach[word.len()]
 }
 
 /// The file a `#include` names literally, from the tokens after `include`: `"name"` (no

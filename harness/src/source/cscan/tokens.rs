@@ -73,8 +73,9 @@ const PUNCTS: [&str; 50] = [
 ];
 const SINGLE: &str = "|~!=<>,#";
 
-/// The text with line splices (`\` then a newline) removed, and for each of its bytes the
-/// offset of that byte in the original.
+/// The text with line splices removed, and for each of its bytes the offset of that byte in the
+/// original. A splice is a `\` followed by any number of carriage returns and then a newline,
+/// as NVRTC reads it (`\` CR CR LF joins the lines there too).
 fn splice(src: &str) -> (String, Vec<usize>) {
     let b = src.as_bytes();
     let mut out = Vec::with_capacity(b.len());
@@ -82,13 +83,9 @@ fn splice(src: &str) -> (String, Vec<usize>) {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'\\' {
-            let nl = match (b.get(i + 1), b.get(i + 2)) {
-                (Some(b'\n'), _) => Some(2),
-                (Some(b'\r'), Some(b'\n')) => Some(3),
-                _ => None,
-            };
-            if let Some(n) = nl {
-                i += n;
+            let crs = b[i + 1..].iter().take_while(|&&c| c == b'\r').count();
+            if b.get(i + 1 + crs) == Some(&b'\n') {
+                i += crs + 2;
                 continue;
             }
         }
