@@ -394,8 +394,8 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
                 )
                 .into());
             }
-            // Gradescope without a GPU: no results.json at all (an autograder failure there),
-            // and an older one removed.
+            // Gradescope without a GPU: no grade written (an autograder failure there); a
+            // results.json that was there before is left as it was, and said to be.
             let one = dir.join("correct.cu");
             let out = temp_dir("racegate-gs-")?;
             let results = out.path().join("results.json");
@@ -416,7 +416,8 @@ pub fn trials(root: &Path, device: &Device) -> Vec<Trial> {
             );
             if gs_code != 4
                 || !gs.is_empty()
-                || results.exists()
+                || std::fs::read_to_string(&results).ok().as_deref() != Some("{\"score\": 100}")
+                || !gs_err.contains("left as it was")
                 || !gs_err.contains("no CUDA device")
             {
                 return Err(format!("gradescope: exit {gs_code}: {gs}\n{gs_err}").into());

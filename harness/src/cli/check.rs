@@ -69,14 +69,16 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     a.out.claim_stdout();
     let catalog = super::list::catalog(global)?;
     let inputs = settings::inputs_of(&catalog);
+    let outputs = [
+        ("--table", a.table.as_deref()),
+        ("--junit", a.junit.as_deref()),
+        ("--json", a.out.json.as_deref()),
+    ];
     settings::check_outputs(
-        &[
-            ("--table", a.table.as_deref()),
-            ("--junit", a.junit.as_deref()),
-            ("--json", a.out.json.as_deref()),
-        ],
+        &outputs,
         &inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
     )?;
+    a.html.check(&outputs)?;
     let selected = catalog.select(&a.cases)?;
     let s = Settings::new(a.jobs)?;
     let cfg = s.battery(a.trials, a.seed, a.stress_timeout, a.sanitize_timeout);

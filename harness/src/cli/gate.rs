@@ -270,17 +270,16 @@ fn preflight(a: &GateArgs, place: &Place, mut inputs: Vec<PathBuf>) -> Result<()
         false => None,
     };
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-    settings::check_outputs(
-        &[
-            ("--sarif", a.sarif.as_deref()),
-            ("--junit", a.junit.as_deref()),
-            ("--codequality", a.codequality.as_deref()),
-            ("--summary", a.summary.as_deref()),
-            ("--json", a.out.json.as_deref()),
-            ("$GITHUB_STEP_SUMMARY", summary.as_deref()),
-        ],
-        &inputs,
-    )
+    let outputs = [
+        ("--sarif", a.sarif.as_deref()),
+        ("--junit", a.junit.as_deref()),
+        ("--codequality", a.codequality.as_deref()),
+        ("--summary", a.summary.as_deref()),
+        ("--json", a.out.json.as_deref()),
+        ("$GITHUB_STEP_SUMMARY", summary.as_deref()),
+    ];
+    settings::check_outputs(&outputs, &inputs)?;
+    a.html.check(&outputs)
 }
 
 fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
@@ -433,7 +432,18 @@ fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
     // Bad input first: a program that cannot be found is exit 2 whatever the machine.
     let exe = gate::program::resolve(&program[0])?;
     let place = program_place(global, a, &cwd);
-    preflight(a, &place, vec![exe])?;
+    // The program, its arguments that are files and the checker's files are inputs too.
+    let mut inputs = vec![exe];
+    let words: Vec<String> = program[1..]
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .chain(a.oracle.check.clone())
+        .collect();
+    inputs.extend(settings::files_named_by(
+        words.iter().map(String::as_str),
+        &cwd,
+    ));
+    preflight(a, &place, inputs)?;
     a.out.text(&format!(
         "racegate gate: {} under {} sanitizer(s) and {} plain run(s)\n",
         program
@@ -455,7 +465,8 @@ fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
     let cwd = settings::current_dir()?;
     let (cfg, _) = config(a)?;
     let place = program_place(global, a, &cwd);
-    preflight(a, &place, Vec::new())?;
+    let checker = settings::files_named_by(a.oracle.check.as_deref(), &cwd);
+    preflight(a, &place, checker)?;
     // Bad input first: a folder without tests is exit 2 whatever the machine.
     let tests = gate::ctest::discover(dir, a.ctest.tests_regex.as_deref())?;
     a.out.text(&format!(

@@ -143,43 +143,12 @@ pub struct GradeArgs {
     html: Option<PathBuf>,
 }
 
+/// Grades, then returns the exit code. A file racegate did not create in this run is never
+/// deleted, whatever the exit: a grade not given leaves `--output` as it was (a Gradescope
+/// container starts without `results.json`, so none is there and Gradescope shows the
+/// autograder failure), and says so when a file was already there.
 pub fn run(global: &Global, a: GradeArgs) -> Result<u8> {
-    let stale = stale_gradescope_file(&a);
-    let r = grade_all(global, a);
-    if let (Err(_), Some(p)) = (&r, stale) {
-        // Gradescope would show an older results.json as this run's score: an early exit
-        // (bad input, a tool or the confinement missing, ...) leaves none, as a grade that was
-        // not given does (`write_one`). A failed removal is said, after the error itself.
-        if let Err(e) = remove_stale(&p) {
-            note(&format!("{}", e.chain()));
-        }
-    }
-    r
-}
-
-/// With `--format gradescope --output FILE`, the file an early exit removes: a regular file
-/// (not a link) named `*.json` that is none of the paths given on the command line (so never a
-/// submission, the rubric or the secret, whatever the mistake). `None` otherwise.
-fn stale_gradescope_file(a: &GradeArgs) -> Option<PathBuf> {
-    let p = a.output.as_ref()?;
-    let given = a
-        .submissions
-        .iter()
-        .chain(a.rubric.iter())
-        .chain(a.secret_file.iter());
-    let same = |q: &PathBuf| {
-        q == p
-            || std::fs::canonicalize(q)
-                .ok()
-                .zip(std::fs::canonicalize(p).ok())
-                .is_some_and(|(x, y)| x == y)
-    };
-    let is_file = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file());
-    (matches!(a.format, Some(GradeFormat::Gradescope))
-        && is_file
-        && p.extension().is_some_and(|e| e == "json")
-        && !given.into_iter().any(same))
-    .then(|| p.clone())
+    grade_all(global, a)
 }
 
 fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
@@ -244,6 +213,9 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         inputs.extend(a.secret_file.as_deref());
         settings::check_outputs(&[("--output", Some(p.as_path()))], &inputs)?;
         check_writable(p)?;
+    }
+    if let Some(dir) = &a.html {
+        settings::check_html_dir(dir, &[("--output", a.output.as_deref())])?;
     }
     // The private cache holds the GPU lock and the workers' files: refuse one that is not
     // ours before any submission is graded.
@@ -367,18 +339,22 @@ fn check_writable(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Removes an older grade file at `path` (none is the usual case): one that stayed would be read
-/// as this run's grade.
-fn remove_stale(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io("removing", path, e)),
-        _ => Ok(()),
+/// Where a grade that was not given writes nothing: says so when `path` was there before this
+/// run (left as it was, never deleted: racegate did not create it).
+fn leave_untouched(path: &Path) -> Result<()> {
+    if path.exists() {
+        note(&format!(
+            "--output {}: left as it was (it was there before this run); it does not hold this \
+             run's grade",
+            crate::report::visible::visible_path(path)
+        ));
     }
+    Ok(())
 }
 
 /// One submission's grade in `format`, to `output` or stdout. A Gradescope grade that was not
-/// given writes nothing (and removes an older file): Gradescope shows a missing results.json
-/// as an autograder failure, never as a score.
+/// given writes nothing: Gradescope shows a missing results.json as an autograder failure,
+/// never as a score.
 fn write_one(
     g: &grading::Grade,
     format: GradeFormat,
@@ -396,7 +372,7 @@ fn write_one(
     match (text, output) {
         (Some(t), Some(p)) => settings::write_file(p, &t),
         (Some(t), None) => output::print(&t),
-        (None, Some(p)) => remove_stale(p),
+        (None, Some(p)) => leave_untouched(p),
         (None, None) => Ok(()),
     }
 }

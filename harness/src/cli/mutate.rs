@@ -118,13 +118,15 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
         inputs.push(equivalents_path(&path));
         inputs.push(path);
     }
+    let outputs = [
+        ("--table", a.table.as_deref()),
+        ("--json", a.out.json.as_deref()),
+    ];
     settings::check_outputs(
-        &[
-            ("--table", a.table.as_deref()),
-            ("--json", a.out.json.as_deref()),
-        ],
+        &outputs,
         &inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
     )?;
+    a.html.check(&outputs)?;
     for u in &mut units {
         u.mutants = mutate::mutants(&u.file, &u.source, &operators);
         // A reference kernel in the kernel's own file is built from the original: its mutants

@@ -40,6 +40,15 @@ pub struct HtmlArg {
 }
 
 impl HtmlArg {
+    /// Checks `--html` before any work ([`settings::check_html_dir`]), with the command's other
+    /// reports (`outputs`), none of which may be inside its folder.
+    pub fn check(&self, outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+        match &self.html {
+            Some(dir) => settings::check_html_dir(dir, outputs),
+            None => Ok(()),
+        }
+    }
+
     /// Renders `json` (the text `--json` writes) into `--html`'s folder; nothing without it.
     pub fn write(&self, json: &str, root: &Path) -> Result<()> {
         let Some(dir) = &self.html else {

@@ -285,6 +285,72 @@ pub fn refuse_overwriting_inputs(output: &Path, inputs: &[&Path]) -> Result<()> 
     Ok(())
 }
 
+/// `p` made absolute with its longest existing ancestor resolved (links followed), so that two
+/// spellings of one place compare equal before either exists.
+fn resolved_lenient(p: &Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut rest = Vec::new();
+    let mut at = abs.as_path();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return rest.iter().rev().fold(real, |acc: PathBuf, c| acc.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// Checks `--html DIR` before any work (exit 2): a folder, or a path where one can be made (its
+/// nearest existing ancestor a folder); never a file, a FIFO or a device; and no other report
+/// of the run (`outputs`) inside it, where the report's pages would be written beside it.
+pub fn check_html_dir(dir: &Path, outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+    let mut at = dir.to_path_buf();
+    loop {
+        match std::fs::metadata(&at) {
+            Ok(m) if m.is_dir() => break,
+            Ok(m) => {
+                let kind = destination_kind(&m).unwrap_or("a file");
+                return Err(Error::Usage(format!(
+                    "--html {}: {} is {kind}, not a folder; give a folder (made if missing)",
+                    dir.display(),
+                    at.display()
+                )));
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                match at.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => at = p.to_path_buf(),
+                    _ => break,
+                }
+            }
+            Err(e) => return Err(Error::io("checking", &at, e)),
+        }
+    }
+    let folder = resolved_lenient(dir);
+    for (flag, path) in outputs {
+        if let Some(p) = path.filter(|p| *p != Path::new("-")) {
+            if resolved_lenient(p).starts_with(&folder) {
+                return Err(Error::Usage(format!(
+                    "{flag} {} is inside the --html folder {}, which holds the HTML report's \
+                     pages: choose a file outside it",
+                    p.display(),
+                    dir.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks every report destination of a command before it starts: each is a regular file or
 /// none yet ([`check_destination`]) and none is an input ([`refuse_overwriting_inputs`]).
 /// `outputs` pairs each flag with its file.
@@ -309,13 +375,40 @@ pub fn check_outputs(outputs: &[(&str, Option<&Path>)], inputs: &[&Path]) -> Res
     Ok(())
 }
 
-/// The files a catalog was read from: its manifest, each case's source, the expected outputs
-/// its programs name. What no report may be written over.
+/// The existing regular files a command line names, each word resolved against `cwd`: a
+/// program, a checker script (`./check.sh` in `--check "./check.sh --strict"`), the data files
+/// it reads. Words are split on whitespace with surrounding quotes dropped: what the shell
+/// would run is not re-parsed, only every word that is a file is kept from being a report.
+pub fn files_named_by<'a>(words: impl IntoIterator<Item = &'a str>, cwd: &Path) -> Vec<PathBuf> {
+    words
+        .into_iter()
+        .flat_map(str::split_whitespace)
+        .map(|w| w.trim_matches(['"', '\'']))
+        .filter(|w| !w.is_empty() && !w.starts_with('-'))
+        .map(|w| cwd.join(w))
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+/// The files a catalog was read from: its manifest, each case's source, each kernel's oracle
+/// reference, and what its programs name (the program, its arguments that are files, its
+/// checker, its expected output). What no report may be written over.
 pub fn inputs_of(catalog: &Catalog) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = Vec::new();
     if let Some(m) = &catalog.manifest {
         v.push(m.path.clone());
-        v.extend(m.programs.iter().filter_map(|p| p.expect.clone()));
+        for k in &m.kernels {
+            if let crate::source::manifest::Check::Reference { path, .. } = &k.check {
+                v.push(m.dir.join(path));
+            }
+        }
+        for p in &m.programs {
+            v.extend(p.expect.clone());
+            let words = std::iter::once(p.command.as_str())
+                .chain(p.args.iter().map(String::as_str))
+                .chain(p.check.as_deref());
+            v.extend(files_named_by(words, &p.cwd));
+        }
     }
     for c in &catalog.cases {
         let p = catalog.root.join(&c.path);

@@ -101,6 +101,14 @@ pub fn read(path: &Path) -> Result<String, Rejection> {
     // One reader for files a user names: a FIFO swapped in after a check cannot block it, a
     // link is refused, never followed.
     use crate::source::files::{read_raw, Refusal};
+    use std::os::unix::fs::MetadataExt;
+    // A hard link is another name of a file that may belong to the grading machine (a secret,
+    // a solution): refused like a symbolic link.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.nlink() > 1) {
+        return Err(Rejection::Unreadable(
+            "it is a hard link (the file has other names); submit a copy of the file itself".into(),
+        ));
+    }
     let bytes = read_raw(path, MAX_BYTES, false).map_err(|r| match r {
         Refusal::Link => {
             Rejection::Unreadable("it is a symbolic link; submit the file itself".into())
@@ -179,6 +187,13 @@ mod tests {
     #[test]
     fn links_and_fifos_are_not_read() {
         let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "extern \"C\" __global__ void reduce() {}\n").unwrap();
+        let hard = dir.path().join("h.cu");
+        std::fs::hard_link(&secret, &hard).unwrap();
+        assert!(read(&hard).unwrap_err().to_string().contains("hard link"));
+        std::fs::remove_file(&secret).unwrap();
+        assert!(read(&hard).is_ok(), "one name left: an ordinary file");
         let link = dir.path().join("s.cu");
         std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
         assert!(read(&link)

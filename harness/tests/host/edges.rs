@@ -167,11 +167,11 @@ fn a_compile_memory_too_small_for_the_reference_is_bad_input() {
     }
 }
 
-/// Every early exit of `grade --format gradescope --output FILE` removes an older FILE, which
-/// Gradescope would show as this run's score; a `.json` the command line names as an input
-/// (the rubric) is never removed, whatever the mistake.
+/// Every early exit of `grade --format gradescope --output FILE` leaves a FILE that was there
+/// before the run as it was: racegate deletes no file it did not create in this run; a `.json`
+/// the command line names as an input (the rubric) is refused as an output.
 #[test]
-fn a_stale_gradescope_file_goes_on_every_early_exit() {
+fn every_early_exit_leaves_an_existing_output_as_it_was() {
     let root = repo();
     let root_s = root.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -226,9 +226,10 @@ fn a_stale_gradescope_file_goes_on_every_early_exit() {
             // No NVRTC here: the limits cannot be checked (the test above says so).
             continue;
         }
-        assert!(
-            !results.exists(),
-            "{extra:?} (exit {code}) left the old results.json: {err}"
+        assert_eq!(
+            std::fs::read_to_string(&results).ok().as_deref(),
+            Some(r#"{"score": 100.0}"#),
+            "{extra:?} (exit {code}) changed or removed the existing results.json: {err}"
         );
     }
     // The output named as the rubric too: refused, and the rubric stays.

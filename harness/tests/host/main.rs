@@ -32,6 +32,7 @@ mod mutate;
 mod mutate_perf;
 mod no_device_artifacts;
 mod onboarding;
+mod outputs_onto_inputs;
 mod outside_target;
 mod perf;
 mod planted_library;
