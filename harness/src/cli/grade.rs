@@ -370,6 +370,11 @@ fn write_one(
         GradeFormat::Junit => Some(report::junit::grade(g)),
     };
     match (text, output) {
+        // A file for people is escaped as the terminal's text is: `cat` of it must not run the
+        // control sequences a submission made NVRTC echo.
+        (Some(t), Some(p)) if format == GradeFormat::Human => {
+            settings::write_file(p, &crate::report::visible::visible(&t))
+        }
         (Some(t), Some(p)) => settings::write_file(p, &t),
         (Some(t), None) => output::print(&t),
         (None, Some(p)) => leave_untouched(p),

@@ -99,6 +99,22 @@ fn written_name(entry: &str) -> &str {
     }
 }
 
+/// The most kernel names a message lists, and the most bytes of each it shows.
+const NAMES_SHOWN: usize = 10;
+const NAME_SHOWN: usize = 80;
+
+/// `n`, or its first [`NAME_SHOWN`] bytes (at a character boundary) and how many were cut.
+fn bounded_name(n: &str) -> String {
+    if n.len() <= NAME_SHOWN {
+        return n.to_string();
+    }
+    let mut end = NAME_SHOWN;
+    while !n.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} more bytes)", &n[..end], n.len() - end)
+}
+
 fn check_one(
     entries: &[ptx::Entry],
     code: &[Token],
@@ -115,17 +131,28 @@ fn check_one(
             });
         }
         // The prelude's own kernels (`racegate_*`) are not the student's.
-        let found: Vec<String> = entries
+        let all: Vec<&str> = entries
             .iter()
-            .map(|e| written_name(&e.name).to_string())
+            .map(|e| written_name(&e.name))
             .filter(|n| !n.starts_with("racegate_"))
             .collect();
-        let closest = found
+        // Names of a reasonable length only are compared (token pasting can make a name of
+        // megabytes), and the list is bounded, saying what was left out.
+        let closest = all
             .iter()
-            .map(|n| (strsim::levenshtein(n, name), n))
-            .filter(|(d, n)| *d <= 3 || n.contains(name) || name.contains(n.as_str()))
+            .filter(|n| n.len() <= 4 * NAME_SHOWN)
+            .map(|n| (strsim::levenshtein(n, name), *n))
+            .filter(|(d, n)| *d <= 3 || n.contains(name) || name.contains(*n))
             .min()
-            .map(|(_, n)| n.clone());
+            .map(|(_, n)| bounded_name(n));
+        let mut found: Vec<String> = all
+            .iter()
+            .take(NAMES_SHOWN)
+            .map(|n| bounded_name(n))
+            .collect();
+        if all.len() > NAMES_SHOWN {
+            found.push(format!("... and {} more", all.len() - NAMES_SHOWN));
+        }
         return Err(Rejection::MissingKernel {
             wanted: name.into(),
             closest,

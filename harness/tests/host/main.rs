@@ -9,6 +9,7 @@
 
 mod api;
 mod atomic_write;
+mod bounded_messages;
 mod build_paths;
 mod check_no_device;
 mod compile_child;
