@@ -180,6 +180,7 @@ struct OracleArgs {
 }
 
 pub fn run(global: &Global, a: GateArgs) -> Result<u8> {
+    super::grade_secret::withhold_from_children();
     a.out.claim_stdout();
     if let Some(dir) = &a.ctest.ctest {
         run_ctest(global, &a, dir)

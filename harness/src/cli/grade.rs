@@ -161,6 +161,13 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         Some(s) => crate::build::compile::fingerprint(&s),
         None => settings::random_seed(),
     };
+    if let Some(m) = &global.manifest {
+        return Err(Error::Usage(format!(
+            "--manifest {}: grade reads no manifest (an exercise comes from \
+             grading/exercises/NAME.toml under --root); leave --manifest out",
+            m.display()
+        )));
+    }
     let root = settings::root(global)?;
     let spec = spec::Spec::find(&root, &a.exercise)?;
     let rubric_path = a.rubric.clone().unwrap_or_else(|| root.join(spec::RUBRIC));
@@ -249,7 +256,7 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
     ));
     // Unconfined grading is refused unless the risk is accepted by name. A probe that could
     // not run (no NVRTC) compiles nothing either; that is reported as itself.
-    let probed_unconfined = matches!(&confinement, Err(_))
+    let probed_unconfined = confinement.is_err()
         && !matches!(&confinement, Err(w) if w.starts_with("confinement not probed"));
     if let (false, true, Err(why)) = (a.allow_unconfined, probed_unconfined, &confinement) {
         return Err(Error::Child(format!(

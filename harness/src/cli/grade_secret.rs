@@ -8,6 +8,16 @@ use crate::{Error, Result};
 
 /// The variable a secret may still come in (deprecated: it stays in /proc/PID/environ).
 const SECRET_ENV: &str = "RACEGATE_GRADE_SECRET";
+/// The variable that names the secret's file (`--secret-file`'s `env`).
+const SECRET_FILE_ENV: &str = "RACEGATE_GRADE_SECRET_FILE";
+
+/// For the commands that run a user's program (`gate`, `sanitize`): the grading secret, or the
+/// name of its file, is no business of that program, so neither variable reaches any child.
+/// Called first thing in those commands, before any child starts.
+pub(super) fn withhold_from_children() {
+    std::env::remove_var(SECRET_ENV);
+    std::env::remove_var(SECRET_FILE_ENV);
+}
 /// After the re-execution: the inherited descriptor the secret is on (a number, not a secret).
 const SECRET_FD_ENV: &str = "RACEGATE_GRADE_SECRET_FD";
 /// The most of a secret file that is read.
@@ -42,7 +52,9 @@ pub(super) fn secret(file: Option<&Path>) -> Result<Option<String>> {
             .take(SECRET_MAX)
             .read_to_string(&mut s)
             .map_err(|e| Error::io("reading the secret from descriptor", fd.to_string(), e))?;
-        return Ok(Some(s).filter(|s| !s.is_empty()));
+        // As a file's: the first line, trimmed.
+        let line = s.lines().next().unwrap_or("").trim().to_string();
+        return Ok(Some(line).filter(|s| !s.is_empty()));
     }
     if let Some(s) = std::env::var(SECRET_ENV).ok().filter(|s| !s.is_empty()) {
         if let Some(p) = file {
@@ -63,10 +75,18 @@ pub(super) fn secret(file: Option<&Path>) -> Result<Option<String>> {
         )));
     }
     use std::io::Read;
-    let mut s = String::new();
+    let mut bytes = Vec::new();
     std::fs::File::open(p)
-        .and_then(|f| f.take(SECRET_MAX).read_to_string(&mut s))
+        .and_then(|f| f.take(SECRET_MAX).read_to_end(&mut bytes))
         .map_err(|e| Error::io("reading the secret file", p, e))?;
+    // A secret that is not text is the file's mistake, as an empty one is (exit 2).
+    let s = String::from_utf8(bytes).map_err(|e| {
+        Error::Usage(format!(
+            "--secret-file {}: not UTF-8 text (invalid byte at offset {})",
+            p.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
     let line = s.lines().next().unwrap_or("").trim().to_string();
     if line.is_empty() {
         return Err(Error::Usage(format!(

@@ -87,7 +87,21 @@ pub fn root_or_cwd(global: &Global) -> PathBuf {
 /// or `racegate.toml`.
 pub fn root(global: &Global) -> Result<PathBuf> {
     if let Some(r) = &global.root {
-        return Ok(r.clone());
+        return match std::fs::metadata(r) {
+            Ok(m) if m.is_dir() => Ok(r.clone()),
+            Ok(_) => Err(Error::Usage(format!(
+                "--root {}: not a folder",
+                crate::report::visible::visible_path(r)
+            ))),
+            Err(e) => Err(Error::Usage(format!(
+                "--root {}: {}",
+                crate::report::visible::visible_path(r),
+                match e.kind() {
+                    std::io::ErrorKind::NotFound => "no such folder".to_string(),
+                    _ => e.to_string(),
+                }
+            ))),
+        };
     }
     let cwd = current_dir()?;
     toolchain::find_root(&cwd).ok_or_else(|| {

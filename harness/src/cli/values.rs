@@ -20,11 +20,16 @@ pub fn seconds(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// A count that must be at least 1 (trials, runs).
+/// A count that must be at least 1 (trials, runs), and at most `u32::MAX`.
 pub fn at_least_one(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
+    let t = s.trim();
+    match t.parse::<u32>() {
         Ok(0) => Err("must be at least 1".into()),
         Ok(n) => Ok(n),
+        // A whole number too large to count with: say so, not that it is no number.
+        Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(format!("`{s}` is too large (at most {})", u32::MAX))
+        }
         Err(_) => Err(format!("`{s}` is not a whole number of at least 1")),
     }
 }
@@ -35,11 +40,19 @@ pub fn jobs(s: &str) -> Result<usize, String> {
     at_least_one(s).map(|n| n as usize)
 }
 
-/// A memory size in MiB: at least 256 (NVRTC alone maps about 150).
+/// The most memory a limit may name, in MiB (1 PiB).
+const MAX_MIB: u64 = 1 << 30;
+
+/// A memory size in MiB: at least 256 (NVRTC alone maps about 150), at most [`MAX_MIB`].
 pub fn mebibytes(s: &str) -> Result<u64, String> {
-    match s.trim().parse::<u64>() {
-        Ok(n) if (256..=1 << 30).contains(&n) => Ok(n),
-        Ok(_) => Err(format!("`{s}`: at least 256 MiB")),
+    let t = s.trim();
+    match t.parse::<u64>() {
+        Ok(n) if (256..=MAX_MIB).contains(&n) => Ok(n),
+        Ok(n) if n < 256 => Err(format!("`{s}`: at least 256 MiB")),
+        Ok(_) => Err(format!("`{s}`: at most {MAX_MIB} MiB")),
+        Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(format!("`{s}`: at most {MAX_MIB} MiB"))
+        }
         Err(_) => Err(format!("`{s}` is not a whole number of MiB")),
     }
 }
@@ -65,5 +78,11 @@ mod tests {
         assert!(jobs("0").is_err());
         assert!(mebibytes("100").is_err());
         assert_eq!(mebibytes("4096"), Ok(4096));
+        // Too large is said as such, not as too small or as no number.
+        for big in ["99999999999999", "99999999999999999999999"] {
+            assert!(mebibytes(big).unwrap_err().contains("at most"), "{big}");
+        }
+        assert!(jobs("4294967296").unwrap_err().contains("too large"));
+        assert!(jobs("x").unwrap_err().contains("not a whole number"));
     }
 }

@@ -69,6 +69,17 @@ pub fn kind_of(t: &std::fs::FileType) -> Option<&'static str> {
     }
 }
 
+/// Why `path` cannot be read as a source: `does not exist`, or what it is instead of a regular
+/// file (`is a FIFO (named pipe)`, `is a directory`, ...); `None` for a regular file (links
+/// followed).
+pub fn not_a_source(path: &Path) -> Option<String> {
+    match std::fs::metadata(path) {
+        Ok(m) => kind_of(&m.file_type()).map(|k| format!("is {k}, not a source file")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("does not exist".into()),
+        Err(e) => Some(format!("cannot be read ({e})")),
+    }
+}
+
 /// Checks without opening it that `path`, if it exists, is a regular file (links followed):
 /// for a file a command will read only at its end, refused (exit 2) before any work.
 pub fn check_regular(path: &Path, what: &str) -> Result<()> {

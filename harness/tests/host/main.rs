@@ -12,6 +12,7 @@ mod atomic_write;
 mod bounded_messages;
 mod build_paths;
 mod check_no_device;
+mod clear_errors;
 mod compile_child;
 mod confinement;
 mod containment;

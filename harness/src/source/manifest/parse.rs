@@ -186,11 +186,11 @@ fn arg_names(names: &[String], args: &[ArgSpec]) -> std::result::Result<(), Stri
 
 fn kernel(errors: &Errors, dir: &Path, kspan: Range<usize>, k: RawKernel) -> Result<KernelSpec> {
     let name = k.name.get_ref().clone();
-    if !dir.join(k.source.get_ref()).is_file() {
+    if let Some(why) = crate::source::files::not_a_source(&dir.join(k.source.get_ref())) {
         return Err(errors.at(
             k.source.span(),
             "source",
-            format!("{} does not exist", dir.join(k.source.get_ref()).display()),
+            format!("{} {why}", dir.join(k.source.get_ref()).display()),
         ));
     }
     let mut include: Vec<PathBuf> = Vec::new();
@@ -519,10 +519,10 @@ fn oracle(
             format!("`{}` is not `file.cu:kernel`", r.reference),
         ));
     };
-    if !dir.join(path).is_file() {
+    if let Some(why) = crate::source::files::not_a_source(&dir.join(path)) {
         return Err(fail(
             "oracle.reference",
-            format!("reference file {} does not exist", dir.join(path).display()),
+            format!("reference file {} {why}", dir.join(path).display()),
         ));
     }
     let check = Check::Reference {
