@@ -15,6 +15,8 @@ pub enum Status {
     Found,
     /// Decided nothing (a tool missing or failing): shown like a failure, never as a pass.
     Inconclusive,
+    /// Killed at its deadline: a hang, or the tool's slowness, as the report then says.
+    Timeout,
 }
 
 impl Status {
@@ -24,6 +26,7 @@ impl Status {
             Status::Fail => "FAIL",
             Status::Found => "FOUND",
             Status::Inconclusive => "INCONCLUSIVE",
+            Status::Timeout => "TIMEOUT",
         }
     }
 }

@@ -195,6 +195,9 @@ pub struct GateEvent<'a> {
     pub findings: usize,
     /// The run decided nothing (a tool missing or failing).
     pub inconclusive: bool,
+    /// The run was killed at its deadline: a hang or the tool's slowness, judged once the
+    /// plain runs are known (never shown as a pass).
+    pub hung: bool,
     /// How long it took.
     pub seconds: f64,
 }
@@ -262,6 +265,17 @@ impl GateRun {
         });
     }
 
+    /// [`GateRun::events`], with the runs of `hung` (subject, detector) marked as killed at
+    /// their deadline.
+    #[doc(hidden)]
+    pub fn events_with_hangs<'a>(&'a self, hung: &[(&str, &str)]) -> Vec<GateEvent<'a>> {
+        let mut events = self.events();
+        for e in &mut events {
+            e.hung = hung.contains(&(e.subject, e.detector));
+        }
+        events
+    }
+
     /// One event per (subject, detector) this run checked.
     #[doc(hidden)]
     pub fn events(&self) -> Vec<GateEvent<'_>> {
@@ -279,6 +293,7 @@ impl GateRun {
                     .inconclusive
                     .iter()
                     .any(|i| i.subject == c.subject && i.detector == c.detector),
+                hung: false,
                 seconds: c.seconds,
             })
             .collect()

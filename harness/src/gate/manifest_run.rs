@@ -234,8 +234,9 @@ pub fn run_manifest(
                 Ok((out, pending))
             },
             |r| {
-                if let Ok((part, _)) = r {
-                    part.events().iter().for_each(&on_done);
+                if let Ok((part, hangs)) = r {
+                    let hung = PendingHang::keys(hangs);
+                    part.events_with_hangs(&hung).iter().for_each(&on_done);
                 }
             },
         )

@@ -152,8 +152,9 @@ pub fn run_target_with(
             Ok((part, pending))
         },
         |r| {
-            if let Ok((part, _)) = r {
-                part.events().iter().for_each(&on_done);
+            if let Ok((part, hangs)) = r {
+                let hung = PendingHang::keys(hangs);
+                part.events_with_hangs(&hung).iter().for_each(&on_done);
             }
         },
     );
@@ -326,7 +327,12 @@ fn plain_runs(
             );
             continue;
         }
-        let message = format!("{oracle}: {kind} {when}; last stderr line: {stderr}");
+        // The kind may already name its oracle (`hang: no exit within 10 s`): said once.
+        let head = match kind.starts_with(&format!("{oracle}:")) {
+            true => kind.clone(),
+            false => format!("{oracle}: {kind}"),
+        };
+        let message = format!("{head} {when}; last stderr line: {stderr}");
         run.findings.push(GateFinding::new(id, file, None, message));
     }
     if let Some(note) = masked_note(subject, &outputs, cfg) {

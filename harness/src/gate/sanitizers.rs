@@ -101,6 +101,16 @@ impl PendingHang {
         &self.subject
     }
 
+    /// The detector whose run was killed.
+    pub fn detector(&self) -> &str {
+        &self.detector
+    }
+
+    /// (subject, detector) of each hang, for progress ([`GateRun::events_with_hangs`]).
+    pub fn keys(hangs: &[PendingHang]) -> Vec<(&str, &str)> {
+        hangs.iter().map(|h| (h.subject(), h.detector())).collect()
+    }
+
     /// A finding when `plain_hung` (the code hangs without the tool too), or when the tool saw
     /// a deadlock and there are no plain runs to ask; otherwise inconclusive: the tool's
     /// slowdown, not the program's hang. A deadlock the tool reports while every plain run

@@ -39,6 +39,7 @@ mod outside_target;
 mod perf;
 mod planted_library;
 mod program_report;
+mod progress_lines;
 mod readme;
 mod rubric;
 mod sanitize_batch;
