@@ -303,7 +303,7 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
     let (cfg, s) = config(a)?;
     if let Err(why) = crate::run::device::probe() {
         // The reports are still written: every run not done, with why, and what the host did.
-        let run = no_device_run(&catalog, &cfg, &why);
+        let run = no_device_run(&catalog, &cfg, &why, a.out.on_stdout());
         let place = Place {
             no_device: Some(why),
             ..place
@@ -338,10 +338,14 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
 /// A manifest gate without a device: each kernel compiled (its signature was checked before),
 /// and every run it would have had (each detector, stress where its oracle asks) inconclusive
 /// with why.
-fn no_device_run(catalog: &Catalog, cfg: &GateConfig, why: &str) -> GateRun {
+fn no_device_run(catalog: &Catalog, cfg: &GateConfig, why: &str, quiet: bool) -> GateRun {
     let start = std::time::Instant::now();
     let mut run = GateRun::default();
     let reason = format!("no CUDA device: {why}");
+    // Kernels that share a source and its options are compiled once; a line per compile.
+    let mut built: std::collections::HashMap<(String, Vec<String>), Result<f64, String>> =
+        std::collections::HashMap::new();
+    let progress = Progress::new(catalog.cases.len() as u64, "kernels", quiet);
     for c in &catalog.cases {
         run.subjects.push(c.name.clone());
         let opts = crate::build::compile::BuildOptions {
@@ -349,12 +353,28 @@ fn no_device_run(catalog: &Catalog, cfg: &GateConfig, why: &str) -> GateRun {
             jitter: false,
             extra: c.compile_options(),
         };
-        let t = std::time::Instant::now();
-        match crate::build::compile::compile(&catalog.root, &c.path, &opts) {
+        let key = (c.path.clone(), opts.extra.clone());
+        let first = !built.contains_key(&key);
+        let outcome = built.entry(key).or_insert_with(|| {
+            let t = std::time::Instant::now();
+            crate::build::compile::compile(&catalog.root, &c.path, &opts)
+                .map(|_| t.elapsed().as_secs_f64())
+                .map_err(|e| e.to_string())
+        });
+        let (status, seconds) = match outcome {
+            Ok(secs) => (Status::Pass, if first { *secs } else { 0.0 }),
+            Err(_) => (Status::Fail, 0.0),
+        };
+        let shown = match first {
+            true => format!("{}::compile ({})", c.name, c.path),
+            false => format!("{}::compile ({}, compiled above)", c.name, c.path),
+        };
+        progress.item(status, &shown, seconds, None);
+        match outcome {
             Ok(_) => run.checked.push(gate::Checked {
                 subject: c.name.clone(),
                 detector: "compile".into(),
-                seconds: t.elapsed().as_secs_f64(),
+                seconds,
             }),
             Err(e) => run.notes.push(format!("{}: not compiled: {e}", c.name)),
         }
@@ -374,6 +394,7 @@ fn no_device_run(catalog: &Catalog, cfg: &GateConfig, why: &str) -> GateRun {
             });
         }
     }
+    progress.finish();
     run.seconds = start.elapsed().as_secs_f64();
     run
 }

@@ -28,6 +28,7 @@ mod hostile;
 mod html_flag;
 mod ignored_errors;
 mod inputs;
+mod large_manifests;
 mod layout;
 mod manifest;
 mod mutate;

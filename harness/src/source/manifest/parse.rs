@@ -168,16 +168,26 @@ fn dims(errors: &Errors, d: &Spanned<Vec<String>>, key: &str) -> Result<Vec<Stri
     Ok(d.get_ref().clone())
 }
 
-/// Checks a launch's argument names against the kernel's: each known, none twice.
+/// Checks a launch's argument names against the kernel's: each known, none twice. Linear in
+/// the number of arguments (a generated manifest can have tens of thousands).
 fn arg_names(names: &[String], args: &[ArgSpec]) -> std::result::Result<(), String> {
-    for (i, n) in names.iter().enumerate() {
-        if !args.iter().any(|a| a.name() == n) {
+    let known: std::collections::HashSet<&str> = args.iter().map(|a| a.name()).collect();
+    let mut seen = std::collections::HashSet::new();
+    for n in names {
+        if !known.contains(n.as_str()) {
+            const SHOWN: usize = 20;
+            let mut list: Vec<&str> = args.iter().take(SHOWN).map(|a| a.name()).collect();
+            let more = args.len().saturating_sub(SHOWN);
+            let more = format!(" and {more} more");
+            if args.len() > SHOWN {
+                list.push(&more);
+            }
             return Err(format!(
                 "`{n}` is not an argument (arguments: {})",
-                args.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+                list.join(", ")
             ));
         }
-        if names[..i].contains(n) {
+        if !seen.insert(n.as_str()) {
             return Err(format!("`{n}` is listed twice"));
         }
     }
@@ -253,9 +263,10 @@ fn kernel(errors: &Errors, dir: &Path, kspan: Range<usize>, k: RawKernel) -> Res
     };
     let mut args: Vec<ArgSpec> = Vec::new();
     let mut arg_sites: Vec<Site> = Vec::new();
+    let mut declared = std::collections::HashSet::new();
     for a in &k.args {
         let key = format!("args.{}", a.get_ref().name);
-        if args.iter().any(|o| o.name() == a.get_ref().name) {
+        if !declared.insert(a.get_ref().name.clone()) {
             return Err(errors.at(
                 a.span(),
                 &format!("{key}.name"),
@@ -275,12 +286,13 @@ fn kernel(errors: &Errors, dir: &Path, kspan: Range<usize>, k: RawKernel) -> Res
     let (check, reference_launch, reference_sites) =
         oracle(errors, dir, &k.oracle, &launches, &args)?;
 
+    let passed: std::collections::HashSet<&str> = launches
+        .iter()
+        .chain(&reference_launch)
+        .flat_map(|l| l.args.iter().map(String::as_str))
+        .collect();
     for (a, site) in args.iter().zip(&arg_sites) {
-        let used = launches
-            .iter()
-            .chain(&reference_launch)
-            .any(|l| l.args.iter().any(|n| n == a.name()));
-        if !used {
+        if !passed.contains(a.name()) {
             return Err(errors.at(
                 site.span.clone(),
                 &site.key,

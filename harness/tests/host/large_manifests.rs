@@ -1,0 +1,97 @@
+//! Generated manifests at scale: kernels that share a source are compiled once, with a progress
+//! line for each kernel as it goes; checking a kernel's arguments is linear in their number
+//! (measured as a ratio of two sizes side by side, never against a clock).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+const KERNEL: &str = "extern \"C\" __global__ void k(float* y, int n) \
+                      { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 1; }\n";
+
+fn project(manifest: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("kernels")).unwrap();
+    std::fs::write(dir.path().join("kernels/k.cu"), KERNEL).unwrap();
+    std::fs::write(dir.path().join("racegate.toml"), manifest).unwrap();
+    dir
+}
+
+fn racegate(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(super::racegate_exe())
+        .args(args)
+        .current_dir(dir)
+        .env("RACEGATE_NO_GPU", "1")
+        .output()
+        .expect("racegate runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+fn kernels(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "[[kernel]]\nname = \"k{i}\"\nsource = \"kernels/k.cu\"\nentry = \"k\"\n\
+                 sizes = {{ n = [1, 1000] }}\ngrid = [\"ceil_div(n, 256)\"]\nblock = [\"256\"]\n\
+                 oracle = \"none\"\nargs = [\n  {{ name = \"y\", kind = \"out\", type = \"f32\", len = \"n\" }},\n  \
+                 {{ name = \"n\", kind = \"scalar\", type = \"i32\", value = \"n\" }},\n]\n"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn kernels_sharing_a_source_are_compiled_once_with_a_line_each() {
+    let dir = project(&kernels(300));
+    let (code, text) = racegate(dir.path(), &["gate"]);
+    assert!(matches!(code, Some(3 | 4)), "{code:?}: {text}");
+    if code == Some(4) {
+        assert_eq!(
+            text.matches("::compile (kernels/k.cu)").count(),
+            1,
+            "{text}"
+        );
+        assert_eq!(text.matches("compiled above)").count(), 299, "{text}");
+        assert!(text.contains("(300/300)"), "{text}");
+    }
+}
+
+/// One kernel with `n` scalar arguments (and its output buffer).
+fn wide(n: usize) -> String {
+    let mut s = String::from(
+        "[[kernel]]\nname = \"k\"\nsource = \"kernels/k.cu\"\nentry = \"k\"\n\
+         sizes = { n = [1, 1000] }\ngrid = [\"1\"]\nblock = [\"32\"]\noracle = \"none\"\nargs = [\n  \
+         { name = \"y\", kind = \"out\", type = \"f32\", len = \"n\" },\n",
+    );
+    for i in 0..n {
+        s.push_str(&format!(
+            "  {{ name = \"a{i}\", kind = \"scalar\", type = \"i32\", value = \"1\" }},\n"
+        ));
+    }
+    s.push_str("]\n");
+    s
+}
+
+#[test]
+fn argument_checks_grow_linearly() {
+    let time = |n: usize| {
+        let dir = project(&wide(n));
+        let t = Instant::now();
+        let (code, text) = racegate(dir.path(), &["list"]);
+        assert_eq!(code, Some(0), "{text}");
+        t.elapsed().as_secs_f64()
+    };
+    // Warm the binary's pages first; then four times the arguments, side by side.
+    time(1000);
+    let (small, large) = (time(8000), time(32000));
+    let ratio = large / small;
+    // Linear gives about 4; the quadratic check took 3.8x as long for twice the arguments
+    // (20000 and 40000, debug build), so about 15x here.
+    assert!(
+        ratio < 8.0,
+        "32000 arguments took {ratio:.1}x as long as 8000 ({small:.2} s, {large:.2} s)"
+    );
+}
