@@ -27,6 +27,7 @@ mod html_flag;
 mod ignored_errors;
 mod inputs;
 mod layout;
+mod leftovers;
 mod manifest;
 mod mutate;
 mod mutate_perf;
