@@ -29,6 +29,12 @@ pub fn dir() -> Result<PathBuf> {
     .map_err(Error::Cache)
 }
 
+/// Where racegate runs keep their records of the jobs they started, for the run after one
+/// that was killed outright (`runs/` in the folder).
+pub fn runs_dir() -> Result<PathBuf> {
+    Ok(dir()?.join("runs"))
+}
+
 /// Where the folder is, from the environment.
 fn location() -> std::result::Result<PathBuf, String> {
     let var = |k| {

@@ -148,6 +148,22 @@ fn exit_codes_last(help: &str) -> String {
 /// printed to stderr first.
 pub fn main() -> std::process::ExitCode {
     let args = Cli::parse();
+    // What an earlier racegate killed outright (SIGKILL) left running is ended first, and this
+    // run keeps a record of its own jobs should it be killed too. The hidden workers are part
+    // of their parent's run.
+    if !matches!(args.command, Command::Internal(_)) {
+        let records = crate::build::cache::runs_dir().map_err(|e| e.to_string());
+        let reaped = crate::proc::leftovers::reap(records.clone());
+        if let Ok(dir) = &records {
+            crate::proc::leftovers::record_in(dir);
+        }
+        // `doctor` reports it among its findings; any other command in a note.
+        if !matches!(args.command, Command::Doctor(_)) {
+            if let Some(line) = reaped.describe() {
+                eprintln!("note: {}", crate::report::visible::visible(&line));
+            }
+        }
+    }
     crate::proc::timeline::start(!matches!(args.command, Command::Internal(_)));
     // Every compile runs NVRTC in a child of this binary (`racegate __compile`), with a deadline
     // and limits: a compiler that hangs or crashes costs that compile, not the run.

@@ -140,6 +140,9 @@ pub enum Internal {
 
 /// Runs one hidden subcommand; the `u8` is the exit code.
 pub fn run(global: &CatalogArgs, i: Internal) -> Result<u8> {
+    // A worker's jobs are part of the run of the racegate that started it: reaped with that
+    // run's leftovers, never while it lives.
+    crate::proc::identity::join_parent_run();
     match i {
         Internal::Worker => {
             let read = std::time::Instant::now();

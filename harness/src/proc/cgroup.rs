@@ -4,7 +4,9 @@
 //! every member until none is left on kernels before 5.14), then removes it.
 //!
 //! The job cgroups are children of racegate's own cgroup (the `0::` line of /proc/self/cgroup,
-//! under the cgroup2 mount found in /proc/self/mountinfo), named `racegate-<pid>-<n>`. The
+//! under the cgroup2 mount found in /proc/self/mountinfo), named `racegate-<job token>`: the
+//! token names the racegate run the job belongs to (`identity.rs`), so the cgroups of a run that
+//! was killed before it could remove them are known for its own. The
 //! child joins its cgroup itself between fork and exec, so nothing it starts is outside it.
 //! Where none can be created (no cgroup2 mount, read-only, not delegated to this user) or a
 //! child cannot join one, racegate falls back to process groups, job tokens and ancestry (and,
@@ -13,9 +15,10 @@
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use super::identity;
 
 /// The variable that turns cgroups off (any value but empty or `0`).
 pub const NO_CGROUP_ENV: &str = "RACEGATE_NO_CGROUP";
@@ -49,7 +52,9 @@ pub fn disable(why: String) {
     }
 }
 
-fn probe() -> Result<Base, String> {
+/// racegate's own cgroup folder, where its job cgroups go, without trying to create one (an
+/// error when cgroups are turned off, or there is no cgroup v2 to be in).
+pub fn own() -> Result<PathBuf, String> {
     if std::env::var(NO_CGROUP_ENV).is_ok_and(|v| !v.is_empty() && v != "0") {
         return Err(format!("turned off by {NO_CGROUP_ENV}"));
     }
@@ -61,12 +66,16 @@ fn probe() -> Result<Base, String> {
     if !dir.join("cgroup.procs").is_file() {
         return Err(format!("racegate's cgroup {} is not there", dir.display()));
     }
+    Ok(dir)
+}
+
+fn probe() -> Result<Base, String> {
     let base = Base {
-        dir,
+        dir: own()?,
         kill_file: false,
     };
     remove_stale(&base.dir);
-    let probe = JobCgroup::create_in(&base).map_err(|e| e.to_string())?;
+    let probe = JobCgroup::create_in(&base, &identity::new_token()).map_err(|e| e.to_string())?;
     let kill_file = probe.dir.join("cgroup.kill").is_file();
     probe.remove(Duration::from_millis(100));
     Ok(Base { kill_file, ..base })
@@ -119,28 +128,39 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Removes the empty job cgroups of racegate processes that are gone (killed before they
-/// could remove their own). A cgroup with processes in it is left alone.
+/// The racegate run a job cgroup's folder name belongs to (`racegate-<job token>`).
+pub fn run_of(name: &str) -> Option<identity::Run> {
+    identity::token_run(name.strip_prefix("racegate-")?)
+}
+
+/// Whether the cgroup folder `entry` is a minute old at least: a racegate in another pid
+/// namespace sharing this cgroup may have just made a younger one for a child about to join.
+pub fn old(entry: &Path) -> bool {
+    std::fs::metadata(entry)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|a| a > Duration::from_secs(60)))
+}
+
+/// Removes the empty job cgroups of racegate runs that are gone (killed before they could
+/// remove their own). A cgroup with processes in it is left alone (`leftovers.rs` ends those).
 fn remove_stale(dir: &Path) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix("racegate-")
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
+        let gone = match run_of(&name) {
+            Some(run) => run != identity::this_run() && !run.alive(),
+            // An older racegate's `racegate-<pid>-<n>`: its pid alone.
+            None => name
+                .strip_prefix("racegate-")
+                .and_then(|r| r.split('-').next())
+                .and_then(|p| p.parse::<u32>().ok())
+                .is_some_and(|pid| {
+                    pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+                }),
         };
-        // A minute old at least: a racegate in another pid namespace sharing this cgroup may
-        // have just made it for a child about to join.
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t.elapsed().is_ok_and(|a| a > Duration::from_secs(60)));
-        if old && pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+        if gone && old(&e.path()) {
             remove_tree(&e.path());
         }
     }
@@ -156,30 +176,14 @@ pub struct JobCgroup {
 }
 
 impl JobCgroup {
-    /// A new empty cgroup for a job.
-    pub fn create() -> Result<JobCgroup, String> {
+    /// A new empty cgroup for the job with this token.
+    pub fn create(token: &str) -> Result<JobCgroup, String> {
         let base = base()?;
-        JobCgroup::create_in(&base).map_err(|e| e.to_string())
+        JobCgroup::create_in(&base, token).map_err(|e| e.to_string())
     }
 
-    /// A cgroup killed member by member, as on a kernel without `cgroup.kill` (tests).
-    #[cfg(test)]
-    #[must_use]
-    pub fn without_kill_file(mut self) -> JobCgroup {
-        self.kill_file = false;
-        self
-    }
-
-    fn create_in(base: &Base) -> std::io::Result<JobCgroup> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let dir = base.dir.join(format!(
-            "racegate-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir(&dir).map_err(|e| {
-            std::io::Error::new(e.kind(), format!("creating {}: {e}", dir.display()))
-        })?;
+    /// A job cgroup that is already there (one a killed racegate left).
+    pub fn at(dir: PathBuf) -> std::io::Result<JobCgroup> {
         let procs = CString::new(
             dir.join("cgroup.procs")
                 .into_os_string()
@@ -191,6 +195,27 @@ impl JobCgroup {
             dir,
             procs,
         })
+    }
+
+    /// Its folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A cgroup killed member by member, as on a kernel without `cgroup.kill` (tests).
+    #[cfg(test)]
+    #[must_use]
+    pub fn without_kill_file(mut self) -> JobCgroup {
+        self.kill_file = false;
+        self
+    }
+
+    fn create_in(base: &Base, token: &str) -> std::io::Result<JobCgroup> {
+        let dir = base.dir.join(format!("racegate-{token}"));
+        std::fs::create_dir(&dir).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("creating {}: {e}", dir.display()))
+        })?;
+        JobCgroup::at(dir)
     }
 
     /// Moves the calling process into this cgroup. Only async-signal-safe calls: it runs in

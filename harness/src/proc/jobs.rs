@@ -10,6 +10,9 @@
 //!    whatever its session or environment, and is killed at the end of a job (once no live job
 //!    can own it: it started before every other live job) and before racegate exits;
 //! 3. the process group, the job token and ancestry alone.
+//!
+//! The live jobs are also written to the run's record (`leftovers.rs`), so that should racegate
+//! be killed outright, the next run finds what they left.
 
 use std::collections::BTreeMap;
 use std::process::{Child, Command};
@@ -18,7 +21,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::cgroup::{self, JobCgroup};
-use super::processes::{self, Proc};
+use super::identity::{self, Proc};
+use super::leftovers::{self, JobRecord};
+use super::processes;
 use crate::errors::{Error, Result};
 
 /// How racegate keeps a job's processes together, for `doctor` and the reports.
@@ -143,8 +148,23 @@ impl Drop for Job {
         if let Some(cg) = &self.cgroup {
             cg.remove(Duration::from_secs(2));
         }
-        registry().live.remove(&self.id);
+        let mut reg = registry();
+        reg.live.remove(&self.id);
+        leftovers::record(&records(&reg));
     }
+}
+
+/// The live jobs as the run's record keeps them, for the next run should this one be killed.
+fn records(reg: &Registry) -> Vec<JobRecord> {
+    reg.live
+        .values()
+        .map(|l| JobRecord {
+            pgid: l.pgid,
+            start: l.start,
+            token: l.token.clone(),
+            cgroup: l.cgroup.as_ref().map(|c| c.dir().to_path_buf()),
+        })
+        .collect()
 }
 
 /// Starts `cmd` (already in its own process group, with `token` in its environment) as a job:
@@ -159,7 +179,7 @@ pub fn spawn(cmd: &mut Command, token: &str, use_cgroup: bool) -> Result<(Child,
         return Err(Error::Child("racegate is stopping (signal)".into()));
     }
     let cg = if use_cgroup {
-        JobCgroup::create().ok().map(Arc::new)
+        JobCgroup::create(token).ok().map(Arc::new)
     } else {
         None
     };
@@ -176,6 +196,8 @@ pub fn spawn(cmd: &mut Command, token: &str, use_cgroup: bool) -> Result<(Child,
             Ok(())
         });
     }
+    // The record names this run before any child of it exists.
+    leftovers::before_job();
     // The child reads `join` as it was at fork: off for the retry without a cgroup.
     let join = Arc::new(AtomicBool::new(cg.is_some()));
     if let Some(cg) = &cg {
@@ -227,9 +249,10 @@ pub fn spawn(cmd: &mut Command, token: &str, use_cgroup: bool) -> Result<(Child,
             pgid: main,
             token: token.to_string(),
             cgroup: cg.clone(),
-            start: processes::start_ticks(main).unwrap_or(0),
+            start: identity::start_ticks(main).unwrap_or(0),
         },
     );
+    leftovers::record(&records(&reg));
     Ok((
         child,
         Job {
@@ -267,7 +290,7 @@ pub fn orphans(procs: &[Proc], except: Option<u64>) -> Vec<i32> {
 /// Everything of the live jobs (main children, groups, tokens, cgroups) and every adopted
 /// orphan, alive.
 fn everything(jobs: &[Live]) -> Vec<Proc> {
-    let table = processes::table();
+    let table = identity::table();
     let mut seeds: Vec<i32> = orphans(&table, None);
     for j in jobs {
         seeds.push(j.main);
@@ -332,11 +355,16 @@ pub fn kill_all_now() {
         }
     }
     reap_orphans();
+    leftovers::finish();
 }
 
-/// Before racegate exits: no job is left, so every orphan it adopted is killed and reaped.
+/// Before racegate exits: no job is left, so every orphan it adopted is killed and reaped, and
+/// the run's record goes.
 pub fn before_exit() {
-    let table = processes::table();
+    if registry().live.is_empty() {
+        leftovers::finish();
+    }
+    let table = identity::table();
     let orphans = orphans(&table, None);
     if orphans.is_empty() {
         return;
@@ -357,7 +385,7 @@ pub fn before_exit() {
 }
 
 fn orphans_alive() -> Vec<i32> {
-    let table = processes::table();
+    let table = identity::table();
     let o = orphans(&table, None);
     table
         .iter()
@@ -373,7 +401,7 @@ pub fn reap_orphans() {
     if !processes::adopting() {
         return;
     }
-    let table = processes::table();
+    let table = identity::table();
     let zombies: Vec<i32> = orphans_any_age(&table);
     for pid in zombies {
         let mut status = 0;

@@ -30,7 +30,7 @@ impl Drop for Sweep {
 
 /// The live processes whose command line holds `marker`.
 fn running(marker: &str) -> Vec<i32> {
-    processes::table()
+    crate::proc::identity::table()
         .into_iter()
         .filter(|p| !p.zombie)
         .filter(|p| {
@@ -158,7 +158,7 @@ fn a_job_cgroup_kills_what_left_the_session_and_the_environment() {
     }
     assert!(have("setsid"), "setsid (util-linux) is needed");
     for kill_file in [true, false] {
-        let cg = JobCgroup::create().unwrap();
+        let cg = JobCgroup::create(&crate::proc::identity::new_token()).unwrap();
         let cg = Arc::new(if kill_file {
             cg
         } else {
@@ -260,10 +260,10 @@ fn a_descendant_adopted_after_its_parent_was_reaped_is_reaped_by_reap_job() {
     // unless reap_job does.
     use std::os::unix::process::CommandExt;
     processes::adopt_orphans();
-    let token = processes::new_token();
+    let token = crate::proc::identity::new_token();
     let mut cmd = std::process::Command::new("/bin/sh");
     cmd.args(["-c", "sleep 0.3 & echo $!"])
-        .env(processes::JOB_ENV, &token)
+        .env(crate::proc::identity::JOB_ENV, &token)
         .process_group(0)
         .stdout(std::process::Stdio::piped());
     let (mut sh, job) = spawn(&mut cmd, &token, false).unwrap();

@@ -3,7 +3,9 @@
 
 pub mod cgroup;
 pub mod confine;
+pub mod identity;
 pub mod jobs;
+pub mod leftovers;
 pub mod pool;
 pub mod processes;
 pub mod signals;

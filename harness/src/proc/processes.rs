@@ -8,24 +8,12 @@
 //! and clears its environment and whose parent exits is not found.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use super::cgroup::JobCgroup;
-
-/// The environment variable holding a child's job token; its descendants inherit it.
-pub const JOB_ENV: &str = "RACEGATE_JOB";
-
-/// A fresh job token for a child about to start.
-pub fn new_token() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
+use super::identity::{table, Proc, JOB_ENV};
 
 static ADOPTING: AtomicBool = AtomicBool::new(false);
 
@@ -48,51 +36,6 @@ pub fn adopt_orphans() {
 /// Whether [`adopt_orphans`] made this process a child subreaper.
 pub fn adopting() -> bool {
     ADOPTING.load(Ordering::Relaxed)
-}
-
-/// One row of the process table.
-#[derive(Clone, Debug)]
-pub struct Proc {
-    pub pid: i32,
-    pub ppid: i32,
-    pub pgrp: i32,
-    pub zombie: bool,
-    pub name: String,
-    /// When it started, in clock ticks since boot.
-    pub start: u64,
-}
-
-fn read_proc(pid: i32) -> Option<Proc> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let name = stat[open + 1..close].to_string();
-    let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-    Some(Proc {
-        pid,
-        zombie: rest.first()? == &"Z",
-        ppid: rest.get(1)?.parse().ok()?,
-        pgrp: rest.get(2)?.parse().ok()?,
-        start: rest.get(19)?.parse().ok()?,
-        name,
-    })
-}
-
-/// The process table, from /proc.
-pub fn table() -> Vec<Proc> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(read_proc)
-        .collect()
-}
-
-/// When `pid` started, in clock ticks since boot.
-pub fn start_ticks(pid: i32) -> Option<u64> {
-    read_proc(pid).map(|p| p.start)
 }
 
 /// Whether a process's environment holds one of the job tokens (false when it cannot be read:

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::{Deadline, Exit, Finished, Output, Spawn, MAX_LINE, STDERR_LIMIT};
 use crate::errors::{Error, Result};
-use crate::proc::{jobs, processes};
+use crate::proc::{identity, jobs, processes};
 
 /// How many stdout pieces may wait for the caller.
 const LINES_QUEUED: usize = 64;
@@ -84,7 +84,7 @@ impl Supervised {
         piped_stdin: bool,
     ) -> Result<Supervised> {
         use std::os::unix::process::CommandExt;
-        let token = processes::new_token();
+        let token = identity::new_token();
         let start = Instant::now();
         let mut cmd = Command::new(program);
         if spawn.clear_env {
@@ -94,7 +94,7 @@ impl Supervised {
             cmd.env_remove(k);
         }
         cmd.args(args)
-            .env(processes::JOB_ENV, &token)
+            .env(identity::JOB_ENV, &token)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);

@@ -418,7 +418,7 @@ mod tests {
                     && !l.starts_with("PWD=")
                     && !l.starts_with("SHLVL=")
                     && !l.starts_with("_=")
-                    && !l.starts_with(&format!("{}=", crate::proc::processes::JOB_ENV))
+                    && !l.starts_with(&format!("{}=", crate::proc::identity::JOB_ENV))
             })
             .collect();
         assert_eq!(env, ["ONLY=this"], "{lines:?}");

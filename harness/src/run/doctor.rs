@@ -21,8 +21,9 @@ use crate::{build::toolchain, run::device};
 #[derive(Clone, Debug, Serialize)]
 pub struct Item {
     /// `driver`, `gpu`, `nvrtc`, `compute-sanitizer`, `globalcheck`, `ncu`, `confinement`
-    /// (what stops a submission's compile from reading files) or `containment` (what ends every
-    /// process a job started).
+    /// (what stops a submission's compile from reading files), `containment` (what ends every
+    /// process a job started) or `leftovers` (what racegate runs killed outright left running,
+    /// and what of it was ended).
     pub name: &'static str,
     /// What was found (a version, a name, a path); `None` when missing.
     pub found: Option<String>,
@@ -118,7 +119,27 @@ pub fn examine() -> Vec<Item> {
         false,
         true,
     ));
+    items.push(leftovers());
     items
+}
+
+/// What racegate runs killed outright (SIGKILL) left running: found and ended when this
+/// command started (the command line does it first thing; here it happens now, once, if not).
+fn leftovers() -> Item {
+    let records = crate::build::cache::runs_dir().map_err(|e| e.to_string());
+    let reaped = crate::proc::leftovers::reap(records);
+    let found = reaped
+        .describe()
+        .unwrap_or_else(|| "none: no racegate run was killed before it ended its jobs".into());
+    let kept = match &reaped.records {
+        Ok(d) => format!("runs keep records in {}", d.display()),
+        Err(why) => format!("runs keep no records ({why}): only job cgroups are looked at"),
+    };
+    let r = match reaped.left_any() {
+        true => Err(format!("{found} ({kept}); end what is left by hand")),
+        false => Ok(format!("{found} ({kept})")),
+    };
+    item("leftovers", r, false, true)
 }
 
 /// What confines a submission's compile on this machine, shown by a probe compile (it needs

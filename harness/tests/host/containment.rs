@@ -30,7 +30,7 @@ fn marker() -> String {
 }
 
 /// The live processes whose command line holds `marker`.
-fn running(marker: &str) -> Vec<i32> {
+pub(super) fn running(marker: &str) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -44,7 +44,7 @@ fn running(marker: &str) -> Vec<i32> {
 }
 
 /// Kills what is left with its marker when dropped, so a failing test leaves nothing behind.
-struct Sweep(String);
+pub(super) struct Sweep(String);
 
 impl Drop for Sweep {
     fn drop(&mut self) {
@@ -56,14 +56,14 @@ impl Drop for Sweep {
 }
 
 /// A fresh marker, and what sweeps its leftovers at the end of the test.
-fn marked() -> (String, Sweep) {
+pub(super) fn marked() -> (String, Sweep) {
     let m = marker();
     (m.clone(), Sweep(m))
 }
 
 /// Fails when a process with `marker` is still running `settle` from now (and kills it).
 #[track_caller]
-fn assert_none_left(marker: &str, settle: Duration, what: &str) {
+pub(super) fn assert_none_left(marker: &str, settle: Duration, what: &str) {
     let until = Instant::now() + settle;
     let mut left = running(marker);
     while !left.is_empty() && Instant::now() < until {
@@ -89,7 +89,7 @@ fn assert_none_left(marker: &str, settle: Duration, what: &str) {
 
 /// `racegate gate` on `sh -c script`, one plain run, no jitter, one sanitizer (inconclusive
 /// here), in a scratch folder.
-fn gate_cmd(dir: &Path, script: &str, env: &[(&str, &str)]) -> Command {
+pub(super) fn gate_cmd(dir: &Path, script: &str, env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(super::racegate_exe());
     cmd.args([
         "gate",
@@ -134,7 +134,7 @@ fn gate(script: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
 /// Whether racegate can make cgroups here (it can wherever this process can: racegate runs as
 /// its child, in its cgroup). Outside CI a machine without them skips the cgroup checks with a
 /// note; in CI that fails.
-fn cgroups_here() -> bool {
+pub(super) fn cgroups_here() -> bool {
     match racegate::proc::containment() {
         racegate::proc::Containment::Cgroup { .. } => true,
         other => {
@@ -200,7 +200,7 @@ fn subreaper_a_double_forked_grandchild_is_killed_by_parent_pid() {
 }
 
 /// The cgroup2 mount, from /proc/self/mountinfo.
-fn cgroup2_mount() -> PathBuf {
+pub(super) fn cgroup2_mount() -> PathBuf {
     let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     mi.lines()
         .find_map(|l| {

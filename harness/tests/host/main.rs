@@ -30,6 +30,7 @@ mod ignored_errors;
 mod inputs;
 mod large_manifests;
 mod layout;
+mod leftovers;
 mod manifest;
 mod mutate;
 mod mutate_perf;
