@@ -170,8 +170,11 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
     }
     let root = settings::root(global)?;
     let spec = spec::Spec::find(&root, &a.exercise)?;
-    let rubric_path = a.rubric.clone().unwrap_or_else(|| root.join(spec::RUBRIC));
-    let rubric = spec::Rubric::load(&rubric_path)?;
+    let rubric_path = a
+        .rubric
+        .clone()
+        .unwrap_or_else(|| root.join(crate::grade::rubric::RUBRIC));
+    let rubric = crate::grade::rubric::Rubric::load(&rubric_path)?;
     let mut files = Vec::new();
     for p in &a.submissions {
         if p.is_dir() {
@@ -395,7 +398,7 @@ fn grade_batch(
     files: Vec<PathBuf>,
     format: &GradeFormat,
     output: Option<&Path>,
-    rubric: &spec::Rubric,
+    rubric: &crate::grade::rubric::Rubric,
     jobs: usize,
     grade: impl Fn(PathBuf) -> grading::Grade + Sync,
 ) -> Result<Vec<grading::Grade>> {

@@ -4,9 +4,10 @@
 use std::path::Path;
 
 use super::config::GradeConfig;
+use super::rubric::Rubric;
 use super::score::{self, Item, ItemResult};
 use super::signature;
-use super::spec::{Rubric, Spec};
+use super::spec::Spec;
 use super::submission;
 use crate::build::compile::{BuildOptions, Built};
 use crate::build::compile_child::{self, Outcome as Compiled, Request};

@@ -15,8 +15,9 @@ use rand::SeedableRng;
 
 use super::config::GradeConfig;
 use super::lock::GpuTurn;
+use super::rubric::{CorrectCredit, Rubric};
 use super::score::{self, Item, ItemResult};
-use super::spec::{CorrectCredit, Rubric, Spec};
+use super::spec::Spec;
 use super::worker::{self, run_worker, run_worker_once, Place, Scratch, WorkerResult};
 use crate::build::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};

@@ -17,6 +17,7 @@ pub mod config;
 pub mod items;
 pub mod lock;
 pub mod orchestrate;
+pub mod rubric;
 pub mod score;
 pub mod shrink;
 pub mod signature;

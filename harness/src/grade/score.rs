@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::spec::{CorrectCredit, Rubric};
+use super::rubric::{CorrectCredit, Rubric};
 use crate::judge::sanitize::Tool;
 
 /// A graded item.

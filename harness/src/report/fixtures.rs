@@ -2,8 +2,8 @@
 //! against the same check cell, gate run and grade.
 
 use crate::gate::{Accepted, Baseline, GateFinding, GateRun, Identity};
+use crate::grade::rubric::Rubric;
 use crate::grade::score::{item, total, Item};
-use crate::grade::spec::Rubric;
 use crate::grade::Grade;
 use crate::judge::check::{Cell, Evidence, Judgement, Matrix, Observed};
 use crate::judge::sanitize::{Outcome, SanitizerRun, Tool};

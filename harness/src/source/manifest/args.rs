@@ -229,3 +229,29 @@ fn compare(c: &RawCompare, elem: Elem) -> Result<Compare, String> {
         prefix: t.prefix,
     })
 }
+
+/// Checks a launch's argument names against the kernel's: each known, none twice. Linear in
+/// the number of arguments (a generated manifest can have tens of thousands).
+pub(super) fn arg_names(names: &[String], args: &[ArgSpec]) -> std::result::Result<(), String> {
+    let known: std::collections::HashSet<&str> = args.iter().map(|a| a.name()).collect();
+    let mut seen = std::collections::HashSet::new();
+    for n in names {
+        if !known.contains(n.as_str()) {
+            const SHOWN: usize = 20;
+            let mut list: Vec<&str> = args.iter().take(SHOWN).map(|a| a.name()).collect();
+            let more = args.len().saturating_sub(SHOWN);
+            let more = format!(" and {more} more");
+            if args.len() > SHOWN {
+                list.push(&more);
+            }
+            return Err(format!(
+                "`{n}` is not an argument (arguments: {})",
+                list.join(", ")
+            ));
+        }
+        if !seen.insert(n.as_str()) {
+            return Err(format!("`{n}` is listed twice"));
+        }
+    }
+    Ok(())
+}

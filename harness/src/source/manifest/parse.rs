@@ -168,32 +168,6 @@ fn dims(errors: &Errors, d: &Spanned<Vec<String>>, key: &str) -> Result<Vec<Stri
     Ok(d.get_ref().clone())
 }
 
-/// Checks a launch's argument names against the kernel's: each known, none twice. Linear in
-/// the number of arguments (a generated manifest can have tens of thousands).
-fn arg_names(names: &[String], args: &[ArgSpec]) -> std::result::Result<(), String> {
-    let known: std::collections::HashSet<&str> = args.iter().map(|a| a.name()).collect();
-    let mut seen = std::collections::HashSet::new();
-    for n in names {
-        if !known.contains(n.as_str()) {
-            const SHOWN: usize = 20;
-            let mut list: Vec<&str> = args.iter().take(SHOWN).map(|a| a.name()).collect();
-            let more = args.len().saturating_sub(SHOWN);
-            let more = format!(" and {more} more");
-            if args.len() > SHOWN {
-                list.push(&more);
-            }
-            return Err(format!(
-                "`{n}` is not an argument (arguments: {})",
-                list.join(", ")
-            ));
-        }
-        if !seen.insert(n.as_str()) {
-            return Err(format!("`{n}` is listed twice"));
-        }
-    }
-    Ok(())
-}
-
 fn kernel(errors: &Errors, dir: &Path, kspan: Range<usize>, k: RawKernel) -> Result<KernelSpec> {
     let name = k.name.get_ref().clone();
     if let Some(why) = crate::source::files::not_a_source(&dir.join(k.source.get_ref())) {
@@ -455,7 +429,8 @@ fn launches(
         if entry.is_empty() {
             return Err(errors.at(l.entry.span(), &key("entry"), "give the kernel's name"));
         }
-        arg_names(l.args.get_ref(), args).map_err(|m| errors.at(l.args.span(), &key("args"), m))?;
+        args::arg_names(l.args.get_ref(), args)
+            .map_err(|m| errors.at(l.args.span(), &key("args"), m))?;
         out.push(LaunchSpec {
             entry: entry.to_string(),
             grid: dims(errors, &l.grid, &key("grid"))?,
@@ -574,7 +549,7 @@ fn oracle(
             ));
         }
     }
-    arg_names(&names, args).map_err(|m| fail("oracle.args", m))?;
+    args::arg_names(&names, args).map_err(|m| fail("oracle.args", m))?;
     let shared = r
         .shared
         .or_else(|| single.map(|l| l.shared.clone()))
