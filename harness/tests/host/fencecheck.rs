@@ -1,7 +1,8 @@
 //! fencecheck's SASS side on the SASS of real kernels: for the handoff of each last-block sum
 //! (the partial's store, the ticket, the last block's read), the control-flow check finds the
 //! missing fence and the block-scope one, and accepts `__threadfence()` and a
-//! `cuda::atomic_ref` release. Fixtures: `tests/fixtures/sass/` (see its PROVENANCE.md) and,
+//! `cuda::atomic_ref` release; handoffs whose data is atomic on both sides need no fence
+//! (`fencecheck/coherent.rs`). Fixtures: `tests/fixtures/sass/` (see its PROVENANCE.md) and,
 //! when present, `tests/fixtures/h200/sass/*.sass` captured on the H200, judged alike.
 
 use std::collections::BTreeMap;
@@ -14,6 +15,8 @@ use racegate::judge::sanitize::injected::lines::LineTable;
 use racegate::judge::sanitize::injected::{fence::sass, report};
 use racegate::judge::sanitize::tool::Outcome;
 use racegate::proc::watchdog::Exit;
+
+mod coherent;
 
 /// What the release and acquire sides of each fixture's handoff must be judged.
 #[derive(Debug, PartialEq)]
@@ -162,14 +165,25 @@ fn root() -> PathBuf {
     super::package_dir().parent().unwrap().to_path_buf()
 }
 
-/// A report of one launch of `name` with `handoffs` lines and, unless `summary` is None, its
-/// summary line.
+/// A report of one launch of the kernel [`handoff_of`] finds in `text`, with `handoffs` lines
+/// and, unless `summary` is None, its summary line, decided on `text` as SASS.
 fn run_decide(text: &str, handoffs: &[Handoff], summary: Option<&str>) -> (Outcome, String) {
     let (name, _, _, _, size) = handoff_of(text);
+    decide_on(text, &name, size, handoffs, summary)
+}
+
+/// [`run_decide`] for the kernel `name` of `size` bytes, the module's one function in the report.
+fn decide_on(
+    text: &str,
+    name: &str,
+    size: u64,
+    handoffs: &[Handoff],
+    summary: Option<&str>,
+) -> (Outcome, String) {
     let mut lines = vec![
         r#"{"tool":"globalcheck","mode":9,"budget_bytes":1,"shared_budget_bytes":1,"patches":""}"#
             .to_string(),
-        module_line(&name, size),
+        module_line(name, size),
         format!(
             r#"{{"launch":0,"kernel":"{name}","module":0,"grid":[4,1,1],"block":[64,1,1],"mode":9,"accesses":10,"untracked_accesses":0,"dropped":0,"named_barriers":0,"epoch_overflow":0,"untracked_allocations":[],"findings":[]}}"#
         ),

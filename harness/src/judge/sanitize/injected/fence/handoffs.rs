@@ -16,6 +16,15 @@
 //! - acquire side (a warning, not counted: NVIDIA's own last-block samples omit it): every path
 //!   from the acquiring atomic or poll to the read passes a GPU fence or the L1 invalidation
 //!   (`CCTL.IVALL`) acquire operations leave, or the read itself is strong (`volatile`).
+//! - coherent handoffs (neither side judged, [`coherent`]): when the data's store and its read
+//!   are both atomic between blocks (an atomic, or a load or store `.STRONG.GPU`/`.STRONG.SYS`:
+//!   `volatile`, `cuda::atomic_ref`/`cuda::atomic` of device or system scope, see
+//!   [`sass::Instr::is_coherent`]), no access to the data is a data race and no fence is missing:
+//!   the log says why it was judged coherent and no finding is made. Both together only: a plain
+//!   store read atomically still needs the release side, an atomic store read plainly the acquire
+//!   side. Relaxed accesses alone let the reader see the value from before the store (a status
+//!   not set yet, which a reader of hints takes as such); a program that counts on the flag to
+//!   show it the new value still needs the fences, and is not told apart from one that does not.
 //!
 //! What it cannot follow (a call, an indirect branch, a pc in no function, store and release
 //! in different functions, a release that does not follow the store in the code, no SASS) is
@@ -160,6 +169,29 @@ fn same_function<'a>(
     Ok((code, oa, ob))
 }
 
+/// The instruction of the module's SASS at `pc`, when `pc` lies in a function it has.
+fn instr_at<'a>(rep: &Report, sass: &'a Sass, module: i64, pc: u64) -> Option<&'a sass::Instr> {
+    let (func, off) = place(rep, module, pc)?;
+    let f = sass.get(&u32::try_from(module).ok()?)?.get(&func)?;
+    f.index_of(off).map(|i| &f.instrs[i])
+}
+
+/// Why `h` is coherent, or `None` when it is not: the data's store and its read are both
+/// accesses atomic between blocks ([`sass::Instr::is_coherent`]). A side whose instruction is
+/// not found is not coherent (the release and acquire sides then say what they can). The device
+/// records a handoff only between accesses the Sanitizer API reports as not atomic, which strong
+/// loads and stores are; an `ATOM` or `RED` at either pc would count as coherent all the same.
+pub fn coherent(rep: &Report, sass: &Sass, h: &Handoff) -> Option<String> {
+    let store = instr_at(rep, sass, h.module, h.pc_store)?;
+    let read = instr_at(rep, sass, h.module, h.pc_read)?;
+    (store.is_coherent() && read.is_coherent()).then(|| {
+        format!(
+            "the data is stored with {} (/*{:04x}*/) and read with {} (/*{:04x}*/), both atomic between blocks: no access to it races, no fence is missing",
+            store.op, store.offset, read.op, read.offset
+        )
+    })
+}
+
 /// The release side of `h`.
 pub fn release(
     rep: &Report,
@@ -281,6 +313,8 @@ pub struct Judged {
     pub unknown: Vec<String>,
     /// Launches whose handoffs were not all recorded: why.
     pub unrecorded: Vec<String>,
+    /// Handoffs judged coherent ([`coherent`]), with no finding: why, with the kernel.
+    pub coherent: Vec<String>,
 }
 
 /// Whether `file` is the user's code: inside `root` (or already relative to it).
@@ -348,6 +382,15 @@ pub fn judge(
             continue;
         }
         let at = |pc: u64| user_location(rep, tables, x.module, pc, root);
+        if let Some(why) = coherent(rep, sass, x) {
+            out.coherent.push(format!(
+                "a handoff in {} ({} -> {}): {why}",
+                x.kernel,
+                at(x.pc_store),
+                at(x.pc_read)
+            ));
+            continue;
+        }
         let chain = format!(
             "Write -> Release {} -> Acquire {} -> Read {}",
             at(x.pc_release),
@@ -434,6 +477,9 @@ pub fn decide(
     }
     for u in &j.unknown {
         log.push_str(&format!("fencecheck: not judged: {u}\n"));
+    }
+    for c in &j.coherent {
+        log.push_str(&format!("fencecheck: judged coherent: {c}\n"));
     }
     if !errors.is_empty() {
         return Outcome::Findings(errors);

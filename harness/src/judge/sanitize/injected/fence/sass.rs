@@ -98,6 +98,31 @@ impl Instr {
     pub fn is_strong_device(&self) -> bool {
         self.has_modifier("STRONG") && (self.has_modifier("GPU") || self.has_modifier("SYS"))
     }
+
+    /// A global or generic memory access that is atomic between blocks: a load, a store or an
+    /// atomic with `.STRONG.GPU` or `.STRONG.SYS`. The spellings ptxas 13.0 gives for sm_90, read
+    /// with nvdisasm (the relaxed and `volatile` loads and stores, the `atomicExch` and the
+    /// `atomicAdd` poll are in `tests/fixtures/sass/coherent/`):
+    ///
+    /// - `cuda::atomic_ref<int, thread_scope_device>` and `cuda::atomic<int, thread_scope_device>`
+    ///   `store`/`load`, relaxed or not: `ST.E.STRONG.GPU` / `LD.E.STRONG.GPU` (generic; 64-bit:
+    ///   `ST.E.64.STRONG.GPU`); of system scope (`cuda::atomic_ref<int>`, `cuda::atomic<int>`):
+    ///   `ST.E.STRONG.SYS` / `LD.E.STRONG.SYS`;
+    /// - `volatile`: `STG.E.STRONG.SYS` / `LDG.E.STRONG.SYS`;
+    /// - `atomicExch`, `atomicCAS`, `atomicAdd` and the rest: `ATOMG.E.EXCH.STRONG.GPU`,
+    ///   `ATOM.E.ADD.STRONG.GPU` (generic), `REDG.E.ADD.STRONG.GPU` (result unused);
+    ///   `atomicAdd_system`: `.STRONG.SYS`.
+    ///
+    /// Block scope (`atomicAdd_block`, `thread_scope_block`) is `.STRONG.SM`: atomic for one
+    /// block only, so not this. The cache-hint intrinsics `__ldcg`/`__stcg` (`__ldcv`/`__stwt`)
+    /// compile to the same `LDG.E.STRONG.GPU`/`STG.E.STRONG.GPU` (`.SYS`) and are taken alike:
+    /// the SASS, the same instruction, does not tell them apart.
+    pub fn is_coherent(&self) -> bool {
+        matches!(
+            self.base(),
+            "LD" | "LDG" | "ST" | "STG" | "ATOM" | "ATOMG" | "RED" | "REDG"
+        ) && self.is_strong_device()
+    }
 }
 
 /// One function's instructions in offset order and where its labels point.
@@ -471,5 +496,47 @@ mod tests {
         assert_eq!(one("MEMBAR.SC.VC"), Some(Scope::Unknown));
         assert_eq!(one("FENCE.VIEW.ASYNC.S"), None);
         assert_eq!(one("ERRBAR"), None);
+    }
+
+    #[test]
+    fn coherent_accesses_are_strong_of_device_or_system_scope() {
+        let one = |op: &str| {
+            let t = format!(
+                ".text.k:\n        /*0000*/                   {op} R0, desc[UR4][R2.64] ;\n"
+            );
+            parse(&t)["k"].instrs[0].is_coherent()
+        };
+        for op in [
+            "ST.E.STRONG.GPU",
+            "LD.E.STRONG.GPU",
+            "ST.E.64.STRONG.GPU",
+            "ST.E.STRONG.SYS",
+            "LD.E.STRONG.SYS",
+            "STG.E.STRONG.SYS",
+            "LDG.E.STRONG.SYS",
+            "LDG.E.64.STRONG.GPU",
+            "ATOMG.E.EXCH.STRONG.GPU",
+            "ATOMG.E.CAS.STRONG.GPU",
+            "ATOM.E.ADD.STRONG.GPU",
+            "REDG.E.ADD.STRONG.GPU",
+            "REDG.E.ADD.STRONG.SYS",
+        ] {
+            assert!(one(op), "{op}");
+        }
+        for op in [
+            "STG.E",
+            "LDG.E",
+            "LDG.E.64",
+            "LDG.E.CONSTANT",
+            "ST.E.STRONG.SM",
+            "LD.E.STRONG.SM",
+            "ATOMG.E.EXCH.STRONG.SM",
+            "REDG.E.ADD.STRONG.SM",
+            "ATOMS.ADD",
+            "LDS",
+            "MEMBAR.SC.GPU",
+        ] {
+            assert!(!one(op), "{op}");
+        }
     }
 }
