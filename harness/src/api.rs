@@ -238,6 +238,8 @@ impl Gate {
             oracles: Default::default(),
             jitter: true,
             shrink: None,
+            program_timeout: None,
+            program_sanitize_timeout: None,
         })
     }
 }

@@ -260,6 +260,8 @@ fn gate_config(tool: Option<Tool>, options: &Options, arch: &str) -> Result<Gate
         oracles: Default::default(),
         jitter: true,
         shrink: None,
+        program_timeout: None,
+        program_sanitize_timeout: None,
     })
 }
 

@@ -55,16 +55,23 @@ pub struct GateArgs {
     /// already stressed.
     #[arg(long, value_parser = values::jobs)]
     jobs: Option<usize>,
-    /// Deadline of a stress trial or a plain program run, in seconds.
-    #[arg(long, default_value_t = 10.0, value_parser = values::seconds)]
-    timeout: f64,
-    /// Deadline of one sanitizer run, in seconds. A sanitizer past it is inconclusive unless
-    /// the code also hangs without it (or the tool saw a deadlock). A manifest kernel whose
-    /// stress run finished no trial (the first one missed --timeout) gets at most 10 s per tool
-    /// run (or --timeout, when longer): it hangs under the tool too, and while it spins it
-    /// slows every other run.
-    #[arg(long, default_value_t = 120.0, value_parser = values::seconds)]
-    sanitize_timeout: f64,
+    /// Deadline of a stress trial (default 10 s) or of a program's plain run, in seconds.
+    ///
+    /// A program's deadlines are measured by default: its first plain run is timed under a
+    /// 30-minute cap (or this deadline, when given), and every later run gets a multiple of
+    /// that time with a floor (plain runs 3x, at least 10 s; jittered runs 10x); the report
+    /// says each deadline and where it came from. Given, this deadline wins.
+    #[arg(long, value_parser = values::seconds)]
+    timeout: Option<f64>,
+    /// Deadline of one sanitizer run, in seconds (default: 120 s for kernels; for a program a
+    /// multiple of its measured run, at least 120 s).
+    ///
+    /// A sanitizer past it is inconclusive unless the code also hangs without it (or the tool
+    /// saw a deadlock). A manifest kernel whose stress run finished no trial (the first one
+    /// missed --timeout) gets at most 10 s per tool run (or --timeout, when longer): it hangs
+    /// under the tool too, and while it spins it slows every other run.
+    #[arg(long, value_parser = values::seconds)]
+    sanitize_timeout: Option<f64>,
     /// The detectors to run, comma-separated: racecheck, synccheck, memcheck, initcheck,
     /// globalcheck, sharedcheck (default: all six).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
@@ -206,7 +213,12 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
     tools.dedup();
     let cfg = GateConfig {
         // The gate stresses from seed 1, so a run and its rerun see the same inputs.
-        battery: s.battery(a.trials, 1, a.timeout, a.sanitize_timeout),
+        battery: s.battery(
+            a.trials,
+            1,
+            a.timeout.unwrap_or(KERNEL_TIMEOUT),
+            a.sanitize_timeout.unwrap_or(KERNEL_SANITIZE_TIMEOUT),
+        ),
         runs: a.runs,
         tools,
         sanitizer_args: a.sanitizer_arg.clone(),
@@ -214,9 +226,16 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
         oracles: oracles(&a.oracle)?,
         jitter: !a.no_jitter,
         shrink: (!a.no_shrink).then(|| std::time::Duration::from_secs_f64(a.shrink_budget)),
+        program_timeout: a.timeout.map(std::time::Duration::from_secs_f64),
+        program_sanitize_timeout: a.sanitize_timeout.map(std::time::Duration::from_secs_f64),
     };
     Ok((cfg, s))
 }
+
+/// A stress trial's deadline when `--timeout` is not given, in seconds.
+const KERNEL_TIMEOUT: f64 = 10.0;
+/// A kernel's sanitizer run's deadline when `--sanitize-timeout` is not given, in seconds.
+const KERNEL_SANITIZE_TIMEOUT: f64 = 120.0;
 
 /// The oracles beyond exit code, hang and variance, from the flags.
 fn oracles(a: &OracleArgs) -> Result<gate::oracles::Oracles> {

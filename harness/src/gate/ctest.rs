@@ -18,7 +18,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::finding::{GateConfig, GateRun};
-use super::program::{self, Target};
+use super::program;
+use super::target::Target;
 use crate::errors::{Error, Result};
 use crate::proc::watchdog::{self, Deadline, Exit};
 

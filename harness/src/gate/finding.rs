@@ -29,6 +29,12 @@ pub struct GateConfig {
     /// After a stress failure of a manifest kernel, the time a minimal-repro search may take
     /// (`run::shrink`); `None`: no search.
     pub shrink: Option<std::time::Duration>,
+    /// The deadline of a program's plain run as the user gave it (`--timeout`); `None`: derived
+    /// from a measured first run ([`super::deadlines`]).
+    pub program_timeout: Option<std::time::Duration>,
+    /// The deadline of a program's tool run as the user gave it (`--sanitize-timeout`); `None`:
+    /// derived from the measured first run.
+    pub program_sanitize_timeout: Option<std::time::Duration>,
 }
 
 /// One thing the gate found.

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::finding::{GateConfig, GateRun};
-use super::program::{self, Target};
+use super::program;
+use super::target::Target;
 use crate::errors::{Error, Result};
 use crate::judge::sanitize::Tool;
 use crate::source::manifest::ProgramSpec;

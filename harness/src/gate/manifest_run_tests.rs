@@ -196,6 +196,8 @@ fn a_hung_kernels_tool_runs_are_cut_to_ten_seconds_or_the_trial_deadline() {
             oracles: Default::default(),
             jitter: false,
             shrink: None,
+            program_timeout: None,
+            program_sanitize_timeout: None,
         };
         let each = |tool| {
             let sc = cfg.battery.sanitize(tool);

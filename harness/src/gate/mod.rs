@@ -19,6 +19,7 @@
 
 pub mod baseline;
 pub mod ctest;
+pub mod deadlines;
 pub mod finding;
 pub mod fingerprint;
 pub mod jitter;
@@ -26,11 +27,14 @@ pub mod judge;
 pub mod manifest_programs;
 pub mod manifest_run;
 pub mod masks;
+pub mod measure;
 pub mod oracles;
 pub mod own_tools;
+pub mod plain_run;
 pub mod program;
 pub mod sanitizers;
 mod stress_state;
+pub mod target;
 pub mod variance;
 
 pub use baseline::{diff, Accepted, Baseline, Diff, BASELINE, PROGRAM_BASELINE};

@@ -7,14 +7,19 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+use super::deadlines::Deadlines;
 use super::finding::{GateConfig, GateEvent, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
-use super::jitter::{jitter_env, jitter_report, JitterEnv};
+use super::jitter::{jitter_env, jitter_report};
 use super::judge::{self, runs_shown, RunOutput};
-use super::oracles::RegexVerdict;
+use super::measure::{measure, Lease};
+use super::plain_run::Runs;
 use super::sanitizers::{self, PendingHang};
+use super::target::Target;
 use crate::errors::{Error, Result};
-use crate::proc::watchdog::{self, Deadline, Exit};
+use crate::proc::watchdog::{self};
+use crate::run::lease::Access;
+use std::time::Duration;
 
 /// Where `name` runs from: a name with a `/` as it is (relative to the current folder), a bare
 /// name through `PATH` (an executable file), as a shell finds it.
@@ -49,21 +54,6 @@ pub fn resolve(name: &OsStr) -> Result<PathBuf> {
 fn shown(root: &Path, exe: &Path) -> String {
     let abs = std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
     crate::build::toolchain::relative_to(root, &abs).unwrap_or_else(|| abs.display().to_string())
-}
-
-/// One program to gate: its name in reports, its command, and where and how it runs.
-#[derive(Clone, Debug, Default)]
-pub struct Target {
-    /// The subject of its findings and baseline entries.
-    pub subject: String,
-    /// The program (as given: a bare name is looked up in `PATH`) and its arguments.
-    pub argv: Vec<OsString>,
-    /// Its working folder (default: ours).
-    pub cwd: Option<PathBuf>,
-    /// Variables set for it.
-    pub env: Vec<(String, String)>,
-    /// The deadline of one plain run (default: the gate's `--timeout`).
-    pub timeout: Option<std::time::Duration>,
 }
 
 /// Runs an existing program under each chosen sanitizer and `cfg.runs` times plainly;
@@ -129,20 +119,50 @@ pub fn run_target_with(
         subjects: vec![subject.clone()],
         ..Default::default()
     };
+    // The program measured first, with the GPU held alone: every later deadline follows from
+    // what it took ([`super::deadlines`]).
+    let lease = Lease::new(crate::run::device::probe().is_ok());
+    let user_plain = t.timeout.or(cfg.program_timeout);
+    let cap = Deadlines::cap(user_plain);
+    let spawn = watchdog::Spawn {
+        env: t.env.clone(),
+        cwd: t.cwd.clone(),
+        ..Default::default()
+    };
+    let measured = measure(&exe, &t.argv[1..], &spawn, cap, lease)?;
+    let deadlines = Deadlines::derive(
+        measured.seconds,
+        cap,
+        user_plain,
+        cfg.program_sanitize_timeout,
+        &cfg.tools,
+    );
+    run.notes.push(deadlines.describe(&subject));
+    if measured.waited > Duration::from_secs(10) {
+        run.notes.push(format!(
+            "{subject}: the measuring run waited {:.0} s for the GPU held alone by other \
+             racegate processes",
+            measured.waited.as_secs_f64()
+        ));
+    }
     // racegate's own tools that were chosen share one injected run (`run_groups`); each
-    // compute-sanitizer tool runs alone.
+    // compute-sanitizer tool runs alone. Each holds the GPU lease shared.
     let sanitizer_runs = crate::proc::pool::run_all(
         sanitizers::run_groups(&cfg.tools),
         cfg.battery.jobs,
         |group| -> Result<(GateRun, Vec<PendingHang>)> {
             let mut sc = cfg.battery.sanitize(group[0]);
+            sc.timeout = deadlines.for_group(&group);
             sc.extra_args = cfg.sanitizer_args.clone();
             // sharedcheck's confirm runs compare the program's output as the plain runs do.
             let masks = cfg.masks.clone();
             sc.output_view = Some(crate::judge::sanitize::tool::OutputView(
                 std::sync::Arc::new(move |out: &[u8]| masks.apply(out)),
             ));
-            let runs = sanitizers::run_group_target(&subject, &target, &sc, root, &group)?;
+            let (runs, _) = lease.with(Access::Shared, || {
+                sanitizers::run_group_target(&subject, &target, &sc, root, &group)
+            })?;
+            let runs = runs?;
             let mut part = GateRun::default();
             let mut sources = Sources::new(root);
             let mut pending = Vec::new();
@@ -165,7 +185,23 @@ pub fn run_target_with(
         pending.extend(hangs);
     }
     let mut plain_part = GateRun::default();
-    let plain = plain_runs(&exe, t, &file, root, cfg, &mut plain_part)?;
+    let plain = match measured.seconds {
+        Some(_) => plain_runs(
+            &exe,
+            t,
+            &file,
+            root,
+            cfg,
+            (&deadlines, lease),
+            &mut plain_part,
+        )?,
+        // The measuring run reached its cap, alone on the GPU where there is one: the hang is
+        // confirmed, and the plain runs would each wait as long again.
+        None => {
+            first_run_hung(t, &file, &deadlines, measured.alone, &mut plain_part);
+            true
+        }
+    };
     plain_part.events().iter().for_each(&on_done);
     run.absorb(plain_part);
     for h in pending {
@@ -174,6 +210,34 @@ pub fn run_target_with(
     run.tidy();
     run.seconds = start.elapsed().as_secs_f64();
     Ok(run)
+}
+
+/// The identity's kind of every hang of a program's runs, whatever its deadline was.
+const HANG_KIND: &str = "hang: no exit within its deadline";
+
+/// The measuring run reached its cap: a hang, confirmed with the GPU held alone where there is
+/// one (`alone`); the plain runs are not made (each would wait as long again).
+fn first_run_hung(t: &Target, file: &str, deadlines: &Deadlines, alone: bool, run: &mut GateRun) {
+    let subject = t.subject.as_str();
+    let id = Identity {
+        subject: subject.into(),
+        detector: "watchdog".into(),
+        kind: HANG_KIND.into(),
+        ..Default::default()
+    };
+    let held = match alone {
+        true => " with the GPU held alone",
+        false => "",
+    };
+    let message = format!(
+        "hang: the first plain run did not exit within {:.0} s{held}; the plain runs were not \
+         made (each would wait as long again)",
+        deadlines.cap.as_secs_f64()
+    );
+    run.findings.push(GateFinding::new(id, file, None, message));
+    for det in ["exit", "watchdog", "output"] {
+        run.mark_checked(subject, det, deadlines.cap.as_secs_f64());
+    }
 }
 
 /// The plain runs: exit codes (or the regex oracle), deadlines, leftovers, then the outputs of
@@ -191,16 +255,22 @@ fn plain_runs(
     file: &str,
     root: &Path,
     cfg: &GateConfig,
+    (deadlines, lease): (&Deadlines, Lease),
     run: &mut GateRun,
 ) -> Result<bool> {
     let subject = t.subject.as_str();
-    let timeout = t.timeout.unwrap_or(cfg.battery.stress_timeout);
     let jitter = jitter_env(root, cfg, run, subject)?;
+    // The deadline the runs that set the verdict below had: with jitter when there is jitter.
+    let timeout = match jitter {
+        Some(_) => deadlines.jittered.0,
+        None => deadlines.plain.0,
+    };
     let mut runs = Runs {
         exe,
         t,
         cfg,
-        timeout,
+        deadlines: [deadlines.plain.0, deadlines.jittered.0],
+        lease,
         outputs: Vec::new(),
         failures: BTreeMap::new(),
         seconds: 0.0,
@@ -257,7 +327,12 @@ fn plain_runs(
         let id = Identity {
             subject: subject.into(),
             detector: det.into(),
-            kind: kind.clone(),
+            // A hang's identity leaves its deadline out (the message keeps it): deadlines are
+            // measured, and a baseline entry must not change with them.
+            kind: match det {
+                "watchdog" => HANG_KIND.into(),
+                _ => kind.clone(),
+            },
             ..Default::default()
         };
         let oracle = if det == "regex" {
@@ -308,7 +383,7 @@ fn plain_runs(
             && jittered_really
             && without.is_empty()
             && with.len() == cfg.runs as usize
-            && slowest[0] * JITTER_WORST >= timeout.as_secs_f64();
+            && slowest[0] * super::deadlines::JITTER_FACTOR >= timeout.as_secs_f64();
         if slowdown {
             // Nor does the program hang for the sanitizers' verdicts.
             hung = false;
@@ -371,135 +446,6 @@ fn plain_runs(
     judge::golden(&outputs, subject, file, cfg, run)?;
     judge::checker(&outputs, subject, file, t.cwd.as_deref(), cfg, run);
     Ok(hung)
-}
-
-/// How much slower than without it a program may run under the gate's jitter before a missed
-/// deadline cannot be the jitter's slowdown (H200 run 22: worst 8.15x a bare launch).
-const JITTER_WORST: f64 = 10.0;
-
-/// kind -> (detector, runs it happened in, last stderr line)
-type Failures = BTreeMap<String, (&'static str, Vec<u32>, String)>;
-
-/// The plain runs of one program so far.
-struct Runs<'a> {
-    exe: &'a Path,
-    t: &'a Target,
-    cfg: &'a GateConfig,
-    timeout: std::time::Duration,
-    outputs: Vec<RunOutput>,
-    failures: Failures,
-    seconds: f64,
-    /// The slowest run that finished, in seconds, by whether it ran under jitter.
-    slowest: [f64; 2],
-    hung: bool,
-}
-
-impl Runs<'_> {
-    /// Run `i` (from 1), under `jitter` when given.
-    fn one(&mut self, i: u32, jitter: Option<&JitterEnv>, run: &mut GateRun) -> Result<()> {
-        let (t, cfg, subject) = (self.t, self.cfg, self.t.subject.as_str());
-        let mut spawn = watchdog::Spawn {
-            env: t.env.clone(),
-            cwd: t.cwd.clone(),
-            ..Default::default()
-        };
-        if let Some((dir, env)) = jitter {
-            spawn.env.extend(env.iter().cloned());
-            // Each run its own schedule: the seed moves with the run.
-            spawn.env.push((
-                "RACEGATE_GC_SEED".into(),
-                (cfg.battery.seed + u64::from(i)).to_string(),
-            ));
-            spawn
-                .env
-                .push(("RACEGATE_GC_DIR".into(), dir.path().display().to_string()));
-        }
-        // The whole of a long output stays (on disk) past its run only for the oracles that
-        // need it.
-        let whole = cfg.oracles.expect.is_some() || cfg.oracles.check.is_some();
-        // Bounded memory whatever the program prints: its head and tail, and past them the
-        // whole on disk, read back after the run (masks and regexes cost racegate's time, not
-        // the program's deadline).
-        let mut stdout = watchdog::Output::spilling();
-        let f = watchdog::run_spawn_bytes(
-            self.exe,
-            &t.argv[1..],
-            &spawn,
-            Deadline {
-                idle: self.timeout,
-                total: Some(self.timeout),
-            },
-            |l| stdout.push_line(l),
-        )?;
-        stdout.finish();
-        let mut scan = cfg.oracles.scan();
-        let masked = judge::read_back(&stdout, &cfg.masks, &mut scan);
-        if !whole {
-            stdout.discard_spill();
-        }
-        self.seconds += f.elapsed.as_secs_f64();
-        if f.exit != Exit::TimedOut {
-            let k = usize::from(jitter.is_some());
-            self.slowest[k] = self.slowest[k].max(f.elapsed.as_secs_f64());
-        }
-        if !f.killed.is_empty() && f.exit != Exit::TimedOut {
-            run.notes.push(format!(
-                "{subject}: run {i} left {} running after it exited; killed: {}",
-                f.killed.len(),
-                f.killed.join(", ")
-            ));
-        }
-        if !f.survivors.is_empty() {
-            run.mark_inconclusive(
-                subject,
-                "watchdog",
-                format!("run {i}: could not kill {}", f.survivors.join(", ")),
-            );
-        }
-        let (det, kind) = match f.exit {
-            Exit::Code(c) => {
-                // CTest matches stdout and stderr together: the whole output when it is kept
-                // in memory, else line by line as it was read back.
-                let verdict = if masked.is_some() {
-                    f.stderr.lines().for_each(|l| scan.line(l.as_bytes()));
-                    scan.verdict(c)
-                } else {
-                    let mut both = stdout.bytes();
-                    both.extend_from_slice(f.stderr.as_bytes());
-                    cfg.oracles.regex_verdict(c, &both)
-                };
-                match verdict {
-                    Some(RegexVerdict::Pass) => {
-                        self.outputs
-                            .push(RunOutput::new(i, stdout, masked, &cfg.masks));
-                        return Ok(());
-                    }
-                    Some(RegexVerdict::Fail(kind)) => ("regex", kind),
-                    None if c == 0 => {
-                        self.outputs
-                            .push(RunOutput::new(i, stdout, masked, &cfg.masks));
-                        return Ok(());
-                    }
-                    None => ("exit", format!("exits with code {c}")),
-                }
-            }
-            Exit::Signal(s) => ("exit", format!("killed by signal {s}")),
-            Exit::TimedOut => {
-                self.hung = true;
-                (
-                    "watchdog",
-                    format!("hang: no exit within {:.0} s", self.timeout.as_secs_f64()),
-                )
-            }
-        };
-        let e = self
-            .failures
-            .entry(kind)
-            .or_insert((det, Vec::new(), String::new()));
-        e.1.push(i);
-        e.2 = f.stderr.lines().last().unwrap_or("").to_string();
-        Ok(())
-    }
 }
 
 /// At most this many masked lines are named in a report; the rest are counted.

@@ -8,6 +8,7 @@ pub mod detection;
 pub mod device;
 pub mod doctor;
 pub mod launch;
+pub mod lease;
 pub mod oracle;
 pub mod perf;
 pub mod poison;

@@ -32,6 +32,7 @@ mod large_manifests;
 mod layout;
 mod leftovers;
 mod manifest;
+mod measured_deadlines;
 mod mutate;
 mod mutate_perf;
 mod no_device_artifacts;

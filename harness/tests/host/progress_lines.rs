@@ -67,6 +67,9 @@ fn a_programs_hang_says_hang_once() {
         .expect("racegate runs");
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(text.contains("hang: no exit within 1 s"), "{text}");
+    assert!(
+        text.contains("hang: the first plain run did not exit within 1 s"),
+        "{text}"
+    );
     assert!(!text.contains("hang: hang:"), "{text}");
 }

@@ -1,0 +1,194 @@
+//! The GPU lease: which racegate processes are on the GPU at once, across threads and
+//! processes (grading batches, gates, several of them on one machine). Two ways in:
+//! [`Access::Shared`], several runs side by side, and [`Access::Exclusive`], one run with the GPU
+//! to itself: a verdict that a neighbour could cause (a missed deadline, a run out of device
+//! memory) is taken again there before it counts, and a timing is taken there.
+//!
+//! An advisory lock (`flock`) on a file in racegate's private cache folder
+//! ([`crate::build::cache`]): the kernel releases it when the holder drops it or its process
+//! dies, so a crashed holder cannot wedge the next one. A holder writes its pid into the file;
+//! one that has to wait says which process it waits for, and gives up at a deadline. A second
+//! lock file is a turnstile: a process that asked to be alone holds it while it waits, and new
+//! shared holders, of any process, wait behind it, so a stream of shared runs cannot keep it
+//! waiting for ever.
+
+use std::io::{Read, Seek, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::build::compile;
+use crate::errors::{Error, Result};
+
+/// The lease's file in racegate's cache folder: one for the machine's GPU (racegate runs on
+/// device 0).
+const LOCK_FILE: &str = "gpu-0.lock";
+
+/// How a submission holds the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Beside other submissions.
+    Shared,
+    /// Alone.
+    Exclusive,
+}
+
+/// Held while a submission runs on the GPU; released on drop.
+pub struct GpuLock(#[allow(dead_code)] std::fs::File);
+
+impl GpuLock {
+    /// Waits up to `deadline` for the machine-wide lock, telling `note` whom it waits for.
+    pub fn acquire(access: Access, deadline: Duration, note: fn(&str)) -> Result<GpuLock> {
+        let dir = compile::cache_dir()?;
+        GpuLock::acquire_at(&dir.join(LOCK_FILE), access, deadline, note)
+    }
+
+    pub fn acquire_at(
+        path: &Path,
+        access: Access,
+        deadline: Duration,
+        note: fn(&str),
+    ) -> Result<GpuLock> {
+        let open = |p: &Path| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(p)
+                .map_err(|e| Error::io("opening", p, e))
+        };
+        let mut file = open(path)?;
+        // The turnstile, a second lock file: a shared taker passes it (shared, for a moment),
+        // a taker that wants the GPU alone holds it alone until it has the lock, so while it
+        // waits no new shared holder gets in, from this process or another.
+        let turn_path = path.with_extension("turn");
+        let turn = open(&turn_path)?;
+        let start = Instant::now();
+        // A note only for a wait worth one: graders of one batch take turns all the time.
+        let note_after = NOTE_AFTER.min(deadline / 2);
+        let mut told = false;
+        for (f, p) in [(&turn, turn_path.as_path()), (&file, path)] {
+            loop {
+                let tried = match access {
+                    Access::Shared => f.try_lock_shared(),
+                    Access::Exclusive => f.try_lock(),
+                };
+                match tried {
+                    Ok(()) => break,
+                    Err(std::fs::TryLockError::WouldBlock) => {}
+                    Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("locking", p, e)),
+                }
+                if start.elapsed() >= deadline {
+                    let holder = holder(&file);
+                    return Err(Error::Child(format!(
+                        "the GPU stayed taken by another racegate process ({holder}, lock file {}) \
+                         for {:.0} s; giving up",
+                        path.display(),
+                        deadline.as_secs_f64()
+                    )));
+                }
+                if !told && start.elapsed() >= note_after {
+                    let holder = holder(&file);
+                    note(&format!(
+                        "waiting for the GPU: {holder} holds {} (giving up after {:.0} s)",
+                        path.display(),
+                        deadline.as_secs_f64()
+                    ));
+                    told = true;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        drop(turn);
+        // Ours now: say who holds it (a shared holder may overwrite another's pid: the file
+        // names one of them, which is all a waiting grader's message needs).
+        let me = std::process::id().to_string();
+        file.set_len(0)
+            .and_then(|_| file.rewind())
+            .and_then(|_| file.write_all(me.as_bytes()))
+            .and_then(|_| file.flush())
+            .map_err(|e| Error::io("writing", path, e))?;
+        Ok(GpuLock(file))
+    }
+}
+
+/// How long a grader waits before it says whom it waits for.
+const NOTE_AFTER: Duration = Duration::from_secs(10);
+
+/// Who holds the lock, as its file says: `process 1234`.
+fn holder(file: &std::fs::File) -> String {
+    let mut file = file;
+    let mut text = String::new();
+    // ignored: only for the message; an unreadable pid reads as "did not write its pid"
+    let _ = file.rewind().and_then(|_| file.read_to_string(&mut text));
+    match text.trim().parse::<u32>() {
+        Ok(pid) => format!("process {pid}"),
+        Err(_) => "a process that did not write its pid".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    fn keep(n: &str) {
+        NOTES.lock().unwrap().push(n.to_string());
+    }
+
+    #[test]
+    fn one_submission_at_a_time_holds_the_gpu() {
+        // A lock of its own: real grades on this machine take the shared one.
+        let work = tempfile::tempdir().unwrap();
+        let path = work.path().join("gpu.lock");
+        let held =
+            GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            std::process::id().to_string()
+        );
+        let other = std::fs::File::open(&path).unwrap();
+        assert!(other.try_lock().is_err(), "a second grader got the GPU");
+        drop(other);
+        // As if another process held it (the holder writes its pid).
+        std::fs::write(&path, "1").unwrap();
+        // A second grader waits, says for whom, and gives up at its deadline.
+        let start = Instant::now();
+        let e = GpuLock::acquire_at(&path, Access::Shared, Duration::from_millis(300), keep)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(start.elapsed() >= Duration::from_millis(300));
+        assert!(e.contains("process 1") && e.contains("giving up"), "{e}");
+        assert!(NOTES
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|n| n.contains("process 1 holds")));
+        drop(held);
+        GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep)
+            .expect("released when the grade ends");
+    }
+
+    #[test]
+    fn shared_holders_run_side_by_side_and_one_alone_waits_for_them_all() {
+        let work = tempfile::tempdir().unwrap();
+        let path = work.path().join("gpu.lock");
+        let short = Duration::from_millis(200);
+        let a = GpuLock::acquire_at(&path, Access::Shared, short, keep).unwrap();
+        let b = GpuLock::acquire_at(&path, Access::Shared, short, keep)
+            .expect("a second shared holder");
+        // Alone is refused while either shared holder is there.
+        assert!(GpuLock::acquire_at(&path, Access::Exclusive, short, keep).is_err());
+        drop(a);
+        assert!(GpuLock::acquire_at(&path, Access::Exclusive, short, keep).is_err());
+        drop(b);
+        let alone = GpuLock::acquire_at(&path, Access::Exclusive, short, keep).unwrap();
+        // And nobody shares with one that is alone.
+        assert!(GpuLock::acquire_at(&path, Access::Shared, short, keep).is_err());
+        drop(alone);
+    }
+}
