@@ -83,7 +83,7 @@ mod tests {
             mode(&at, if at == lib { 0o644 } else { 0o755 });
         }
         // Another user's folder is refused; root's is not.
-        let why = trusted_for(&lib, 4242, |m| if m.is_file() { 1000 } else { 4242 })
+        let why = trusted_for(&lib, 4242, |m| if m.is_file() { 1000 } else { 0 })
             .expect_err("another user's file");
         assert!(why.contains("uid 1000"), "{why}");
         assert!(trusted_for(&lib, 4242, |_| 0).is_ok());
