@@ -430,12 +430,23 @@ fn grade_batch(
         let (status, detail) = match &g.not_graded {
             Some(n) => (
                 Status::Inconclusive,
-                format!("       not graded: {}", n.reason),
+                match report::grade::compile_failure(g) {
+                    Some(why) => {
+                        format!("       not graded: {}; does not compile: {why}", n.reason)
+                    }
+                    None => format!("       not graded: {}", n.reason),
+                },
             ),
             None if g.score >= g.max_score => (Status::Pass, String::new()),
             None => (
                 Status::Fail,
-                format!("       {} / {} points", g.score, g.max_score),
+                match report::grade::compile_failure(g) {
+                    Some(why) => format!(
+                        "       {} / {} points; does not compile: {why}",
+                        g.score, g.max_score
+                    ),
+                    None => format!("       {} / {} points", g.score, g.max_score),
+                },
             ),
         };
         progress.item(status, &g.submission, g.execution_seconds, Some(&detail));

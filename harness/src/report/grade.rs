@@ -231,17 +231,49 @@ pub fn csv_header(items: &[Item]) -> String {
     format!("submission,score,max_score,{},note\n", names.join(","))
 }
 
-/// One CSV row: the points of each of `items` (empty where the grade has no such item); a
-/// grade not given says "not graded", with no points, and why in `note`.
+/// Why a submission did not compile, in one line: its compile item's first line, and the
+/// compiler's first error line when the first line only introduces the log; `None` when it
+/// compiled (or was never compiled).
+pub fn compile_failure(g: &Grade) -> Option<String> {
+    let r = g
+        .items
+        .iter()
+        .find(|r| r.item == Item::Compiles && r.status == Status::Failed)?;
+    let mut lines = r.detail.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("").to_string();
+    if !first.ends_with(':') {
+        return Some(first);
+    }
+    let error = lines.find(|l| l.contains("error")).unwrap_or("");
+    Some(format!("{first} {error}").trim().to_string())
+}
+
+/// One CSV row: the points of each of `items` (empty where the grade has no such item), and
+/// in `note` why a submission did not compile; a grade not given says "not graded", with no
+/// points but the compile item's status where it ran, and why in `note`.
 pub fn csv_row(g: &Grade, items: &[Item]) -> String {
     // Text cells are quoted: a student's folder name may hold a comma or a quote.
     let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\"").replace(['\n', '\r'], " "));
     if let Some(n) = &g.not_graded {
-        let empty = vec![""; items.len()].join(",");
+        let cells: Vec<String> = items
+            .iter()
+            .map(|it| match (it, g.items.iter().find(|r| r.item == *it)) {
+                (Item::Compiles, Some(r)) if r.status == Status::Passed => "compiles".into(),
+                (Item::Compiles, Some(r)) if r.status == Status::Failed => {
+                    "does not compile".into()
+                }
+                _ => String::new(),
+            })
+            .collect();
+        let note = match compile_failure(g) {
+            Some(why) => format!("{}; {why}", n.reason),
+            None => n.reason.clone(),
+        };
         return format!(
-            "{},not graded,,{empty},{}\n",
+            "{},not graded,,{},{}\n",
             quote(&g.submission),
-            quote(&n.reason)
+            cells.join(","),
+            quote(&note)
         );
     }
     let cells: Vec<String> = items
@@ -255,11 +287,14 @@ pub fn csv_row(g: &Grade, items: &[Item]) -> String {
         })
         .collect();
     format!(
-        "{},{},{},{},\n",
+        "{},{},{},{},{}\n",
         quote(&g.submission),
         g.score,
         g.max_score,
-        cells.join(",")
+        cells.join(","),
+        compile_failure(g)
+            .map(|why| quote(&why))
+            .unwrap_or_default()
     )
 }
 
@@ -323,10 +358,11 @@ mod tests {
             "{}",
             human_with(&other, &ko)
         );
+        // No points; the compile item's status where it ran (not a score).
         let items = [Item::Compiles, Item::Correct];
         assert_eq!(
             csv_row(&g, &items),
-            "\"alice.cu\",not graded,,,,\"no CUDA device\"\n"
+            "\"alice.cu\",not graded,,compiles,,\"no CUDA device\"\n"
         );
     }
 
@@ -356,6 +392,44 @@ mod tests {
         assert_eq!(v["score"], 0.6);
         assert_eq!(v["gradable"], true);
         assert_eq!(v["tests"][1]["max_points"], 40.0);
+    }
+
+    /// A submission that did not compile says why in the CSV's note and the compile column,
+    /// graded or not (no device); one that compiled leaves the note empty.
+    #[test]
+    fn a_compile_failure_shows_in_every_csv_row() {
+        use crate::grade::score::{item, Item};
+        let r = crate::report::fixtures::rubric();
+        let mut g = grade();
+        g.items = vec![item(
+            &r,
+            Item::Compiles,
+            0.0,
+            "NVRTC could not compile it:\n  a.cu(3): error: expected a \";\"".into(),
+        )];
+        let items = [Item::Compiles, Item::Correct];
+        let row = csv_row(&g, &items);
+        assert!(
+            row.ends_with(
+                ",\"NVRTC could not compile it: a.cu(3): error: expected a \"\";\"\"\"\n"
+            ),
+            "{row}"
+        );
+        g.not_graded = Some(crate::grade::orchestrate::NotGraded {
+            reason: "no CUDA device".into(),
+            exit_code: crate::errors::exit::NO_DEVICE,
+        });
+        let row = csv_row(&g, &items);
+        assert!(row.contains(",not graded,,does not compile,,"), "{row}");
+        assert!(
+            row.contains("no CUDA device; NVRTC could not compile it: a.cu(3)"),
+            "{row}"
+        );
+        let ok = grade();
+        assert!(
+            csv_row(&ok, &items).ends_with(",\n"),
+            "no note for a submission that compiled"
+        );
     }
 
     /// An item not judged because the kernel is not correct says so in English and in
