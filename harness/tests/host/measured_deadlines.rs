@@ -83,10 +83,12 @@ fn the_lease_is_machine_wide_and_a_killed_holder_frees_it() {
     let mut holder = holder;
     let _ = holder.wait();
     // A holder killed with SIGKILL: the kernel frees its lock, nothing is left to wedge the next.
+    use std::os::unix::process::CommandExt;
     let mut holder = Command::new("flock")
         .arg("-x")
         .arg(&path)
         .args(["sleep", "100"])
+        .process_group(0)
         .spawn()
         .expect("util-linux flock runs");
     std::thread::sleep(Duration::from_millis(300));
@@ -94,13 +96,10 @@ fn the_lease_is_machine_wide_and_a_killed_holder_frees_it() {
         GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_millis(200), |_| {}).is_err(),
         "the live holder's lock was not respected"
     );
-    // SIGKILL to the whole group (flock and its sleep): both hold the lock's file.
-    let pid = holder.id();
-    let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    // SIGKILL to the holder's whole group (flock and its sleep): both hold the lock's file.
+    let pgid = format!("-{}", holder.id());
+    let _ = Command::new("kill").args(["-9", "--", &pgid]).status();
     let _ = holder.wait();
-    let _ = Command::new("pkill")
-        .args(["-9", "-f", &format!("sleep 100")])
-        .status();
     let t = Instant::now();
     GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(10), |_| {})
         .expect("a killed holder frees the lease");
