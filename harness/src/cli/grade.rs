@@ -19,8 +19,11 @@ use super::settings::{self, Settings};
 use super::values;
 
 pub const HELP: &str = concat!(
-    "Exercises are grading/exercises/*.toml (name, signature, launch shape, sizes).\n\
-The rubric (grading/rubric.toml) gives the points per item.\n\n\
+    "Exercises are grading/exercises/*.toml (name, signature, launch shape, sizes) under --root\n\
+(an instructor's own course); without --root, the course racegate ships (counter, handoff,\n\
+histogram, matmul_tiled, reduce, transpose), never one found above the current folder.\n\
+The rubric (grading/rubric.toml) gives the points per item; items may require others\n\
+([requires]) and correctness is all-or-nothing unless the rubric says otherwise.\n\n\
 The secret seed, mixed with --seed, makes the inputs students cannot predict; set one for the\n\
 same inputs on every regrade (random when none is given). Give it in a file, never in an\n\
 environment variable: --secret-file FILE or RACEGATE_GRADE_SECRET_FILE=FILE (a file only the\n\
@@ -168,7 +171,12 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
             m.display()
         )));
     }
-    let root = settings::root(global)?;
+    // An instructor's course with --root; without it, the course racegate ships (never one
+    // found above the current folder, which a student may control).
+    let root = match &global.root {
+        Some(_) => settings::root(global)?,
+        None => crate::grade::course::root()?,
+    };
     let spec = spec::Spec::find(&root, &a.exercise)?;
     let rubric_path = a
         .rubric

@@ -14,6 +14,7 @@
 
 pub mod compile_item;
 pub mod config;
+pub mod course;
 pub mod items;
 pub mod lock;
 pub mod orchestrate;

@@ -56,3 +56,39 @@ fn an_unknown_item_or_a_cycle_in_requires_is_exit_2_naming_it() {
     let (code, err) = grade_with("racecheck = [\"correct\"]\n");
     assert!(matches!(code, Some(3 | 4)), "{code:?}: {err}");
 }
+
+/// Outside any checkout, without --root, the course racegate ships is graded; an exercise
+/// planted in the current folder (a student's repository) is never read.
+#[test]
+fn the_shipped_course_is_graded_anywhere_and_a_planted_exercise_is_not_read() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("grading/exercises")).unwrap();
+    std::fs::create_dir_all(dir.join("kernels")).unwrap();
+    // A planted spec naming another kernel: were it read, `reduce` would be the wrong name.
+    let shipped = super::package_dir().join("../grading/exercises/reduce.toml");
+    let planted = std::fs::read_to_string(shipped)
+        .unwrap()
+        .replace("entry = \"reduce\"", "entry = \"planted\"");
+    std::fs::write(dir.join("grading/exercises/reduce.toml"), planted).unwrap();
+    std::fs::copy(
+        super::package_dir().join("tests/submissions/reduce/correct.cu"),
+        dir.join("correct.cu"),
+    )
+    .unwrap();
+    let out = Command::new(super::racegate_exe())
+        .args(["grade", "--exercise", "reduce", "correct.cu"])
+        .current_dir(dir)
+        .env("RACEGATE_NO_GPU", "1")
+        .env("RACEGATE_CACHE", dir.join("cache"))
+        .output()
+        .expect("racegate runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    // No device here: exit 4 after the compile item (3 without NVRTC).
+    assert!(matches!(out.status.code(), Some(3 | 4)), "{text}");
+    if out.status.code() == Some(4) {
+        assert!(text.contains("PASS compiles"), "{text}");
+        assert!(!text.contains("planted"), "{text}");
+    }
+}
