@@ -1,6 +1,7 @@
 //! One rule for every file racegate writes: no output may be an input of the run, whatever the
 //! spelling (the path itself, a symbolic link to it, a hard link to it, a path through `..`),
-//! for every report flag of `gate`, `check` and `grade`. Each aim is refused with exit 2 before
+//! for every report flag of `gate`, `check`, `list`, `stress`, `sanitize`, `bench`, `perf`,
+//! `mutate` and `grade`. Each aim is refused with exit 2 before
 //! any work, and every input keeps its bytes. `--html` is checked up front the same way.
 
 use std::path::{Path, PathBuf};
@@ -110,6 +111,20 @@ fn a_gate_report_aimed_at_any_input_is_refused_before_work() {
         &["--json", "--junit", "--table"],
         &inputs[..3],
     );
+    // Every other command that writes a report from the manifest's kernels.
+    for (command, flags) in [
+        (&["list"][..], &["--json"][..]),
+        (&["stress", "scale"][..], &["--json"][..]),
+        (
+            &["sanitize", "--tool", "memcheck", "scale"][..],
+            &["--json"][..],
+        ),
+        (&["bench"][..], &["--json"][..]),
+        (&["perf"][..], &["--json", "--table"][..]),
+        (&["mutate"][..], &["--json", "--table"][..]),
+    ] {
+        refused_everywhere(&dir, command, flags, &inputs[..3]);
+    }
 }
 
 #[test]
