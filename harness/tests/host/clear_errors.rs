@@ -3,20 +3,15 @@
 //! that is not text; `grade --manifest`. And the grading secret never reaches a program that
 //! `gate` runs, whichever variable carried it.
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
 fn racegate(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let mut c = Command::new(super::racegate_exe());
-    c.args(args).current_dir(dir).env("RACEGATE_NO_GPU", "1");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().expect("racegate runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
+    let env: Vec<(&str, Option<&OsStr>)> = env
+        .iter()
+        .map(|(k, v)| (*k, Some(OsStr::new(*v))))
+        .collect();
+    super::run_in(dir, args, &env)
 }
 
 fn mkfifo(p: &Path) {

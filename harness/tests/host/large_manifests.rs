@@ -2,8 +2,6 @@
 //! line for each kernel as it goes; checking a kernel's arguments is linear in their number
 //! (measured as a ratio of two sizes side by side, never against a clock).
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 const KERNEL: &str = "extern \"C\" __global__ void k(float* y, int n) \
@@ -15,19 +13,6 @@ fn project(manifest: &str) -> tempfile::TempDir {
     std::fs::write(dir.path().join("kernels/k.cu"), KERNEL).unwrap();
     std::fs::write(dir.path().join("racegate.toml"), manifest).unwrap();
     dir
-}
-
-fn racegate(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(dir)
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .expect("racegate runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
 }
 
 fn kernels(n: usize) -> String {
@@ -46,7 +31,7 @@ fn kernels(n: usize) -> String {
 #[test]
 fn kernels_sharing_a_source_are_compiled_once_with_a_line_each() {
     let dir = project(&kernels(300));
-    let (code, text) = racegate(dir.path(), &["gate"]);
+    let (code, text) = super::run_in(dir.path(), &["gate"], &[]);
     assert!(matches!(code, Some(3 | 4)), "{code:?}: {text}");
     if code == Some(4) {
         assert_eq!(
@@ -80,7 +65,7 @@ fn argument_checks_grow_linearly() {
     let time = |n: usize| {
         let dir = project(&wide(n));
         let t = Instant::now();
-        let (code, text) = racegate(dir.path(), &["list"]);
+        let (code, text) = super::run_in(dir.path(), &["list"], &[]);
         assert_eq!(code, Some(0), "{text}");
         t.elapsed().as_secs_f64()
     };

@@ -52,8 +52,9 @@ mod streamcheck;
 mod unconfined;
 mod variance;
 
+use std::ffi::OsStr;
 use std::fmt::Debug;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The package folder (`harness/`). Runtime first: a nextest archive run elsewhere remaps it.
 fn package_dir() -> PathBuf {
@@ -88,6 +89,37 @@ fn assert_rejects<T: Debug>(r: Result<T, racegate::Error>, at: &str, want: &str)
                 msg.starts_with(at) && msg.contains(want),
                 "expected `{at}...{want}...`, got `{msg}`"
             );
+        }
+    }
+}
+
+/// Runs racegate in `dir` with `args`, no GPU (`RACEGATE_NO_GPU`), `env` set (a `None` value
+/// removes the variable): its exit code, and its standard output and error together.
+fn run_in(dir: &Path, args: &[&str], env: &[(&str, Option<&OsStr>)]) -> (Option<i32>, String) {
+    let mut cmd = std::process::Command::new(racegate_exe());
+    cmd.args(args).current_dir(dir).env("RACEGATE_NO_GPU", "1");
+    for (k, v) in env {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let out = cmd.output().expect("racegate runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// Copies the folder `from` to `to`, recursively (an example project into a test's folder).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create the copy's folder");
+    for e in std::fs::read_dir(from).expect("read the folder").flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy a file");
         }
     }
 }

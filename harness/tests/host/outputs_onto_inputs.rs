@@ -5,31 +5,9 @@
 //! any work, and every input keeps its bytes. `--html` is checked up front the same way.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        if src.is_dir() {
-            copy_dir(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
-}
-
-fn racegate(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(dir)
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .expect("racegate runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
+fn racegate_at(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    super::run_in(dir, args, &[])
 }
 
 /// The ways to name `input` from `dir` that are not its plain path: made fresh in `aims/`.
@@ -70,7 +48,7 @@ fn refused_everywhere(dir: &Path, command: &[&str], flags: &[&str], inputs: &[Pa
                 let aim_s = aim.to_str().unwrap();
                 let mut args: Vec<&str> = command.to_vec();
                 args.extend([*flag, aim_s]);
-                let (code, text) = racegate(dir, &args);
+                let (code, text) = racegate_at(dir, &args);
                 assert_eq!(
                     code,
                     Some(2),
@@ -93,7 +71,7 @@ fn refused_everywhere(dir: &Path, command: &[&str], flags: &[&str], inputs: &[Pa
 fn a_gate_report_aimed_at_any_input_is_refused_before_work() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("project");
-    copy_dir(&super::package_dir().join("../examples/gate"), &dir);
+    super::copy_dir(&super::package_dir().join("../examples/gate"), &dir);
     let inputs: Vec<PathBuf> = [
         "racegate.toml",
         "kernels/scale.cu",
@@ -142,7 +120,7 @@ fn a_program_gates_report_aimed_at_the_program_or_its_checker_is_refused() {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     for (flag, target) in [("--json", &check), ("--sarif", &prog), ("--junit", &data)] {
-        let (code, text) = racegate(
+        let (code, text) = racegate_at(
             &dir,
             &[
                 "gate",
@@ -204,7 +182,7 @@ fn a_grade_output_aimed_at_any_input_is_refused_before_work() {
         &["--output"],
         &[rubric.clone(), secret.clone()],
     );
-    let (code, text) = racegate(&dir, &[&command[..], &["--output", &sub_s]].concat());
+    let (code, text) = racegate_at(&dir, &[&command[..], &["--output", &sub_s]].concat());
     assert_eq!(code, Some(2), "{text}");
 }
 
@@ -224,7 +202,7 @@ fn an_html_folder_that_cannot_be_one_or_holds_the_output_is_refused_before_work(
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let under_file = file.join("sub");
     for html in [&file, &fifo, Path::new("/dev/full"), &under_file] {
-        let (code, text) = racegate(
+        let (code, text) = racegate_at(
             &dir,
             &[
                 "--root",
@@ -243,7 +221,7 @@ fn an_html_folder_that_cannot_be_one_or_holds_the_output_is_refused_before_work(
     let h = dir.join("h");
     std::fs::create_dir(&h).unwrap();
     let inside = h.join("index.html");
-    let (code, text) = racegate(
+    let (code, text) = racegate_at(
         &dir,
         &[
             "--root",

@@ -22,18 +22,6 @@ fn binary_outside(t: &Path) -> PathBuf {
     exe
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        if src.is_dir() {
-            copy_dir(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_binary_outside_the_checkout_finds_the_checkouts_nvrtc() {
     if local_nvrtc().is_none() {
@@ -43,7 +31,7 @@ fn a_binary_outside_the_checkout_finds_the_checkouts_nvrtc() {
     let t = tempfile::tempdir().unwrap();
     let exe = binary_outside(t.path());
     let work = t.path().join("work");
-    copy_dir(&super::package_dir().join("../examples/gate"), &work);
+    super::copy_dir(&super::package_dir().join("../examples/gate"), &work);
     // A copy just written can be busy for a moment (ETXTBSY) while another test's child still
     // holds the write handle it inherited: try again.
     let mut tries = 0;

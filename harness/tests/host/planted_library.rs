@@ -69,7 +69,7 @@ fn a_library_in_the_working_folder_its_parent_or_an_open_cache_never_runs() {
     let work = parent.join("repo");
     plant(&parent.join(".racegate/nvrtc/nvidia/cu13/lib"), &src);
     plant(&work.join(".racegate/nvrtc/nvidia/cu13/lib"), &src);
-    copy_dir(&super::package_dir().join("../examples/gate"), &work);
+    super::copy_dir(&super::package_dir().join("../examples/gate"), &work);
     let sub = super::package_dir().join("tests/submissions/reduce/binary.cu");
     std::fs::copy(&sub, work.join("submission.cu")).unwrap();
     // A cache whose NVRTC folder its group can write.
@@ -151,16 +151,4 @@ fn env_with<'a>(cache: &'a Path, marker: &'a Path) -> [(&'static str, &'a OsStr)
         ("RACEGATE_CACHE", cache.as_os_str()),
         ("PLANTED_MARKER", marker.as_os_str()),
     ]
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        if src.is_dir() {
-            copy_dir(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
 }
