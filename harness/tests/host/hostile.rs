@@ -429,14 +429,29 @@ fn a_grade_written_over_its_own_inputs_is_refused_and_the_inputs_kept() {
     let spec_text = std::fs::read(&spec).unwrap();
     let c = carol.to_str().unwrap();
     let r = rubric.to_str().unwrap();
+    // The course under --root: its exercise spec is then an input of the run (without --root the
+    // built-in course is read, and the checkout's spec is no input).
+    let root_s = root.to_str().unwrap();
     for (output, args) in [
         (
             c,
-            vec!["grade", "--exercise", "reduce", "--output", c, "--", c],
+            vec![
+                "--root",
+                root_s,
+                "grade",
+                "--exercise",
+                "reduce",
+                "--output",
+                c,
+                "--",
+                c,
+            ],
         ),
         (
             r,
             vec![
+                "--root",
+                root_s,
                 "grade",
                 "--exercise",
                 "reduce",
@@ -451,6 +466,8 @@ fn a_grade_written_over_its_own_inputs_is_refused_and_the_inputs_kept() {
         (
             spec.to_str().unwrap(),
             vec![
+                "--root",
+                root_s,
                 "grade",
                 "--exercise",
                 "reduce",
