@@ -358,9 +358,19 @@ pub fn compile(exe: &Path, req: &Request, limits: &Limits) -> Result<Compiled> {
     match &nvrtc.lib {
         Some(lib) => {
             env.push(("RACEGATE_NVRTC_LIB".into(), lib.display().to_string()));
-            // A team's test binary serving the child may need its own shared libraries.
+            // A team's test binary serving the child may need its own shared libraries, and
+            // the child looks for the toolkit's headers where the parent does (racegate's
+            // checkout, CUDA_HOME, the user cache): its own HOME is the work folder.
             if req.trusted_cwd.is_some() {
                 env.extend(library_path);
+                for var in ["CARGO_MANIFEST_DIR", "CUDA_HOME", "CUDA_PATH"] {
+                    if let Ok(v) = std::env::var(var) {
+                        env.push((var.to_string(), v));
+                    }
+                }
+                if let Ok(cache) = crate::build::cache::dir() {
+                    env.push(("RACEGATE_CACHE".into(), cache.display().to_string()));
+                }
             }
         }
         // Found on the system's library path: the child looks where we looked.

@@ -88,6 +88,12 @@ impl Deadlines {
             Some(d) => (d, Origin::Given),
             None => derived,
         };
+        // A first run that reached its cap hung: the tools' runs of a hung program hang too,
+        // so they get the floor, never a multiple of the cap.
+        let tool_deadline = |tool: Tool| match measured {
+            Some(_) => scaled(tool_factor(tool), TOOL_FLOOR),
+            None => (TOOL_FLOOR, Origin::Floor),
+        };
         Deadlines {
             measured,
             cap,
@@ -95,12 +101,7 @@ impl Deadlines {
             jittered: given(user_plain, scaled(JITTER_FACTOR, PLAIN_FLOOR)),
             tools: tools
                 .iter()
-                .map(|&tool| {
-                    (
-                        tool,
-                        given(user_tool, scaled(tool_factor(tool), TOOL_FLOOR)),
-                    )
-                })
+                .map(|&tool| (tool, given(user_tool, tool_deadline(tool))))
                 .collect(),
         }
     }
@@ -188,6 +189,7 @@ mod tests {
         assert!(given.describe("p").contains("plain runs 5 s (given)"));
         let capped = Deadlines::derive(None, S(20), None, None, &tools);
         assert_eq!(capped.plain, (S(60), Origin::Measured));
+        assert_eq!(capped.tools[&Tool::Synccheck], (TOOL_FLOOR, Origin::Floor));
         assert!(capped
             .describe("p")
             .contains("did not exit within its 20 s cap"));

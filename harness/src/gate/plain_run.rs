@@ -16,6 +16,9 @@ use crate::errors::Result;
 use crate::proc::watchdog::{self, Deadline, Exit};
 use crate::run::lease::Access;
 
+/// A wait for the lease at least this long means another racegate process held the GPU.
+const CONTENDED: Duration = Duration::from_millis(50);
+
 /// kind -> (detector, runs it happened in, last stderr line)
 pub(super) type Failures = BTreeMap<String, (&'static str, Vec<u32>, String)>;
 
@@ -91,7 +94,17 @@ impl Runs<'_> {
         if f.exit == Exit::TimedOut && self.lease.confirms() {
             let (again, waited) = attempt(Access::Exclusive)?;
             let (g, out) = again?;
-            if g.exit != Exit::TimedOut {
+            // The lease came at once: nothing else held the GPU, so the miss was not the
+            // neighbours' doing and stays a hang (an intermittent deadlock hangs some runs only).
+            let contended = waited >= CONTENDED;
+            if g.exit != Exit::TimedOut && !contended {
+                run.notes.push(format!(
+                    "{subject}: run {i} missed its {:.0} s deadline with nothing else on the GPU; \
+                     run again alone it finished in {:.1} s (an intermittent hang)",
+                    timeout.as_secs_f64(),
+                    g.elapsed.as_secs_f64()
+                ));
+            } else if g.exit != Exit::TimedOut {
                 run.mark_inconclusive(
                     subject,
                     "watchdog",
@@ -105,7 +118,9 @@ impl Runs<'_> {
                     ),
                 );
             }
-            (f, stdout) = (g, out);
+            if contended || g.exit == Exit::TimedOut {
+                (f, stdout) = (g, out);
+            }
         }
         let mut scan = cfg.oracles.scan();
         let masked = judge::read_back(&stdout, &cfg.masks, &mut scan);
