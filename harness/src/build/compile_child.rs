@@ -32,7 +32,7 @@
 //! use racegate::build::compile_child::{compile, Limits, Outcome, Request};
 //! let req = Request::new("alice.cu", "extern \"C\" __global__ void k() {}");
 //! let exe = std::env::current_exe()?;
-//! match compile(&exe, std::path::Path::new("."), &req, &Limits::default())?.outcome {
+//! match compile(&exe, &req, &Limits::default())?.outcome {
 //!     Outcome::Built(b) => println!("{} bytes of PTX", b.ptx.len()),
 //!     other => println!("{other}"),
 //! }
