@@ -124,7 +124,9 @@ pub enum Error {
     /// A child process (worker or sanitizer) could not be started or misbehaved.
     #[error("{0}")]
     Child(String),
-    /// racegate's cache folder cannot be used (another user's, or not creatable).
+    /// racegate's cache folder cannot be used (another user's, or not creatable), or a library,
+    /// tool or place racegate would load or run from cannot be trusted (someone else could write
+    /// it, a relative path in a variable, an `LD_LIBRARY_PATH` naming the current folder).
     #[error("{0}")]
     Cache(String),
     /// `racegate setup` could not install what it installs (no python, pip failed).

@@ -35,24 +35,41 @@ pub fn runs_dir() -> Result<PathBuf> {
     Ok(dir()?.join("runs"))
 }
 
-/// Where the folder is, from the environment.
+/// Where the folder is, from the environment. A relative `RACEGATE_CACHE` or `HOME` is refused
+/// (it would put racegate's private cache in whatever the current folder is: a student's
+/// repository, when grading); so is any relative value of the variables naming a place racegate
+/// loads from ([`crate::build::locations::PATH_VARS`]): every command that works asks for this
+/// folder first, so one of them set wrong stops it before anything is loaded or run.
 fn location() -> std::result::Result<PathBuf, String> {
+    crate::build::locations::check_path_vars()?;
+    place()
+}
+
+/// Where the folder is, from `RACEGATE_CACHE`, `XDG_CACHE_HOME` or `HOME` alone.
+fn place() -> std::result::Result<PathBuf, String> {
+    if let Some(d) = crate::build::locations::path_var("RACEGATE_CACHE")? {
+        return Ok(d);
+    }
     let var = |k| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    if let Some(d) = var("RACEGATE_CACHE") {
-        return Ok(d);
-    }
     // The XDG base directory spec: a relative value is invalid and ignored.
     if let Some(d) = var("XDG_CACHE_HOME").filter(|d| d.is_absolute()) {
         return Ok(d.join("racegate"));
     }
-    if let Some(h) = var("HOME") {
-        return Ok(h.join(".cache").join("racegate"));
+    match var("HOME") {
+        Some(h) if h.is_absolute() => Ok(h.join(".cache").join("racegate")),
+        Some(h) => Err(format!(
+            "no cache folder: HOME={} is a relative path; set HOME, or RACEGATE_CACHE, to an \
+             absolute path of your own",
+            h.display()
+        )),
+        None => Err(
+            "no cache folder: HOME is not set; set RACEGATE_CACHE to a folder of your own".into(),
+        ),
     }
-    Err("no cache folder: HOME is not set; set RACEGATE_CACHE to a folder of your own".into())
 }
 
 /// Creates `dir` (mode 0700) if needed and makes sure it is a folder owned by `me` that nobody
@@ -106,7 +123,7 @@ pub fn make_private(
 /// else could write there could have replaced what racegate is about to run. A path outside
 /// the cache is not this check's business.
 pub fn check_trusted(path: &Path) -> Result<()> {
-    let Ok(root) = location() else {
+    let Ok(root) = place() else {
         return Ok(());
     };
     // As named, else as resolved: a path that reaches the cache through a link is checked too.
@@ -137,8 +154,9 @@ pub fn check_trusted_in(
         format!(
             "refusing to load {} from racegate's cache: {} {why}, so someone else could have \
              replaced what racegate would run. Remove it (racegate builds or `racegate setup` \
-             installs it again) or make it yours and private (chmod go-w)",
+             installs it again) or make it yours and private: chmod go-w {}",
             path.display(),
+            at.display(),
             at.display()
         )
     };

@@ -13,8 +13,6 @@ use std::path::{Path, PathBuf};
 
 use std::ffi::CString;
 
-use cudarc::nvrtc;
-
 use crate::build::toolchain;
 use crate::errors::{Error, Result};
 use crate::source::files;
@@ -212,27 +210,11 @@ pub fn compile_in_memory(
         .ok_or_else(|| fail("a served header holds a NUL byte".into()))?;
     let texts: Vec<*const std::ffi::c_char> = served.iter().map(|(_, t)| t.as_ptr()).collect();
     let includes: Vec<*const std::ffi::c_char> = served.iter().map(|(n, _)| n.as_ptr()).collect();
-    let headers = std::ffi::c_int::try_from(served.len())
-        .map_err(|_| fail(format!("{} headers: more than NVRTC takes", served.len())))?;
-    let mut prog = std::mem::MaybeUninit::uninit();
-    // SAFETY: every pointer is to a live CString (`src`, `prog_name`, `served`) that outlives the
-    // call; the two arrays hold `served.len()` pointers each.
-    unsafe {
-        nvrtc::sys::nvrtcCreateProgram(
-            prog.as_mut_ptr(),
-            src.as_ptr(),
-            prog_name.as_ptr(),
-            headers,
-            texts.as_ptr(),
-            includes.as_ptr(),
-        )
-    }
-    .result()
-    .map_err(|e| fail(format!("{e:?}")))?;
-    // SAFETY: nvrtcCreateProgram succeeded, so it wrote the program.
-    let prog = unsafe { prog.assume_init() };
-    // SAFETY: `prog` is a live program until `destroy_program` below; every string handed to
-    // NVRTC outlives the call that reads it.
+    let api = toolchain::nvrtc_api()?;
+    // SAFETY: the two arrays hold `served.len()` pointers each, to live CStrings (`served`).
+    let prog = unsafe { api.create(&src, &prog_name, &texts, &includes) }.map_err(fail)?;
+    // SAFETY: `prog` is a live program until `destroy` below; every string handed to NVRTC
+    // outlives the call that reads it.
     let outcome = unsafe {
         (|| -> std::result::Result<(String, Vec<(String, String)>), String> {
             let exprs: Vec<CString> = names
@@ -240,46 +222,27 @@ pub fn compile_in_memory(
                 .map(|n| CString::new(n.as_str()).map_err(|_| format!("`{n}`: NUL byte")))
                 .collect::<std::result::Result<_, _>>()?;
             for e in &exprs {
-                nvrtc::sys::nvrtcAddNameExpression(prog, e.as_ptr())
-                    .result()
-                    .map_err(|err| format!("name expression {e:?}: {err:?}"))?;
+                api.add_name_expression(prog, e)
+                    .map_err(|err| format!("name expression {e:?}: {err}"))?;
             }
-            if let Err(err) = nvrtc::result::compile_program(prog, &nvrtc_options) {
-                let log = nvrtc::result::get_program_log(prog).map_err(|e| format!("{e:?}"))?;
-                let log: Vec<u8> = log
-                    .iter()
-                    .map(|c| u8::from_ne_bytes(c.to_ne_bytes()))
-                    .take_while(|c| *c != 0)
-                    .collect();
-                let log = String::from_utf8_lossy(&log).trim_end().to_string();
+            if let Err(err) = api.compile(prog, &nvrtc_options) {
+                let log = api.log(prog)?.trim_end().to_string();
                 // An empty log (NVRTC out of memory, say) still says what went wrong.
-                return Err(if log.is_empty() {
-                    format!("{err:?}")
-                } else {
-                    log
-                });
+                return Err(if log.is_empty() { err } else { log });
             }
-            let ptx = nvrtc::result::get_ptx(prog).map_err(|e| format!("{e:?}"))?;
-            let ptx: Vec<u8> = ptx
-                .iter()
-                .map(|c| u8::from_ne_bytes(c.to_ne_bytes()))
-                .take_while(|c| *c != 0)
-                .collect();
+            let ptx = api.ptx(prog)?;
             let mut lowered = Vec::new();
             for (n, e) in names.iter().zip(&exprs) {
-                let mut out: *const std::ffi::c_char = std::ptr::null();
-                nvrtc::sys::nvrtcGetLoweredName(prog, e.as_ptr(), &mut out)
-                    .result()
-                    .map_err(|err| format!("lowered name of `{n}`: {err:?}"))?;
-                let l = std::ffi::CStr::from_ptr(out).to_string_lossy().into_owned();
+                let l = api
+                    .lowered_name(prog, e)
+                    .map_err(|err| format!("lowered name of `{n}`: {err}"))?;
                 lowered.push((n.clone(), l));
             }
-            Ok((String::from_utf8_lossy(&ptx).into_owned(), lowered))
+            Ok((ptx, lowered))
         })()
     };
     // SAFETY: created above and not used after this.
-    // ignored: the outcome is already taken; a failed destroy leaks one program, nothing to report
-    let _ = unsafe { nvrtc::result::destroy_program(prog) };
+    unsafe { api.destroy(prog) };
     let (mut ptx, lowered) = outcome.map_err(fail)?;
     // The lowered (mangled) names ride in the PTX as comments, so whoever loads it, in this
     // process or a worker, finds a templated kernel by the name the user wrote.

@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::locations;
 use crate::proc::watchdog::{self, Exit};
 
 /// The sources, compiled into racegate so that an installed binary can build its tool.
@@ -45,15 +46,15 @@ pub struct Built {
     pub patches: PathBuf,
 }
 
-/// The CUDA folders to look in, in order: `CUDA_HOME`, `CUDA_PATH`, `/usr/local/cuda`, then the
-/// wheels of `racegate setup` (user cache) and of `ci/setup` (`.racegate/nvrtc` of racegate's
-/// own checkout). Only folders trusted along their whole path ([`super::trust`]): nvcc and g++
-/// run from there and the tool built is injected into every target.
+/// The CUDA folders to look in, in order: `CUDA_HOME`, `CUDA_PATH` (absolute values only), then
+/// `/usr/local/cuda`, then the wheels of `racegate setup` (user cache) and of `ci/setup`
+/// (`.racegate/nvrtc` of racegate's own checkout). Each file used from one is checked along its
+/// whole path ([`super::trust`]) in [`find`]: nvcc and g++ run from there, and the tool built
+/// from its headers and library is injected into every target.
 fn candidates() -> Vec<PathBuf> {
     let mut c: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
         .iter()
-        .filter_map(std::env::var_os)
-        .map(PathBuf::from)
+        .filter_map(|v| locations::absolute_var(v))
         .collect();
     c.push(PathBuf::from("/usr/local/cuda"));
     if let Some(d) = crate::build::toolchain::cache_install_dir() {
@@ -66,13 +67,30 @@ fn candidates() -> Vec<PathBuf> {
     c
 }
 
-/// The first CUDA folder with nvcc, the Sanitizer API headers and library, and `cuda.h`; g++
-/// from `CXX` or `PATH`.
+/// Checks `p`, found in the toolkit or on PATH, before racegate runs, links or includes it: along
+/// its whole path ([`super::trust`]) and, in racegate's cache, as the cache's own.
+fn check(p: &Path) -> Result<(), String> {
+    super::trust::trusted(p).map_err(|why| format!("refusing to use {}: {why}", p.display()))?;
+    crate::build::cache::check_trusted(p).map_err(|e| e.to_string())
+}
+
+/// g++: `CXX` (a name on PATH or an absolute path, never a relative one), else `g++` on PATH's
+/// absolute entries; trusted along its whole path either way.
+fn gxx() -> Result<PathBuf, String> {
+    match std::env::var_os("CXX").filter(|v| !v.is_empty()) {
+        Some(v) => locations::tool_named("CXX", &v),
+        None => locations::tool_on_path("g++")
+            .map_err(|why| format!("{why} (set CXX, or put g++ on PATH)")),
+    }
+}
+
+/// The first CUDA folder with nvcc, the Sanitizer API headers and library, and `cuda.h`, every
+/// one of them trusted; g++ from `CXX` or `PATH` ([`gxx`]). A folder that fails the check is
+/// passed over, and named in the error when no other will do.
 pub fn find() -> Result<Toolchain, String> {
-    let gxx = std::env::var_os("CXX")
-        .map(PathBuf::from)
-        .or_else(|| which("g++"))
-        .ok_or("g++ not found (set CXX or put g++ on PATH)")?;
+    locations::check_path_vars()?;
+    let gxx = gxx()?;
+    let mut passed_over = Vec::new();
     for d in candidates() {
         let nvcc = d.join("bin/nvcc");
         let inc = [d.join("compute-sanitizer/include"), d.join("include")]
@@ -85,10 +103,17 @@ pub fn find() -> Result<Toolchain, String> {
         if let (true, Some(inc), Some(lib), true) =
             (nvcc.is_file(), inc, lib, cuda_inc.join("cuda.h").is_file())
         {
-            // From racegate's cache (the wheels of `racegate setup`): nvcc is run and the
-            // Sanitizer API's library is linked into the tool, so both must be trusted.
-            for p in [&nvcc, &lib.join("libsanitizer-public.so")] {
-                crate::build::cache::check_trusted(p).map_err(|e| e.to_string())?;
+            // nvcc is run, the Sanitizer API's library is linked into the tool, and the headers
+            // are compiled into it: all of them must be trusted.
+            let files = [
+                nvcc.clone(),
+                lib.join("libsanitizer-public.so"),
+                inc.join("sanitizer_patching.h"),
+                cuda_inc.join("cuda.h"),
+            ];
+            if let Err(why) = files.iter().try_for_each(|p| check(p)) {
+                passed_over.push(why);
+                continue;
             }
             return Ok(Toolchain {
                 gxx,
@@ -99,23 +124,21 @@ pub fn find() -> Result<Toolchain, String> {
             });
         }
     }
-    Err("no CUDA toolkit with nvcc and the Sanitizer API (compute-sanitizer/include/sanitizer_patching.h, libsanitizer-public.so) in CUDA_HOME, /usr/local/cuda or the wheels of `racegate setup`".into())
+    let searched = "no CUDA toolkit with nvcc and the Sanitizer API (compute-sanitizer/include/sanitizer_patching.h, libsanitizer-public.so) in CUDA_HOME, /usr/local/cuda or the wheels of `racegate setup`";
+    Err(match passed_over.is_empty() {
+        true => searched.to_string(),
+        false => format!("{searched} that can be trusted: {}", passed_over.join("; ")),
+    })
 }
 
-/// nvdisasm, for program counter -> line: beside nvcc, else on `PATH`. One in racegate's cache
-/// that someone else could have written is passed over ([`crate::build::cache::check_trusted`]).
+/// nvdisasm, for program counter -> line: beside nvcc, else on `PATH`'s absolute entries. One
+/// that someone else could have written ([`check`]) is passed over.
 pub fn nvdisasm() -> Option<PathBuf> {
     candidates()
         .into_iter()
         .map(|d| d.join("bin/nvdisasm"))
-        .find(|p| p.is_file() && crate::build::cache::check_trusted(p).is_ok())
-        .or_else(|| which("nvdisasm"))
-}
-
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
+        .find(|p| p.is_file() && check(p).is_ok())
+        .or_else(|| locations::tool_on_path("nvdisasm").ok())
 }
 
 /// The two compile commands (program, arguments) for sources in `src`, outputs in `out`.
@@ -258,13 +281,12 @@ fn build() -> Result<Built, String> {
     for (name, text) in SOURCES {
         std::fs::write(tmp.path().join(name), text).map_err(|e| format!("writing {name}: {e}"))?;
     }
-    // nvcc from the wheels finds its helpers (cicc, ptxas) through PATH.
-    let path = format!(
-        "{}:{}",
-        tc.nvcc.parent().unwrap_or(Path::new(".")).display(),
-        // ignored: no PATH (or one that is not UTF-8) leaves nvcc's own folder only
-        std::env::var("PATH").unwrap_or_default()
-    );
+    // nvcc from the wheels finds its helpers (cicc, ptxas) through PATH, and g++ its assembler
+    // and linker: nvcc's own folder, then PATH's absolute entries (never the current folder).
+    let nvcc_dir = tc.nvcc.parent().unwrap_or(Path::new("/usr/bin"));
+    let path = locations::child_path(&[nvcc_dir])
+        .to_string_lossy()
+        .into_owned();
     for (program, args) in commands(&tc, tmp.path(), tmp.path()) {
         let (done, out) = watchdog::run_collecting(
             &program,

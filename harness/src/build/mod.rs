@@ -7,6 +7,8 @@ pub mod compile_child;
 pub mod compile_jail;
 pub mod globalcheck;
 pub mod headers;
+pub mod locations;
+pub mod nvrtc_lib;
 pub mod ptx;
 pub mod setup;
 pub mod signature;

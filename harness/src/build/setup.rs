@@ -75,7 +75,16 @@ pub fn install(python: &str, force: bool) -> Result<Installed> {
     let tmp = dir.with_extension("partial");
     // ignored: a leftover that cannot be removed makes the next step fail with its own error
     let _ = std::fs::remove_dir_all(&tmp);
-    let out = Command::new(python)
+    // A name is looked up on PATH's absolute entries only, and the file found (or given) must be
+    // trusted: what it installs is loaded by every racegate command after.
+    let program = crate::build::locations::tool_named("PYTHON", std::ffi::OsStr::new(python))
+        .map_err(|why| {
+            Error::Setup(format!(
+                "could not run `{python}`: {why}; racegate setup needs python3 with pip \
+                 (set PYTHON to another interpreter)"
+            ))
+        })?;
+    let out = Command::new(&program)
         .args([
             "-m",
             "pip",

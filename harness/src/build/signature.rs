@@ -383,13 +383,20 @@ fn judge(arg: &ArgSpec, p: &ptx::Param, ty: Option<&Declared>, from: &str) -> Op
                 return Some(format!("{}, manifest says {says}", shown(t)));
             }
             let (holds, w, f) = elem_of(&t.base)?;
-            // Signedness of a scalar is left alone: the value's range is checked on its own.
-            let fits = if f || elem.is_float() {
-                holds.contains(elem)
-            } else {
-                w == elem.size()
-            };
-            (!fits).then(|| format!("{}, manifest says {says}", shown(t)))
+            if holds.contains(elem) {
+                return None;
+            }
+            // Signedness counts, as `grade` counts it: `int` is `i32`, `unsigned int` is `u32`
+            // (the bits passed are the same, but the value's range and its meaning are not).
+            let signedness = !f && !elem.is_float() && w == elem.size();
+            Some(match signedness {
+                true => format!(
+                    "{}, manifest says {says}: they differ in signedness (write type = \"{}\")",
+                    shown(t),
+                    holds.first().map_or("", |e| e.name())
+                ),
+                false => format!("{}, manifest says {says}", shown(t)),
+            })
         }
     }
 }
@@ -549,10 +556,8 @@ mod tests {
                     Some(&ty(&format!("{} w", c_type(declared)))),
                     "k.cu:2",
                 );
-                let same_kind = declared == given
-                    || (!declared.is_float()
-                        && !given.is_float()
-                        && declared.size() == given.size());
+                // Signedness counts: only the type itself fits.
+                let same_kind = declared == given;
                 match got {
                     None => assert!(
                         same_kind,

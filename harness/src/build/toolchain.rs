@@ -7,14 +7,20 @@
 //! (the one above the running binary, or the one cargo names at run time). Never in the current
 //! folder, the root or their parents as such: a grader runs in folders students control. Every
 //! file found is checked along its whole path before it is loaded ([`super::trust`]), and is
-//! loaded by that resolved absolute path before cudarc asks for it by name, so nobody has to
-//! export `LD_LIBRARY_PATH`; then its functions are checked, so a library that is not NVRTC is a
-//! clear error, not a panic inside cudarc.
+//! loaded by that resolved absolute path, never by a name the dynamic loader would look up: "the
+//! system's library path" is searched file by file ([`locations::system_library_dirs`]), NVRTC
+//! is called only through the functions of that file ([`nvrtc_lib`]), and an `LD_LIBRARY_PATH`
+//! that names the current folder is refused before anything is loaded. A candidate that fails
+//! the check, or is not NVRTC, is a clear error (exit 3), not a panic inside cudarc; in
+//! racegate's own checkouts it is passed over and named instead. Nobody has to export
+//! `LD_LIBRARY_PATH`.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use super::locations;
+use super::nvrtc_lib::{self, Api};
 use crate::errors::{Error, Result};
 
 /// The folder, relative to the root, where `ci/setup` puts the NVRTC wheels.
@@ -31,26 +37,33 @@ pub fn cache_install_dir() -> Option<PathBuf> {
     crate::build::cache::dir().ok().map(|d| d.join(CACHE_NVRTC))
 }
 
-/// racegate's own checkouts, where `ci/setup` installs `.racegate/nvrtc`: of the folders above
-/// the running binary (`target/release/racegate`) and above the checkout cargo or nextest names
-/// at run time (`$CARGO_MANIFEST_DIR`, remapped for an archive run from another path), those
-/// that hold racegate's sources (`harness/Cargo.toml` and `ci/setup`), in order and without
-/// repeats. Never the current folder or the root: those belong to whoever racegate works for (a
-/// student's repository, when grading), and a library there would run as racegate. Never the
-/// folder racegate was built in: a nextest archive or a copied binary runs where that folder is
-/// absent, or is another checkout's. A user's crate that depends on racegate by path names
-/// racegate's copy with `RACEGATE_NVRTC_LIB` or uses `racegate setup`'s.
+/// racegate's own checkouts, where `ci/setup` installs `.racegate/nvrtc`: the nearest folder
+/// above the running binary (`target/release/racegate`) that holds racegate's sources
+/// (`harness/Cargo.toml` and `ci/setup`), which is the checkout it was built in, then the nearest
+/// above the package cargo or nextest names at run time (`$CARGO_MANIFEST_DIR`, absolute only,
+/// remapped for an archive run from another path), without repeats. Only the nearest: a folder
+/// further up that happens to look like a checkout (a home folder holding a `ci/setup`, a
+/// student's repository a grader's build sits in) is not racegate's. Never the current folder
+/// or the root: those belong to whoever racegate works for (a student's repository, when
+/// grading), and a library there would run as racegate. Never the folder racegate was built in
+/// as the compiler saw it: a nextest archive or a copied binary runs where that folder is absent,
+/// or is another checkout's. A user's crate that depends on racegate by path names racegate's
+/// copy with `RACEGATE_NVRTC_LIB` or uses `racegate setup`'s. A checkout someone else could
+/// write is not skipped here: each file found in it is checked before it is loaded, and passed
+/// over with a note when it fails.
 pub(crate) fn checkouts() -> Vec<PathBuf> {
     let exe = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf));
-    let now = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    let now = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
     let mut out: Vec<PathBuf> = Vec::new();
-    for base in [exe, now].iter().flatten().flat_map(|p| p.ancestors()) {
-        let base = normalize(base);
-        let is_checkout =
-            base.join("harness/Cargo.toml").is_file() && base.join("ci/setup").is_file();
-        if is_checkout && !out.contains(&base) {
+    for start in [exe, now].into_iter().flatten() {
+        let nearest = start.ancestors().map(normalize).find(|base| {
+            base.join("harness/Cargo.toml").is_file() && base.join("ci/setup").is_file()
+        });
+        if let Some(base) = nearest.filter(|b| !out.contains(b)) {
             out.push(base);
         }
     }
@@ -78,8 +91,8 @@ pub use crate::source::paths::{find_root, normalize, relative_to, report_root};
 pub fn toolkit_include() -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
         .iter()
-        .filter_map(std::env::var_os)
-        .map(|v| PathBuf::from(v).join("include"))
+        .filter_map(|v| locations::absolute_var(v))
+        .map(|v| v.join("include"))
         .collect();
     dirs.push(PathBuf::from("/usr/local/cuda/include"));
     for lib in wheel_lib_dirs() {
@@ -93,10 +106,11 @@ pub fn toolkit_include() -> Option<PathBuf> {
 /// Where NVRTC came from, for messages and records.
 #[derive(Clone, Debug)]
 pub struct Nvrtc {
+    /// The file, and why: `... (RACEGATE_NVRTC_LIB)`; candidates passed over on the way are
+    /// named after it (`; passed over: ...`).
     pub source: String,
     pub version: (i32, i32),
-    /// The library loaded, by absolute path; `None` when the system's library path found it
-    /// (a child then finds it the same way).
+    /// The library loaded, by absolute path (a child loads the same file).
     pub lib: Option<PathBuf>,
 }
 
@@ -105,84 +119,113 @@ pub struct Nvrtc {
 enum NotFound {
     /// Where racegate looked.
     Searched(String),
-    /// One was found in racegate's cache, but it cannot be trusted: why.
+    /// The environment, or the one library named, cannot be trusted (or is not NVRTC): why.
     Untrusted(String),
 }
+
+/// What [`locate_nvrtc`] found: where, and its functions.
+struct Found {
+    nvrtc: Nvrtc,
+    api: Api,
+}
+
+static FOUND: OnceLock<std::result::Result<Found, NotFound>> = OnceLock::new();
 
 /// Makes NVRTC loadable (once per process) and reports which one is used. A library that
 /// someone else could have written, or that is not NVRTC, is refused with why (exit 3).
 pub fn nvrtc() -> Result<Nvrtc> {
-    static FOUND: OnceLock<std::result::Result<Nvrtc, NotFound>> = OnceLock::new();
+    found().map(|f| f.nvrtc.clone())
+}
+
+/// NVRTC's functions, from the library [`nvrtc`] found: the only way racegate calls NVRTC.
+pub fn nvrtc_api() -> Result<&'static Api> {
+    found().map(|f| &f.api)
+}
+
+fn found() -> Result<&'static Found> {
     FOUND
         .get_or_init(locate_nvrtc)
-        .clone()
-        .map_err(|e| match e {
+        .as_ref()
+        .map_err(|e| match e.clone() {
             NotFound::Searched(searched) => Error::NvrtcMissing { searched },
             NotFound::Untrusted(why) => Error::Cache(why),
         })
 }
 
-fn locate_nvrtc() -> std::result::Result<Nvrtc, NotFound> {
-    let mut searched = Vec::new();
-    if let Some(path) = std::env::var_os("RACEGATE_NVRTC_LIB") {
-        let named = PathBuf::from(path);
-        let source = |p: &Path| format!("{} (RACEGATE_NVRTC_LIB)", p.display());
+/// Finds NVRTC, by path only: nothing is ever opened by a bare name, which the dynamic loader
+/// would look up in places racegate did not check. A candidate that cannot be trusted, cannot be
+/// loaded or is not NVRTC stops the search with why (exit 3), except in racegate's own checkouts
+/// ([`checkouts`]): there it is passed over, and named in the result's `source` (or in the error
+/// when none is left).
+fn locate_nvrtc() -> std::result::Result<Found, NotFound> {
+    // Before any library is loaded: NVRTC's own dependencies (librt.so.1) are looked up by name.
+    locations::check_loader_path().map_err(NotFound::Untrusted)?;
+    locations::check_path_vars().map_err(NotFound::Untrusted)?;
+    if let Ok(Some(named)) = locations::path_var("RACEGATE_NVRTC_LIB") {
         if !named.is_file() {
             return Err(NotFound::Searched(format!(
                 "RACEGATE_NVRTC_LIB={} (no such file)",
                 named.display()
             )));
         }
-        let lib = load(&named)?;
-        if !lib.1 {
-            return Err(NotFound::Searched(format!(
-                "RACEGATE_NVRTC_LIB={} (could not be loaded)",
-                named.display()
-            )));
-        }
-        is_nvrtc(&lib.0, "RACEGATE_NVRTC_LIB=")?;
-        // SAFETY: probing only dlopens the library by name.
-        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            return Err(NotFound::Searched(format!(
-                "RACEGATE_NVRTC_LIB={} has NVRTC's functions, but no library is found by NVRTC's \
-                 name ({NVRTC_SONAME}) after loading it: point it at {NVRTC_SONAME} itself",
-                named.display()
-            )));
-        }
-        return finish(source(&named), Some(lib.0));
+        return match load(&named) {
+            Ok((real, api)) => finish(
+                format!("{} (RACEGATE_NVRTC_LIB)", named.display()),
+                real,
+                api,
+                &[],
+            ),
+            Err(why) => Err(NotFound::Untrusted(format!("RACEGATE_NVRTC_LIB: {why}"))),
+        };
     }
-    // SAFETY: probing only dlopens the library by name.
-    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return finish("system library path".to_string(), None);
-    }
-    searched.push("the system library path".to_string());
-    let mut dirs: Vec<PathBuf> = Vec::new();
+    let system = locations::system_library_dirs();
+    let mut dirs: Vec<PathBuf> = system.clone();
     for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(v) = std::env::var_os(var) {
-            dirs.push(PathBuf::from(v).join("lib64"));
-        }
+        dirs.extend(locations::absolute_var(var).map(|v| v.join("lib64")));
     }
     dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
     // The pip installs: the user cache's (where `racegate setup` puts it), then `.racegate/nvrtc`
     // of racegate's own checkouts (where `ci/setup` puts it); all of them named in the message.
     dirs.extend(wheel_lib_dirs());
+    // racegate's own checkouts, which nobody chose, are passed over when they fail; a place the
+    // user chose (RACEGATE_NVRTC_LIB, LD_LIBRARY_PATH, CUDA_HOME, CUDA_PATH, the user cache of
+    // `racegate setup`) or the system's stops the search with why: a quiet fallback would hide it.
+    let ours: Vec<PathBuf> = checkouts().iter().map(|b| b.join(LOCAL_NVRTC)).collect();
+    let (mut searched, mut passed_over) = (Vec::new(), Vec::new());
     let mut seen: Vec<PathBuf> = Vec::new();
     for dir in dirs {
         if seen.contains(&dir) {
             continue;
         }
+        seen.push(dir.clone());
         let lib = dir.join(NVRTC_SONAME);
-        if lib.is_file() {
-            let (real, loaded) = load(&lib)?;
-            if loaded {
-                is_nvrtc(&real, "")?;
-                return finish(lib.display().to_string(), Some(real));
+        if !lib.is_file() {
+            if !system.contains(&dir) {
+                searched.push(lib.display().to_string());
             }
+            continue;
         }
-        searched.push(lib.display().to_string());
-        seen.push(dir);
+        match load(&lib) {
+            Ok((real, api)) => return finish(lib.display().to_string(), real, api, &passed_over),
+            Err(why) if ours.contains(&dir) => passed_over.push(why),
+            Err(why) => return Err(NotFound::Untrusted(why)),
+        }
     }
-    Err(NotFound::Searched(not_found_text(&searched)))
+    searched.insert(
+        0,
+        format!(
+            "the system library path ({} folders: LD_LIBRARY_PATH, /etc/ld.so.conf, /usr/lib)",
+            system.len()
+        ),
+    );
+    match passed_over.is_empty() {
+        true => Err(NotFound::Searched(not_found_text(&searched))),
+        false => Err(NotFound::Untrusted(format!(
+            "{}\nno other NVRTC found; searched: {}",
+            passed_over.join("\n"),
+            not_found_text(&searched)
+        ))),
+    }
 }
 
 /// What [`Error::NvrtcMissing`] says was searched: `searched` (the library files looked at),
@@ -196,47 +239,41 @@ pub fn not_found_text(searched: &[String]) -> String {
     )
 }
 
-/// Checks that the library at `real` (already loaded) has NVRTC's functions: cudarc panics on
-/// a missing one (libm.so.6 as NVRTC was exit 101 and a backtrace). `what` prefixes the path.
-fn is_nvrtc(real: &Path, what: &str) -> std::result::Result<(), NotFound> {
-    let missing = missing_symbols(real);
-    if missing.is_empty() {
-        return Ok(());
-    }
-    Err(NotFound::Untrusted(format!(
-        "{what}{} is not NVRTC: it lacks {}",
-        real.display(),
-        missing.join(", ")
-    )))
-}
-
-fn finish(source: String, lib: Option<PathBuf>) -> std::result::Result<Nvrtc, NotFound> {
-    let (mut major, mut minor) = (0, 0);
-    // SAFETY: writes two ints; the library is loaded at this point.
-    let rc = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
-    rc.result()
-        .map_err(|e| NotFound::Searched(format!("{source}: {e:?}")))?;
-    Ok(Nvrtc {
-        source,
-        version: (major, minor),
-        lib,
+fn finish(
+    source: String,
+    real: PathBuf,
+    api: Api,
+    passed_over: &[String],
+) -> std::result::Result<Found, NotFound> {
+    let version = api
+        .version()
+        .map_err(|e| NotFound::Searched(format!("{source}: {e}")))?;
+    let source = match passed_over.is_empty() {
+        true => source,
+        false => format!("{source}; passed over: {}", passed_over.join("; ")),
+    };
+    Ok(Found {
+        nvrtc: Nvrtc {
+            source,
+            version,
+            lib: Some(real),
+        },
+        api,
     })
 }
 
-/// Loads NVRTC globally by its resolved absolute path, its builtins library (which NVRTC itself
-/// dlopens by soname) first, and says whether it loaded. cudarc later asks for
-/// `libnvrtc.so.13` by name, and the dynamic loader hands back the copy already loaded. Every
-/// file is checked before any is loaded, along its whole path ([`super::trust::trusted`]) and,
-/// in racegate's cache, as the cache's own ([`crate::build::cache::check_trusted`]): loading one
-/// runs its code.
-fn load(path: &Path) -> std::result::Result<(PathBuf, bool), NotFound> {
+/// Loads NVRTC by its resolved absolute path, its builtins library (which NVRTC itself dlopens
+/// by soname, and so finds already loaded) first, and binds its functions. Every file is checked
+/// before any is loaded, along its whole path ([`super::trust::trusted`]) and, in racegate's
+/// cache, as the cache's own ([`crate::build::cache::check_trusted`]): loading one runs its
+/// code. `Err` says why not, starting with the path.
+fn load(path: &Path) -> std::result::Result<(PathBuf, Api), String> {
     let refuse = |at: &Path, why: String| {
-        NotFound::Untrusted(format!(
-            "refusing to load {}: {why}, so someone else could have put another library there. \
-             Make the folders yours or root's and not writable by others (chmod go-w), or install \
-             NVRTC with `racegate setup`",
+        format!(
+            "refusing to load {}: {why}. Someone else could have put another library there: \
+             fix the folder as said, or install NVRTC with `racegate setup`",
             at.display()
-        ))
+        )
     };
     let real = super::trust::trusted(path).map_err(|why| refuse(path, why))?;
     let builtins: Vec<PathBuf> = real
@@ -257,61 +294,20 @@ fn load(path: &Path) -> std::result::Result<(PathBuf, bool), NotFound> {
         checked.push(super::trust::trusted(lib).map_err(|why| refuse(lib, why))?);
     }
     for lib in builtins.iter().chain([&path.to_path_buf()]) {
-        crate::build::cache::check_trusted(lib).map_err(|e| NotFound::Untrusted(e.to_string()))?;
+        crate::build::cache::check_trusted(lib).map_err(|e| e.to_string())?;
     }
     for b in &checked {
-        dlopen_global(b);
+        let Ok(c) = CString::new(b.as_os_str().as_encoded_bytes()) else {
+            continue;
+        };
+        // SAFETY: a valid C string of a file checked above; the handle is never closed.
+        unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
     }
-    let loaded = dlopen_global(&real);
-    Ok((real, loaded))
-}
-
-/// The functions of NVRTC that racegate and cudarc call.
-const NVRTC_SYMBOLS: &[&str] = &[
-    "nvrtcVersion",
-    "nvrtcCreateProgram",
-    "nvrtcDestroyProgram",
-    "nvrtcCompileProgram",
-    "nvrtcGetPTXSize",
-    "nvrtcGetPTX",
-    "nvrtcGetProgramLogSize",
-    "nvrtcGetProgramLog",
-    "nvrtcAddNameExpression",
-    "nvrtcGetLoweredName",
-];
-
-/// Which of [`NVRTC_SYMBOLS`] the library at `path` (already loaded) does not define: all of
-/// them when it cannot be opened.
-fn missing_symbols(path: &Path) -> Vec<&'static str> {
-    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else {
-        return NVRTC_SYMBOLS.to_vec();
-    };
-    // SAFETY: dlopen of a library already loaded (a reference count, no code run);
-    // RTLD_NOLOAD opens nothing new. The handle is never closed, as in `dlopen_global`.
-    let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
-    if handle.is_null() {
-        return NVRTC_SYMBOLS.to_vec();
+    // SAFETY: `real` passed the trust check above.
+    match unsafe { nvrtc_lib::open(&real) } {
+        Ok(api) => Ok((real, api)),
+        Err(why) => Err(format!("{} {why}", real.display())),
     }
-    NVRTC_SYMBOLS
-        .iter()
-        .copied()
-        .filter(|name| {
-            let Ok(n) = CString::new(*name) else {
-                return true;
-            };
-            // SAFETY: looks a name up in a valid handle; nothing is called.
-            unsafe { libc::dlsym(handle, n.as_ptr()) }.is_null()
-        })
-        .collect()
-}
-
-fn dlopen_global(path: &Path) -> bool {
-    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else {
-        return false;
-    };
-    // SAFETY: dlopen with a valid C string; the handle is deliberately never closed.
-    let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
-    !handle.is_null()
 }
 
 /// The folders that hold the CUDA toolkit's headers (`cuda_fp16.h`, and `cuda/std/...` in a
@@ -322,9 +318,7 @@ fn dlopen_global(path: &Path) -> bool {
 pub fn cuda_include_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(v) = std::env::var_os(var) {
-            dirs.push(PathBuf::from(v).join("include"));
-        }
+        dirs.extend(locations::absolute_var(var).map(|v| v.join("include")));
     }
     dirs.push(PathBuf::from("/usr/local/cuda/include"));
     for lib in wheel_lib_dirs() {
@@ -343,27 +337,34 @@ pub fn cuda_include_dirs() -> Vec<PathBuf> {
 /// exist), then `PATH` (absolute entries only), then the usual CUDA install folders, then the
 /// copy in the Sanitizer API wheel that `racegate setup` (user cache) or `ci/setup` (racegate's
 /// checkout) installed. A file that someone else could have written ([`super::trust`]) is passed
-/// over. `None` when there is none.
+/// over. `None` when there is none, or when `RACEGATE_COMPUTE_SANITIZER` is relative or names a
+/// file that cannot be trusted: [`compute_sanitizer_checked`] says why.
 pub fn compute_sanitizer() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("RACEGATE_COMPUTE_SANITIZER") {
-        let p = PathBuf::from(p);
-        return p.is_file().then_some(p);
-    }
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| {
-            std::env::split_paths(&p)
-                .filter(|d| d.is_absolute())
-                .collect()
-        })
-        .unwrap_or_default();
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(v) = std::env::var_os(var) {
-            dirs.push(PathBuf::from(v).join("bin"));
+    compute_sanitizer_checked().ok().flatten()
+}
+
+/// [`compute_sanitizer`], with an error that says why `RACEGATE_COMPUTE_SANITIZER` is not used
+/// (relative, missing, or in a place someone else could write).
+pub fn compute_sanitizer_checked() -> std::result::Result<Option<PathBuf>, String> {
+    if let Some(p) = locations::path_var("RACEGATE_COMPUTE_SANITIZER")? {
+        if !p.is_file() {
+            return Err(format!(
+                "RACEGATE_COMPUTE_SANITIZER={} is not a file",
+                p.display()
+            ));
         }
+        return super::trust::trusted(&p)
+            .map(|_| Some(p))
+            .map_err(|why| format!("RACEGATE_COMPUTE_SANITIZER: refusing to run it: {why}"));
+    }
+    let mut dirs = locations::absolute_path_entries();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        dirs.extend(locations::absolute_var(var).map(|v| v.join("bin")));
     }
     dirs.push(PathBuf::from("/usr/local/cuda/bin"));
     dirs.extend(wheel_lib_dirs().iter().map(|lib| lib.with_file_name("bin")));
-    dirs.into_iter()
+    Ok(dirs
+        .into_iter()
         .map(|d| d.join("compute-sanitizer"))
-        .find(|p| p.is_file() && super::trust::trusted(p).is_ok())
+        .find(|p| p.is_file() && super::trust::trusted(p).is_ok()))
 }
