@@ -17,27 +17,20 @@ __attribute__((constructor)) static void planted(void) {\n\
   FILE *f = m ? fopen(m, \"a\") : 0;\n\
   if (f) { fputs(\"ran\\n\", f); fclose(f); }\n}\n";
 
-/// Builds the planted library as `dir/name` (its folders created), once per test process, then
-/// copied.
+/// Builds the planted library as `dir/name` (its folders created).
 pub(super) fn plant_library(dir: &Path, name: &str) -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let built = BUILT.get_or_init(|| {
-        let tmp = tempfile::tempdir().expect("a temporary folder").keep();
-        let src = tmp.join("planted.c");
-        std::fs::write(&src, PLANTED).expect("write the planted source");
-        let lib = tmp.join("libplanted.so");
-        let ok = Command::new("cc")
-            .args(["-shared", "-fPIC", "-o"])
-            .arg(&lib)
-            .arg(&src)
-            .status()
-            .expect("a C compiler (cc) builds the planted library");
-        assert!(ok.success(), "cc could not build the planted library");
-        lib
-    });
+    let src_dir = tempfile::tempdir().expect("a temporary folder");
+    let src = src_dir.path().join("planted.c");
+    std::fs::write(&src, PLANTED).expect("write the planted source");
     std::fs::create_dir_all(dir).expect("create the planted library's folder");
     let at = dir.join(name);
-    std::fs::copy(built, &at).expect("copy the planted library");
+    let ok = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&at)
+        .arg(&src)
+        .status()
+        .expect("a C compiler (cc) builds the planted library");
+    assert!(ok.success(), "cc could not build the planted library");
     at
 }
 
