@@ -28,6 +28,7 @@ pub mod manifest_programs;
 pub mod manifest_run;
 pub mod masks;
 pub mod measure;
+pub mod noise;
 pub mod oracles;
 pub mod own_tools;
 pub mod plain_run;

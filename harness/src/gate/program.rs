@@ -289,10 +289,12 @@ fn plain_runs(
                 .failures
                 .values()
                 .any(|(det, ..)| matches!(*det, "exit" | "regex" | "watchdog")));
+    let mut made = cfg.runs;
     if rerun {
         for i in cfg.runs + 1..=2 * cfg.runs {
             runs.one(i, None, run)?;
         }
+        made = 2 * cfg.runs;
         run.notes.push(format!(
             "{subject}: a run under schedule jitter failed, hung or printed another output, so \
              the program ran {} more time(s) \
@@ -302,6 +304,30 @@ fn plain_runs(
             cfg.runs + 1,
             2 * cfg.runs
         ));
+        // Confirm before accusing: while a jittered run differs where every plain run agreed,
+        // more plain runs (one at a time, at most as many again) may show that place varying
+        // without jitter too, and it is noise.
+        if !cfg.oracles.vary_ok {
+            let before = made;
+            while made < 3 * cfg.runs
+                && matches!(
+                    super::variance::judge(&runs.outputs, cfg.runs),
+                    super::variance::Variance::Differs { stable: true, .. }
+                )
+            {
+                made += 1;
+                runs.one(made, None, run)?;
+            }
+            if made > before {
+                run.notes.push(format!(
+                    "{subject}: a run under jitter printed another output where every run \
+                     without it agreed, so {} more run(s) without jitter (runs {}-{made}) were \
+                     made to confirm that place does not vary on its own",
+                    made - before,
+                    before + 1
+                ));
+            }
+        }
     }
     let Runs {
         outputs,
@@ -369,7 +395,7 @@ fn plain_runs(
                 part(&with),
                 cfg.runs,
                 part(&without),
-                cfg.runs
+                made - cfg.runs
             )
         };
         // Every jittered run missed the deadline and every run without jitter finished, slowly
@@ -421,7 +447,13 @@ fn plain_runs(
         // Without re-runs every run is one "without jitter" (jitter off, or nothing differed).
         let jittered = if rerun { cfg.runs } else { 0 };
         match super::variance::judge(&outputs, jittered) {
-            super::variance::Variance::Same => {}
+            super::variance::Variance::Same { noise } => {
+                if !noise.is_empty() {
+                    let plain = outputs.iter().filter(|o| o.run > jittered).count();
+                    run.notes
+                        .push(super::variance::noise_note(subject, &noise, plain));
+                }
+            }
             super::variance::Variance::Differs {
                 first,
                 other,
@@ -436,10 +468,10 @@ fn plain_runs(
                 (first, other, distinct),
                 (&lines, stable),
             )),
-            super::variance::Variance::Noise { lines, example } => run.mark_inconclusive(
+            super::variance::Variance::Unjudged { lines, example } => run.mark_inconclusive(
                 subject,
                 "output",
-                super::variance::noise_reason(&lines, &example),
+                super::variance::unjudged_reason(&lines, &example),
             ),
         }
     }
