@@ -202,7 +202,9 @@ impl Model {
     }
 
     fn which(&self, f: impl Fn(&LineNoise) -> bool) -> Vec<usize> {
-        (0..self.lines.len()).filter(|&k| f(&self.lines[k])).collect()
+        (0..self.lines.len())
+            .filter(|&k| f(&self.lines[k]))
+            .collect()
     }
 
     /// Line `k` of `base` with each noisy number shown as `<noise>` (for the report).
@@ -252,7 +254,12 @@ mod tests {
                 3 => {
                     // Thousands separators.
                     let n = v * 7;
-                    format!("{},{:03},{:03}", 1 + n / 1_000_000 % 999, n / 1000 % 1000, n % 1000)
+                    format!(
+                        "{},{:03},{:03}",
+                        1 + n / 1_000_000 % 999,
+                        n / 1000 % 1000,
+                        n % 1000
+                    )
                 }
                 4 => format!("{}.{:02}ms", v % 500, v % 100),
                 5 => format!("{}.{}GB/s", v % 900, v % 10),
@@ -331,13 +338,15 @@ mod tests {
                     _ => shape(&mut g),
                 })
                 .collect();
-            let run = |g: &mut Gen| -> Vec<String> {
-                shapes.iter().map(|s| render(g, s)).collect()
-            };
+            let run =
+                |g: &mut Gen| -> Vec<String> { shapes.iter().map(|s| render(g, s)).collect() };
             let plain: Vec<Vec<String>> = (0..3).map(|_| run(&mut g)).collect();
             let split: Vec<Vec<&[u8]>> = plain.iter().map(|p| lines(p)).collect();
             let model = learn(&split).expect("as many lines");
-            assert!(model.unjudged().is_empty(), "round {round}: {model:?} {plain:?}");
+            assert!(
+                model.unjudged().is_empty(),
+                "round {round}: {model:?} {plain:?}"
+            );
             let fourth = run(&mut g);
             assert_eq!(
                 model.beyond_noise(&split[0], &lines(&fourth)),
@@ -384,7 +393,10 @@ mod tests {
         let m = learned(&["Reduce the time by -2.0%", "Reduce the time by 64.7%"]);
         assert_eq!(m.noisy(), vec![0]);
         assert_eq!(
-            m.beyond_noise(&[b"Reduce the time by -2.0%"], &[b"Reduce the time by 13.1%"]),
+            m.beyond_noise(
+                &[b"Reduce the time by -2.0%"],
+                &[b"Reduce the time by 13.1%"]
+            ),
             Some(vec![])
         );
         // A statistics line that starts with a comma.
@@ -396,18 +408,27 @@ mod tests {
         let b = "Average kernel time (subgroup size = 8): 5.11873 (us)";
         let m = learned(&[a, b]);
         let c = "Average kernel time (subgroup size = 9): 5.01432 (us)";
-        assert_eq!(m.beyond_noise(&[a.as_bytes()], &[c.as_bytes()]), Some(vec![0]));
+        assert_eq!(
+            m.beyond_noise(&[a.as_bytes()], &[c.as_bytes()]),
+            Some(vec![0])
+        );
         assert_eq!(
             m.shown(0, a.as_bytes()),
             "Average kernel time (subgroup size = 8): <noise> (us)"
         );
         // An integer that varies without jitter (a clock count, a pid) is noise too.
         let m = learned(&["clocks: 1834", "clocks: 1790", "clocks: 1811"]);
-        assert_eq!(m.beyond_noise(&[b"clocks: 1834"], &[b"clocks: 99"]), Some(vec![]));
+        assert_eq!(
+            m.beyond_noise(&[b"clocks: 1834"], &[b"clocks: 99"]),
+            Some(vec![])
+        );
         // Words that vary without jitter: the line cannot be judged.
         let m = learned(&["status: ok", "status: busy"]);
         assert_eq!(m.unjudged(), vec![0]);
-        assert_eq!(m.beyond_noise(&[b"status: ok"], &[b"status: x"]), Some(vec![]));
+        assert_eq!(
+            m.beyond_noise(&[b"status: ok"], &[b"status: x"]),
+            Some(vec![])
+        );
     }
 
     #[test]
@@ -424,7 +445,10 @@ mod tests {
         assert_eq!(numbers("by -2.0% or +3"), vec!["-2.0%", "+3"]);
         assert_eq!(numbers("1,234,567.5 items"), vec!["1,234,567.5"]);
         assert_eq!(numbers("20, 1, 0, 35.711,"), vec!["20", "1", "0", "35.711"]);
-        assert_eq!(numbers("t=1.2e-05s 3.1GB/s 12ms"), vec!["1.2e-05s", "3.1GB/s", "12ms"]);
+        assert_eq!(
+            numbers("t=1.2e-05s 3.1GB/s 12ms"),
+            vec!["1.2e-05s", "3.1GB/s", "12ms"]
+        );
         assert_eq!(numbers("run-1 ok"), vec!["1"]);
         assert_eq!(numbers(".5 and 5."), vec![".5", "5."]);
     }
