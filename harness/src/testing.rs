@@ -12,8 +12,10 @@
 //! Without a CUDA device every GPU trial is listed as ignored (decided when the list is made, so
 //! `cargo nextest run` reports them as skipped) and a note on stderr says why; one run anyway
 //! (`--ignored`, `--include-ignored`, nextest's `--run-ignored`) fails with "no CUDA device",
-//! never passes. Without NVRTC the compile trials are listed as ignored the same way, except
-//! under `CI=true`, where they run and fail.
+//! never passes. Without NVRTC the compile trials run and fail, CI or not (compiling needs no
+//! GPU, and a missing tool is never a pass), naming the one command that installs it from the
+//! crate itself: `cargo test --test NAME -- --racegate-setup` ([`SETUP_ARG`]: the test binary
+//! runs what `racegate setup` runs, so a dev-dependency needs no racegate binary).
 //!
 //! A test target with `harness = false` (`tests/racegate.rs`):
 //!
@@ -68,6 +70,7 @@ impl Default for Options {
 /// ([`crate_file`]), so a nextest archive run on another machine finds it.
 pub fn main(manifest: impl AsRef<Path>) -> ! {
     run_worker_if_requested();
+    setup_if_requested();
     let args = Arguments::from_args();
     match trials_from_manifest(&crate_file(manifest.as_ref()), &Options::default()) {
         Ok(trials) => libtest_mimic::run(&args, trials).exit(),
@@ -94,14 +97,72 @@ pub fn crate_file(path: &Path) -> std::path::PathBuf {
 
 pub use crate::api::run_worker_if_requested;
 
+/// The argument that makes a test binary of [`main`] install NVRTC instead of testing:
+/// `cargo test --test NAME -- --racegate-setup` runs what `racegate setup` runs (the pinned
+/// 13.0 wheels with `$PYTHON -m pip`, else `python3`, into racegate's cache) and exits 0, or 3
+/// when python, pip or the network fails.
+pub const SETUP_ARG: &str = "--racegate-setup";
+
+/// Serves [`SETUP_ARG`] when it is this process's first argument, and exits; else returns.
+pub fn setup_if_requested() {
+    if std::env::args_os().nth(1).as_deref() != Some(std::ffi::OsStr::new(SETUP_ARG)) {
+        return;
+    }
+    let python = std::env::var("PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".to_string());
+    eprintln!(
+        "racegate setup: installing {} (pip, with {python})",
+        crate::build::setup::NVRTC_WHEELS.join(" ")
+    );
+    match crate::build::setup::install(&python, false) {
+        Ok(done) => {
+            eprintln!(
+                "racegate setup: NVRTC 13.0 {} {}",
+                if done.changed {
+                    "installed into"
+                } else {
+                    "already installed in"
+                },
+                done.dir.display()
+            );
+            std::process::exit(0)
+        }
+        Err(e) => {
+            eprintln!(
+                "error: {}",
+                crate::report::visible::visible(&e.chain().to_string())
+            );
+            std::process::exit(i32::from(e.exit_code()))
+        }
+    }
+}
+
+/// The command that installs NVRTC from this crate's own tests: the test target's name is this
+/// binary's file name less cargo's `-HASH`.
+pub fn setup_command() -> String {
+    let target = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .map(|stem| match stem.rsplit_once('-') {
+            Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                name.to_string()
+            }
+            _ => stem,
+        })
+        .unwrap_or_else(|| "racegate".to_string());
+    format!("cargo test --test {target} -- {SETUP_ARG}")
+}
+
 /// The trials of the manifest at `path`: per kernel, first `KERNEL::compile` (host: the
 /// kernel builds and its launches match the PTX, as `racegate compile` checks), then one GPU
 /// trial per detector, `KERNEL::stress` where the oracle is not `none`, and `KERNEL::racecheck`,
 /// `::synccheck`, `::memcheck`, `::initcheck`, `::globalcheck`, `::sharedcheck`. A GPU trial fails on any finding
 /// (with the findings as its message) and on an inconclusive run (never counted as clean).
 /// Without a CUDA device the GPU trials are listed as ignored, with a note saying why, and fail
-/// with "no CUDA device" when run anyway; without NVRTC the compile trials are listed as ignored
-/// (not under `CI=true`) and fail when run.
+/// with "no CUDA device" when run anyway; without NVRTC the compile trials run and fail, naming
+/// the command that installs it ([`setup_command`]).
 ///
 /// `KERNEL::globalcheck` and `KERNEL::sharedcheck` share one injected run under `cargo test`
 /// (trials are threads of one process): the first of the two to start runs both tools and
@@ -114,13 +175,19 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
     if let Err(why) = &device {
         eprintln!("note: racegate GPU trials are ignored: no CUDA device: {why}");
     }
-    // Looked for once, when the list is made: nextest reports an ignored trial as skipped.
-    let no_nvrtc = toolchain::nvrtc().is_err() && !in_ci();
-    if no_nvrtc {
-        eprintln!(
-            "note: racegate compile trials are ignored: NVRTC not installed (run racegate setup)"
+    // Looked for once, when the list is made. Compiling needs no GPU: a missing NVRTC fails the
+    // compile trials (never ignored: nextest would count a skip, and the crate would be green
+    // without a kernel built).
+    let no_nvrtc: Option<Arc<str>> = toolchain::nvrtc().err().map(|e| {
+        let why = format!(
+            "NVRTC is not installed, so no kernel can be compiled ({e}); install it once with \
+             `{}` (the pinned NVRTC 13.0 wheels, with pip, into racegate's cache), or install a \
+             CUDA toolkit",
+            setup_command()
         );
-    }
+        eprintln!("error: racegate compile trials fail: {why}");
+        Arc::from(why)
+    });
     let exe = std::env::current_exe()
         .map_err(|e| crate::Error::Child(format!("no path to this test binary: {e}")))?;
     let share_own_run = std::env::var_os("NEXTEST").is_none();
@@ -129,11 +196,17 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
         let kernel = only(&catalog, &case.name);
         let pair: Arc<OwnPair> = Arc::default();
         out.push(
-            Trial::test(format!("{}::compile", case.name), move || {
-                // The check `racegate compile` makes first: it builds, the entry, the arguments.
-                device::check_signatures(&kernel, false).map_err(|e| Failed::from(e.to_string()))
-            })
-            .with_ignored_flag(no_nvrtc),
+            Trial::test(format!("{}::compile", case.name), {
+                let no_nvrtc = no_nvrtc.clone();
+                move || {
+                    if let Some(why) = no_nvrtc {
+                        return Err(Failed::from(why.to_string()));
+                    }
+                    // The check `racegate compile` makes first: it builds, the entry, the arguments.
+                    device::check_signatures(&kernel, false)
+                        .map_err(|e| Failed::from(e.to_string()))
+                }
+            }),
         );
         let stressed = case.kernel_spec().is_some_and(|k| k.check != Check::None);
         let detectors = stressed
@@ -191,11 +264,6 @@ fn only(catalog: &Catalog, name: &str) -> Catalog {
         }));
     }
     one
-}
-
-/// `CI` set to something other than empty, `false` or `0`: a check that cannot run fails.
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
 /// racegate's own tools among the trials' detectors (globalcheck, sharedcheck), in the order
@@ -301,6 +369,16 @@ mod tests {
             seconds,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_setup_command_names_the_test_target_without_cargos_hash() {
+        // This unit-test binary is `racegate-<16 hex digits>`: the target's name is `racegate`.
+        let c = setup_command();
+        assert!(c.starts_with("cargo test --test "), "{c}");
+        assert!(c.ends_with(" -- --racegate-setup"), "{c}");
+        let target = &c["cargo test --test ".len()..c.len() - " -- --racegate-setup".len()];
+        assert!(!target.is_empty() && !target.contains('-'), "{c}");
     }
 
     #[test]
