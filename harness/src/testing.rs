@@ -146,7 +146,9 @@ pub fn setup_command() -> String {
         .ok()
         .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
         .map(|stem| match stem.rsplit_once('-') {
-            Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Some((name, hash))
+                if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
                 name.to_string()
             }
             _ => stem,
@@ -195,19 +197,16 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
     for case in &catalog.cases {
         let kernel = only(&catalog, &case.name);
         let pair: Arc<OwnPair> = Arc::default();
-        out.push(
-            Trial::test(format!("{}::compile", case.name), {
-                let no_nvrtc = no_nvrtc.clone();
-                move || {
-                    if let Some(why) = no_nvrtc {
-                        return Err(Failed::from(why.to_string()));
-                    }
-                    // The check `racegate compile` makes first: it builds, the entry, the arguments.
-                    device::check_signatures(&kernel, false)
-                        .map_err(|e| Failed::from(e.to_string()))
+        out.push(Trial::test(format!("{}::compile", case.name), {
+            let no_nvrtc = no_nvrtc.clone();
+            move || {
+                if let Some(why) = no_nvrtc {
+                    return Err(Failed::from(why.to_string()));
                 }
-            }),
-        );
+                // The check `racegate compile` makes first: it builds, the entry, the arguments.
+                device::check_signatures(&kernel, false).map_err(|e| Failed::from(e.to_string()))
+            }
+        }));
         let stressed = case.kernel_spec().is_some_and(|k| k.check != Check::None);
         let detectors = stressed
             .then_some(None)
