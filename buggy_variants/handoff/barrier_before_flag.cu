@@ -9,7 +9,7 @@
 //@ exercise: handoff
 //@ breaks: kernels/handoff.cu
 //@ bug: deadlock (barrier waited on by a warp whose partner spins on a flag)
-//@ expect: stress=flag stress-nojitter=flag watchdog=flag racecheck=may synccheck=may memcheck=may initcheck=may globalcheck=may sharedcheck=may fencecheck=may
+//@ expect: stress=flag stress-nojitter=flag watchdog=flag racecheck=may synccheck=may memcheck=may initcheck=may globalcheck=may sharedcheck=may fencecheck=may streamcheck=may
 //@ entry: handoff
 
 extern "C" __global__ void handoff(const int* in, int* out, int n)

@@ -13,7 +13,7 @@ use crate::source::files;
 use crate::{build::toolchain, report, Error, Result};
 
 use super::output::JsonArg;
-use super::progress::{Progress, Status};
+use super::progress::Progress;
 use super::sanitize::parse_tool;
 use super::settings::Global;
 use super::settings::{self, Settings};
@@ -299,7 +299,22 @@ fn preflight(a: &GateArgs, place: &Place, mut inputs: Vec<PathBuf>) -> Result<()
         ("$GITHUB_STEP_SUMMARY", summary.as_deref()),
     ];
     settings::check_outputs(&outputs, &inputs)?;
-    a.html.check(&outputs)
+    a.html.check(&outputs)?;
+    // Before any work: a baseline is never updated from a run that could judge nothing.
+    match (a.update_baseline, &place.no_device) {
+        (true, Some(why)) => Err(super::gate_no_device::no_baseline(
+            why,
+            &place.baseline_shown(),
+        )),
+        (true, None) => match crate::run::device::probe() {
+            Err(why) => Err(super::gate_no_device::no_baseline(
+                &why,
+                &place.baseline_shown(),
+            )),
+            Ok(_) => Ok(()),
+        },
+        _ => Ok(()),
+    }
 }
 
 fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
@@ -349,39 +364,11 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
         "runs",
         a.out.on_stdout(),
     );
-    let run = gate::run_manifest(&catalog, &cfg, &s.worker, |e| show(&progress, e))?;
+    let run = gate::run_manifest(&catalog, &cfg, &s.worker, |e| {
+        super::progress::show_gate_event(&progress, e)
+    })?;
     progress.finish();
     finish(&run, &place, a)
-}
-
-/// One finished run as a progress line: FOUND before the baseline is read (the summary after
-/// the run says which findings are new).
-fn show(progress: &Progress, e: &gate::GateEvent) {
-    let status = if e.hung {
-        Status::Timeout
-    } else if e.inconclusive {
-        Status::Inconclusive
-    } else if e.findings > 0 {
-        Status::Found
-    } else {
-        Status::Pass
-    };
-    // The reason of an inconclusive run is in the summary; a finding's count is worth a line,
-    // and a killed run says how it will be judged.
-    let detail = match status {
-        Status::Found => Some(format!("       {} finding(s)", e.findings)),
-        Status::Timeout => Some(
-            "       killed at its deadline: a hang if the plain runs hang too, else the tool's              slowdown (inconclusive)"
-                .to_string(),
-        ),
-        _ => None,
-    };
-    progress.item(
-        status,
-        &format!("{}::{}", e.subject, e.detector),
-        e.seconds,
-        detail.as_deref(),
-    );
 }
 
 fn manifest_shown(catalog: &Catalog) -> String {
@@ -408,7 +395,7 @@ fn program_place(global: &Global, a: &GateArgs, cwd: &Path) -> Place {
             .clone()
             .unwrap_or_else(|| cwd.join(gate::PROGRAM_BASELINE)),
         stale_subjects: false,
-        no_device: crate::run::device::probe().err(),
+        no_device: super::gate_no_device::program_device(),
     }
 }
 
@@ -431,20 +418,40 @@ fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
         &cwd,
     ));
     preflight(a, &place, inputs)?;
+    // Without a device the tools are not run (each listed as not run, with why), and what the
+    // plain runs saw is no finding.
+    let (cfg, tools) = super::gate_no_device::without_tools(cfg, place.no_device.is_some());
     a.out.text(&format!(
-        "racegate gate: {} under {} sanitizer(s) and {} plain run(s)\n",
+        "racegate gate: {} under {} sanitizer(s) and {} plain run(s){}\n",
         program
             .iter()
             .map(|a| a.to_string_lossy())
             .collect::<Vec<_>>()
             .join(" "),
-        cfg.tools.len(),
-        a.runs
+        tools.len(),
+        a.runs,
+        match &place.no_device {
+            Some(why) => format!(
+                " (no CUDA device, {why}: the sanitizers and the schedule jitter are not run, \
+                 and what the plain runs show is not judged)"
+            ),
+            None => String::new(),
+        }
     ))?;
     // One line per detector: each sanitizer, then the plain runs' exit, watchdog and output.
     let progress = Progress::new(cfg.tools.len() as u64 + 3, "runs", a.out.on_stdout());
-    let run = gate::run_program(program, &place.root, &cfg, |e| show(&progress, e))?;
+    let no_device = place.no_device.is_some();
+    let run = gate::run_program(program, &place.root, &cfg, |e| {
+        super::progress::show_gate_event(
+            &progress,
+            &super::gate_no_device::not_judged(e, no_device),
+        )
+    })?;
     progress.finish();
+    let run = match &place.no_device {
+        Some(why) => super::gate_no_device::judged_without_device(run, &tools, why),
+        None => run,
+    };
     finish(&run, &place, a)
 }
 
@@ -463,7 +470,12 @@ fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
         cfg.tools.len(),
         a.runs
     ))?;
+    let (cfg, tools) = super::gate_no_device::without_tools(cfg, place.no_device.is_some());
     let run = gate::ctest::run_ctest(&tests, &place.root, &cfg, |_| {})?;
+    let run = match &place.no_device {
+        Some(why) => super::gate_no_device::judged_without_device(run, &tools, why),
+        None => run,
+    };
     finish(&run, &place, a)
 }
 
@@ -486,6 +498,13 @@ fn code(place: &Place, run: &GateRun, new: usize) -> u8 {
 fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     let shown = place.baseline_shown();
     if a.update_baseline {
+        if let Some(why) = &place.no_device {
+            // Refused before the run (preflight); kept here so no path writes one.
+            return Err(super::gate_no_device::no_baseline(
+                why,
+                &place.baseline_shown(),
+            ));
+        }
         // Read, changed and written under a lock: concurrent updates keep each other's entries.
         let u = Baseline::update(&place.baseline, run, place.stale_subjects)?;
         let (before, after, write) = (u.before, u.after, u.written);
@@ -539,7 +558,7 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     }
     let md = report::markdown::gate_summary(run, &d);
     if let Some(p) = &a.sarif {
-        let sarif = report::sarif::gate(&d, env!("CARGO_PKG_VERSION"), &shown);
+        let sarif = report::sarif::gate(run, &d, env!("CARGO_PKG_VERSION"), &shown);
         settings::write_file(p, &sarif)?;
     }
     if let Some(p) = &a.codequality {

@@ -74,3 +74,94 @@ pub(super) fn no_device_run(
     run.seconds = start.elapsed().as_secs_f64();
     run
 }
+
+/// A program (or CTest) gate's run made without a device, made honest: what the program did
+/// is no finding (its exit, output or hang is most likely the missing device's), so each
+/// becomes an inconclusive run naming what was seen; and every tool that was not run (`tools`)
+/// is listed as a check not run, with why, so every report shows it skipped.
+pub(super) fn judged_without_device(
+    mut run: GateRun,
+    tools: &[crate::judge::sanitize::Tool],
+    why: &str,
+) -> GateRun {
+    for f in std::mem::take(&mut run.findings) {
+        let (subject, detector) = (f.subject().to_string(), f.detector().to_string());
+        let reason = format!(
+            "no CUDA device ({why}): not judged, what the program did cannot be told from the \
+             missing device: {}",
+            f.message
+        );
+        if !run
+            .inconclusive
+            .iter()
+            .any(|i| i.subject == subject && i.detector == detector)
+        {
+            run.inconclusive.push(gate::Inconclusive {
+                subject,
+                detector,
+                reason,
+            });
+        }
+    }
+    for subject in run.subjects.clone() {
+        for t in tools {
+            run.checked.push(gate::Checked {
+                subject: subject.clone(),
+                detector: t.name().to_string(),
+                seconds: 0.0,
+            });
+            run.inconclusive.push(gate::Inconclusive {
+                subject: subject.clone(),
+                detector: t.name().to_string(),
+                reason: format!("no CUDA device ({why}): not run"),
+            });
+        }
+    }
+    run.inconclusive.sort();
+    run.inconclusive.dedup();
+    run
+}
+
+/// `--update-baseline` without a device: exit 4, the baseline (`shown`) untouched.
+pub(super) fn no_baseline(why: &str, shown: &str) -> crate::Error {
+    crate::Error::NoDevice(format!(
+        "{why}; the baseline {shown} was not updated: nothing is judged without a device, so \
+         nothing can be accepted or called fixed (run --update-baseline on a machine with one)"
+    ))
+}
+
+/// Why there is no device for a program's gate, when there is none.
+pub(super) fn program_device() -> Option<String> {
+    // A test build only (the `internals` feature, never in a release): the host tests' programs
+    // are shell scripts standing in for CUDA programs (a run under jitter is one with
+    // `CUDA_INJECTION64_PATH` set), judged as on a machine with a device.
+    #[cfg(feature = "internals")]
+    if std::env::var_os("RACEGATE_TEST_PROGRAM_DEVICE").is_some() {
+        return None;
+    }
+    crate::run::device::probe().err()
+}
+
+/// A run's progress event as the report will judge it: without a device a finding is not
+/// judged (inconclusive).
+pub(super) fn not_judged<'a>(e: &gate::GateEvent<'a>, no_device: bool) -> gate::GateEvent<'a> {
+    let mut e = e.clone();
+    if no_device && e.findings > 0 {
+        (e.findings, e.inconclusive) = (0, true);
+    }
+    e
+}
+
+/// `cfg` with no tools and no jitter when there is no device (none of them can judge anything:
+/// each would fail on the program's first CUDA call), and the tools that were chosen.
+pub(super) fn without_tools(
+    mut cfg: GateConfig,
+    no_device: bool,
+) -> (GateConfig, Vec<crate::judge::sanitize::Tool>) {
+    let tools = cfg.tools.clone();
+    if no_device {
+        cfg.tools.clear();
+        cfg.jitter = false;
+    }
+    (cfg, tools)
+}

@@ -93,3 +93,33 @@ impl Progress {
         }
     }
 }
+
+/// One finished run as a progress line: FOUND before the baseline is read (the summary after
+/// the run says which findings are new).
+pub(super) fn show_gate_event(progress: &Progress, e: &crate::gate::GateEvent) {
+    let status = if e.hung {
+        Status::Timeout
+    } else if e.inconclusive {
+        Status::Inconclusive
+    } else if e.findings > 0 {
+        Status::Found
+    } else {
+        Status::Pass
+    };
+    // The reason of an inconclusive run is in the summary; a finding's count is worth a line,
+    // and a killed run says how it will be judged.
+    let detail = match status {
+        Status::Found => Some(format!("       {} finding(s)", e.findings)),
+        Status::Timeout => Some(
+            "       killed at its deadline: a hang if the plain runs hang too, else the tool's slowdown (inconclusive)"
+                .to_string(),
+        ),
+        _ => None,
+    };
+    progress.item(
+        status,
+        &format!("{}::{}", e.subject, e.detector),
+        e.seconds,
+        detail.as_deref(),
+    );
+}

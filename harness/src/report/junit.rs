@@ -167,6 +167,16 @@ pub fn gate(run: &GateRun, d: &Diff) -> String {
             None => checked.push((c.subject.clone(), c.detector.clone(), c.seconds)),
         }
     }
+    // A check that could not run (no device, a tool missing) is listed too, as skipped with
+    // its reason: absent, it would read as never asked for.
+    for i in &run.inconclusive {
+        if !checked
+            .iter()
+            .any(|(s, t, _)| *s == i.subject && *t == i.detector)
+        {
+            checked.push((i.subject.clone(), i.detector.clone(), 0.0));
+        }
+    }
     checked.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
     let cases = checked
         .into_iter()

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use crate::gate::{Diff, GateFinding};
+use crate::gate::{Diff, GateFinding, GateRun};
 
 /// Where racegate's source and docs live; rule help links point into it.
 pub const REPOSITORY: &str = "https://github.com/racegate/racegate";
@@ -44,7 +44,7 @@ fn uri(path: &str) -> String {
 
 /// The SARIF log of a gate run compared with its baseline; `baseline` names the baseline file
 /// in the suppressions' justification.
-pub fn gate(d: &Diff, version: &str, baseline: &str) -> String {
+pub fn gate(run: &GateRun, d: &Diff, version: &str, baseline: &str) -> String {
     let rules: Vec<_> = RULES
         .iter()
         .map(|(id, text)| {
@@ -70,11 +70,29 @@ pub fn gate(d: &Diff, version: &str, baseline: &str) -> String {
     let results: Vec<_> = all
         .map(|(f, accepted)| result(f, accepted, baseline))
         .collect();
+    // Each check that decided nothing (no device, a tool missing or failing, a deadline) as a
+    // notification of the invocation: code scanning shows it, and an empty result list is not
+    // read as a clean run. The invocation succeeded only when every check decided.
+    let skipped: Vec<_> = run
+        .inconclusive
+        .iter()
+        .map(|i| {
+            json!({
+                "level": "warning",
+                "message": { "text": format!("{}::{} not judged: {}", i.subject, i.detector, i.reason) },
+                "descriptor": { "id": i.detector }
+            })
+        })
+        .collect();
     let log = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
             "tool": { "driver": { "name": "racegate", "version": version, "informationUri": REPOSITORY, "rules": rules } },
+            "invocations": [{
+                "executionSuccessful": skipped.is_empty(),
+                "toolExecutionNotifications": skipped
+            }],
             "results": results
         }]
     });
@@ -194,7 +212,43 @@ mod tests {
     use crate::report::fixtures;
 
     fn log(d: &Diff) -> serde_json::Value {
-        serde_json::from_str(&gate(d, "0.1.0", "racegate-baseline.json")).unwrap()
+        serde_json::from_str(&gate(
+            &GateRun::default(),
+            d,
+            "0.1.0",
+            "racegate-baseline.json",
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_check_that_decided_nothing_is_a_notification_and_the_invocation_did_not_succeed() {
+        let r = fixtures::gate_run();
+        let d = diff(&r, &Baseline::default(), true);
+        let clean: serde_json::Value =
+            serde_json::from_str(&gate(&GateRun::default(), &d, "0.1.0", "b.json")).unwrap();
+        assert_eq!(
+            clean["runs"][0]["invocations"][0]["executionSuccessful"],
+            true
+        );
+        let mut undecided = r.clone();
+        undecided.inconclusive.push(crate::gate::Inconclusive {
+            subject: "k".into(),
+            detector: "racecheck".into(),
+            reason: "no CUDA device: not run".into(),
+        });
+        let v: serde_json::Value =
+            serde_json::from_str(&gate(&undecided, &d, "0.1.0", "b.json")).unwrap();
+        let inv = &v["runs"][0]["invocations"][0];
+        assert_eq!(inv["executionSuccessful"], false, "{v}");
+        let n = &inv["toolExecutionNotifications"];
+        assert!(
+            n.as_array()
+                .is_some_and(|n| n.iter().any(|n| n["message"]["text"]
+                    == "k::racecheck not judged: no CUDA device: not run"
+                    && n["level"] == "warning")),
+            "{v}"
+        );
     }
 
     #[test]

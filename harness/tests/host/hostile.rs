@@ -26,6 +26,8 @@ fn racegate(dir: &Path, args: &[&str], env: &[(&str, Option<&OsStr>)], secs: u64
     let out = tempfile::tempdir().unwrap();
     let (o, e) = (out.path().join("stdout"), out.path().join("stderr"));
     let mut cmd = Command::new(super::racegate_exe());
+    // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
+    cmd.env("RACEGATE_TEST_PROGRAM_DEVICE", "1");
     cmd.args(args)
         .current_dir(dir)
         .env("RACEGATE_NO_GPU", "1")

@@ -134,6 +134,8 @@ fn a_hostile_file_name_is_only_text_in_the_grade_report() {
     .unwrap();
     let dir = t.path().join("report");
     let out = Command::new(crate::racegate_exe())
+        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
+        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
         .args(["grade", "--exercise", "reduce", "--html"])
         .arg(&dir)
         .arg(&sub)
@@ -162,6 +164,8 @@ fn a_programs_hostile_output_is_only_text_in_the_gate_report() {
     let dir = t.path().join("report");
     let baseline = t.path().join("b.json");
     let out = Command::new(crate::racegate_exe())
+        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
+        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
         .args(["gate", "--baseline"])
         .arg(&baseline)
         .arg("--html")

@@ -18,6 +18,8 @@ fn a_correct_program_slower_than_ten_seconds_is_not_a_hang() {
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
     let json = dir.join("gate.json");
     let out = Command::new(super::racegate_exe())
+        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
+        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
         .args([
             "gate",
             "--runs",

@@ -64,7 +64,93 @@ fn gate_writes_every_report_without_a_device() {
         junit.starts_with("<?xml") && junit.contains("</testsuites>"),
         "{junit}"
     );
+    // Every check that could not run is listed as skipped with its reason, not left out.
+    assert!(
+        junit.contains("::racecheck\"")
+            && junit.contains("<skipped message=\"inconclusive: no CUDA device"),
+        "{junit}"
+    );
+    let sarif = json(&f("g.sarif"));
+    let notes = &sarif["runs"][0]["invocations"][0];
+    assert_eq!(notes["executionSuccessful"], false, "{sarif}");
+    assert!(
+        notes["toolExecutionNotifications"]
+            .as_array()
+            .is_some_and(|n| n.iter().any(|n| n["message"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("::racecheck not judged: no CUDA device")))),
+        "{sarif}"
+    );
     assert!(!std::fs::read_to_string(f("g.md")).unwrap().is_empty());
+}
+
+/// A program run without a device, as a new user's first try: its own "no device" exit is no
+/// finding, the tools are listed as not run, and `--update-baseline` writes nothing (exit 4).
+#[test]
+fn a_programs_exit_without_a_device_is_no_finding_and_enters_no_baseline() {
+    let t = tempfile::tempdir().unwrap();
+    let prog = t.path().join("prog.sh");
+    std::fs::write(
+        &prog,
+        "#!/bin/sh\necho 'CUDA error: no CUDA-capable device is detected' >&2\nexit 1\n",
+    )
+    .unwrap();
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&prog, mode).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(super::racegate_exe())
+            .args(args)
+            .current_dir(t.path())
+            .env("RACEGATE_NO_GPU", "1")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let (code, text) = run(&[
+        "gate",
+        "--json",
+        "g.json",
+        "--junit",
+        "g.xml",
+        "--",
+        "./prog.sh",
+    ]);
+    assert_eq!(code, 4, "{text}");
+    assert!(!text.contains("NEW "), "{text}");
+    assert!(!text.contains("FOUND"), "{text}");
+    let v = json(&t.path().join("g.json"));
+    assert_eq!(v["findings"].as_array().map(Vec::len), Some(0), "{v}");
+    let inc = v["inconclusive"].as_array().unwrap();
+    assert!(
+        inc.iter().any(|i| i["detector"] == "exit"
+            && i["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("no CUDA device") && r.contains("exits with code 1"))),
+        "{v}"
+    );
+    // Each tool chosen is named as not run.
+    for tool in ["racecheck", "memcheck", "globalcheck"] {
+        assert!(
+            inc.iter().any(|i| i["detector"] == tool
+                && i["reason"].as_str().is_some_and(|r| r.ends_with("not run"))),
+            "{tool}: {v}"
+        );
+    }
+    let junit = std::fs::read_to_string(t.path().join("g.xml")).unwrap();
+    assert!(!junit.contains("<failure"), "{junit}");
+    assert!(junit.contains("prog.sh::memcheck"), "{junit}");
+    // Nothing enters a baseline: refused before the program runs, the file not created.
+    let (code, text) = run(&["gate", "--update-baseline", "--", "./prog.sh"]);
+    assert_eq!(code, 4, "{text}");
+    assert!(text.contains("was not updated"), "{text}");
+    assert!(!t.path().join("racegate-program-baseline.json").exists());
 }
 
 #[test]

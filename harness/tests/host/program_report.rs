@@ -29,6 +29,8 @@ fn gate(dir: &Path, args: &[&str]) -> (i32, serde_json::Value, String) {
     let json = dir.join("gate.json");
     let _ = std::fs::remove_file(&json);
     let out = Command::new(crate::racegate_exe())
+        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
+        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
         .args(["gate", "--json", "gate.json"])
         .args(["--tools", "racecheck"])
         .args(args)

@@ -15,6 +15,8 @@ fn a_sanitizer_run_killed_at_its_deadline_is_no_pass() {
     std::fs::write(&prog, "#!/bin/sh\necho 1\n").unwrap();
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = Command::new(super::racegate_exe())
+        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
+        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
         .args([
             "gate",
             "--tools",
@@ -51,6 +53,8 @@ fn a_programs_hang_says_hang_once() {
     std::fs::write(&prog, "#!/bin/sh\nsleep 30\n").unwrap();
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = Command::new(super::racegate_exe())
+        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
+        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
         .args([
             "gate",
             "--timeout",
