@@ -27,7 +27,11 @@ pub fn probe() -> Result<DeviceInfo, String> {
     if std::env::var_os("RACEGATE_NO_GPU").is_some() {
         return Err("RACEGATE_NO_GPU is set".into());
     }
-    // SAFETY: only dlopens libcuda by name.
+    // libcuda is the driver's, opened by its name: the loader then searches LD_LIBRARY_PATH,
+    // where an empty or relative entry would be the current folder (a planted libcuda.so.1).
+    crate::build::locations::check_loader_path()
+        .map_err(|why| format!("the CUDA driver was not loaded: {why}"))?;
+    // SAFETY: only dlopens libcuda by name, after the loader path was checked.
     if !unsafe { sys::is_culib_present() } {
         return Err("no CUDA driver (libcuda.so) on this machine".into());
     }

@@ -205,16 +205,20 @@ fn version_of(path: &Path) -> String {
     }
 }
 
-/// `name` on `PATH` or in the CUDA install folders.
+/// `name` on `PATH`'s absolute entries (trusted, [`crate::build::locations::tool_on_path`]) or
+/// in the CUDA install folders named by absolute paths; a relative `PATH` entry is the current
+/// folder, where anyone's file could wait to be run.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(v) = std::env::var_os(var) {
-            dirs.push(PathBuf::from(v).join("bin"));
-        }
+    if let Ok(p) = crate::build::locations::tool_on_path(name) {
+        return Some(p);
     }
+    let mut dirs: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(|v| crate::build::locations::absolute_var(v))
+        .map(|v| v.join("bin"))
+        .collect();
     dirs.push(PathBuf::from("/usr/local/cuda/bin"));
-    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
+    dirs.into_iter()
+        .map(|d| d.join(name))
+        .find(|p| p.is_file() && crate::build::trust::trusted(p).is_ok())
 }
