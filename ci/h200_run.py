@@ -230,10 +230,9 @@ def main():
         ex = "examples/corpus"
         r = sh(f"cd {ex} && rm -f racegate-baseline.json && {rg} compile", timeout=300)
         t1 = time.time()
-        # fencecheck is opt-in; expected.toml's `dot_f64_nofence` is flagged by it alone (run 24
-        # call A ran without it and missed that expectation).
-        tools = "racecheck,synccheck,memcheck,initcheck,globalcheck,sharedcheck,fencecheck"
-        r += sh(f"cd {ex} && RACEGATE_TIMELINE={out}/timeline-corpus.tsv {rg} gate --tools {tools} --trials {a.trials} --sanitize-timeout 20 --timeout 5 --sarif {out}/corpus.sarif "
+        # The defaults: every kernel tool, fencecheck included (expected.toml's `dot_f64_nofence`
+        # is flagged by it alone).
+        r += sh(f"cd {ex} && RACEGATE_TIMELINE={out}/timeline-corpus.tsv {rg} gate --trials {a.trials} --sanitize-timeout 20 --timeout 5 --sarif {out}/corpus.sarif "
                 f"--junit {out}/corpus-junit.xml --summary {out}/corpus-summary.md", timeout=540)
         r += f"[gate wall time: {time.time() - t1:.1f} s]\n"
         r += sh(f"python3 ci/check-corpus {out}/corpus.sarif", timeout=60)

@@ -108,6 +108,13 @@ struct State {
     size_t sscratch_size = 0;
     uint64_t shared_budget = 4096ull << 20;
     unsigned graph_launches = 0;  // kernel nodes of CUDA graphs stepped aside, not yet reported
+    // Launches per kernel (its mangled name), written at exit ("launch_counts"): racegate plans
+    // compute-sanitizer's sampled passes from them.
+    std::map<std::string, unsigned long long> per_kernel;
+    // RACEGATE_GC_SAMPLE=F: a judging run checks each kernel's first F launches, then those
+    // whose number is a power of two; the others run unjudged (0: every launch).
+    unsigned long long sample_first = 0;
+    unsigned long long sampled_out = 0;  // launches not judged by that rule
 };
 
 State* g = nullptr;
@@ -357,8 +364,6 @@ void launch_begin(Sanitizer_LaunchData* d)
 {
     if (off("RACEGATE_GC_TRACE"))
         line("{\"stage\":\"launch begin\"}");
-    if (g->refused)
-        return;
     if (in_graph > 0) {
         // A kernel node of a CUDA graph: the tool cannot serialize and read it back like a
         // stream launch (its data would outlive this call), so its patches get none.
@@ -366,8 +371,18 @@ void launch_begin(Sanitizer_LaunchData* d)
         g->graph_launches++;
         return;
     }
+    const unsigned long long nth = ++g->per_kernel[d->functionName ? d->functionName : "?"];
+    if (g->refused)
+        return;
     // Whether this launch is judged (its state read back at the launch's end).
     const unsigned judge = GC_MODE_DETECT | GC_MODE_SHARED;
+    if (g->sample_first && (g->mode & judge) && nth > g->sample_first && (nth & (nth - 1)) != 0) {
+        // Sampled out (racegate's gate/sampling.rs, own_tools_check): its patches get no data
+        // and return at once, as a graph node's do.
+        sanitizerSetLaunchCallbackData(d->hLaunch, d->function, d->hStream, nullptr);
+        g->sampled_out++;
+        return;
+    }
     if ((g->mode & judge) && g->context && g->context != d->context) {
         line("{\"error\":\"kernels launched in more than one CUDA context (several devices, or a context made after a reset): globalcheck serves one\"}");
         g->refused = true;
@@ -692,6 +707,23 @@ void launch_end()
     g->pending.clear();
 }
 
+// At exit: how often each kernel was launched, and how many launches sampling left unjudged.
+void launch_counts()
+{
+    if (!g)
+        return;
+    std::lock_guard<std::recursive_mutex> guard(g->lock);
+    if (g->per_kernel.empty())
+        return;
+    std::string s = "{\"launch_counts\":[";
+    bool first = true;
+    for (const auto& [k, n] : g->per_kernel) {
+        s += std::string(first ? "" : ",") + "{\"kernel\":\"" + esc(k) + "\",\"launches\":" + std::to_string(n) + "}";
+        first = false;
+    }
+    line(s + "],\"sampled_out\":" + std::to_string(g->sampled_out) + "}");
+}
+
 // Writes the note for kernel launches of CUDA graphs stepped aside since the last one.
 void stepped_aside()
 {
@@ -860,6 +892,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
     }
     if (const char* sb = getenv("RACEGATE_GC_SHARED_BUDGET_MB"))
         g->shared_budget = strtoull(sb, nullptr, 10) << 20;
+    if (const char* sf = getenv("RACEGATE_GC_SAMPLE"))
+        g->sample_first = strtoull(sf, nullptr, 10);
     if (seed)
         g->seed = strtoull(seed, nullptr, 10);
     if (budget)
@@ -882,6 +916,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
         streams_enable(handle);
     if (g->mode & GC_MODE_SHARED)
         sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
+    atexit(launch_counts);
     if (off("RACEGATE_GC_TRACE")) {
         line("{\"stage\":\"enabled\"}");
         atexit([] { line("{\"stage\":\"exit\"}"); });

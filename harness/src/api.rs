@@ -76,7 +76,7 @@ impl Gate {
             stress_timeout: Duration::from_secs(10),
             sanitize_timeout: Duration::from_secs(120),
             jobs: None,
-            tools: Tool::ALL.to_vec(),
+            tools: Tool::KERNELS.to_vec(),
             sanitizer_args: Vec::new(),
             worker: None,
             adopt_orphans: false,
@@ -119,7 +119,9 @@ impl Gate {
         self
     }
 
-    /// The sanitizers to run. Default: all five ([`Tool::ALL`], globalcheck included); an empty list runs stress only.
+    /// The sanitizers to run. Default: every tool a kernel is judged by ([`Tool::KERNELS`]: the
+    /// four compute-sanitizer tools, globalcheck, sharedcheck and fencecheck); an empty list runs
+    /// stress only.
     #[must_use]
     pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Gate {
         let mut tools: Vec<Tool> = tools.into_iter().collect();
@@ -240,6 +242,7 @@ impl Gate {
             shrink: None,
             program_timeout: None,
             program_sanitize_timeout: None,
+            sampling: Some(Default::default()),
         })
     }
 }

@@ -160,7 +160,7 @@ pub fn setup_command() -> String {
 /// The trials of the manifest at `path`: per kernel, first `KERNEL::compile` (host: the
 /// kernel builds and its launches match the PTX, as `racegate compile` checks), then one GPU
 /// trial per detector, `KERNEL::stress` where the oracle is not `none`, and `KERNEL::racecheck`,
-/// `::synccheck`, `::memcheck`, `::initcheck`, `::globalcheck`, `::sharedcheck`. A GPU trial fails on any finding
+/// `::synccheck`, `::memcheck`, `::initcheck`, `::globalcheck`, `::sharedcheck`, `::fencecheck`. A GPU trial fails on any finding
 /// (with the findings as its message) and on an inconclusive run (never counted as clean).
 /// Without a CUDA device the GPU trials are listed as ignored, with a note saying why, and fail
 /// with "no CUDA device" when run anyway; without NVRTC the compile trials run and fail, naming
@@ -211,7 +211,7 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
         let detectors = stressed
             .then_some(None)
             .into_iter()
-            .chain(Tool::ALL.iter().map(|t| Some(*t)));
+            .chain(Tool::KERNELS.iter().map(|t| Some(*t)));
         for tool in detectors {
             let name = format!("{}::{}", case.name, tool.map_or("stress", |t| t.name()));
             let (catalog, case, exe, device, options, pair) = (
@@ -329,6 +329,7 @@ fn gate_config(tool: Option<Tool>, options: &Options, arch: &str) -> Result<Gate
         shrink: None,
         program_timeout: None,
         program_sanitize_timeout: None,
+        sampling: Some(Default::default()),
     })
 }
 

@@ -53,13 +53,14 @@ pub enum Command {
     /// checked against an exact oracle. Each trial runs in a worker process with a deadline.
     #[command(after_help = exit_codes_of(stress::HELP), after_long_help = exit_codes_last(stress::HELP))]
     Stress(stress::StressArgs),
-    /// Run one sanitizer tool (compute-sanitizer's four, or globalcheck) on a case, on the
+    /// Run one sanitizer tool (compute-sanitizer's four, or one of racegate's own) on a case, on the
     /// family's small sanitizer geometry (every loop and branch runs), or on an existing program
     /// given after `--`, and print the normalized findings.
     #[command(after_help = exit_codes_of(sanitize::HELP), after_long_help = exit_codes_last(sanitize::HELP))]
     Sanitize(sanitize::SanitizeArgs),
     /// Run the detection matrix: every case under stress (with and without jitter), the
-    /// watchdog and the four compute-sanitizer tools, judged against each header's `expect`.
+    /// watchdog, the four compute-sanitizer tools and racegate's globalcheck, sharedcheck and
+    /// fencecheck, judged against each header's `expect`.
     /// Without a GPU it compiles every kernel, says what it could not run, and exits 4.
     #[command(after_help = exit_codes_of(check::HELP), after_long_help = exit_codes_last(check::HELP))]
     Check(check::CheckArgs),
@@ -74,9 +75,10 @@ pub enum Command {
     Perf(perf::PerfArgs),
     /// Gate a merge on your own kernels or CUDA program. With a manifest (./racegate.toml or
     /// --manifest FILE): every kernel under stress (its oracle: a reference kernel or
-    /// determinism), the four sanitizers and globalcheck (races on global memory). With
-    /// `-- PROGRAM ARGS`: the program under each of them and run several times plainly, with
-    /// schedule jitter injected. New findings (not in the baseline) fail.
+    /// determinism), the four compute-sanitizer tools and racegate's own (global and shared
+    /// memory races, missing fences). With `-- PROGRAM ARGS`: the program under each of them and
+    /// streamcheck (streams, copies and the host), and run several times plainly, with schedule
+    /// jitter injected. New findings (not in the baseline) fail.
     #[command(after_help = exit_codes_last(gate::HELP), after_long_help = exit_codes_last(gate::HELP))]
     Gate(gate::GateArgs),
     /// Grade course exercise submissions: compile (device code only), check the kernel's name

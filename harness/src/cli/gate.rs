@@ -72,8 +72,15 @@ pub struct GateArgs {
     /// under the tool too, and while it spins it slows every other run.
     #[arg(long, value_parser = values::seconds)]
     sanitize_timeout: Option<f64>,
+    /// Check every kernel launch of a program under the tools. By default a kernel launched
+    /// more than 6 times is sampled: compute-sanitizer checks its first 4 launches and its last
+    /// 2, racegate's own tools its first 4 and then each launch numbered by a power of two; the
+    /// report names the launches judged.
+    #[arg(long)]
+    every_launch: bool,
     /// The detectors to run, comma-separated: racecheck, synccheck, memcheck, initcheck,
-    /// globalcheck, sharedcheck (default: all six).
+    /// globalcheck, sharedcheck, fencecheck, streamcheck (default: all eight for a program; all
+    /// but streamcheck, which judges a program's own streams, for a manifest's kernels).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
     tools: Vec<Tool>,
     /// Pass an option to compute-sanitizer, before the target; repeatable (e.g.
@@ -204,8 +211,12 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
         return Err(Error::Usage("--runs must be at least 1".into()));
     }
     let s = Settings::new(a.jobs)?;
-    let mut tools = if a.tools.is_empty() {
+    // A program has streams of its own to judge; a manifest's kernels are launched by racegate.
+    let programs = !a.program.is_empty() || a.ctest.ctest.is_some();
+    let mut tools = if a.tools.is_empty() && programs {
         Tool::ALL.to_vec()
+    } else if a.tools.is_empty() {
+        Tool::KERNELS.to_vec()
     } else {
         a.tools.clone()
     };
@@ -228,6 +239,7 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
         shrink: (!a.no_shrink).then(|| std::time::Duration::from_secs_f64(a.shrink_budget)),
         program_timeout: a.timeout.map(std::time::Duration::from_secs_f64),
         program_sanitize_timeout: a.sanitize_timeout.map(std::time::Duration::from_secs_f64),
+        sampling: (!a.every_launch).then(Default::default),
     };
     Ok((cfg, s))
 }
@@ -306,7 +318,8 @@ fn preflight(a: &GateArgs, place: &Place, mut inputs: Vec<PathBuf>) -> Result<()
             why,
             &place.baseline_shown(),
         )),
-        (true, None) => match crate::run::device::probe() {
+        // A manifest's gate looks for its device after this; a program's has looked already.
+        (true, None) if place.stale_subjects => match crate::run::device::probe() {
             Err(why) => Err(super::gate_no_device::no_baseline(
                 &why,
                 &place.baseline_shown(),

@@ -85,7 +85,8 @@ pub struct MutateArgs {
     /// Deadline of one sanitizer run, in seconds.
     #[arg(long, default_value_t = 20.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
-    /// The sanitizers, comma-separated, in the order they run (default: all six, globalcheck and sharedcheck last).
+    /// The sanitizers, comma-separated, in the order they run (default: every tool a kernel is
+    /// judged by: the four compute-sanitizer tools, then globalcheck, sharedcheck and fencecheck).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
     tools: Vec<Tool>,
     /// Seconds after which no new run starts; the mutants left are inconclusive.
@@ -269,7 +270,7 @@ fn run_battery(
     let cfg = MutateConfig {
         battery: s.battery(a.trials, a.seed, a.stress_timeout, a.sanitize_timeout),
         tools: match a.tools.is_empty() {
-            true => Tool::ALL.to_vec(),
+            true => Tool::KERNELS.to_vec(),
             false => a.tools.clone(),
         },
         budget: a.budget.map(Duration::from_secs_f64),

@@ -15,7 +15,8 @@ pub struct GateConfig {
     pub battery: Battery,
     /// Plain runs of a program (`gate -- PROGRAM`).
     pub runs: u32,
-    /// The sanitizers to run (default: all five, globalcheck included).
+    /// The sanitizers to run (default: [`crate::judge::sanitize::Tool::ALL`] for a program,
+    /// [`crate::judge::sanitize::Tool::KERNELS`] for a manifest's kernels).
     pub tools: Vec<Tool>,
     /// Extra compute-sanitizer options, passed before the target (`--sanitizer-arg`).
     pub sanitizer_args: Vec<String>,
@@ -35,6 +36,9 @@ pub struct GateConfig {
     /// The deadline of a program's tool run as the user gave it (`--sanitize-timeout`); `None`:
     /// derived from the measured first run.
     pub program_sanitize_timeout: Option<std::time::Duration>,
+    /// How a program's launches are sampled under the tools ([`super::sampling`]); `None`
+    /// (`--every-launch`): every launch is checked.
+    pub sampling: Option<super::sampling::Sampling>,
 }
 
 /// One thing the gate found.

@@ -99,3 +99,12 @@ pub(super) fn jitter_report(subject: &str, dir: &Path, run: &mut GateRun) -> boo
     }
     true
 }
+
+/// How often the program launched each kernel in its runs under jitter, as the injection counted
+/// them ([`super::sampling::LaunchCounts::from_report`]); `None` when it wrote no counts.
+pub(super) fn launch_counts(dir: &Path) -> Option<super::sampling::LaunchCounts> {
+    match read_capture(&dir.join("report.jsonl"), 64 << 20) {
+        Capture::Text(t) => super::sampling::LaunchCounts::from_report(&t),
+        _ => None,
+    }
+}

@@ -33,6 +33,8 @@ pub mod oracles;
 pub mod own_tools;
 pub mod plain_run;
 pub mod program;
+pub mod sampled_runs;
+pub mod sampling;
 pub mod sanitizers;
 mod stress_state;
 pub mod target;

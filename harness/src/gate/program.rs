@@ -14,11 +14,12 @@ use super::jitter::{jitter_env, jitter_report};
 use super::judge::{self, runs_shown, RunOutput};
 use super::measure::{measure, Lease};
 use super::plain_run::Runs;
+use super::sampled_runs::Sampled;
+use super::sampling::LaunchCounts;
 use super::sanitizers::{self, PendingHang};
 use super::target::Target;
 use crate::errors::{Error, Result};
 use crate::proc::watchdog::{self};
-use crate::run::lease::Access;
 use std::time::Duration;
 
 /// Where `name` runs from: a name with a `/` as it is (relative to the current folder), a bare
@@ -145,8 +146,35 @@ pub fn run_target_with(
             measured.waited.as_secs_f64()
         ));
     }
-    // racegate's own tools that were chosen share one injected run (`run_groups`); each
-    // compute-sanitizer tool runs alone. Each holds the GPU lease shared.
+    // The plain runs first: their runs under jitter count the program's launches, from which
+    // the tools' runs are sampled.
+    let mut plain_part = GateRun::default();
+    let (plain, counts) = match measured.seconds {
+        Some(_) => plain_runs(
+            &exe,
+            t,
+            &file,
+            root,
+            cfg,
+            (&deadlines, lease),
+            &mut plain_part,
+        )?,
+        // The measuring run reached its cap, alone on the GPU where there is one: the hang is
+        // confirmed, and the plain runs would each wait as long again.
+        None => {
+            first_run_hung(t, &file, &deadlines, measured.alone, &mut plain_part);
+            (true, None)
+        }
+    };
+    plain_part.events().iter().for_each(&on_done);
+    run.absorb(plain_part);
+    // racegate's own tools that patch kernels share one injected run, streamcheck has its own,
+    // each compute-sanitizer tool runs alone (`run_groups`), in sampled passes. Each holds the
+    // GPU lease shared.
+    let sampled = Sampled::new(cfg, counts.as_ref());
+    if let Some(note) = sampled.note(&subject) {
+        run.notes.push(note);
+    }
     let sanitizer_runs = crate::proc::pool::run_all(
         sanitizers::run_groups(&cfg.tools),
         cfg.battery.jobs,
@@ -154,16 +182,14 @@ pub fn run_target_with(
             let mut sc = cfg.battery.sanitize(group[0]);
             sc.timeout = deadlines.for_group(&group);
             sc.extra_args = cfg.sanitizer_args.clone();
+            sc.sample_first = sampled.own_first();
             // sharedcheck's confirm runs compare the program's output as the plain runs do.
             let masks = cfg.masks.clone();
             sc.output_view = Some(crate::judge::sanitize::tool::OutputView(
                 std::sync::Arc::new(move |out: &[u8]| masks.apply(out)),
             ));
-            let (runs, _) = lease.with(Access::Shared, || {
-                sanitizers::run_group_target(&subject, &target, &sc, root, &group)
-            })?;
-            let runs = runs?;
             let mut part = GateRun::default();
+            let runs = sampled.run_group(&subject, &target, &sc, root, &group, lease, &mut part)?;
             let mut sources = Sources::new(root);
             let mut pending = Vec::new();
             for r in &runs {
@@ -184,26 +210,6 @@ pub fn run_target_with(
         run.absorb(part);
         pending.extend(hangs);
     }
-    let mut plain_part = GateRun::default();
-    let plain = match measured.seconds {
-        Some(_) => plain_runs(
-            &exe,
-            t,
-            &file,
-            root,
-            cfg,
-            (&deadlines, lease),
-            &mut plain_part,
-        )?,
-        // The measuring run reached its cap, alone on the GPU where there is one: the hang is
-        // confirmed, and the plain runs would each wait as long again.
-        None => {
-            first_run_hung(t, &file, &deadlines, measured.alone, &mut plain_part);
-            true
-        }
-    };
-    plain_part.events().iter().for_each(&on_done);
-    run.absorb(plain_part);
     for h in pending {
         h.resolve(Some(plain), &mut run);
     }
@@ -257,7 +263,7 @@ fn plain_runs(
     cfg: &GateConfig,
     (deadlines, lease): (&Deadlines, Lease),
     run: &mut GateRun,
-) -> Result<bool> {
+) -> Result<(bool, Option<LaunchCounts>)> {
     let subject = t.subject.as_str();
     let jitter = jitter_env(root, cfg, run, subject)?;
     // The deadline the runs that set the verdict below had: with jitter when there is jitter.
@@ -342,6 +348,10 @@ fn plain_runs(
     let jittered_really = jitter
         .as_ref()
         .is_some_and(|(dir, _)| jitter_report(subject, dir.path(), run));
+    // The launches the injection counted, for the tools' sampling.
+    let counts = jitter
+        .as_ref()
+        .and_then(|(dir, _)| super::jitter::launch_counts(dir.path()));
     let mut dets = vec!["exit", "watchdog", "output"];
     if cfg.oracles.decides_exits() {
         dets.push("regex");
@@ -477,7 +487,7 @@ fn plain_runs(
     }
     judge::golden(&outputs, subject, file, cfg, run)?;
     judge::checker(&outputs, subject, file, t.cwd.as_deref(), cfg, run);
-    Ok(hung)
+    Ok((hung, counts))
 }
 
 /// At most this many masked lines are named in a report; the rest are counted.

@@ -9,16 +9,22 @@ use crate::judge::sanitize::normalize::Finding;
 use crate::judge::sanitize::{Outcome, SanitizerRun, Tool};
 
 /// How `tools` are run: each compute-sanitizer tool in a run of its own; racegate's own tools
-/// (globalcheck, sharedcheck, and the opt-in ones), all those chosen, in one injected run, in
-/// the place of the first of them. Each run still reports each tool as its own detector.
+/// that patch the kernels (globalcheck, sharedcheck, fencecheck), all those chosen, in one
+/// injected run, in the place of the first of them; streamcheck, which patches nothing and
+/// records the program's CUDA calls, in a run of its own, so that it meets the program at its
+/// own speed, not slowed by the others' instrumentation (beside them it missed its deadline on
+/// programs it judges alone in seconds). Each run still reports each tool as its own detector.
 pub fn run_groups(tools: &[Tool]) -> Vec<Vec<Tool>> {
-    let own = crate::judge::sanitize::runner::own_tools(tools);
+    let patching: Vec<Tool> = crate::judge::sanitize::runner::own_tools(tools)
+        .into_iter()
+        .filter(|t| *t != Tool::Streamcheck)
+        .collect();
     let mut out: Vec<Vec<Tool>> = Vec::new();
     for &t in tools {
-        if !t.is_own() {
+        if !t.is_own() || t == Tool::Streamcheck {
             out.push(vec![t]);
-        } else if Some(&t) == own.first() {
-            out.push(own.clone());
+        } else if Some(&t) == patching.first() {
+            out.push(patching.clone());
         }
     }
     out
@@ -376,7 +382,12 @@ mod tests {
             [vec![Globalcheck], vec![Initcheck]]
         );
         assert_eq!(run_groups(&[Sharedcheck]), [vec![Sharedcheck]]);
-        assert_eq!(run_groups(&Tool::ALL).len(), Tool::ALL.len() - 1);
+        // streamcheck alone, wherever it stands.
+        assert_eq!(
+            run_groups(&[Streamcheck, Globalcheck, Sharedcheck]),
+            [vec![Streamcheck], vec![Globalcheck, Sharedcheck]]
+        );
+        assert_eq!(run_groups(&Tool::ALL).len(), Tool::ALL.len() - 2);
     }
 
     #[test]

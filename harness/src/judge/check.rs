@@ -92,7 +92,7 @@ enum Task<'a> {
     Batch(Vec<&'a Case>, Tool),
     /// racegate's own tools on several cases in one injected run: a cell per case and tool.
     OwnBatch(Vec<&'a Case>, Vec<Tool>),
-    /// racegate's own tools (globalcheck, sharedcheck, the opt-in ones) in one injected run: a
+    /// racegate's own tools (globalcheck, sharedcheck, fencecheck) in one injected run: a
     /// cell for each, each with its share of the run's time.
     Own(&'a Case, Vec<Tool>),
 }
@@ -190,14 +190,8 @@ pub fn run(
     on_event: impl Fn(CheckEvent) + Sync,
 ) -> Result<Matrix> {
     let start = Instant::now();
-    // streamcheck judges programs' streams, copies and host accesses; on catalog cases every
-    // run is inconclusive (racegate's own launches free memory in stream order, which it does
-    // not model: H200 run 22), so the matrix leaves it out.
-    let all: Vec<Tool> = Tool::ALL
-        .into_iter()
-        .chain(Tool::OPT_IN)
-        .filter(|t| *t != Tool::Streamcheck)
-        .collect();
+    // Every tool a kernel is judged by (streamcheck judges programs: [`Tool::KERNELS`]).
+    let all: Vec<Tool> = Tool::KERNELS.to_vec();
     let own = sanitize::runner::own_tools(&all);
     let tasks = plan(cases, &all, &own);
     let after_hang = AfterHang::default();

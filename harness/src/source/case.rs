@@ -32,9 +32,9 @@ pub enum Detector {
     Globalcheck,
     /// racegate's detector for shared memory (uninitialized reads, atomic/plain races).
     Sharedcheck,
-    /// racegate's check of the fences in handoffs between blocks (opt-in in the gate).
+    /// racegate's check of the fences in handoffs between blocks.
     Fencecheck,
-    /// racegate's check of the order between streams, copies and the host (opt-in in the gate).
+    /// racegate's check of the order between streams, copies and the host (programs only).
     Streamcheck,
     /// A launch that does not finish before its deadline.
     Watchdog,

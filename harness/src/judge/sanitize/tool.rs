@@ -31,31 +31,47 @@ pub enum Tool {
     Sharedcheck,
     /// racegate's own check of the fences in handoffs between blocks, in the same injected
     /// tool: each handoff globalcheck's rule orders, checked on the SASS for a GPU-scope fence
-    /// between the store and its releasing atomic. Opt-in ([`Tool::OPT_IN`]).
+    /// between the store and its releasing atomic; a handoff whose data is stored and read with
+    /// accesses atomic between blocks needs none. On by default.
     Fencecheck,
     /// racegate's own check of the order between streams, copies and the host, in the same
     /// injected tool: a happens-before model of the CUDA calls the program makes (events,
-    /// synchronizations, default-stream rules). Opt-in ([`Tool::OPT_IN`]).
+    /// synchronizations, default-stream rules). On by default for programs; kernels launched by
+    /// racegate itself have no streams of their own to judge ([`Tool::KERNELS`]).
     Streamcheck,
 }
 
 impl Tool {
-    /// All six, in the order racegate runs them.
-    pub const ALL: [Tool; 6] = [
+    /// All eight, in the order racegate runs them: what a program's gate runs by default
+    /// (`gate -- PROGRAM`, `gate --ctest`).
+    pub const ALL: [Tool; 8] = [
         Tool::Racecheck,
         Tool::Synccheck,
         Tool::Memcheck,
         Tool::Initcheck,
         Tool::Globalcheck,
         Tool::Sharedcheck,
+        Tool::Fencecheck,
+        Tool::Streamcheck,
     ];
 
-    /// The tools run only when chosen (`--tools`), never by default: fencecheck, until an H200
-    /// record shows it raises no false alarm. The detection matrix runs them too.
-    /// streamcheck too, until an H200 record shows every correct twin of `examples/streams/` clean.
-    pub const OPT_IN: [Tool; 2] = [Tool::Fencecheck, Tool::Streamcheck];
+    /// What a kernel's gate runs by default (a manifest's kernels, `mutate`, the detection
+    /// matrix, a crate's `cargo test` trials): every tool but streamcheck, which judges a
+    /// program's own streams, copies and host accesses: racegate's launches of one kernel free
+    /// their memory in stream order, which it does not model, so every such run would be
+    /// inconclusive (H200 run 22).
+    pub const KERNELS: [Tool; 7] = [
+        Tool::Racecheck,
+        Tool::Synccheck,
+        Tool::Memcheck,
+        Tool::Initcheck,
+        Tool::Globalcheck,
+        Tool::Sharedcheck,
+        Tool::Fencecheck,
+    ];
 
-    /// Whether the tool is racegate's own injected one (globalcheck, sharedcheck, fencecheck),
+    /// Whether the tool is racegate's own injected one (globalcheck, sharedcheck, fencecheck,
+    /// streamcheck),
     /// which needs no compute-sanitizer.
     pub fn is_own(self) -> bool {
         matches!(
@@ -80,10 +96,7 @@ impl Tool {
 
     /// The tool named `s` (`racecheck`, ...), if any.
     pub fn from_name(s: &str) -> Option<Tool> {
-        Tool::ALL
-            .into_iter()
-            .chain(Tool::OPT_IN)
-            .find(|t| t.name() == s)
+        Tool::ALL.into_iter().find(|t| t.name() == s)
     }
 }
 
@@ -110,7 +123,6 @@ impl TryFrom<Detector> for Tool {
     fn try_from(d: Detector) -> std::result::Result<Tool, Detector> {
         Tool::ALL
             .into_iter()
-            .chain(Tool::OPT_IN)
             .find(|t| Detector::from(*t) == d)
             .ok_or(d)
     }
@@ -147,6 +159,9 @@ pub struct SanitizeConfig {
     /// does not reach the output (off for grading, whose worker writes its results to a file the
     /// grade reads after the run: the confirm runs would overwrite it).
     pub confirm: bool,
+    /// racegate's own tools' launch sampling (`RACEGATE_GC_SAMPLE`): each kernel's first this
+    /// many launches, then those numbered by a power of two; `None` (the default): every launch.
+    pub sample_first: Option<u64>,
 }
 
 /// What an [`OutputView`] does: the bytes to compare, from the target's standard output.
@@ -176,6 +191,7 @@ impl SanitizeConfig {
             size: None,
             output_view: None,
             confirm: true,
+            sample_first: None,
         }
     }
 }

@@ -168,6 +168,9 @@ pub fn run_tools_split(
     if one_queue {
         env.extend(crate::run::device::one_queue());
     }
+    if let Some(first) = cfg.sample_first {
+        env.push(("RACEGATE_GC_SAMPLE".into(), first.to_string()));
+    }
     let command = env
         .iter()
         .filter(|(k, _)| {
