@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Run 32, call A (prepared 2026-12-05, when no GPU was lent; not run yet): issue #46's record.
+# Carried: .gpu/racegate (release), .gpu/corpus (ci/gate-corpus stage .gpu/corpus) and
+# target/bundle (ci/bundle: the nextest archive and cargo-nextest). Under a hard deadline of
+# 570 s; the pack is made whatever happens:
+#  1. the whole suite from the nextest archive at another checkout path (the README's flow);
+#  2. ci/streams-cost (streamcheck at most 2x a plain run: the record says whether it is);
+#  3. the third-party corpus built, then gated with racegate's defaults 4 at once, as many as
+#     fit (the rest in call B, alone and 4 at once);
+#  4. the streams examples (fixed/broken twins) with defaults, and the missing-fence examples.
+set -u
+A="$OUT/a"; mkdir -p "$A"
+RG=$PWD/.gpu/racegate
+. docs/h200/run-30/lib.sh
+( sleep 570; pkill -f racegate; pkill -f compute-sanitizer; pkill -f cargo-nextest ) >/dev/null 2>&1 &
+W=$!
+monitors
+env_txt
+suite() {
+  E=$(mktemp -d)/elsewhere; mkdir -p "$E"
+  cp -a . "$E/" && cd "$E" &&
+    INSTA_WORKSPACE_ROOT=$PWD target/bundle/cargo-nextest nextest run --no-fail-fast \
+      --archive-file target/bundle/racegate-tests.tar.zst --workspace-remap . --profile ci
+  echo "suite exit $?"
+}
+step suite timeout 240 bash -c "$(declare -f suite); suite"
+step streams-cost timeout 90 python3 ci/streams-cost --racegate "$RG" --out "$A/streams-cost" --reps 3
+step corpus-build timeout 60 python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --build-only --build-jobs 16
+step corpus-4 timeout 120 python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --parallel 4
+twins() {
+  for p in examples/streams/*.cu; do
+    b=$(mktemp -d)/$(basename "$p" .cu)
+    nvcc -O2 -lineinfo -arch=sm_90 -o "$b" "$p" >/dev/null 2>&1 || { echo "$p: build failed"; continue; }
+    ( cd "$(dirname "$b")" && "$RG" gate --json "$A/twin-$(basename "$b").json" -- "$b" > "$A/twin-$(basename "$b").txt" 2>&1
+      echo "$p: gate exit $?" )
+  done
+}
+step twins timeout 50 bash -c "$(declare -f twins); A=$A RG=$RG; twins"
+stop_monitors
+pkill -P $W 2>/dev/null; kill $W 2>/dev/null
+date -u >> "$A/env.txt"
+tar czf "$OUT/a.tgz" -C "$OUT" a && rm -rf "$A"
+ls -la "$OUT"
