@@ -281,7 +281,7 @@ mod tests {
         }
     }
 
-    /// The OS's reason is printed (it was dropped: `error: reading /tmp`), and a path that is a
+    /// The OS's reason is printed (not `error: reading /tmp` alone), and a path that is a
     /// folder or does not exist is the user's mistake (exit 2), not inconclusive (3).
     #[test]
     fn an_io_error_prints_its_cause_and_a_users_path_is_bad_input() {

@@ -16,21 +16,22 @@ use super::{
 #[command(
     name = "racegate",
     version,
-    // Help is printed as written, never wrapped to the terminal: a wrapped example command
-    // breaks copy-paste.
+    // Printed as written, never wrapped to the terminal: a wrapped example command breaks
+    // copy-paste. `-h` stays within 100 columns by its short helps (`help`), `--help` keeps
+    // each paragraph on its lines.
     term_width = 0,
     about = "Proves CUDA kernels correct or catches them racing.",
     long_about = "racegate builds the kernels under kernels/ and their deliberately broken twins under \
 buggy_variants/ with NVRTC, runs them many times on random sizes and inputs with schedule jitter \
 (stress), runs NVIDIA compute-sanitizer on them, and checks that every bug is caught by the \
 detectors its header names and that every correct kernel is clean.",
-    after_help = concat!(
+    after_help = super::help::wrapped(concat!(
         "Exit codes: 0 everything held, 1 something was found, 2 bad input, 3 inconclusive (a tool \
 missing or failing), 4 no CUDA device.\n",
         "Start with a racegate.toml for your own kernels (see examples/gate/racegate.toml): \
 `racegate list` shows them, `racegate gate` checks them; `--manifest FILE` names another manifest. \
 In racegate's own checkout, `racegate list` shows the kernels/ catalog."
-    )
+    ), 100)
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -79,31 +80,31 @@ pub enum Command {
     /// memory races, missing fences). With `-- PROGRAM ARGS`: the program under each of them and
     /// streamcheck (streams, copies and the host), and run several times plainly, with schedule
     /// jitter injected. New findings (not in the baseline) fail.
-    #[command(after_help = exit_codes_last(gate::HELP), after_long_help = exit_codes_last(gate::HELP))]
+    #[command(after_help = exit_codes_of(gate::HELP), after_long_help = exit_codes_last(gate::HELP))]
     Gate(gate::GateArgs),
     /// Grade course exercise submissions: compile (device code only), check the kernel's name
     /// and signature, then score correctness on randomized sizes with jitter and the four
     /// sanitizers (and globalcheck, where the rubric gives it points) against a rubric. One file prints its grade; several files or a folder give
     /// a summary (CSV or JSON).
-    #[command(after_help = exit_codes_last(grade::HELP), after_long_help = exit_codes_last(grade::HELP))]
+    #[command(after_help = exit_codes_of(grade::HELP), after_long_help = exit_codes_last(grade::HELP))]
     Grade(grade::GradeArgs),
     /// Mutation testing: small named changes to a correct kernel (a barrier removed, an atomic
     /// made plain, a bound off by one, ...), listed with their diffs; with --run, the battery
     /// (stress with jitter, then the sanitizers) on each, and the kill rate per operator.
-    #[command(after_help = exit_codes_last(mutate::HELP), after_long_help = exit_codes_last(mutate::HELP))]
+    #[command(after_help = exit_codes_of(mutate::HELP), after_long_help = exit_codes_last(mutate::HELP))]
     Mutate(mutate::MutateArgs),
     /// Install what racegate needs on a machine without a CUDA toolkit: the pinned NVRTC 13.0
     /// wheels from PyPI into racegate's user cache, where every command finds them.
-    #[command(after_help = exit_codes_last(&setup::help()), after_long_help = exit_codes_last(&setup::help()))]
+    #[command(after_help = exit_codes_of(&setup::help()), after_long_help = exit_codes_last(&setup::help()))]
     Setup(setup::SetupArgs),
     /// Say what racegate found on this machine (CUDA driver, GPU, NVRTC, compute-sanitizer,
     /// ncu, with versions) and, for each thing missing, how to get it.
-    #[command(after_help = exit_codes_last(doctor::HELP), after_long_help = exit_codes_last(doctor::HELP))]
+    #[command(after_help = exit_codes_of(doctor::HELP), after_long_help = exit_codes_last(doctor::HELP))]
     Doctor(doctor::DoctorArgs),
     /// Render a saved result (`check --json`, `gate --json`, `grade --json`) as an HTML report:
     /// an index with the verdict and the matrix or findings, a page per finding with the source,
     /// the explanation and fix hint (English or Korean), and the repro command.
-    #[command(after_help = exit_codes_last(report::HELP), after_long_help = exit_codes_last(report::HELP))]
+    #[command(after_help = exit_codes_of(report::HELP), after_long_help = exit_codes_last(report::HELP))]
     Report(report::ReportArgs),
     #[command(flatten)]
     Internal(internal::Internal),
@@ -112,10 +113,11 @@ pub enum Command {
 /// The command's own exit-code line of its help (`-h` shows it alone); the table of every
 /// command where the help has none.
 fn exit_codes_of(help: &str) -> String {
-    help.lines()
+    let line = help
+        .lines()
         .find(|l| l.starts_with("Exit codes:"))
-        .unwrap_or(exit::HELP)
-        .to_string()
+        .unwrap_or(exit::HELP);
+    super::help::wrapped(line, 100)
 }
 
 /// A command's long help (`--help`) as printed: its text with the exit codes last, after its
@@ -138,10 +140,12 @@ fn exit_codes_last(help: &str) -> String {
     while rest.first().is_some_and(|l| l.trim().is_empty()) {
         rest.remove(0);
     }
+    // Wrapped as `-h` wraps it ([`exit_codes_of`]): both helps end with the same lines.
+    let codes = super::help::wrapped(lines[at], 100);
     if rest.is_empty() {
-        return lines[at].to_string();
+        return codes;
     }
-    format!("{}\n\n{}", rest.join("\n"), lines[at])
+    format!("{}\n\n{codes}", rest.join("\n"))
 }
 
 /// Runs the parsed command; the `u8` is the exit code by the one table (`crate::errors`).
@@ -149,7 +153,10 @@ fn exit_codes_last(help: &str) -> String {
 /// exit code by the one table in [`crate::errors::exit`] (README, "Exit codes"). An error is
 /// printed to stderr first.
 pub fn main() -> std::process::ExitCode {
-    let args = Cli::parse();
+    // Every option gets a one-line `-h` and a heading before anything is parsed (`help`).
+    let matches = super::help::shaped(<Cli as clap::CommandFactory>::command()).get_matches();
+    let args =
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // What an earlier racegate killed outright (SIGKILL) left running is ended first, and this
     // run keeps a record of its own jobs should it be killed too. The hidden workers are part
     // of their parent's run.

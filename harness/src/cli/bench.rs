@@ -1,5 +1,5 @@
 //! `racegate bench`: the full stress path against a bare cudarc launch loop, side by side in one
-//! run, per kernel, with no jitter, the pct jitter and the old dense jitter; prints ratios and
+//! run, per kernel, with no jitter, the pct jitter and the dense jitter; prints ratios and
 //! their geometric mean and worst case, never a pass/fail on time. `--detection` instead runs
 //! the detection table: every variant stress must flag, under each jitter mode, over seeds.
 
@@ -112,7 +112,7 @@ pub fn run(global: &Global, a: BenchArgs) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// The old jitter beside the new, per case (the main table's jitter columns are pct).
+/// The dense jitter beside pct, per case (the main table's jitter columns are pct).
 fn dense_table(rows: &[bench::JitterRow]) -> String {
     let mut s = String::from(
         "\n| case | bare launch (µs) | pct jitter (µs) | ratio | dense jitter (µs) | ratio |\n|---|---|---|---|---|---|\n",

@@ -14,7 +14,6 @@ use crate::{build::toolchain, report, Error, Result};
 
 use super::output::JsonArg;
 use super::progress::Progress;
-use super::sanitize::parse_tool;
 use super::settings::Global;
 use super::settings::{self, Settings};
 use super::values;
@@ -78,10 +77,9 @@ pub struct GateArgs {
     /// report names the launches judged.
     #[arg(long)]
     every_launch: bool,
-    /// The detectors to run, comma-separated: racecheck, synccheck, memcheck, initcheck,
-    /// globalcheck, sharedcheck, fencecheck, streamcheck (default: all eight for a program; all
-    /// but streamcheck, which judges a program's own streams, for a manifest's kernels).
-    #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
+    /// The detectors to run, comma-separated. Default: every one for a program; every one but
+    /// streamcheck, which judges a program's own streams, for a manifest's kernels.
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_enum)]
     tools: Vec<Tool>,
     /// Pass an option to compute-sanitizer, before the target; repeatable (e.g.
     /// --sanitizer-arg=--racecheck-detect-level=error, or --sanitizer-arg=--kernel-name

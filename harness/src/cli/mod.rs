@@ -15,6 +15,7 @@ mod gate;
 mod gate_no_device;
 mod grade;
 mod grade_secret;
+mod help;
 mod internal;
 mod list;
 mod mutate;

@@ -18,7 +18,6 @@ use crate::{build::toolchain, report, Error, Result};
 
 use super::output::{outln, JsonArg};
 use super::progress::{Progress, Status};
-use super::sanitize::parse_tool;
 use super::settings::{self, Global, Settings};
 use super::values;
 
@@ -85,9 +84,9 @@ pub struct MutateArgs {
     /// Deadline of one sanitizer run, in seconds.
     #[arg(long, default_value_t = 20.0, value_parser = values::seconds)]
     sanitize_timeout: f64,
-    /// The sanitizers, comma-separated, in the order they run (default: every tool a kernel is
-    /// judged by: the four compute-sanitizer tools, then globalcheck, sharedcheck and fencecheck).
-    #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_parser = parse_tool)]
+    /// The detectors to run, comma-separated, in the order they run. Default: every one but
+    /// streamcheck (a mutant is a kernel racegate launches).
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_enum)]
     tools: Vec<Tool>,
     /// Seconds after which no new run starts; the mutants left are inconclusive.
     #[arg(long, value_name = "SECONDS", value_parser = values::seconds)]

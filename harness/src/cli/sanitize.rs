@@ -35,14 +35,10 @@ pub struct SanitizeArgs {
     /// The case, as `racegate list` names it.
     #[arg(required_unless_present = "program", conflicts_with = "program")]
     case: Option<String>,
-    /// racecheck, synccheck, memcheck, initcheck (compute-sanitizer), globalcheck (racegate's
-    /// race detector for global memory, built on first use), sharedcheck (racegate's
-    /// detector for shared memory: unwritten reads, atomics racing plain accesses), fencecheck
-    /// (the fences of handoffs between blocks, checked on the SASS),
-    /// or streamcheck (races between streams, copies and the host, for programs after `--`).
-    /// racegate's own tools may be listed together, comma-separated (`globalcheck,sharedcheck`):
-    /// they then share one run, and --json holds `{"seconds": the run's, "runs": [one per tool]}`.
-    #[arg(long, value_parser = parse_tool, value_delimiter = ',', required = true)]
+    /// The tool to run. racegate's own tools may be listed together, comma-separated
+    /// (`globalcheck,sharedcheck`): they then share one run, and --json holds `{"seconds": the
+    /// run's, "runs": [one per tool]}`. streamcheck judges programs (after `--`).
+    #[arg(long, value_enum, value_delimiter = ',', required = true)]
     tool: Vec<Tool>,
     /// Problem size of a case's run instead of the sanitizer geometry: N (every dimension N),
     /// as `stress --size` (e.g. 4096 for a 4096x4096 transpose); a racegate.toml kernel clamps
@@ -87,14 +83,6 @@ fn config(a: &SanitizeArgs, s: &Settings) -> SanitizeConfig {
             &s.arch,
         )
     }
-}
-
-pub fn parse_tool(s: &str) -> std::result::Result<Tool, String> {
-    Tool::from_name(s).ok_or_else(|| {
-        format!(
-            "unknown tool `{s}`; expected racecheck, synccheck, memcheck, initcheck, globalcheck, sharedcheck, fencecheck or streamcheck"
-        )
-    })
 }
 
 /// Without a device, the files asked for are still written (the JSON: nothing run, and why;

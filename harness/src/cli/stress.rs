@@ -45,7 +45,7 @@ pub struct StressArgs {
     no_jitter: bool,
     /// Schedule jitter after __syncthreads(): `pct` (a few seeded change points per trial:
     /// chosen warps sleep at chosen barrier instances, sized from the kernel's measured
-    /// duration), `dense` (the old jitter: three warps in four sleep at every barrier) or `none`.
+    /// duration), `dense` (three warps in four sleep at every barrier, kept to compare) or `none`.
     #[arg(long, default_value = "pct")]
     jitter: JitterMode,
     /// Consecutive trials that reuse one input set (sizes, inputs, reference), each under

@@ -57,6 +57,18 @@ pub fn mebibytes(s: &str) -> Result<u64, String> {
     }
 }
 
+/// The tools as clap knows them: [`Tool::ALL`] is the one list the parser, `--help` (each with
+/// [`Tool::describe`]), the error for an unknown name and the README's table read.
+impl clap::ValueEnum for crate::judge::sanitize::Tool {
+    fn value_variants<'a>() -> &'a [Self] {
+        &crate::judge::sanitize::Tool::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).help(self.describe()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

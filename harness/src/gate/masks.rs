@@ -256,7 +256,7 @@ mod tests {
         assert_eq!(masked("PID=17"), "PID=<pid>");
     }
 
-    /// Timing and speed lines real CUDA programs print (each quoted in issue #32 from correct
+    /// Timing and speed lines real CUDA programs print (each quoted from correct
     /// programs flagged for output variance): two runs differing only in these numbers must
     /// compare equal after masking.
     #[test]

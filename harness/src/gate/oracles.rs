@@ -189,7 +189,7 @@ pub fn write_atomically_from(
     fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<()> {
     // The one atomic write (a temporary beside it, synced, the old mode kept, renamed over);
-    // it removes its temporary on failure, where a `.tmp<pid>` used to be left behind.
+    // it removes its temporary on failure, so no `.tmp<pid>` is left behind.
     crate::build::compile::write_atomically_from(path, false, fill)
         .map_err(|e| Error::io("writing", path, e))
 }

@@ -1,6 +1,6 @@
 //! Grading's minimal repro: after the correctness item saw wrong results (and no hang or fault),
 //! the smallest size of the exercise's range that still gives them, so a student sees the
-//! smallest input that shows the bug (issue 27; `stress` and `gate` shrink with their own runner).
+//! smallest input that shows the bug (`stress` and `gate` shrink with their own runner).
 //!
 //! One extra worker call, bounded: the sizes of [`crate::run::shrink::ladder`] below the range's
 //! high end (the ends, powers of two and their neighbours, where ragged blocks and tiles break),

@@ -26,5 +26,5 @@ pub mod visible;
 #[cfg(test)]
 pub mod fixtures;
 
-// The paths these had when the report stage was one file, so their callers did not change.
+// The text renderers most callers use, at the stage's top.
 pub use text::{catalog_table, sanitizer, stress};

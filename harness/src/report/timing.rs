@@ -1,4 +1,4 @@
-//! Where a matrix run's process time went (issue 26): the stress runs' phases and the
+//! Where a matrix run's process time went: the stress runs' phases and the
 //! compute-sanitizer runs split into what their target timed itself and the rest. `check` prints
 //! it under the matrix.
 
@@ -7,7 +7,7 @@ use std::fmt::Write;
 use crate::judge::check::{Evidence, Matrix};
 use crate::run::stress::StressReport;
 
-/// Where the matrix's process time went (issue 26): the stress cells' phases summed, and the
+/// Where the matrix's process time went: the stress cells' phases summed, and the
 /// compute-sanitizer cells' time split into what their target said it spent (the line
 /// `racegate target timing: ...` of each log) and the rest (the tool's own start,
 /// report; the tool patches the code inside the target's timed module load and launch). Empty

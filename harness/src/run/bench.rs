@@ -49,13 +49,13 @@ pub struct BenchRow {
     pub new_set_us: f64,
 }
 
-/// A row with the old jitter beside the new: `row.stress_jitter_us` is the default (pct)
-/// jitter, `stress_dense_us` the old dense one, measured in the same alternating rounds.
+/// A row with the dense jitter beside pct: `row.stress_jitter_us` is the default (pct)
+/// jitter, `stress_dense_us` the dense one, measured in the same alternating rounds.
 #[derive(Clone, Debug, Serialize)]
 pub struct JitterRow {
     #[serde(flatten)]
     pub row: BenchRow,
-    /// One stress trial with the old dense jitter, in microseconds.
+    /// One stress trial with the dense jitter, in microseconds.
     pub stress_dense_us: f64,
     /// stress_dense_us / bare_us.
     pub ratio_dense: f64,

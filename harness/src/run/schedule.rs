@@ -13,7 +13,7 @@
 //!   counts its barriers and looks at a mask of the points' instances. The delay and the share of blocks that take part are sized from
 //!   the kernel's measured duration ([`Calibration`]), so the added time stays near
 //!   [`DEFAULT_BUDGET`] times one bare launch whatever the kernel.
-//! - **dense** (the old jitter, kept to compare): three warps in four sleep 0-4 µs at *every*
+//! - **dense** (kept to compare): three warps in four sleep 0-4 µs at *every*
 //!   barrier instance, hashed per warp, barrier line and clock.
 //! - **off**: the real barrier only (a jitter build run without jitter).
 //!

@@ -29,7 +29,7 @@ pub struct StressConfig {
     pub trials: u32,
     pub seed: u64,
     pub jitter: bool,
-    /// Which jitter when `jitter` is on: pct (the default) or the old dense one.
+    /// Which jitter when `jitter` is on: pct (the default) or dense, kept to compare.
     pub jitter_mode: JitterMode,
     /// `None`: the family's default range.
     pub size: Option<SizeChoice>,
@@ -106,7 +106,7 @@ pub struct StressReport {
     pub phases: StressPhases,
 }
 
-/// Where a stress run's time went, in seconds (issue 26: the matrix is judged by its wall time,
+/// Where a stress run's time went, in seconds (the matrix is judged by its wall time,
 /// and a cell's fixed costs are not its trials). `start` is the parent's view from spawning the
 /// worker to its ready line; `catalog`, `open` and `load` are the worker's own parts of it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

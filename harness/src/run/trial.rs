@@ -52,7 +52,7 @@ pub struct TrialOutcome {
     pub result: TrialResult,
     pub micros: u64,
     /// Of `micros`, the time spent drawing, completing, uploading (and calibrating) a new input
-    /// set: 0 on a trial that reused its set. Where a stress run's time goes (issue 26).
+    /// set: 0 on a trial that reused its set. Where a stress run's time goes.
     #[serde(default)]
     pub set_micros: u64,
 }

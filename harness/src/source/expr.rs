@@ -378,7 +378,7 @@ mod tests {
 
     #[test]
     fn ceil_div_is_exact_at_the_extremes() {
-        // The old `(a + b - 1) / b` overflowed here.
+        // `(a + b - 1) / b` would overflow here.
         assert_eq!(ceil_div(i64::MAX, 2), Some(i64::MAX / 2 + 1));
         assert_eq!(ceil_div(i64::MAX, i64::MAX), Some(1));
         assert_eq!(ceil_div(i64::MAX, 1), Some(i64::MAX));

@@ -302,7 +302,7 @@ mod tests {
         assert!(Elem::F16.show(&[0xff, 0xff], 0).starts_with("NaN(0xffff"));
     }
 
-    /// Issue #25: f64 -> f32 -> f16 rounded twice. `1 + 2^-11 + 2^-40` lies just above the
+    /// f64 -> f32 -> f16 rounded twice. `1 + 2^-11 + 2^-40` lies just above the
     /// halfway point between 1.0 and the next f16 (1 + 2^-10), so it rounds up; as an f32 it
     /// is the halfway point itself, which rounds to even (down).
     #[test]

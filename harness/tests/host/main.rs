@@ -13,6 +13,7 @@ mod bounded_messages;
 mod build_paths;
 mod check_no_device;
 mod clear_errors;
+mod cli_help;
 mod compile_child;
 mod confinement;
 mod containment;

@@ -119,18 +119,16 @@ fn every_help_has_an_example_and_ends_with_the_exit_codes() {
     for c in subcommands() {
         let help = racegate(&[&c, "--help"]);
         let lines: Vec<&str> = help.lines().filter(|l| !l.trim().is_empty()).collect();
-        let last = lines.last().copied().unwrap_or_default();
+        // The last paragraph, wrapped at 100 columns, is the exit codes.
+        let last = help.trim_end().rsplit("\n\n").next().unwrap_or_default();
         assert!(
             last.starts_with("Exit codes: 0 "),
             "`racegate {c} --help` ends with `{last}`, not the exit codes"
         );
-        // `-h` (the short help) ends with the same line: the command's own codes, not the table
-        // of every command (`list` never exits 1 or 4).
+        // `-h` (the short help) ends with the same paragraph: the command's own codes, not the
+        // table of every command (`list` never exits 1 or 4).
         let short = racegate(&[&c, "-h"]);
-        let short_last = short
-            .lines()
-            .rfind(|l| !l.trim().is_empty())
-            .unwrap_or_default();
+        let short_last = short.trim_end().rsplit("\n\n").next().unwrap_or_default();
         assert_eq!(
             short_last, last,
             "`racegate {c} -h` and `--help` end differently"

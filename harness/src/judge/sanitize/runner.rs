@@ -421,7 +421,7 @@ fn tail(log: &str) -> String {
 /// line per case as it finishes (for the log; a batch's parent counts them), and exits 0
 /// whatever the result: sanitizers judge here, not the oracle. Where each case's time went
 /// (`catalog_ms` reading the catalog, then opening the device, loading the module, the launch)
-/// goes to stderr, a line of the run's log ending with the case's name (issue 26).
+/// goes to stderr, a line of the run's log ending with the case's name.
 pub fn targets(
     catalog: &Catalog,
     cases: &[(String, std::path::PathBuf)],

@@ -94,6 +94,23 @@ impl Tool {
         }
     }
 
+    /// What the tool finds, in a few words: the one description `--help` and the README's
+    /// tables read.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Tool::Racecheck => "shared-memory data races (compute-sanitizer)",
+            Tool::Synccheck => "misused barriers and warp synchronization (compute-sanitizer)",
+            Tool::Memcheck => "out-of-bounds and misaligned accesses, leaks (compute-sanitizer)",
+            Tool::Initcheck => "reads of uninitialized global memory (compute-sanitizer)",
+            Tool::Globalcheck => "races on global memory between blocks and threads (racegate)",
+            Tool::Sharedcheck => {
+                "reads of unwritten shared memory, atomics racing plain accesses (racegate)"
+            }
+            Tool::Fencecheck => "a missing fence in a handoff between blocks (racegate)",
+            Tool::Streamcheck => "races between streams, copies and the host (racegate; programs)",
+        }
+    }
+
     /// The tool named `s` (`racecheck`, ...), if any.
     pub fn from_name(s: &str) -> Option<Tool> {
         Tool::ALL.into_iter().find(|t| t.name() == s)
