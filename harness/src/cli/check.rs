@@ -30,6 +30,10 @@ pub const HELP: &str = concat!(
 pub struct CheckArgs {
     /// Cases to check (default: all).
     cases: Vec<String>,
+    /// Check one shard of the cases: K/N (1 <= K <= N), each case in the shard its name hashes
+    /// to, so N jobs together check every case exactly once.
+    #[arg(long, value_name = "K/N", value_parser = crate::source::partition::parse_flag)]
+    partition: Option<crate::source::partition::Partition>,
     /// Stress trials per case and jitter setting.
     #[arg(long, default_value_t = 50, value_parser = values::at_least_one)]
     trials: u32,
@@ -68,6 +72,10 @@ pub struct CheckArgs {
 pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     a.out.claim_stdout();
     let catalog = super::list::catalog(global)?;
+    let catalog = match a.partition {
+        Some(p) => crate::source::partition::catalog(catalog, p),
+        None => catalog,
+    };
     let inputs = settings::inputs_of(&catalog);
     let outputs = [
         ("--table", a.table.as_deref()),

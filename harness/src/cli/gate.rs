@@ -12,6 +12,7 @@ use crate::source::catalog::Catalog;
 use crate::source::files;
 use crate::{build::toolchain, report, Error, Result};
 
+use super::gate_args::{oracles, CtestArgs, OracleArgs};
 use super::output::JsonArg;
 use super::progress::Progress;
 use super::settings::Global;
@@ -71,6 +72,11 @@ pub struct GateArgs {
     /// under the tool too, and while it spins it slows every other run.
     #[arg(long, value_parser = values::seconds)]
     sanitize_timeout: Option<f64>,
+    /// Run one shard of the work: K/N (1 <= K <= N). Each of a manifest's kernels and programs,
+    /// or each --ctest test, goes to the shard its name hashes to, so N jobs (a CI matrix)
+    /// together run every item exactly once; the baseline's entries of other shards are kept.
+    #[arg(long, value_name = "K/N", value_parser = crate::source::partition::parse_flag)]
+    partition: Option<crate::source::partition::Partition>,
     /// Check every kernel launch of a program under the tools. By default a kernel launched
     /// more than 6 times is sampled: compute-sanitizer checks its first 4 launches and its last
     /// 2, racegate's own tools its first 4 and then each launch numbered by a power of two; the
@@ -141,56 +147,6 @@ pub struct GateArgs {
     program: Vec<OsString>,
 }
 
-/// A CTest suite as the programs to gate.
-#[derive(clap::Args)]
-struct CtestArgs {
-    /// Gate the tests of this CMake build folder (found with `ctest --show-only=json-v1`;
-    /// $RACEGATE_CTEST names another ctest): each test's command under the sanitizers and
-    /// plainly, with its PASS/FAIL_REGULAR_EXPRESSION, WILL_FAIL, TIMEOUT, WORKING_DIRECTORY
-    /// and ENVIRONMENT.
-    #[arg(long, value_name = "BUILD_DIR", conflicts_with = "program")]
-    ctest: Option<PathBuf>,
-    /// Only the tests whose names match, as ctest's -R.
-    #[arg(
-        short = 'R',
-        long = "tests-regex",
-        value_name = "REGEX",
-        requires = "ctest"
-    )]
-    tests_regex: Option<String>,
-}
-
-/// What judges a program's runs besides exit code, hang and variance.
-#[derive(clap::Args)]
-struct OracleArgs {
-    /// The golden output: each run's stdout, after masks, must equal this file. A mismatch is
-    /// a finding with a diff, and the run's output is left in FILE.new to accept.
-    #[arg(long, value_name = "FILE")]
-    expect: Option<PathBuf>,
-    /// Write the --expect file from this run's output (after masks) instead of comparing.
-    #[arg(long, requires = "expect")]
-    bless: bool,
-    /// A checker: a shell command (`sh -c`) given each run's stdout in a file named by
-    /// $RACEGATE_OUTPUT and on stdin; exit 0 accepts, anything else is a finding with its
-    /// message.
-    #[arg(long, value_name = "CMD")]
-    check: Option<String>,
-    /// Deadline of one checker run, in seconds; past it the checker is inconclusive.
-    #[arg(long, default_value_t = 60.0, value_parser = values::seconds)]
-    check_timeout: f64,
-    /// CTest's PASS_REGULAR_EXPRESSION: a run passes when its output (stdout and stderr)
-    /// matches any, whatever its exit code. Repeatable.
-    #[arg(long, value_name = "REGEX")]
-    pass_regex: Vec<String>,
-    /// CTest's FAIL_REGULAR_EXPRESSION: a run whose output matches any fails. Repeatable.
-    #[arg(long, value_name = "REGEX")]
-    fail_regex: Vec<String>,
-    /// CTest's WILL_FAIL: a run that exits is passed when it would fail and failed when it
-    /// would pass (a signal or a deadline still fails).
-    #[arg(long)]
-    will_fail: bool,
-}
-
 pub fn run(global: &Global, a: GateArgs) -> Result<u8> {
     super::grade_secret::withhold_from_children();
     a.out.claim_stdout();
@@ -246,26 +202,6 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
 const KERNEL_TIMEOUT: f64 = 10.0;
 /// A kernel's sanitizer run's deadline when `--sanitize-timeout` is not given, in seconds.
 const KERNEL_SANITIZE_TIMEOUT: f64 = 120.0;
-
-/// The oracles beyond exit code, hang and variance, from the flags.
-fn oracles(a: &OracleArgs) -> Result<gate::oracles::Oracles> {
-    // The command that blesses: this one with --bless added after `gate`.
-    let mut argv: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    if let Some(i) = argv.iter().position(|x| x == "gate") {
-        argv.insert(i + 1, "--bless".into());
-    }
-    let o = gate::oracles::Oracles {
-        expect: a.expect.clone(),
-        bless: a.bless,
-        check: a.check.clone(),
-        check_timeout: std::time::Duration::from_secs_f64(a.check_timeout),
-        bless_command: argv.join(" "),
-        ..Default::default()
-    };
-    o.with_regexes(&a.pass_regex, &a.fail_regex, a.will_fail)
-}
 
 /// Where the run and its files are, for the reports.
 struct Place {
@@ -330,13 +266,18 @@ fn preflight(a: &GateArgs, place: &Place, mut inputs: Vec<PathBuf>) -> Result<()
 
 fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
     let catalog = settings::catalog(global, Some(Path::new(crate::source::manifest::FILE)))?;
+    let catalog = match a.partition {
+        Some(p) => crate::source::partition::catalog(catalog, p),
+        None => catalog,
+    };
     let place = Place {
         root: catalog.root.clone(),
         baseline: a
             .baseline
             .clone()
             .unwrap_or_else(|| catalog.manifest_dir().join(gate::BASELINE)),
-        stale_subjects: true,
+        // A shard judges its own subjects only: the others' entries are not stale.
+        stale_subjects: a.partition.is_none(),
         no_device: None,
     };
     let programs = catalog.manifest.iter().flat_map(|m| &m.programs);
@@ -412,6 +353,12 @@ fn program_place(global: &Global, a: &GateArgs, cwd: &Path) -> Place {
 
 fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
     let program = &a.program;
+    if let Some(p) = a.partition {
+        return Err(Error::Usage(format!(
+            "--partition {p}: one program is one item; shard a manifest's kernels and programs, \
+             or --ctest tests"
+        )));
+    }
     let cwd = settings::current_dir()?;
     let (cfg, _) = config(a)?;
     // Bad input first: a program that cannot be found is exit 2 whatever the machine.
@@ -473,7 +420,10 @@ fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
     let checker = settings::files_named_by(a.oracle.check.as_deref(), &cwd);
     preflight(a, &place, checker)?;
     // Bad input first: a folder without tests is exit 2 whatever the machine.
-    let tests = gate::ctest::discover(dir, a.ctest.tests_regex.as_deref())?;
+    let mut tests = gate::ctest::discover(dir, a.ctest.tests_regex.as_deref())?;
+    if let Some(p) = a.partition {
+        tests.retain(|t| p.has(&t.name));
+    }
     a.out.text(&format!(
         "racegate gate: {} CTest test(s) from {} under {} sanitizer(s) and {} plain run(s)\n",
         tests.len(),

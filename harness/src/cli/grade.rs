@@ -71,6 +71,10 @@ pub struct GradeArgs {
     /// folder per student; .CU counts too).
     #[arg(required = true)]
     submissions: Vec<PathBuf>,
+    /// Grade one shard of the submissions: K/N (1 <= K <= N), each file in the shard its name
+    /// hashes to, so N graders together grade every submission exactly once.
+    #[arg(long, value_name = "K/N", value_parser = crate::source::partition::parse_flag)]
+    partition: Option<crate::source::partition::Partition>,
     /// The rubric (default: grading/rubric.toml).
     #[arg(long, value_name = "FILE")]
     rubric: Option<PathBuf>,
@@ -203,6 +207,20 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         }
     }
     let batch = files.len() > 1 || a.submissions.iter().any(|p| p.is_dir());
+    if let Some(p) = a.partition {
+        // By the file's name (a submission's stable id, whatever folder the batch sits in).
+        files.retain(|f| {
+            p.has(
+                &f.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            )
+        });
+        note(&format!(
+            "shard {p}: {} submission(s) of this batch",
+            files.len()
+        ));
+    }
     let format = match (a.format, batch) {
         (None, false) => GradeFormat::Human,
         (None, true) => GradeFormat::Csv,

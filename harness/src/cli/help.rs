@@ -79,6 +79,9 @@ pub fn shaped(cmd: Command) -> Command {
             Some(p) if named_by_id && a.get_action().takes_values() => a.value_name(p),
             _ => a,
         };
+        // Fine-tuning flags are in `--help` only.
+        let hidden = a.is_hide_short_help_set() || TUNING.contains(&id.as_str());
+        let a = a.hide_short_help(hidden);
         match (a.get_help_heading(), heading(&id)) {
             (None, Some(h)) => a.help_heading(h),
             _ => a,
@@ -210,11 +213,19 @@ pub fn short_help_within(full: &str, max: usize) -> String {
     format!("{}...", balanced(&first[..cut]))
 }
 
+/// Options that tune a default rather than choose what runs: listed by `--help` only.
+const TUNING: [&str; 4] = [
+    "shrink_budget",
+    "check_timeout",
+    "compile_memory",
+    "gpu_wait",
+];
+
 /// The heading an option is listed under, by its id (`None`: clap's own "Options"); one table
 /// for every command, so a flag shared by several sits under the same heading in each.
 pub fn heading(id: &str) -> Option<&'static str> {
     Some(match id {
-        "root" | "manifest" | "exercise" | "entry" | "rubric" | "help" => "Input",
+        "root" | "manifest" | "exercise" | "entry" | "rubric" | "help" | "partition" => "Input",
         "baseline" | "update_baseline" => "Baseline",
         "trials" | "runs" | "seed" | "timeout" | "sanitize_timeout" | "stress_timeout" | "jobs"
         | "every_launch" | "no_jitter" | "no_shrink" | "shrink_budget" | "compile_timeout"

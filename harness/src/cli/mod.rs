@@ -12,6 +12,7 @@ mod check;
 mod compile;
 mod doctor;
 mod gate;
+mod gate_args;
 mod gate_no_device;
 mod grade;
 mod grade_secret;

@@ -10,5 +10,6 @@ pub mod expr;
 pub mod files;
 pub mod manifest;
 pub mod names;
+pub mod partition;
 pub mod paths;
 pub mod values;

@@ -43,6 +43,7 @@ mod no_device_artifacts;
 mod onboarding;
 mod outputs_onto_inputs;
 mod outside_target;
+mod partition;
 mod perf;
 mod planted_library;
 mod program_report;

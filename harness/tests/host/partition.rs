@@ -1,0 +1,67 @@
+//! `--partition K/N` through the binary: the shards of a manifest's gate together hold every
+//! kernel exactly once, the same set as the whole run (without a device, each kernel's compile
+//! check and its runs not made stand for it); bad partitions are usage errors before any work.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+fn gate_subjects(dir: &std::path::Path, extra: &[&str], json: &str) -> BTreeSet<String> {
+    let out = Command::new(super::racegate_exe())
+        .args(["gate", "--json", json])
+        .args(extra)
+        .current_dir(dir)
+        .env("RACEGATE_NO_GPU", "1")
+        .output()
+        .expect("racegate runs");
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(json)).unwrap()).unwrap();
+    v["checked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(v["inconclusive"].as_array().unwrap())
+        .map(|c| c["subject"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_shards_of_a_gate_hold_every_kernel_exactly_once() {
+    let dir = super::package_dir().join("../examples/corpus");
+    let t = tempfile::tempdir().unwrap();
+    let json = |name: &str| t.path().join(name).display().to_string();
+    let whole = gate_subjects(&dir, &[], &json("whole.json"));
+    assert!(whole.len() > 10, "{whole:?}");
+    for n in [2u32, 3, 5] {
+        let mut seen: Vec<String> = Vec::new();
+        for k in 1..=n {
+            let shard = gate_subjects(
+                &dir,
+                &["--partition", &format!("{k}/{n}")],
+                &json(&format!("s{k}of{n}.json")),
+            );
+            seen.extend(shard);
+        }
+        let set: BTreeSet<String> = seen.iter().cloned().collect();
+        assert_eq!(set.len(), seen.len(), "a kernel in two shards of {n}");
+        assert_eq!(set, whole, "the shards of {n} are not the whole run");
+    }
+}
+
+#[test]
+fn a_bad_partition_is_a_usage_error() {
+    for bad in ["0/2", "3/2", "x", "1/0"] {
+        let out = Command::new(super::racegate_exe())
+            .args(["check", "--partition", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}: {out:?}");
+    }
+    // One program is one item.
+    let out = Command::new(super::racegate_exe())
+        .args(["gate", "--partition", "1/2", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one program is one item"));
+}
