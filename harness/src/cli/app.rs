@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand};
 
 use super::settings::Global;
 use super::{
-    bench, check, compile, doctor, gate, grade, internal, list, mutate, perf, report, sanitize,
-    setup, stress,
+    bench, check, compile, doctor, gate, grade, internal, list, merge, mutate, perf, report,
+    sanitize, setup, stress,
 };
 
 #[derive(Parser)]
@@ -82,6 +82,12 @@ pub enum Command {
     /// jitter injected. New findings (not in the baseline) fail.
     #[command(after_help = exit_codes_of(gate::HELP), after_long_help = exit_codes_last(gate::HELP))]
     Gate(gate::GateArgs),
+    /// Merge the shards of a `gate --partition K/N` run (N CI jobs) into the one result: the
+    /// verdict, exit code and reports a single run would have given, judged against the
+    /// baseline once. Shards of different commits, settings or manifests, a duplicated or a
+    /// missing shard are refused before anything is written.
+    #[command(after_help = exit_codes_of(merge::HELP), after_long_help = exit_codes_last(merge::HELP))]
+    Merge(merge::MergeArgs),
     /// Grade course exercise submissions: compile (device code only), check the kernel's name
     /// and signature, then score correctness on randomized sizes with jitter and the four
     /// sanitizers (and globalcheck, where the rubric gives it points) against a rubric. One file prints its grade; several files or a folder give
@@ -223,6 +229,7 @@ pub(crate) fn run(cli: Cli) -> Result<u8> {
         Command::Bench(a) => bench::run(g, a),
         Command::Perf(a) => perf::run(g, a),
         Command::Gate(a) => gate::run(g, a),
+        Command::Merge(a) => merge::run(g, a),
         Command::Grade(a) => grade::run(g, a),
         Command::Mutate(a) => mutate::run(g, a),
         Command::Setup(a) => setup::run(g, a),

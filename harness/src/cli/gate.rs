@@ -211,6 +211,8 @@ struct Place {
     stale_subjects: bool,
     /// Why there is no device, when there is none (program mode runs anyway).
     no_device: Option<String>,
+    /// A shard's stamp (`--partition`), written into its JSON for `racegate merge`.
+    stamp: Option<super::merge::Stamp>,
 }
 
 impl Place {
@@ -279,6 +281,14 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
         // A shard judges its own subjects only: the others' entries are not stale.
         stale_subjects: a.partition.is_none(),
         no_device: None,
+        stamp: a.partition.map(|p| {
+            let bytes = catalog
+                .manifest
+                .as_ref()
+                .and_then(|m| std::fs::read(&m.path).ok())
+                .unwrap_or_default();
+            super::merge::stamp(p, &gate_args(), &catalog.root, &bytes, "manifest")
+        }),
     };
     let programs = catalog.manifest.iter().flat_map(|m| &m.programs);
     for e in programs.filter_map(|p| p.expect.as_deref()) {
@@ -348,6 +358,7 @@ fn program_place(global: &Global, a: &GateArgs, cwd: &Path) -> Place {
             .unwrap_or_else(|| cwd.join(gate::PROGRAM_BASELINE)),
         stale_subjects: false,
         no_device: super::gate_no_device::program_device(),
+        stamp: None,
     }
 }
 
@@ -416,7 +427,12 @@ fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
 fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
     let cwd = settings::current_dir()?;
     let (cfg, _) = config(a)?;
-    let place = program_place(global, a, &cwd);
+    let mut place = program_place(global, a, &cwd);
+    place.stamp = a.partition.map(|p| {
+        let input = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let input = input.display().to_string();
+        super::merge::stamp(p, &gate_args(), &place.root, input.as_bytes(), "ctest")
+    });
     let checker = settings::files_named_by(a.oracle.check.as_deref(), &cwd);
     preflight(a, &place, checker)?;
     // Bad input first: a folder without tests is exit 2 whatever the machine.
@@ -438,6 +454,14 @@ fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
         None => run,
     };
     finish(&run, &place, a)
+}
+
+/// This command line's words after `gate`: what a shard's settings are hashed from.
+fn gate_args() -> Vec<String> {
+    std::env::args()
+        .skip_while(|a| a != "gate")
+        .skip(1)
+        .collect()
 }
 
 /// The exit code by the one table: 4 without a device, then 3 for undecided runs, then 1 for
@@ -532,6 +556,10 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
         settings::write_file(p, &md)?;
     }
     let json = report::json::gate(run, &d, &shown, code);
+    let json = match &place.stamp {
+        Some(s) => super::merge::stamped(&json, s),
+        None => json,
+    };
     a.out.write_text(&json)?;
     a.html.write(&json, &place.root)?;
     if a.github {

@@ -19,6 +19,7 @@ mod grade_secret;
 mod help;
 mod internal;
 mod list;
+mod merge;
 mod mutate;
 mod output;
 mod perf;

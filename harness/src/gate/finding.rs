@@ -183,7 +183,7 @@ impl Detection {
 }
 
 /// A (subject, detector) that ran, and for how long.
-#[derive(Clone, Debug, PartialEq, PartialOrd, Serialize)]
+#[derive(Clone, Debug, PartialEq, PartialOrd, Serialize, serde::Deserialize)]
 pub struct Checked {
     /// The kernel or program.
     pub subject: String,
@@ -213,7 +213,7 @@ pub struct GateEvent<'a> {
 }
 
 /// A run that decided nothing, and why.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub struct Inconclusive {
     /// The kernel or program.
     pub subject: String,

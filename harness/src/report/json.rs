@@ -54,6 +54,7 @@ pub fn gate(run: &GateRun, d: &Diff, baseline: &str, code: u8) -> String {
         "inconclusive": run.inconclusive,
         "notes": run.notes,
         "checked": run.checked,
+        "subjects": run.subjects,
         "seconds": run.seconds
     });
     serde_json::to_string_pretty(&doc).expect("serializable") + "\n"

@@ -65,3 +65,89 @@ fn a_bad_partition_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("one program is one item"));
 }
+
+/// `racegate merge`: the shards of a gate make the whole run's result (the same checks, the
+/// same undecided runs, the same exit code); shards that do not make one run are refused before
+/// anything is written.
+#[test]
+fn merged_shards_are_the_whole_run_and_mismatched_ones_are_refused() {
+    let dir = super::package_dir().join("../examples/corpus");
+    let t = tempfile::tempdir().unwrap();
+    let p = |name: &str| t.path().join(name).display().to_string();
+    gate_subjects(&dir, &[], &p("whole.json"));
+    for k in 1..=3 {
+        gate_subjects(
+            &dir,
+            &["--partition", &format!("{k}/3")],
+            &p(&format!("s{k}.json")),
+        );
+    }
+    let merge = |args: &[&str]| {
+        Command::new(super::racegate_exe())
+            .arg("merge")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("racegate runs")
+    };
+    let out = merge(&[
+        &p("s1.json"),
+        &p("s2.json"),
+        &p("s3.json"),
+        "--json",
+        &p("m.json"),
+        "--junit",
+        &p("m.xml"),
+    ]);
+    // No device in any shard: 4, as the whole run.
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(t.path().join(f)).unwrap()).unwrap()
+    };
+    let (whole, merged) = (read("whole.json"), read("m.json"));
+    let set = |v: &serde_json::Value, key: &str| -> BTreeSet<String> {
+        v[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{}::{}", c["subject"], c["detector"]))
+            .collect()
+    };
+    for key in ["checked", "inconclusive", "findings"] {
+        assert_eq!(set(&whole, key), set(&merged, key), "{key}");
+    }
+    assert_eq!(whole["exit_code"], merged["exit_code"]);
+    assert!(t.path().join("m.xml").is_file());
+    // Refused, exit 2, nothing written: a missing shard, a duplicated one, another run's.
+    gate_subjects(
+        &dir,
+        &["--partition", "2/3", "--trials", "7"],
+        &p("other.json"),
+    );
+    for (args, why) in [
+        (vec![p("s1.json"), p("s2.json")], "missing"),
+        (
+            vec![p("s1.json"), p("s2.json"), p("s2.json"), p("s3.json")],
+            "twice",
+        ),
+        (
+            vec![p("s1.json"), p("other.json"), p("s3.json")],
+            "settings",
+        ),
+        (vec![p("whole.json")], "shard stamp"),
+    ] {
+        let out_file = p("refused.json");
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.extend(["--json", &out_file]);
+        let out = merge(&a);
+        assert_eq!(out.status.code(), Some(2), "{why}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(why),
+            "{why}: {out:?}"
+        );
+        assert!(
+            !t.path().join("refused.json").exists(),
+            "{why}: wrote its output"
+        );
+    }
+}

@@ -1,0 +1,369 @@
+//! `racegate merge SHARD.json...`: the shards of a `gate --partition K/N` run (N jobs of a CI
+//! matrix) as the one run they make: the verdict and exit code, the text report and the JSON,
+//! SARIF, JUnit, markdown summary and GitLab Code Quality a single run would have written, judged
+//! against the baseline once. Refused before anything is written (exit 2, naming the files): a
+//! file that is no shard, shards of different commits, settings, manifests or shard counts, a
+//! shard given twice, a shard missing.
+//!
+//! A shard's JSON carries its stamp ([`stamp`]): the partition, the commit of the root, a hash
+//! of the settings (the command line less its report flags and the partition) and of the input
+//! (the manifest's bytes, or the program's command line).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::settings::{self, Global};
+use crate::errors::exit;
+use crate::gate::fingerprint::Identity;
+use crate::gate::{Baseline, Checked, Detection, GateFinding, GateRun, Inconclusive};
+use crate::source::partition::Partition;
+use crate::{report, Error, Result};
+
+pub const HELP: &str = "Examples:
+  racegate gate --partition 1/3 --json shard-1.json   # in each of 3 CI jobs, K = 1, 2, 3
+  racegate merge shard-1.json shard-2.json shard-3.json --sarif gate.sarif --junit gate.xml
+Exit codes: 0 no new finding, 1 new findings, 2 bad input (shards that do not make one run), 3 \
+inconclusive, 4 a shard had no CUDA device; as one `racegate gate` would exit.";
+
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// The shards' JSON files (`racegate gate --partition K/N --json FILE`), one per K.
+    #[arg(required = true, value_name = "SHARD")]
+    shards: Vec<PathBuf>,
+    /// The baseline to judge against (default: the one the shards name, from the current
+    /// folder).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Write the merged result as JSON here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write SARIF 2.1.0 here.
+    #[arg(long, value_name = "FILE")]
+    sarif: Option<PathBuf>,
+    /// Write JUnit here.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Write the markdown summary here.
+    #[arg(long, value_name = "FILE")]
+    summary: Option<PathBuf>,
+    /// Write a GitLab Code Quality report here.
+    #[arg(long, value_name = "FILE")]
+    codequality: Option<PathBuf>,
+}
+
+/// What makes shards parts of one run.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, Deserialize)]
+pub struct Stamp {
+    /// `K/N`.
+    pub partition: String,
+    /// `git rev-parse HEAD` of the root, or `none`.
+    pub commit: String,
+    /// A hash of the command line less its report flags and the partition.
+    pub settings: String,
+    /// A hash of the input: the manifest's bytes, or the program's command line.
+    pub input: String,
+    /// `manifest`, `program` or `ctest`.
+    pub mode: String,
+}
+
+/// Flags that say where reports go, not what runs: left out of the settings' hash (with their
+/// values).
+const REPORT_FLAGS: [&str; 10] = [
+    "--json",
+    "--sarif",
+    "--junit",
+    "--summary",
+    "--codequality",
+    "--html",
+    "--lang",
+    "--partition",
+    "--baseline",
+    "--github",
+];
+
+/// The stamp of a shard run with `args` (the command line after `gate`), in `root`, on
+/// `input` (the bytes that name what is gated).
+pub fn stamp(p: Partition, args: &[String], root: &Path, input: &[u8], mode: &str) -> Stamp {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            kept.push(a);
+            kept.extend(it.by_ref().map(String::as_str));
+            break;
+        }
+        let flag = a.split('=').next().unwrap_or(a);
+        if REPORT_FLAGS.contains(&flag) {
+            if !a.contains('=') && flag != "--github" {
+                it.next();
+            }
+            continue;
+        }
+        kept.push(a);
+    }
+    let commit = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "none".into());
+    Stamp {
+        partition: p.to_string(),
+        commit,
+        settings: fnv(kept.join("\u{0}").as_bytes()),
+        input: fnv(input),
+        mode: mode.into(),
+    }
+}
+
+fn fnv(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// `json` (a gate's result) with its shard stamp.
+pub fn stamped(json: &str, s: &Stamp) -> String {
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(mut v) => {
+            v["shard"] = serde_json::to_value(s).expect("serializable");
+            serde_json::to_string_pretty(&v).expect("serializable") + "\n"
+        }
+        Err(_) => json.to_string(),
+    }
+}
+
+/// A finding as a gate's JSON holds it.
+#[derive(Deserialize)]
+struct ShardFinding {
+    #[serde(flatten)]
+    id: Identity,
+    file: String,
+    line: Option<u32>,
+    message: String,
+    #[serde(default)]
+    detail: Option<String>,
+    #[serde(default)]
+    detection: Option<Detection>,
+}
+
+/// One shard as read.
+#[derive(Deserialize)]
+struct Shard {
+    shard: Option<Stamp>,
+    verdict: String,
+    baseline: String,
+    findings: Vec<ShardFinding>,
+    inconclusive: Vec<Inconclusive>,
+    notes: Vec<String>,
+    checked: Vec<Checked>,
+    #[serde(default)]
+    subjects: Vec<String>,
+    seconds: f64,
+}
+
+/// The shards at `paths` as one run: (the run, whether a shard had no device, the baseline
+/// they name, the mode), or why they do not make one (a usage error naming the files).
+pub fn merged(paths: &[PathBuf]) -> Result<(GateRun, bool, String, String)> {
+    let mut shards: Vec<(PathBuf, Shard, Stamp, Partition)> = Vec::new();
+    for p in paths {
+        let text = crate::source::files::read_text(p, "a shard", 256 << 20)?;
+        let s: Shard = serde_json::from_str(&text).map_err(|e| {
+            Error::Usage(format!(
+                "{}: not a gate's JSON ({e}); a shard is `racegate gate --partition K/N --json FILE`",
+                p.display()
+            ))
+        })?;
+        let Some(stamp) = s.shard.clone() else {
+            return Err(Error::Usage(format!(
+                "{}: a gate's JSON without a shard stamp (run gate with --partition K/N)",
+                p.display()
+            )));
+        };
+        let part = Partition::parse(&stamp.partition)?;
+        shards.push((p.clone(), s, stamp, part));
+    }
+    let (first_path, _, first, first_part) = &shards[0];
+    for (p, _, st, part) in &shards[1..] {
+        for (what, a, b) in [
+            ("commit", &first.commit, &st.commit),
+            ("settings", &first.settings, &st.settings),
+            ("manifest or program", &first.input, &st.input),
+            ("mode", &first.mode, &st.mode),
+        ] {
+            if a != b {
+                return Err(Error::Usage(format!(
+                    "{} and {} are shards of different runs: their {what} differ ({a} and {b})",
+                    first_path.display(),
+                    p.display()
+                )));
+            }
+        }
+        if part.n != first_part.n {
+            return Err(Error::Usage(format!(
+                "{} is shard {part} and {} shard {first_part}: not one split",
+                p.display(),
+                first_path.display()
+            )));
+        }
+    }
+    let mut by_k: BTreeMap<u32, &PathBuf> = BTreeMap::new();
+    for (p, _, _, part) in &shards {
+        if let Some(other) = by_k.insert(part.k, p) {
+            return Err(Error::Usage(format!(
+                "shard {part} given twice: {} and {}",
+                other.display(),
+                p.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = (1..=first_part.n)
+        .filter(|k| !by_k.contains_key(k))
+        .map(|k| format!("{k}/{}", first_part.n))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "shard(s) {} missing: the merge would not be the whole run",
+            missing.join(", ")
+        )));
+    }
+    let (baseline, mode) = (shards[0].1.baseline.clone(), first.mode.clone());
+    let mut run = GateRun::default();
+    let mut no_device = false;
+    for (_, s, _, _) in shards {
+        no_device |= s.verdict == "no_device";
+        for f in s.findings {
+            let mut g = GateFinding::new(f.id, &f.file, f.line, f.message);
+            g.detail = f.detail;
+            g.detection = f.detection;
+            run.findings.push(g);
+        }
+        run.inconclusive.extend(s.inconclusive);
+        run.checked.extend(s.checked);
+        run.notes.extend(s.notes);
+        run.subjects.extend(s.subjects);
+        // The shards ran at once: the run took as long as the longest.
+        run.seconds = run.seconds.max(s.seconds);
+    }
+    run.findings.sort();
+    run.inconclusive.sort();
+    run.subjects.sort();
+    run.subjects.dedup();
+    Ok((run, no_device, baseline, mode))
+}
+
+pub fn run(_global: &Global, a: MergeArgs) -> Result<u8> {
+    let outputs = [
+        ("--json", a.json.as_deref()),
+        ("--sarif", a.sarif.as_deref()),
+        ("--junit", a.junit.as_deref()),
+        ("--summary", a.summary.as_deref()),
+        ("--codequality", a.codequality.as_deref()),
+    ];
+    let inputs: Vec<&Path> = a.shards.iter().map(PathBuf::as_path).collect();
+    settings::check_outputs(&outputs, &inputs)?;
+    let (run, no_device, named, mode) = merged(&a.shards)?;
+    let baseline = a.baseline.clone().unwrap_or_else(|| PathBuf::from(&named));
+    let base = Baseline::load(&baseline)?;
+    let stale = mode == "manifest";
+    let d = crate::gate::diff(&run, &base, stale);
+    let code = if no_device {
+        exit::NO_DEVICE
+    } else if !run.inconclusive.is_empty() {
+        exit::INCONCLUSIVE
+    } else if !d.new.is_empty() {
+        exit::FOUND
+    } else {
+        exit::OK
+    };
+    let shown = baseline.display().to_string();
+    print!("{}", report::text::gate(&run, &d, &baseline));
+    if let Some(p) = &a.sarif {
+        let sarif = report::sarif::gate(&run, &d, env!("CARGO_PKG_VERSION"), &shown);
+        settings::write_file(p, &sarif)?;
+    }
+    if let Some(p) = &a.codequality {
+        settings::write_file(p, &report::codequality::gate(&d))?;
+    }
+    if let Some(p) = &a.junit {
+        settings::write_file(p, &report::junit::gate(&run, &d))?;
+    }
+    if let Some(p) = &a.summary {
+        settings::write_file(p, &report::markdown::gate_summary(&run, &d))?;
+    }
+    if let Some(p) = &a.json {
+        settings::write_file(p, &report::json::gate(&run, &d, &shown, code))?;
+    }
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shards_findings_come_back_as_the_run_had_them() {
+        let run = crate::report::fixtures::gate_run();
+        assert!(!run.findings.is_empty());
+        let d = crate::gate::diff(&run, &Baseline::default(), true);
+        let json = report::json::gate(&run, &d, "b.json", 1);
+        let s = Stamp {
+            partition: "1/1".into(),
+            commit: "c".into(),
+            settings: "s".into(),
+            input: "i".into(),
+            mode: "manifest".into(),
+        };
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("s.json");
+        std::fs::write(&p, stamped(&json, &s)).unwrap();
+        let (back, no_device, baseline, mode) = merged(&[p]).unwrap();
+        assert!(!no_device);
+        assert_eq!((baseline.as_str(), mode.as_str()), ("b.json", "manifest"));
+        let mut want = run.findings.clone();
+        want.sort();
+        assert_eq!(back.findings, want);
+        assert_eq!(back.checked.len(), run.checked.len());
+        // The report a merge writes is the one the run wrote.
+        let d2 = crate::gate::diff(&back, &Baseline::default(), true);
+        assert_eq!(report::json::gate(&back, &d2, "b.json", 1), json);
+    }
+
+    #[test]
+    fn the_settings_hash_leaves_out_where_reports_go() {
+        let args = |v: &[&str]| -> Vec<String> { v.iter().map(|s| s.to_string()).collect() };
+        let p = Partition { k: 1, n: 2 };
+        let root = Path::new("/nonexistent");
+        let a = stamp(
+            p,
+            &args(&["--trials", "7", "--json", "a.json"]),
+            root,
+            b"m",
+            "manifest",
+        );
+        let b = stamp(
+            p,
+            &args(&["--json=b.json", "--trials", "7", "--github"]),
+            root,
+            b"m",
+            "manifest",
+        );
+        let c = stamp(p, &args(&["--trials", "8"]), root, b"m", "manifest");
+        assert_eq!(
+            a.settings,
+            stamp(p, &args(&["--trials", "7"]), root, b"m", "manifest").settings
+        );
+        assert_ne!(a.settings, c.settings);
+        // Report flags anywhere, with `=` or not, and --github: the same settings.
+        assert_eq!(a.settings, b.settings);
+        assert_eq!(a.commit, "none");
+    }
+}
