@@ -146,7 +146,11 @@ fn gitlab_schema(root: &Path) -> Result<(), Failed> {
         .with_pattern_options(jsonschema::PatternOptions::fancy_regex())
         .build(&schema)
         .map_err(|e| e.to_string())?;
-    for name in ["racegate.gitlab-ci.yml", "racegate-gate.gitlab-ci.yml"] {
+    for name in [
+        "racegate.gitlab-ci.yml",
+        "racegate-gate.gitlab-ci.yml",
+        "racegate-gate-sharded.gitlab-ci.yml",
+    ] {
         let doc = to_json(&load_yaml(&root.join("ci/gitlab").join(name))?);
         let errors: Vec<String> = validator
             .iter_errors(&doc)
@@ -215,6 +219,34 @@ fn user_templates(root: &Path) -> Result<(), Failed> {
         return Err(
             "the GitLab template must not define `stages:` (it would replace the user's)".into(),
         );
+    }
+    // The sharded variants: a matrix (or `parallel:`) of `gate --partition K/N` and a merge job,
+    // installing a pinned racegate from a URL the user sets (none written in), cached.
+    for (name, path) in [
+        ("github sharded", "ci/github/racegate-gate-sharded.yml"),
+        (
+            "gitlab sharded",
+            "ci/gitlab/racegate-gate-sharded.gitlab-ci.yml",
+        ),
+    ] {
+        let text = std::fs::read_to_string(root.join(path)).map_err(|e| e.to_string())?;
+        for m in [
+            "--partition",
+            "racegate merge shard-",
+            "--rev \"$RACEGATE_REV\"",
+            "RACEGATE_GIT: \"\"",
+            "cache",
+        ] {
+            if !text.contains(m) {
+                return Err(format!("the {name} template lacks `{m}`").into());
+            }
+        }
+        if text.contains("github.com/racegate") {
+            return Err(format!("the {name} template hard-codes racegate's URL").into());
+        }
+        if !load_yaml(&root.join(path))?["stages"].is_badvalue() {
+            return Err(format!("the {name} template defines `stages:`").into());
+        }
     }
     let gh_y = load_yaml(&root.join("ci/github/racegate-gate.yml"))?;
     let labels: Vec<&str> = gh_y["jobs"]["gate"]["runs-on"]
