@@ -121,9 +121,19 @@ pub enum Error {
     /// Bad command-line input that clap could not catch.
     #[error("{0}")]
     Usage(String),
-    /// A child process (worker or sanitizer) could not be started or misbehaved.
+    /// A child process (worker or sanitizer) misbehaved: what it did, in words.
     #[error("{0}")]
     Child(String),
+    /// The operating system refused a step with a process (starting one, waiting for it,
+    /// reading from it, finding racegate's own executable); `source` is its reason.
+    #[error("{what}")]
+    Process {
+        /// What racegate was doing, e.g. `could not start compute-sanitizer`.
+        what: String,
+        /// The OS's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// racegate's cache folder cannot be used (another user's, or not creatable), or a library,
     /// tool or place racegate would load or run from cannot be trusted (someone else could write
     /// it, a relative path in a variable, an `LD_LIBRARY_PATH` naming the current folder).
@@ -168,6 +178,7 @@ impl Error {
             | Error::Cuda { .. }
             | Error::Io { .. }
             | Error::Child(_)
+            | Error::Process { .. }
             | Error::Cache(_)
             | Error::Setup(_) => exit::INCONCLUSIVE,
             Error::Compile { .. } => exit::FOUND,
@@ -205,6 +216,14 @@ impl std::fmt::Display for DisplayErrorChain<'_> {
 }
 
 impl Error {
+    /// [`Error::Process`]: `what` racegate was doing with a process, and the OS's reason.
+    pub fn process(what: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Process {
+            what: what.into(),
+            source,
+        }
+    }
+
     /// This error with its causes, as every error is printed: see [`DisplayErrorChain`].
     pub fn chain(&self) -> DisplayErrorChain<'_> {
         DisplayErrorChain(self)
@@ -265,6 +284,10 @@ mod tests {
             ),
             (Error::io("reading", "x", io()), exit::INCONCLUSIVE),
             (Error::Child("x".into()), exit::INCONCLUSIVE),
+            (
+                Error::process("x", std::io::Error::other("y")),
+                exit::INCONCLUSIVE,
+            ),
             (Error::Cache("x".into()), exit::INCONCLUSIVE),
             (Error::Setup("x".into()), exit::INCONCLUSIVE),
             (

@@ -191,7 +191,7 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
         Arc::from(why)
     });
     let exe = std::env::current_exe()
-        .map_err(|e| crate::Error::Child(format!("no path to this test binary: {e}")))?;
+        .map_err(|e| crate::Error::process("no path to this test binary", e))?;
     let share_own_run = std::env::var_os("NEXTEST").is_none();
     let mut out = Vec::new();
     for case in &catalog.cases {

@@ -179,7 +179,7 @@ pub fn default_jobs() -> usize {
 /// subcommands: the racegate binary, or a program that serves them first thing in `main`.
 pub fn current_worker() -> crate::Result<PathBuf> {
     std::env::current_exe()
-        .map_err(|e| crate::Error::Child(format!("cannot find racegate itself: {e}")))
+        .map_err(|e| crate::Error::process("cannot find racegate itself", e))
 }
 
 #[cfg(test)]

@@ -236,7 +236,7 @@ pub fn spawn(cmd: &mut Command, token: &str, use_cgroup: bool) -> Result<(Child,
                 cg.remove(Duration::from_millis(100));
             }
             let program = cmd.get_program().to_string_lossy().into_owned();
-            return Err(Error::Child(format!("could not start {program}: {e}")));
+            return Err(Error::process(format!("could not start {program}"), e));
         }
     };
     let main = crate::proc::pid_t(child.id());

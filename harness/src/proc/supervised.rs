@@ -240,7 +240,7 @@ impl Supervised {
             }
             if self.status.is_none() {
                 if let Some(s) = self.child.try_wait().map_err(|e| {
-                    Error::Child(format!("waiting for {}: {e}", self.program.display()))
+                    Error::process(format!("waiting for {}", self.program.display()), e)
                 })? {
                     self.status = Some(s);
                     self.exited_at = Some(Instant::now());

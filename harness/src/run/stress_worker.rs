@@ -62,7 +62,7 @@ pub fn session(catalog: &Catalog, catalog_us: u64) -> Result<()> {
     let mut gpu = None;
     let mut catalog_us = Some(catalog_us);
     for line in std::io::stdin().lock().lines() {
-        let line = line.map_err(|e| Error::Child(format!("reading a stress request: {e}")))?;
+        let line = line.map_err(|e| Error::process("reading a stress request", e))?;
         if line.trim().is_empty() {
             continue;
         }

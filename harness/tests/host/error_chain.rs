@@ -37,3 +37,36 @@ fn a_path_that_cannot_exist_is_bad_input() {
     );
     assert_eq!(code, 2, "{err}");
 }
+
+/// A process the OS would not start keeps the OS's reason in the printed chain (the error
+/// carries it as its source, not as flattened text).
+#[test]
+fn a_process_that_cannot_start_prints_the_os_reason() {
+    let t = tempfile::tempdir().unwrap();
+    let prog = t.path().join("badinterp");
+    std::fs::write(&prog, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = Command::new(super::racegate_exe())
+        .args(["gate", "--tools", "racecheck", "--"])
+        .arg(&prog)
+        .current_dir(t.path())
+        .output()
+        .expect("racegate runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("could not start") && err.contains("(os error 2)"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    // The chain holds the cause as a source, not as text.
+    let e = racegate::Error::process("could not start x", std::io::Error::from_raw_os_error(2));
+    assert_eq!(
+        std::error::Error::source(&e).map(|s| s.to_string()),
+        Some(std::io::Error::from_raw_os_error(2).to_string())
+    );
+    assert!(
+        e.chain().to_string().ends_with("(os error 2)"),
+        "{}",
+        e.chain()
+    );
+}
