@@ -178,8 +178,7 @@ pub fn default_jobs() -> usize {
 /// The running executable, as the worker the engine re-executes through the hidden worker
 /// subcommands: the racegate binary, or a program that serves them first thing in `main`.
 pub fn current_worker() -> crate::Result<PathBuf> {
-    std::env::current_exe()
-        .map_err(|e| crate::Error::process("cannot find racegate itself", e))
+    std::env::current_exe().map_err(|e| crate::Error::process("cannot find racegate itself", e))
 }
 
 #[cfg(test)]
