@@ -1,10 +1,14 @@
 //! Output noise learned from the program's own runs: which numbers vary between runs made without
 //! schedule jitter. A line is cut into tokens (numbers with their sign, digit groups, fraction,
-//! exponent and unit, and the text between them); a number that differs between two plain runs
-//! at the same place of a line is noise there, whatever it looks like (`-2.0%` then `64.7%`, an
-//! integer clock count, `1,234.5 ms`). A line whose words or shape differ between plain runs
-//! cannot be judged at all. A run under jitter is then compared with the first plain run
-//! everywhere else: a number stable in every plain run that differs under jitter is the finding.
+//! exponent and unit, and the text between them). A measurement (a number with a fraction or an
+//! exponent, a unit glued to it or a unit word after it: `-2.0%`, `5.01432 (us)`, `12 ms`) that
+//! differs between two plain runs at the same place of a line is noise there, whatever its sign,
+//! separators or label. A bare integer that differs between plain runs (`sum = 4711`, then
+//! `4712`) is what a race prints too, and what a count prints: that line cannot be judged
+//! ([`LineNoise::Unjudged`]). Words, units or the shape that differ between plain runs are the
+//! program varying by itself: a finding ([`LineNoise::Varies`]). A run under jitter is then
+//! compared with the first plain run everywhere else: a number stable in every plain run that
+//! differs under jitter is the finding.
 
 use std::collections::BTreeSet;
 
@@ -106,10 +110,15 @@ fn unit_end(line: &[u8], i: usize) -> usize {
 pub enum LineNoise {
     /// The same in every plain run.
     Stable,
-    /// The same words and shape; the numbers at these token positions differ between plain runs.
+    /// The same words and shape; the measurements at these token positions differ between
+    /// plain runs: noise there.
     Numbers(BTreeSet<usize>),
-    /// Its words or shape differ between plain runs: it cannot be judged.
+    /// A bare integer differs between plain runs: a race's result or a count, which the runs
+    /// cannot tell apart; the line is not judged (inconclusive, named).
     Unjudged,
+    /// Its words, units or shape differ between plain runs: the program's output varies by
+    /// itself, without jitter (a finding).
+    Varies,
 }
 
 /// What the plain runs say of the whole output: one [`LineNoise`] a line.
@@ -119,7 +128,8 @@ pub struct Model {
 }
 
 /// The token positions where `a` and `b` hold different numbers, when they have the same shape
-/// (as many tokens, of the same kinds, the same text between the numbers); `None` otherwise.
+/// (as many tokens, of the same kinds, the same text between the numbers, the same unit glued to
+/// each number); `None` otherwise.
 pub fn differing_numbers(a: &[u8], b: &[u8]) -> Option<BTreeSet<usize>> {
     let (ta, tb) = (tokens(a), tokens(b));
     if ta.len() != tb.len() {
@@ -130,6 +140,9 @@ pub fn differing_numbers(a: &[u8], b: &[u8]) -> Option<BTreeSet<usize>> {
         match (x, y) {
             (Token::Text(p), Token::Text(q)) if p == q => {}
             (Token::Number(p), Token::Number(q)) => {
+                if unit(p) != unit(q) {
+                    return None;
+                }
                 if p != q {
                     out.insert(k);
                 }
@@ -138,6 +151,46 @@ pub fn differing_numbers(a: &[u8], b: &[u8]) -> Option<BTreeSet<usize>> {
         }
     }
     Some(out)
+}
+
+/// The unit glued to a number token (`ms` of `12ms`, `%` of `-2.0%`; empty for none).
+fn unit(n: &[u8]) -> &[u8] {
+    let end = n.iter().rposition(u8::is_ascii_digit).map_or(0, |i| i + 1);
+    // An exponent's `e-05` is digits at the end: no unit.
+    &n[end..]
+}
+
+/// Unit words that, right after a number, make it a measurement (`12 ms`, `3 (us)`).
+const UNITS: [&str; 24] = [
+    "ns", "us", "µs", "ms", "s", "sec", "secs", "second", "seconds", "msec", "msecs", "usec",
+    "nsec", "%", "cycles", "clocks", "ticks", "Hz", "MHz", "GHz", "GB/s", "MB/s", "GiB/s",
+    "GFLOPS",
+];
+
+/// Whether the number at token `k` reads as a measurement: a fraction or an exponent, a unit
+/// glued to it, or a unit word right after it.
+fn measurement(toks: &[Token<'_>], k: usize) -> bool {
+    let Some(Token::Number(n)) = toks.get(k) else {
+        return false;
+    };
+    let value = &n[..n.len() - unit(n).len()];
+    if value.contains(&b'.')
+        || value.iter().any(|b| matches!(b, b'e' | b'E'))
+        || !unit(n).is_empty()
+    {
+        return true;
+    }
+    let Some(Token::Text(after)) = toks.get(k + 1) else {
+        return false;
+    };
+    let after = String::from_utf8_lossy(after);
+    let word: String = after
+        .trim_start()
+        .trim_start_matches('(')
+        .chars()
+        .take_while(|c| !c.is_whitespace() && !matches!(c, ')' | ',' | ';' | ':'))
+        .collect();
+    UNITS.iter().any(|u| word.eq_ignore_ascii_case(u))
 }
 
 /// Learns the noise from the plain runs' lines (each run's output cut into lines). `None` when
@@ -150,12 +203,19 @@ pub fn learn(plain: &[Vec<&[u8]>]) -> Option<Model> {
     let lines = (0..base.len())
         .map(|k| {
             let mut noise = LineNoise::Stable;
+            let toks = tokens(base[k]);
             for other in &plain[1..] {
                 if other[k] == base[k] {
                     continue;
                 }
-                noise = match (noise, differing_numbers(base[k], other[k])) {
-                    (LineNoise::Unjudged, _) | (_, None) => LineNoise::Unjudged,
+                let differ = differing_numbers(base[k], other[k]);
+                let bare = differ
+                    .as_ref()
+                    .is_some_and(|p| p.iter().any(|&i| !measurement(&toks, i)));
+                noise = match (noise, differ) {
+                    (LineNoise::Varies, _) | (_, None) => LineNoise::Varies,
+                    (LineNoise::Unjudged, _) => LineNoise::Unjudged,
+                    (_, Some(_)) if bare => LineNoise::Unjudged,
                     (LineNoise::Stable, Some(p)) => LineNoise::Numbers(p),
                     (LineNoise::Numbers(mut q), Some(p)) => {
                         q.extend(p);
@@ -182,7 +242,7 @@ impl Model {
                     base[k] != other[k]
                         && match &self.lines[k] {
                             LineNoise::Stable => true,
-                            LineNoise::Unjudged => false,
+                            LineNoise::Unjudged | LineNoise::Varies => false,
                             LineNoise::Numbers(allowed) => !differing_numbers(base[k], other[k])
                                 .is_some_and(|d| d.is_subset(allowed)),
                         }
@@ -196,9 +256,14 @@ impl Model {
         self.which(|l| matches!(l, LineNoise::Numbers(_)))
     }
 
-    /// The lines (from 0) whose words or shape vary without jitter.
+    /// The lines (from 0) where a bare integer varies without jitter.
     pub fn unjudged(&self) -> Vec<usize> {
         self.which(|l| *l == LineNoise::Unjudged)
+    }
+
+    /// The lines (from 0) whose words, units or shape vary without jitter.
+    pub fn varies(&self) -> Vec<usize> {
+        self.which(|l| *l == LineNoise::Varies)
     }
 
     fn which(&self, f: impl Fn(&LineNoise) -> bool) -> Vec<usize> {
@@ -255,15 +320,16 @@ mod tests {
                     // Thousands separators.
                     let n = v * 7;
                     format!(
-                        "{},{:03},{:03}",
+                        "{},{:03},{:03}.{}",
                         1 + n / 1_000_000 % 999,
                         n / 1000 % 1000,
-                        n % 1000
+                        n % 1000,
+                        n % 10
                     )
                 }
                 4 => format!("{}.{:02}ms", v % 500, v % 100),
                 5 => format!("{}.{}GB/s", v % 900, v % 10),
-                6 => format!("{v}"),
+                6 => format!("{v}us"),
                 _ => format!("{}.{}", v % 7, v % 100_000),
             }
         }
@@ -291,7 +357,7 @@ mod tests {
             "[3/10] ",
         ];
         let tails = [
-            "",
+            " ",
             " (us)",
             " avg ms",
             " billion items/s",
@@ -416,19 +482,19 @@ mod tests {
             m.shown(0, a.as_bytes()),
             "Average kernel time (subgroup size = 8): <noise> (us)"
         );
-        // An integer that varies without jitter (a clock count, a pid) is noise too.
-        let m = learned(&["clocks: 1834", "clocks: 1790", "clocks: 1811"]);
-        assert_eq!(
-            m.beyond_noise(&[b"clocks: 1834"], &[b"clocks: 99"]),
-            Some(vec![])
-        );
-        // Words that vary without jitter: the line cannot be judged.
-        let m = learned(&["status: ok", "status: busy"]);
+        // An integer with a unit word after it is a measurement: noise.
+        let m = learned(&["took 1834 cycles", "took 1790 cycles", "took 1811 cycles"]);
+        assert_eq!(m.noisy(), vec![0]);
+        // A bare integer that varies without jitter is what a race prints as much as a count:
+        // not noise (never green), not a finding (never a false alarm): unjudged.
+        let m = learned(&["sum = 51200", "sum = 51137", "sum = 51200"]);
         assert_eq!(m.unjudged(), vec![0]);
-        assert_eq!(
-            m.beyond_noise(&[b"status: ok"], &[b"status: x"]),
-            Some(vec![])
-        );
+        assert!(m.noisy().is_empty());
+        // Words or a glued unit that vary without jitter: the program varies by itself.
+        let m = learned(&["status: ok", "status: busy"]);
+        assert_eq!(m.varies(), vec![0]);
+        let m = learned(&["took 3ms", "took 3FAILED"]);
+        assert_eq!(m.varies(), vec![0]);
     }
 
     #[test]

@@ -478,11 +478,22 @@ fn plain_runs(
                 (first, other, distinct),
                 (&lines, stable),
             )),
-            super::variance::Variance::Unjudged { lines, example } => run.mark_inconclusive(
-                subject,
-                "output",
-                super::variance::unjudged_reason(&lines, &example),
-            ),
+            super::variance::Variance::Unjudged {
+                lines,
+                example,
+                noise,
+            } => {
+                if !noise.is_empty() {
+                    let plain = outputs.iter().filter(|o| o.run > jittered).count();
+                    run.notes
+                        .push(super::variance::noise_note(subject, &noise, plain));
+                }
+                run.mark_inconclusive(
+                    subject,
+                    "output",
+                    super::variance::unjudged_reason(&lines, &example),
+                )
+            }
         }
     }
     judge::golden(&outputs, subject, file, cfg, run)?;

@@ -34,13 +34,15 @@ pub enum Variance {
         /// differs where nothing else varies): then more plain runs can confirm it.
         stable: bool,
     },
-    /// Lines whose words or shape vary without jitter, or outputs of different lengths without
-    /// jitter: nothing to judge them by.
+    /// Lines where a bare integer varies without jitter (a race's result, or a count): nothing
+    /// to judge them by.
     Unjudged {
         /// The lines (from 1) that vary without jitter, empty when the whole output does.
         lines: Vec<usize>,
         /// The first such line of a run without jitter, as printed (masked).
         example: String,
+        /// The other lines' noise, as [`Variance::Same`] names it.
+        noise: Vec<String>,
     },
 }
 
@@ -75,12 +77,28 @@ pub fn judge(outputs: &[RunOutput], jittered: u32) -> Variance {
     let (Some(plain), Some(under)) = (split(&without), split(&with)) else {
         return whole();
     };
-    let Some(model) = noise::learn(&plain) else {
-        return Variance::Unjudged {
-            lines: Vec::new(),
-            example: String::new(),
-        };
+    // The program's output varies by itself, without jitter, beyond measurements: another
+    // number of lines, or words, units or shape on a line. What a race shows as much as anything.
+    let plain_differ = |lines: Vec<usize>| {
+        let other = without
+            .iter()
+            .find(|o| !o.same_as(without[0]))
+            .unwrap_or(&without[0]);
+        Variance::Differs {
+            first: without[0].run,
+            other: other.run,
+            distinct,
+            lines,
+            stable: false,
+        }
     };
+    let Some(model) = noise::learn(&plain) else {
+        return plain_differ(Vec::new());
+    };
+    let varies = model.varies();
+    if !varies.is_empty() {
+        return plain_differ(varies.iter().map(|k| k + 1).collect());
+    }
     let base = without[0];
     for (o, lines) in with.iter().zip(&under) {
         let beyond = model.beyond_noise(&plain[0], lines);
@@ -100,6 +118,7 @@ pub fn judge(outputs: &[RunOutput], jittered: u32) -> Variance {
         return Variance::Unjudged {
             example: String::from_utf8_lossy(plain[0][k]).trim().to_string(),
             lines: unjudged.iter().map(|k| k + 1).collect(),
+            noise: noise_shown(&model, &plain[0]),
         };
     }
     Variance::Same {
@@ -174,17 +193,12 @@ pub fn lines_shown(lines: &[usize]) -> String {
 
 /// Why [`Variance::Unjudged`] leaves the output unjudged.
 pub fn unjudged_reason(lines: &[usize], example: &str) -> String {
-    if lines.is_empty() {
-        return "the runs without schedule jitter printed different numbers of lines: no line \
-                can be set beside another, so the output oracle cannot judge the runs under \
-                jitter (mask what varies, or give the program a golden output or a checker)"
-            .to_string();
-    }
     format!(
-        "line(s) {} of the output differ between runs even without schedule jitter, in their \
-         words or shape, not only in numbers (`{example}`): the output oracle cannot tell a \
-         race from what varies anyway, so those lines are not judged (every other line agrees \
-         in every run). Mask them (--mask or the manifest's `masks`) if they are not results",
+        "line(s) {} of the output hold a whole number that differs between runs even without \
+         schedule jitter (`{example}`): a race's result varies so, and so does a count, and the \
+         runs cannot tell which, so those lines are not judged (every other line agrees in \
+         every run). Mask it (--mask or the manifest's `masks`) if it is no result, or give the \
+         program a golden output or a checker",
         lines_shown(lines)
     )
 }
