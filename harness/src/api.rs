@@ -243,6 +243,7 @@ impl Gate {
             program_timeout: None,
             program_sanitize_timeout: None,
             sampling: Some(Default::default()),
+            tools_chosen: false,
         })
     }
 }

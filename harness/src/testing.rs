@@ -139,6 +139,24 @@ pub fn setup_if_requested() {
     }
 }
 
+/// The test target a binary named `name` was built from: cargo writes a target's `-` as `_` in
+/// the binary's name, so `tests/my-trials.rs` (target `my-trials`) is found by that file.
+fn target_named(name: &str) -> String {
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from);
+    let hyphened = dir
+        .and_then(|d| std::fs::read_dir(d.join("tests")).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let p = e.path();
+            (p.extension()? == "rs")
+                .then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))?
+        })
+        .find(|stem| stem.contains('-') && stem.replace('-', "_") == name);
+    hyphened.unwrap_or_else(|| name.to_string())
+}
+
 /// The command that installs NVRTC from this crate's own tests: the test target's name is this
 /// binary's file name less cargo's `-HASH`.
 pub fn setup_command() -> String {
@@ -153,6 +171,7 @@ pub fn setup_command() -> String {
             }
             _ => stem,
         })
+        .map(|name| target_named(&name))
         .unwrap_or_else(|| "racegate".to_string());
     format!("cargo test --test {target} -- {SETUP_ARG}")
 }
@@ -170,6 +189,10 @@ pub fn setup_command() -> String {
 /// (trials are threads of one process): the first of the two to start runs both tools and
 /// leaves the other's result for it (a filter that selects only one still makes that run).
 /// Under nextest (a process per trial, `NEXTEST` set) each runs its own tool alone.
+///
+/// A `main` of one's own that calls this calls [`run_worker_if_requested`] and
+/// [`setup_if_requested`] first, as [`main`] does: the compile trials' failure without NVRTC
+/// names `--racegate-setup`, which only they serve.
 pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>> {
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let catalog = Catalog::from_manifest(Manifest::load(&path)?);
@@ -330,6 +353,7 @@ fn gate_config(tool: Option<Tool>, options: &Options, arch: &str) -> Result<Gate
         program_timeout: None,
         program_sanitize_timeout: None,
         sampling: Some(Default::default()),
+        tools_chosen: false,
     })
 }
 

@@ -194,6 +194,7 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
         program_timeout: a.timeout.map(std::time::Duration::from_secs_f64),
         program_sanitize_timeout: a.sanitize_timeout.map(std::time::Duration::from_secs_f64),
         sampling: (!a.every_launch).then(Default::default),
+        tools_chosen: !a.tools.is_empty(),
     };
     Ok((cfg, s))
 }
@@ -213,6 +214,8 @@ struct Place {
     no_device: Option<String>,
     /// A shard's stamp (`--partition`), written into its JSON for `racegate merge`.
     stamp: Option<super::merge::Stamp>,
+    /// A manifest's gate (its kernels, then its programs), not a program's or a CTest suite's.
+    manifest: bool,
 }
 
 impl Place {
@@ -255,7 +258,7 @@ fn preflight(a: &GateArgs, place: &Place, mut inputs: Vec<PathBuf>) -> Result<()
             &place.baseline_shown(),
         )),
         // A manifest's gate looks for its device after this; a program's has looked already.
-        (true, None) if place.stale_subjects => match crate::run::device::probe() {
+        (true, None) if place.manifest => match crate::run::device::probe() {
             Err(why) => Err(super::gate_no_device::no_baseline(
                 &why,
                 &place.baseline_shown(),
@@ -272,6 +275,28 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
         Some(p) => crate::source::partition::catalog(catalog, p),
         None => catalog,
     };
+    // A shard's stamp hashes the manifest as read now (the one its kernels came from).
+    let stamp = match (a.partition, &catalog.manifest) {
+        (Some(p), Some(m)) => {
+            let bytes =
+                std::fs::read(&m.path).map_err(|e| Error::io("reading", m.path.clone(), e))?;
+            Some(super::merge::stamp(
+                p,
+                &gate_args(),
+                &catalog.root,
+                &bytes,
+                "manifest",
+            ))
+        }
+        (Some(p), None) => Some(super::merge::stamp(
+            p,
+            &gate_args(),
+            &catalog.root,
+            b"",
+            "manifest",
+        )),
+        (None, _) => None,
+    };
     let place = Place {
         root: catalog.root.clone(),
         baseline: a
@@ -281,14 +306,8 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
         // A shard judges its own subjects only: the others' entries are not stale.
         stale_subjects: a.partition.is_none(),
         no_device: None,
-        stamp: a.partition.map(|p| {
-            let bytes = catalog
-                .manifest
-                .as_ref()
-                .and_then(|m| std::fs::read(&m.path).ok())
-                .unwrap_or_default();
-            super::merge::stamp(p, &gate_args(), &catalog.root, &bytes, "manifest")
-        }),
+        stamp,
+        manifest: true,
     };
     let programs = catalog.manifest.iter().flat_map(|m| &m.programs);
     for e in programs.filter_map(|p| p.expect.as_deref()) {
@@ -359,6 +378,7 @@ fn program_place(global: &Global, a: &GateArgs, cwd: &Path) -> Place {
         stale_subjects: false,
         no_device: super::gate_no_device::program_device(),
         stamp: None,
+        manifest: false,
     }
 }
 
@@ -529,7 +549,7 @@ fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     if let Some(why) = &place.no_device {
         a.out.text(&format!(
             "{}\n",
-            match place.stale_subjects {
+            match place.manifest {
                 true => format!(
                     "no CUDA device ({why}): the kernels were compiled and their signatures \
                      checked, but nothing was run"

@@ -70,6 +70,30 @@ pub(super) fn no_device_run(
             });
         }
     }
+    // The manifest's `[[program]]` tables: each listed, every check of it not run.
+    let programs = catalog.manifest.iter().flat_map(|m| &m.programs);
+    for p in programs {
+        run.subjects.push(p.name.clone());
+        let tools: Vec<String> = match &p.sanitizers {
+            Some(t) => t.clone(),
+            None if cfg.tools_chosen => cfg.tools.iter().map(|t| t.name().to_string()).collect(),
+            None => crate::judge::sanitize::Tool::ALL
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect(),
+        };
+        for detector in ["exit", "output", "watchdog"]
+            .into_iter()
+            .map(String::from)
+            .chain(tools)
+        {
+            run.inconclusive.push(gate::Inconclusive {
+                subject: p.name.clone(),
+                detector,
+                reason: reason.clone(),
+            });
+        }
+    }
     progress.finish();
     run.seconds = start.elapsed().as_secs_f64();
     run
@@ -100,6 +124,24 @@ pub(super) fn judged_without_device(
                 subject,
                 detector,
                 reason,
+            });
+        }
+    }
+    // What passed without a device is not judged either: an accepted finding of it must not
+    // read as fixed.
+    for c in run.checked.clone() {
+        if !run
+            .inconclusive
+            .iter()
+            .any(|i| i.subject == c.subject && i.detector == c.detector)
+        {
+            run.inconclusive.push(gate::Inconclusive {
+                subject: c.subject.clone(),
+                detector: c.detector.clone(),
+                reason: format!(
+                    "no CUDA device ({why}): not judged, what the program did cannot be told \
+                     from the missing device"
+                ),
             });
         }
     }

@@ -188,6 +188,9 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         .unwrap_or_else(|| root.join(crate::grade::rubric::RUBRIC));
     let rubric = crate::grade::rubric::Rubric::load(&rubric_path)?;
     let mut files = Vec::new();
+    // Each submission's stable id for --partition: its path under the folder given (one folder
+    // per student: `alice/reduce.cu`), or its file name.
+    let mut ids: Vec<String> = Vec::new();
     for p in &a.submissions {
         if p.is_dir() {
             let (found, skipped) = submissions_in(p)?;
@@ -200,22 +203,32 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
                     p.display()
                 )));
             }
+            ids.extend(found.iter().map(|f| {
+                f.strip_prefix(p)
+                    .unwrap_or(f)
+                    .to_string_lossy()
+                    .into_owned()
+            }));
             files.extend(found);
         } else {
             // A missing or unreadable file is graded (as zero, with the reason), not an error.
+            ids.push(
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            );
             files.push(p.clone());
         }
     }
     let batch = files.len() > 1 || a.submissions.iter().any(|p| p.is_dir());
     if let Some(p) = a.partition {
-        // By the file's name (a submission's stable id, whatever folder the batch sits in).
-        files.retain(|f| {
-            p.has(
-                &f.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            )
-        });
+        // By each submission's id, whatever folder the batch sits in.
+        files = files
+            .into_iter()
+            .zip(&ids)
+            .filter(|(_, id)| p.has(id))
+            .map(|(f, _)| f)
+            .collect();
         note(&format!(
             "shard {p}: {} submission(s) of this batch",
             files.len()

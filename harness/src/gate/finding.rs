@@ -39,6 +39,9 @@ pub struct GateConfig {
     /// How a program's launches are sampled under the tools ([`super::sampling`]); `None`
     /// (`--every-launch`): every launch is checked.
     pub sampling: Option<super::sampling::Sampling>,
+    /// Whether the user chose `tools` (`--tools`); else they are the kernels' defaults, and a
+    /// manifest's `[[program]]` without its own `sanitizers` gets every tool.
+    pub tools_chosen: bool,
 }
 
 /// One thing the gate found.

@@ -22,6 +22,9 @@ fn config(p: &ProgramSpec, cfg: &GateConfig) -> Result<GateConfig> {
     if let Some(t) = &p.sanitizers {
         c.tools = t.iter().filter_map(|n| Tool::from_name(n)).collect();
         c.tools.sort();
+    } else if !cfg.tools_chosen {
+        // A program has streams of its own: every tool, streamcheck included.
+        c.tools = Tool::ALL.to_vec();
     }
     c.masks = cfg.masks.extended(&p.masks)?;
     let o = &cfg.oracles;

@@ -199,6 +199,7 @@ fn a_hung_kernels_tool_runs_are_cut_to_ten_seconds_or_the_trial_deadline() {
             program_timeout: None,
             program_sanitize_timeout: None,
             sampling: Some(Default::default()),
+            tools_chosen: false,
         };
         let each = |tool| {
             let sc = cfg.battery.sanitize(tool);

@@ -26,10 +26,16 @@ pub struct Sampled {
 
 impl Sampled {
     pub fn new(cfg: &super::GateConfig, counts: Option<&LaunchCounts>) -> Sampled {
+        // `--launch-count 4`, `--launch-count=4`, and the short forms with the value attached
+        // (`-c4`).
         let user_filter = cfg.sanitizer_args.iter().any(|a| {
             USER_FILTERS
                 .iter()
                 .any(|f| a == f || a.starts_with(&format!("{f}=")))
+                || ["-c", "-s"].iter().any(|f| {
+                    a.strip_prefix(f)
+                        .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                })
         });
         Sampled {
             sampling: cfg.sampling,
@@ -127,6 +133,6 @@ impl Sampled {
             done.extend(run.into_iter().map(|r| (p.clone(), r)));
         }
         part.notes.push(describe(subject, group[0].name(), &passes));
-        Ok(merge(done).into_iter().collect())
+        Ok(merge(done))
     }
 }

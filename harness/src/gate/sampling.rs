@@ -39,11 +39,12 @@ pub struct LaunchCounts(pub BTreeMap<String, u64>);
 
 impl LaunchCounts {
     /// The counts the injected tool wrote (`{"launch_counts":[{"kernel":K,"launches":N},...]}`
-    /// lines, one per run of the program): per kernel, the most launches any run made. `None`
-    /// when no run wrote any (the tool was not loaded, or the program launched nothing).
+    /// lines, one per run of the program): per kernel, the fewest launches any run made (a
+    /// kernel missing from a run made none there), so that a pass that skips to the last
+    /// launches skips no further than a run goes. `None` when no run wrote any (the tool was
+    /// not loaded, or the program launched nothing).
     pub fn from_report(text: &str) -> Option<LaunchCounts> {
-        let mut out = BTreeMap::new();
-        let mut seen = false;
+        let mut runs: Vec<BTreeMap<String, u64>> = Vec::new();
         for line in text.lines() {
             let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
                 continue;
@@ -51,21 +52,33 @@ impl LaunchCounts {
             let Some(counts) = v.get("launch_counts").and_then(|c| c.as_array()) else {
                 continue;
             };
-            seen = true;
-            for c in counts {
-                let (Some(k), Some(n)) = (
-                    c.get("kernel").and_then(|k| k.as_str()),
-                    c.get("launches").and_then(|n| n.as_u64()),
-                ) else {
-                    continue;
-                };
-                let e = out.entry(k.to_string()).or_insert(0);
-                *e = (*e).max(n);
-            }
+            runs.push(
+                counts
+                    .iter()
+                    .filter_map(|c| {
+                        Some((
+                            c.get("kernel")?.as_str()?.to_string(),
+                            c.get("launches")?.as_u64()?,
+                        ))
+                    })
+                    .collect(),
+            );
         }
-        seen.then_some(LaunchCounts(out))
+        let names: std::collections::BTreeSet<&String> =
+            runs.iter().flat_map(BTreeMap::keys).collect();
+        let out = names
+            .into_iter()
+            .map(|k| {
+                let fewest = runs.iter().map(|r| r.get(k).copied().unwrap_or(0)).min();
+                (k.clone(), fewest.unwrap_or(0))
+            })
+            .collect();
+        (!runs.is_empty()).then_some(LaunchCounts(out))
     }
 }
+
+/// Sampled kernels that get a run of their own for their first launches; the rest share one.
+pub const OWN_PASSES: usize = 6;
 
 /// One compute-sanitizer run of a sampled plan: the filter arguments, and what it checks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,12 +95,14 @@ pub struct Pass {
 /// last `later` launches of each sampled kernel (together: compute-sanitizer counts the launches
 /// of all the kernels a pass names).
 pub fn plan(counts: &LaunchCounts, sampling: Sampling) -> Vec<Pass> {
-    let sampled: Vec<(&String, u64)> = counts
+    let mut sampled: Vec<(&String, u64)> = counts
         .0
         .iter()
         .filter(|(_, &n)| n > sampling.first + sampling.later)
         .map(|(k, &n)| (k, n))
         .collect();
+    // The most launched first (then by name, so the plan is stable).
+    sampled.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     if sampled.is_empty() {
         return vec![Pass {
             args: Vec::new(),
@@ -105,7 +120,10 @@ pub fn plan(counts: &LaunchCounts, sampling: Sampling) -> Vec<Pass> {
         args: rest,
         judged: "every launch of the kernels launched at most a few times".into(),
     });
-    for (k, n) in &sampled {
+    // A run of its own for the first launches of each of the most launched kernels; the others
+    // share one (compute-sanitizer counts their launches together): the runs stay bounded
+    // whatever the number of kernels.
+    for (k, n) in sampled.iter().take(OWN_PASSES) {
         passes.push(Pass {
             args: vec![
                 "--kernel-name".into(),
@@ -114,6 +132,23 @@ pub fn plan(counts: &LaunchCounts, sampling: Sampling) -> Vec<Pass> {
                 sampling.first.to_string(),
             ],
             judged: format!("launches 1-{} of {n} of {k}", sampling.first),
+        });
+    }
+    let shared = &sampled[sampled.len().min(OWN_PASSES)..];
+    if !shared.is_empty() {
+        let mut args = Vec::new();
+        for (k, _) in shared {
+            args.push("--kernel-name".to_string());
+            args.push(format!("kne={k}"));
+        }
+        let count = sampling.first * shared.len() as u64;
+        args.extend(["--launch-count".to_string(), count.to_string()]);
+        passes.push(Pass {
+            args,
+            judged: format!(
+                "the first {count} launches of {} other sampled kernel(s) together",
+                shared.len()
+            ),
         });
     }
     let total: u64 = sampled.iter().map(|(_, n)| n).sum();
@@ -133,70 +168,81 @@ pub fn plan(counts: &LaunchCounts, sampling: Sampling) -> Vec<Pass> {
         passes.push(Pass {
             args,
             judged: format!(
-                "the last {last} of the {total} launches of the sampled kernel(s) together"
+                "about the last {last} of the {total} launches of the sampled kernel(s) together \
+                 (counted in the runs under jitter)"
             ),
         });
     }
     passes
 }
 
-/// The runs of one tool's passes as one run: a hang if any pass hung (the first), else
-/// inconclusive if any pass decided nothing (naming which), else every pass's findings, else
-/// clean; times added, logs and commands kept pass by pass.
-pub fn merge(runs: Vec<(Pass, SanitizerRun)>) -> Option<SanitizerRun> {
-    let mut it = runs.into_iter();
-    let (p0, first) = it.next()?;
-    let mut all = vec![(p0, first)];
-    all.extend(it);
-    if all.len() == 1 {
-        return all.pop().map(|(_, r)| r);
+/// The runs of one tool's passes as the gate reads them: one run with every pass's findings
+/// (or clean), and, when a pass hung or decided nothing, that pass's run beside it, so that
+/// neither hides the other (a hang first, else the first undecided pass, naming it). Times are
+/// added on the first; logs and commands kept pass by pass.
+pub fn merge(runs: Vec<(Pass, SanitizerRun)>) -> Vec<SanitizerRun> {
+    if runs.len() <= 1 {
+        return runs.into_iter().map(|(_, r)| r).collect();
     }
-    let outcome = if let Some((_, r)) = all
+    let findings: Vec<Finding> = runs
+        .iter()
+        .flat_map(|(_, r)| match &r.outcome {
+            Outcome::Findings(f) => f.clone(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let undecided = runs
         .iter()
         .find(|(_, r)| matches!(r.outcome, Outcome::Hang { .. }))
-    {
-        r.outcome.clone()
-    } else if let Some((p, r)) = all.iter().find_map(|(p, r)| match &r.outcome {
-        Outcome::Inconclusive(why) => Some((p, why)),
-        _ => None,
-    }) {
-        Outcome::Inconclusive(format!("{r} (the run checking {})", p.judged))
-    } else {
-        let findings: Vec<Finding> = all
-            .iter()
-            .flat_map(|(_, r)| match &r.outcome {
-                Outcome::Findings(f) => f.clone(),
-                _ => Vec::new(),
-            })
-            .collect();
-        match findings.is_empty() {
-            true => Outcome::Clean,
-            false => Outcome::Findings(findings),
-        }
-    };
-    let (_, base) = &all[0];
-    Some(SanitizerRun {
+        .or_else(|| {
+            runs.iter()
+                .find(|(_, r)| matches!(r.outcome, Outcome::Inconclusive(_)))
+        })
+        .map(|(p, r)| {
+            let mut r = r.clone();
+            if let Outcome::Inconclusive(why) = &r.outcome {
+                r.outcome = Outcome::Inconclusive(format!("{why} (the run checking {})", p.judged));
+            }
+            r.seconds = 0.0;
+            r
+        });
+    let base = &runs[0].1;
+    let whole = SanitizerRun {
         case: base.case.clone(),
         tool: base.tool,
-        exit: all
+        exit: runs
             .iter()
             .map(|(_, r)| r.exit.as_str())
             .find(|e| !e.starts_with("exit 0"))
             .unwrap_or(&base.exit)
             .to_string(),
-        seconds: all.iter().map(|(_, r)| r.seconds).sum(),
-        log: all
+        seconds: runs.iter().map(|(_, r)| r.seconds).sum(),
+        log: runs
             .iter()
             .map(|(p, r)| format!("== the run checking {}\n{}", p.judged, r.log))
             .collect::<Vec<_>>()
             .join("\n"),
-        command: all
+        command: runs
             .iter()
             .map(|(_, r)| r.command.as_str())
             .collect::<Vec<_>>()
             .join("\n"),
-        outcome,
-    })
+        outcome: match findings.is_empty() {
+            true => Outcome::Clean,
+            false => Outcome::Findings(findings),
+        },
+    };
+    match undecided {
+        // Nothing found: the undecided pass alone says what the tool concluded (never clean).
+        Some(u) if matches!(whole.outcome, Outcome::Clean) => vec![SanitizerRun {
+            seconds: whole.seconds,
+            log: whole.log,
+            command: whole.command,
+            ..u
+        }],
+        Some(u) => vec![whole, u],
+        None => vec![whole],
+    }
 }
 
 /// Whether racegate's own tools check the `nth` launch (from 1) of a kernel when sampling
@@ -342,7 +388,8 @@ mod tests {
             "{\"launch_counts\":[{\"kernel\":\"_Z1kv\",\"launches\":9}]}\n"
         );
         let c = LaunchCounts::from_report(text).unwrap();
-        assert_eq!(c, counts(&[("_Z1kv", 9), ("_Z1gv", 1)]));
+        // The fewest per kernel: `_Z1gv` was not launched in the second run.
+        assert_eq!(c, counts(&[("_Z1kv", 7), ("_Z1gv", 0)]));
         assert_eq!(LaunchCounts::from_report("{\"tool\":\"x\"}\n"), None);
     }
 
@@ -375,44 +422,55 @@ mod tests {
             accesses: String::new(),
             what: "Race condition".into(),
         };
-        assert!(merge(Vec::new()).is_none());
-        let clean = merge(vec![
+        assert!(merge(Vec::new()).is_empty());
+        let one = |v: Vec<SanitizerRun>| -> SanitizerRun {
+            assert_eq!(v.len(), 1, "{v:?}");
+            v.into_iter().next().expect("one")
+        };
+        let clean = one(merge(vec![
             (pass("a"), run(Outcome::Clean, 1.0)),
             (pass("b"), run(Outcome::Clean, 2.0)),
-        ])
-        .unwrap();
+        ]));
         assert!(matches!(clean.outcome, Outcome::Clean));
         assert_eq!(clean.seconds, 3.0);
         assert!(clean.log.contains("== the run checking b"), "{}", clean.log);
         // Findings of every pass, together.
-        let found = merge(vec![
+        let found = one(merge(vec![
             (pass("a"), run(Outcome::Findings(vec![finding(3)]), 1.0)),
             (pass("b"), run(Outcome::Clean, 1.0)),
             (pass("c"), run(Outcome::Findings(vec![finding(9)]), 1.0)),
-        ])
-        .unwrap();
+        ]));
         match found.outcome {
             Outcome::Findings(f) => assert_eq!(f.len(), 2),
             o => panic!("{o:?}"),
         }
-        // One pass that decided nothing: the whole is inconclusive, naming it; never clean.
-        let undecided = merge(vec![
+        // A pass that decided nothing beside one that found: both kept (the findings are not
+        // hidden, the tool is not called clean), the undecided one naming its pass.
+        let both = merge(vec![
             (pass("a"), run(Outcome::Findings(vec![finding(3)]), 1.0)),
             (
                 pass("the last ones"),
                 run(Outcome::Inconclusive("no XML".into()), 1.0),
             ),
-        ])
-        .unwrap();
-        match undecided.outcome {
+        ]);
+        assert_eq!(both.len(), 2, "{both:?}");
+        assert!(matches!(&both[0].outcome, Outcome::Findings(f) if f.len() == 1));
+        match &both[1].outcome {
             Outcome::Inconclusive(w) => assert!(w.contains("the last ones"), "{w}"),
             o => panic!("{o:?}"),
         }
-        // A hang wins.
+        // Nothing found and one undecided: that alone, never clean.
+        let undecided = one(merge(vec![
+            (pass("a"), run(Outcome::Clean, 1.0)),
+            (pass("b"), run(Outcome::Inconclusive("x".into()), 1.0)),
+        ]));
+        assert!(matches!(undecided.outcome, Outcome::Inconclusive(_)));
+        // A hang is the undecided one kept, before an inconclusive.
         let hung = merge(vec![
             (pass("a"), run(Outcome::Inconclusive("x".into()), 1.0)),
+            (pass("b"), run(Outcome::Findings(vec![finding(3)]), 1.0)),
             (
-                pass("b"),
+                pass("c"),
                 run(
                     Outcome::Hang {
                         left_behind: false,
@@ -421,9 +479,20 @@ mod tests {
                     9.0,
                 ),
             ),
-        ])
-        .unwrap();
-        assert!(matches!(hung.outcome, Outcome::Hang { .. }));
+        ]);
+        assert_eq!(hung.len(), 2);
+        assert!(matches!(hung[1].outcome, Outcome::Hang { .. }));
+    }
+
+    #[test]
+    fn the_runs_stay_bounded_whatever_the_number_of_kernels() {
+        let many: Vec<(String, u64)> = (0..100).map(|i| (format!("_Z{i}k"), 50 + i)).collect();
+        let c = LaunchCounts(many.into_iter().collect());
+        let p = plan(&c, Sampling::default());
+        // The rest, OWN_PASSES kernels alone, the others together, the last launches.
+        assert_eq!(p.len(), 1 + OWN_PASSES + 1 + 1, "{p:?}");
+        // The most launched kernels get their own runs.
+        assert!(p[1].args.contains(&"kne=_Z99k".to_string()), "{p:?}");
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub fn gate(run: &GateRun, d: &Diff, version: &str, baseline: &str) -> String {
             json!({
                 "level": "warning",
                 "message": { "text": format!("{}::{} not judged: {}", i.subject, i.detector, i.reason) },
-                "descriptor": { "id": i.detector }
+                "associatedRule": { "id": i.detector }
             })
         })
         .collect();

@@ -146,6 +146,21 @@ fn a_programs_exit_without_a_device_is_no_finding_and_enters_no_baseline() {
     let junit = std::fs::read_to_string(t.path().join("g.xml")).unwrap();
     assert!(!junit.contains("<failure"), "{junit}");
     assert!(junit.contains("prog.sh::memcheck"), "{junit}");
+    // A program that exits 0 without a device is not judged either (an accepted finding of it
+    // must not read as fixed): its exit, output and hang checks are undecided.
+    let (code, text) = run(&["gate", "--json", "t.json", "--", "true"]);
+    assert_eq!(code, 4, "{text}");
+    let v = json(&t.path().join("t.json"));
+    for det in ["exit", "output", "watchdog"] {
+        assert!(
+            v["inconclusive"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i["detector"] == det),
+            "{det}: {v}"
+        );
+    }
     // Nothing enters a baseline: refused before the program runs, the file not created.
     let (code, text) = run(&["gate", "--update-baseline", "--", "./prog.sh"]);
     assert_eq!(code, 4, "{text}");
