@@ -37,8 +37,10 @@ use crate::source::catalog::Catalog;
 use crate::source::manifest::Manifest;
 use crate::{cli::workers, run::device, Error, Result};
 
+// Every type a public result holds is reachable from here (`Diff::relabelled` holds
+// `Relabelled`).
 pub use crate::gate::{
-    Accepted, Checked, Detection, Diff, GateFinding, GateRun, Identity, Inconclusive,
+    Accepted, Checked, Detection, Diff, GateFinding, GateRun, Identity, Inconclusive, Relabelled,
 };
 pub use crate::judge::sanitize::Tool;
 

@@ -40,7 +40,7 @@ mod stress_state;
 pub mod target;
 pub mod variance;
 
-pub use baseline::{diff, Accepted, Baseline, Diff, BASELINE, PROGRAM_BASELINE};
+pub use baseline::{diff, Accepted, Baseline, Diff, Relabelled, BASELINE, PROGRAM_BASELINE};
 pub use finding::{Checked, Detection, GateConfig, GateEvent, GateFinding, GateRun, Inconclusive};
 pub use fingerprint::Identity;
 pub use manifest_run::run_manifest;
