@@ -12,6 +12,7 @@ set -u
 A="$OUT/a"; mkdir -p "$A"
 RG=$PWD/.gpu/racegate
 . docs/h200/run-30/lib.sh
+. docs/h200/run-32/lib.sh
 ( sleep 570; pkill -f racegate; pkill -f compute-sanitizer; pkill -f cargo-nextest ) >/dev/null 2>&1 &
 W=$!
 monitors
@@ -36,8 +37,4 @@ twins() {
   done
 }
 step twins timeout 50 bash -c "$(declare -f twins); A=$A RG=$RG; twins"
-stop_monitors
-pkill -P $W 2>/dev/null; kill $W 2>/dev/null
-date -u >> "$A/env.txt"
-tar czf "$OUT/a.tgz" -C "$OUT" a && rm -rf "$A"
-ls -la "$OUT"
+pack a

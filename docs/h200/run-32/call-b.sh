@@ -9,6 +9,7 @@ set -u
 A="$OUT/b"; mkdir -p "$A"
 RG=$PWD/.gpu/racegate
 . docs/h200/run-30/lib.sh
+. docs/h200/run-32/lib.sh
 ( sleep 570; pkill -f racegate ) >/dev/null 2>&1 &
 W=$!
 monitors
@@ -37,8 +38,4 @@ S=$(mktemp -d)
 nvcc -arch=sm_90 -lineinfo -o "$S/slow_correct" docs/h200/run-31/slow_correct.cu > "$A/slow-build.txt" 2>&1
 slow() { cd "$S" && "$RG" gate --json "$A/slow.json" -- ./slow_correct; echo "gate exit $?"; }
 step slow timeout 110 bash -c "$(declare -f slow); A=$A RG=$RG S=$S; slow"
-stop_monitors
-pkill -P $W 2>/dev/null; kill $W 2>/dev/null
-date -u >> "$A/env.txt"
-tar czf "$OUT/b.tgz" -C "$OUT" b && rm -rf "$A"
-ls -la "$OUT"
+pack b

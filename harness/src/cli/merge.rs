@@ -121,13 +121,9 @@ pub fn stamp(p: Partition, args: &[String], root: &Path, input: &[u8], mode: &st
     }
 }
 
+/// 16 hex digits of the project's one FNV-1a ([`crate::build::compile::fnv`]).
 fn fnv(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    format!("{:016x}", crate::build::compile::fnv(&[bytes]))
 }
 
 /// `json` (a gate's result) with its shard stamp.

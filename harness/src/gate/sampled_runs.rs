@@ -2,7 +2,7 @@
 //! the passes of [`super::sampling::plan`], judged as one run ([`super::sampling::merge`]);
 //! racegate's own tools told to sample in the injected tool; the report's note of what was judged.
 
-use super::sampling::{describe, merge, own_tools_check, plan, LaunchCounts, Sampling};
+use super::sampling::{describe, merge, own_tools_checked, plan, LaunchCounts, Sampling};
 use crate::judge::sanitize::SanitizerRun;
 
 /// The sanitizer options by which a user chooses launches themselves (`--sanitizer-arg`): then
@@ -76,7 +76,7 @@ impl Sampled {
             .iter()
             .filter(|(_, &n)| n > s.first + s.later)
             .map(|(k, &n)| {
-                let own = (1..=n).filter(|&i| own_tools_check(i, s.first)).count();
+                let own = own_tools_checked(n, s.first);
                 format!(
                     "{k} ({n} launches: compute-sanitizer checks {}, racegate's own tools {own})",
                     s.first + s.later

@@ -245,11 +245,12 @@ pub fn merge(runs: Vec<(Pass, SanitizerRun)>) -> Vec<SanitizerRun> {
     }
 }
 
-/// Whether racegate's own tools check the `nth` launch (from 1) of a kernel when sampling
-/// `first`: the first ones, then each whose number is a power of two (the same rule as the
-/// injected tool's, `harness/globalcheck/tool.cpp`).
-pub fn own_tools_check(nth: u64, first: u64) -> bool {
-    nth <= first || nth.is_power_of_two()
+/// How many of a kernel's `n` launches racegate's own tools check, without walking them: the
+/// injected tool's rule (`harness/globalcheck/tool.cpp`, `RACEGATE_GC_SAMPLE`) checks the first
+/// `first` launches of each kernel, then each whose number is a power of two.
+pub fn own_tools_checked(n: u64, first: u64) -> u64 {
+    let powers = |m: u64| if m == 0 { 0 } else { u64::from(m.ilog2()) + 1 };
+    n.min(first) + powers(n).saturating_sub(powers(first.min(n)))
 }
 
 /// The note that says what a sampled plan checked.
@@ -265,6 +266,13 @@ pub fn describe(subject: &str, tool: &str, passes: &[Pass]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether racegate's own tools check the `nth` launch (from 1) of a kernel when sampling
+    /// `first`: the first ones, then each whose number is a power of two (the same rule as the
+    /// injected tool's, `harness/globalcheck/tool.cpp`).
+    pub fn own_tools_check(nth: u64, first: u64) -> bool {
+        nth <= first || nth.is_power_of_two()
+    }
 
     fn counts(of: &[(&str, u64)]) -> LaunchCounts {
         LaunchCounts(of.iter().map(|(k, n)| (k.to_string(), *n)).collect())
@@ -493,6 +501,16 @@ mod tests {
         assert_eq!(p.len(), 1 + OWN_PASSES + 1 + 1, "{p:?}");
         // The most launched kernels get their own runs.
         assert!(p[1].args.contains(&"kne=_Z99k".to_string()), "{p:?}");
+    }
+
+    #[test]
+    fn the_count_of_own_tools_checks_is_the_rule_counted() {
+        for first in 0..12 {
+            for n in 0..300 {
+                let walked = (1..=n).filter(|&i| own_tools_check(i, first)).count() as u64;
+                assert_eq!(own_tools_checked(n, first), walked, "n {n} first {first}");
+            }
+        }
     }
 
     #[test]
