@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Run 32, call A (prepared 2026-12-05, when no GPU was lent; not run yet): issue #46's record.
-# Carried: .gpu/racegate (release), .gpu/corpus (ci/gate-corpus stage .gpu/corpus) and
-# target/bundle (ci/bundle: the nextest archive and cargo-nextest). Under a hard deadline of
+# Run 32, call A (prepared 2026-12-05 when no GPU was lent, run on 2026-12-05): issue #46's record.
+# Carried: .gpu (racegate.xz and cargo-nextest.xz: stripped release binaries of ci/bundle,
+# xz-compressed for the 64 MiB limit; racegate-tests.tar.zst: its nextest archive; corpus:
+# ci/gate-corpus stage .gpu/corpus). Under a hard deadline of
 # 570 s; the pack is made whatever happens:
 #  1. the whole suite from the nextest archive at another checkout path (the README's flow);
 #  2. ci/streams-cost (streamcheck at most 2x a plain run: the record says whether it is);
@@ -13,10 +14,12 @@ A="$OUT/a"; mkdir -p "$A"
 RG=$PWD/.gpu/racegate
 . docs/h200/run-30/lib.sh
 . docs/h200/run-32/lib.sh
+END=$(( $(date +%s) + 570 ))
 ( sleep 570; pkill -f racegate; pkill -f compute-sanitizer; pkill -f cargo-nextest ) >/dev/null 2>&1 &
 W=$!
 monitors
 env_txt
+step unpack unpack
 suite() {
   E=$(mktemp -d)/elsewhere; mkdir -p "$E"
   cp -a . "$E/" && cd "$E" &&
@@ -27,7 +30,6 @@ suite() {
 step suite timeout 240 bash -c "$(declare -f suite); suite"
 step streams-cost timeout 90 python3 ci/streams-cost --racegate "$RG" --out "$A/streams-cost" --reps 3
 step corpus-build timeout 60 python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --build-only --build-jobs 16
-step corpus-4 timeout 120 python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --parallel 4
 twins() {
   for p in examples/streams/*.cu; do
     b=$(mktemp -d)/$(basename "$p" .cu)
@@ -37,4 +39,5 @@ twins() {
   done
 }
 step twins timeout 50 bash -c "$(declare -f twins); A=$A RG=$RG; twins"
+step corpus-4 timeout "$(left)" python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --parallel 4
 pack a

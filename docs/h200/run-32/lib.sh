@@ -8,3 +8,17 @@ pack() {
   tar czf "$OUT/$1.tgz" -C "$OUT" "$1" && rm -rf "$A"
   ls -la "$OUT"
 }
+# unpack: the carried .gpu holds the release binaries xz-compressed (the 64 MiB carry limit):
+# racegate into .gpu/racegate, and the nextest bundle into target/bundle as ci/bundle left it.
+unpack() {
+  local x="xz -dc"; command -v xz >/dev/null || x="python3 -c 'import lzma,sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())'"
+  mkdir -p target/bundle
+  eval "$x .gpu/racegate.xz" > .gpu/racegate && chmod +x .gpu/racegate && cp .gpu/racegate target/bundle/racegate
+  if [ -f .gpu/cargo-nextest.xz ]; then
+    eval "$x .gpu/cargo-nextest.xz" > target/bundle/cargo-nextest && chmod +x target/bundle/cargo-nextest
+    mv .gpu/racegate-tests.tar.zst target/bundle/
+  fi
+  ls -la .gpu target/bundle
+}
+# left: seconds to the call's end ($END, epoch seconds) less a margin for the pack
+left() { echo $(( END - $(date +%s) - 20 )); }
