@@ -30,14 +30,20 @@ suite() {
 step suite timeout 240 bash -c "$(declare -f suite); suite"
 step streams-cost timeout 90 python3 ci/streams-cost --racegate "$RG" --out "$A/streams-cost" --reps 3
 step corpus-build timeout 60 python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --build-only --build-jobs 16
-twins() {
-  for p in examples/streams/*.cu; do
-    b=$(mktemp -d)/$(basename "$p" .cu)
-    nvcc -O2 -lineinfo -arch=sm_90 -o "$b" "$p" >/dev/null 2>&1 || { echo "$p: build failed"; continue; }
+twins() { # each pair gated with racegate's defaults; the 8 programs 4 at once
+  one() {
+    local p=$1 b; b=$(mktemp -d)/$(basename "$p" .cu)
+    nvcc -O2 -lineinfo -arch=sm_90 -o "$b" "$p" >/dev/null 2>&1 || { echo "$p: build failed"; return; }
     ( cd "$(dirname "$b")" && "$RG" gate --json "$A/twin-$(basename "$b").json" -- "$b" > "$A/twin-$(basename "$b").txt" 2>&1
       echo "$p: gate exit $?" )
+  }
+  local n=0
+  for p in examples/streams/*.cu; do
+    one "$p" & n=$((n + 1))
+    [ $((n % 4)) -eq 0 ] && wait
   done
+  wait
 }
-step twins timeout 50 bash -c "$(declare -f twins); A=$A RG=$RG; twins"
+step twins timeout 120 bash -c "$(declare -f twins); A=$A RG=$RG; twins"
 step corpus-4 timeout "$(left)" python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --parallel 4
 pack a
