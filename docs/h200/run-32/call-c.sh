@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Run 32, call C (2026-12-05): issue #46's corpus record, continued. The third-party corpus
+# (.gpu/corpus, ci/gate-corpus stage) built, then gated with racegate's defaults 4 at once
+# (the principal case: a shared GPU runner), the programs call A did not reach first; then the
+# 30 s correct program with defaults. Hard deadline 570 s; the pack is made whatever happens.
+set -u
+A="$OUT/c"; mkdir -p "$A"
+RG=$PWD/.gpu/racegate
+. docs/h200/run-30/lib.sh
+. docs/h200/run-32/lib.sh
+END=$(( $(date +%s) + 570 ))
+( sleep 570; pkill -f racegate; pkill -f compute-sanitizer ) >/dev/null 2>&1 &
+W=$!
+monitors
+env_txt
+step unpack unpack
+S=$(mktemp -d)
+nvcc -arch=sm_90 -lineinfo -o "$S/slow_correct" docs/h200/run-31/slow_correct.cu > "$A/slow-build.txt" 2>&1
+slow() { cd "$S" && "$RG" gate --json "$A/slow.json" -- ./slow_correct; echo "gate exit $?"; }
+step slow timeout 200 bash -c "$(declare -f slow); A=$A RG=$RG S=$S; slow" &
+SLOW=$!
+step corpus-build timeout 90 python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --build-only --build-jobs 12
+step corpus-4 timeout "$(left)" python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --parallel 4 ${ONLY:+--only "$ONLY"}
+wait $SLOW
+pack c
