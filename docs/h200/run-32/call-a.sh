@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run 32, call A (prepared 2026-12-05 when no GPU was lent, run on 2026-12-05): issue #46's record.
+# Run 32, call A (prepared 2026-12-05; not run yet: two tries got no machine): issue #46's record.
 # Carried: .gpu (racegate.xz and cargo-nextest.xz: stripped release binaries of ci/bundle,
 # xz-compressed for the 64 MiB limit; racegate-tests.tar.zst: its nextest archive; corpus:
 # ci/gate-corpus stage .gpu/corpus). Under a hard deadline of
@@ -10,16 +10,9 @@
 #     fit (the rest in call B, alone and 4 at once);
 #  4. the streams examples (fixed/broken twins) with defaults, and the missing-fence examples.
 set -u
-A="$OUT/a"; mkdir -p "$A"
-RG=$PWD/.gpu/racegate
 . docs/h200/run-30/lib.sh
 . docs/h200/run-32/lib.sh
-END=$(( $(date +%s) + 570 ))
-( sleep 570; pkill -f racegate; pkill -f compute-sanitizer; pkill -f cargo-nextest ) >/dev/null 2>&1 &
-W=$!
-monitors
-env_txt
-step unpack unpack
+begin a
 suite() {
   E=$(mktemp -d)/elsewhere; mkdir -p "$E"
   cp -a . "$E/" && cd "$E" &&

@@ -6,14 +6,9 @@
 # shards' CSV rows, sorted, against the whole's); (3) the 30 s correct program with defaults
 # (issue #46). Under a hard deadline of 570 s; the pack is made whatever happens.
 set -u
-A="$OUT/b"; mkdir -p "$A"
-RG=$PWD/.gpu/racegate
 . docs/h200/run-30/lib.sh
 . docs/h200/run-32/lib.sh
-( sleep 570; pkill -f racegate ) >/dev/null 2>&1 &
-W=$!
-monitors
-env_txt
+begin b
 corpus_shards() {
   cd examples/corpus && rm -f racegate-baseline.json
   "$RG" gate --json "$A/corpus-whole.json" > "$A/corpus-whole.txt" 2>&1; echo "whole exit $?"

@@ -4,16 +4,9 @@
 # (the principal case: a shared GPU runner), the programs call A did not reach first; then the
 # 30 s correct program with defaults. Hard deadline 570 s; the pack is made whatever happens.
 set -u
-A="$OUT/c"; mkdir -p "$A"
-RG=$PWD/.gpu/racegate
 . docs/h200/run-30/lib.sh
 . docs/h200/run-32/lib.sh
-END=$(( $(date +%s) + 570 ))
-( sleep 570; pkill -f racegate; pkill -f compute-sanitizer ) >/dev/null 2>&1 &
-W=$!
-monitors
-env_txt
-step unpack unpack
+begin c
 S=$(mktemp -d)
 nvcc -arch=sm_90 -lineinfo -o "$S/slow_correct" docs/h200/run-31/slow_correct.cu > "$A/slow-build.txt" 2>&1
 slow() { cd "$S" && "$RG" gate --json "$A/slow.json" -- ./slow_correct; echo "gate exit $?"; }
