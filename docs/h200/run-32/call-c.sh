@@ -3,6 +3,9 @@
 # (.gpu/corpus, ci/gate-corpus stage) built, then gated with racegate's defaults 4 at once
 # (the principal case: a shared GPU runner), the programs call A did not reach first; then the
 # 30 s correct program with defaults. Hard deadline 570 s; the pack is made whatever happens.
+# Made after call A (same session): call A's plain runs, one at a time, took 165 s of its
+# corpus step, so the plain times come from call A (programs/NAME/plain.txt there) and this
+# call gates with --no-plain; the slow program is gated beside the corpus from the start.
 set -u
 . docs/h200/run-30/lib.sh
 . docs/h200/run-32/lib.sh
@@ -10,9 +13,9 @@ begin c
 S=$(mktemp -d)
 nvcc -arch=sm_90 -lineinfo -o "$S/slow_correct" docs/h200/run-31/slow_correct.cu > "$A/slow-build.txt" 2>&1
 slow() { cd "$S" && "$RG" gate --json "$A/slow.json" -- ./slow_correct; echo "gate exit $?"; }
-step slow timeout 200 bash -c "$(declare -f slow); A=$A RG=$RG S=$S; slow" &
+step slow timeout "$(left)" bash -c "$(declare -f slow); A=$A RG=$RG S=$S; slow" &
 SLOW=$!
 step corpus-build timeout 90 python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --build-only --build-jobs 12
-step corpus-4 timeout "$(left)" python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --parallel 4 ${ONLY:+--only "$ONLY"}
+step corpus-4 timeout "$(left)" python3 ci/gate-corpus run --racegate "$RG" --corpus .gpu/corpus --out "$A/corpus" --parallel 4 --no-plain ${ONLY:+--only "$ONLY"}
 wait $SLOW
 pack c

@@ -464,6 +464,9 @@ fn plain_runs(
                         .push(super::variance::noise_note(subject, &noise, plain));
                 }
             }
+            super::variance::Variance::Reordered { first, other } => run.notes.push(
+                super::variance::reordered_note(subject, first, other, outputs.len()),
+            ),
             super::variance::Variance::Differs {
                 first,
                 other,

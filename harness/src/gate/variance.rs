@@ -34,6 +34,14 @@ pub enum Variance {
         /// differs where nothing else varies): then more plain runs can confirm it.
         stable: bool,
     },
+    /// The runs printed the same lines, in another order: device `printf` from concurrent
+    /// blocks, or results gathered through atomics, come out in the order the schedule ran
+    /// them. No value changed, so no race shows in the output; the note says so.
+    Reordered {
+        /// Two runs whose lines stand in another order.
+        first: u32,
+        other: u32,
+    },
     /// Lines where a bare integer varies without jitter (a race's result, or a count): nothing
     /// to judge them by.
     Unjudged {
@@ -55,6 +63,12 @@ pub fn judge(outputs: &[RunOutput], jittered: u32) -> Variance {
     let distinct = distinct(outputs);
     if distinct == 1 {
         return Variance::Same { noise: Vec::new() };
+    }
+    if let Some(other) = reordered(outputs) {
+        return Variance::Reordered {
+            first: first.run,
+            other,
+        };
     }
     // Every difference counts, shown between the first output and the first that differs.
     let whole = || {
@@ -151,6 +165,39 @@ pub fn noise_note(subject: &str, noise: &[String], plain: usize) -> String {
     format!(
         "{subject}: numbers that differed between the {plain} runs without schedule jitter were treated as noise, wherever they stood, and every run was compared on the rest: {}",
         noise.join("; ")
+    )
+}
+
+/// The run whose output holds the first output's lines in another order, when every output is
+/// kept whole and holds the same lines as the first (the same number of each): `None` when
+/// any line's text or count differs, or an output was too long to be kept whole.
+fn reordered(outputs: &[RunOutput]) -> Option<u32> {
+    fn sorted(o: &RunOutput) -> Option<Vec<&[u8]>> {
+        let mut l = lines_of(o)?;
+        l.sort_unstable();
+        Some(l)
+    }
+    let first = outputs.first()?;
+    let base = sorted(first)?;
+    let mut other = None;
+    for o in &outputs[1..] {
+        if sorted(o)? != base {
+            return None;
+        }
+        if other.is_none() && !o.same_as(first) {
+            other = Some(o.run);
+        }
+    }
+    other
+}
+
+/// The note of [`Variance::Reordered`].
+pub fn reordered_note(subject: &str, first: u32, other: u32, count: usize) -> String {
+    format!(
+        "{subject}: the {count} runs printed the same lines, but not always in the same order \
+         (runs {first} and {other} differ in order only): output printed from concurrent blocks \
+         or threads comes out in the order the schedule ran them, so the runs were compared \
+         line for line regardless of order, and agree"
     )
 }
 

@@ -132,6 +132,41 @@ fn a_line_that_varies_without_jitter_is_noise_and_a_line_that_varies_only_under_
     );
 }
 
+#[test]
+fn lines_printed_in_another_order_are_no_race_and_a_changed_line_among_them_is() {
+    // H200 run 32: olcf-hello's blocks printed `Hello from block: 1` before block 0 under jitter,
+    // and the reordering was reported as a race. The same lines in another order are no race.
+    // Every other run prints the blocks in the other order (a counter in the gate's folder).
+    let flip = r#"n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count; "#;
+    let hello = &format!(
+        r#"{INJECTED}{flip}if [ $((n % 2)) = 1 ]; then echo "block 1"; echo "block 0"; else echo "block 0"; echo "block 1"; fi"#
+    );
+    let (code, json, text) = gate(hello, &[]);
+    if !jitter_available(&text) {
+        return eprintln!("ignored: no jitter tool here: {text}");
+    }
+    assert_eq!(
+        code, 3,
+        "inconclusive (globalcheck on sh), no finding: {text}"
+    );
+    assert!(
+        !json.contains("output differs between identical runs"),
+        "{json}"
+    );
+    assert!(json.contains("differ in order only"), "{json}");
+    // Reordered under jitter and one value changed (a lost update among the lines): the finding.
+    let racy = &format!(
+        r#"{INJECTED}{flip}if [ -n "$CUDA_INJECTION64_PATH" ] && [ $((n % 2)) = 1 ]; then echo "block 1 sum 7"; echo "block 0 sum 8"; else echo "block 0 sum 8"; echo "block 1 sum 8"; fi"#
+    );
+    let (code, json, text) = gate(racy, &[]);
+    assert_eq!(code, 3, "{text}");
+    assert!(
+        json.contains("output differs between identical runs"),
+        "{json}"
+    );
+    assert!(!json.contains("differ in order only"), "{json}");
+}
+
 /// What racegate's injection writes first when it loads (`harness/globalcheck/tool.cpp`): the
 /// scripts write it themselves under jitter, standing in for the injection a CUDA program loads.
 const INJECTED: &str = r#"[ -n "$CUDA_INJECTION64_PATH" ] && echo '{"tool":"globalcheck","mode":2,"budget_bytes":1,"shared_budget_bytes":1,"patches":""}' >> "$RACEGATE_GC_DIR/report.jsonl"; "#;
