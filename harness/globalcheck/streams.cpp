@@ -42,6 +42,7 @@
 #include <vector>
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <unwind.h>
 #include <link.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -95,7 +96,28 @@ thread_local PendingLaunch pending;
 thread_local uint64_t last_fault = 0;  // a fault on no guard at the same address twice is not ours
 thread_local int same_fault = 0;
 
-uint64_t tid() { return (uint64_t)syscall(SYS_gettid); }
+// The thread's id, asked of the kernel once per thread (a system call per operation was part of
+// streamcheck's cost on ci/streams-cost).
+uint64_t tid()
+{
+    thread_local uint64_t id = (uint64_t)syscall(SYS_gettid);
+    return id;
+}
+
+// Lines written since the last flush. The log is flushed every FLUSH_EVERY lines, at every
+// synchronization, before the program dies of a fault, and by exit(): a write system call per
+// operation cost more than the operation (H200 run 32, call A: ci/streams-cost 2.81x the whole
+// run). A program killed at its deadline can lose its last lines: it is a hang then, and its
+// streamcheck run is not judged on them.
+unsigned unflushed = 0;
+constexpr unsigned FLUSH_EVERY = 512;
+
+void flush()
+{
+    if (r && r->out)
+        fflush(r->out);
+    unflushed = 0;
+}
 
 void emit(const std::string& s)
 {
@@ -103,7 +125,8 @@ void emit(const std::string& s)
         return;
     fputs(s.c_str(), r->out);
     fputc('\n', r->out);
-    fflush(r->out);
+    if (++unflushed >= FLUSH_EVERY)
+        flush();
 }
 
 std::string esc(const char* p)
@@ -129,20 +152,29 @@ std::string n(uint64_t v) { return std::to_string(v); }
 
 // The frames of this call that lie in the program's executable (the CUDA runtime linked into it
 // included: racegate passes over those by name).
-std::string site()
-{
-    void* pcs[32];
-    int k = backtrace(pcs, 32);
+// The unwinding stops at the 12th such frame, or at the first frame outside the executable
+// after its own (main's caller, in the C library): those frames were never kept, and unwinding
+// them cost a lookup each.
+struct Walk {
     std::string s = "[";
     int kept = 0;
-    for (int i = 0; i < k && kept < 12; i++) {
-        uintptr_t pc = (uintptr_t)pcs[i];
-        if (pc < r->exe_lo || pc >= r->exe_hi)
-            continue;
-        s += std::string(kept ? "," : "") + n(pc - r->exe_bias);
-        kept++;
-    }
-    return s + "]";
+};
+
+_Unwind_Reason_Code walk_frame(struct _Unwind_Context* ctx, void* arg)
+{
+    auto* w = (Walk*)arg;
+    uintptr_t pc = (uintptr_t)_Unwind_GetIP(ctx);
+    if (pc < r->exe_lo || pc >= r->exe_hi)
+        return w->kept ? _URC_END_OF_STACK : _URC_NO_REASON;
+    w->s += std::string(w->kept ? "," : "") + n(pc - r->exe_bias);
+    return ++w->kept >= 12 ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+std::string site()
+{
+    Walk w;
+    _Unwind_Backtrace(walk_frame, &w);
+    return w.s + "]";
 }
 
 int first_object(struct dl_phdr_info* info, size_t, void*)
@@ -300,6 +332,7 @@ void on_segv(int sig, siginfo_t* info, void* uc)
         old.sa_handler(sig);
         return;
     }
+    flush();  // the program dies of this fault when the access runs again
     signal(SIGSEGV, SIG_DFL);
 }
 
@@ -617,6 +650,7 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
             emit("{\"op\":\"ctx_sync\",\"t\":" + t + "}");
             lift_if(always, 0);
         }
+        flush();
         break;
     }
     case SANITIZER_CB_DOMAIN_GRAPHS:

@@ -10,6 +10,9 @@ set -u
 . docs/h200/run-30/lib.sh
 . docs/h200/run-32/lib.sh
 begin c
+# Streamcheck's cost again, first and alone: this build batches the log's writes, asks the
+# thread id once and stops unwinding past the program's frames (call A: 2.81x the whole run).
+step streams-cost timeout 60 python3 ci/streams-cost --racegate "$RG" --out "$A/streams-cost" --reps 3
 S=$(mktemp -d)
 nvcc -arch=sm_90 -lineinfo -o "$S/slow_correct" docs/h200/run-31/slow_correct.cu > "$A/slow-build.txt" 2>&1
 slow() { cd "$S" && "$RG" gate --json "$A/slow.json" -- ./slow_correct; echo "gate exit $?"; }
