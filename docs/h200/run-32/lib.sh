@@ -23,12 +23,13 @@ unpack() {
 # left: seconds to the call's end ($END, epoch seconds) less a margin for the pack
 # (at least 1: `timeout 0` would mean no deadline at all)
 left() { local s=$(( END - $(date +%s) - 20 )); echo $(( s > 0 ? s : 1 )); }
-# begin NAME: the start every call shares: A=$OUT/NAME, RG, the 570 s deadline ($END, the
+# begin NAME: the start every call shares: A=$OUT/NAME, RG, the 570 s deadline (DEADLINE=S for less) ($END, the
 # watcher $W that kills what is left), the monitors, env.txt, and the carried binaries unpacked.
 begin() {
   A="$OUT/$1"; mkdir -p "$A"; RG=$PWD/.gpu/racegate
-  END=$(( $(date +%s) + 570 ))
-  ( sleep 570; pkill -f racegate; pkill -f compute-sanitizer; pkill -f cargo-nextest ) >/dev/null 2>&1 &
+  local d=${DEADLINE:-570}  # shorter where the session's device time is short
+  END=$(( $(date +%s) + d ))
+  ( sleep "$d"; pkill -f racegate; pkill -f compute-sanitizer; pkill -f cargo-nextest ) >/dev/null 2>&1 &
   W=$!
   monitors
   env_txt
