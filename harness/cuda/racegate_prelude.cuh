@@ -163,7 +163,7 @@ extern "C" __global__ void racegate_hash_elems(const unsigned char* a, unsigned 
 #ifdef RACEGATE_JITTER
 // Schedule jitter. Every __syncthreads() of the kernel becomes the real barrier followed by a
 // look at racegate_jitter_plan, which racegate writes before each launch (its host side,
-// run/schedule.rs, draws it from the trial's seed and mirrors racegate_mix bit for bit):
+// run/schedule/, draws it from the trial's seed and mirrors racegate_mix bit for bit):
 //
 // mode 2, pct (the default): a few change points per launch. Point p names a barrier instance
 //   (a warp's n-th barrier of the launch), a subset of a block's warps (bit w: warp w) and a
@@ -205,7 +205,7 @@ __device__ __forceinline__ unsigned int racegate_mix(unsigned long long x)
 // Whether a block takes part in a launch's change points: this hash of the block and the seed
 // at most block_threshold (every block at 0xffffffff). One decision per block for all points,
 // taken before anything else, so the blocks that do not take part pay a few instructions a
-// barrier. Mirrored by schedule.rs's block_hash.
+// barrier. Mirrored by block_hash in run/schedule/.
 __device__ __forceinline__ unsigned int racegate_block_hash(unsigned int block)
 {
     unsigned long long seed = racegate_jitter_plan.seed;

@@ -8,7 +8,7 @@
 //!
 //! The graded run is split by role: `config.rs` holds the settings, `orchestrate.rs` orders the
 //! items, `items.rs` grades each one, `signature.rs` checks the kernels against the exercise,
-//! `worker.rs` holds the child worker and the parent's retry loop around it, `wire.rs` the
+//! `worker/` holds the child worker and the parent's retry loop around it, `wire.rs` the
 //! private file format between the two, and `lock.rs` the GPU lock. Submissions compile in a
 //! child ([`crate::build::compile_child`]) with file access refused.
 

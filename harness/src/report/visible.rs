@@ -1,5 +1,5 @@
 //! Text made safe to show: control characters and characters that reorder or hide text become
-//! visible `\xNN`, for the terminal (`cli/output.rs`) and HTML (`html.rs`) alike.
+//! visible `\xNN`, for the terminal (`cli/output.rs`) and HTML (`html/`) alike.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -7,7 +7,7 @@ use std::path::Path;
 /// Text safe to show on a terminal or in a page: every control character but newline and tab
 /// (`char::is_control`: C0, DEL, C1, so every escape sequence's ESC) becomes a visible `\xNN`,
 /// so a compile log's, a program's or a file name's colours and cursor moves never reach a
-/// reader raw. One function for the terminal (`cli/output.rs`) and HTML (`html.rs`).
+/// reader raw. One function for the terminal (`cli/output.rs`) and HTML (`html/`).
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     push_visible(&mut out, s);

@@ -218,7 +218,7 @@ fn the_instance_mask_and_the_block_hash_only_skip_what_has_no_point() {
 /// the host with the C compiler Rust links with, gives what [`block_hash`] gives.
 #[test]
 fn the_block_hash_is_the_preludes_bit_for_bit() {
-    let prelude = include_str!("../../cuda/racegate_prelude.cuh");
+    let prelude = include_str!("../../../cuda/racegate_prelude.cuh");
     let start = prelude
         .find("__device__ __forceinline__ unsigned int racegate_block_hash")
         .expect("the prelude defines racegate_block_hash");

@@ -1,5 +1,8 @@
-//! The process boundary of a grade: the child worker that `racegate __grade-worker` runs, and
-//! the parent's side that spawns it and starts a fresh one after a fault or a hang.
+//! The process boundary of a grade: the child worker and the parent's retry loop around it.
+//! Part of `grade/`: may import the stages (`proc/` .. `judge/`) and the rest of `grade/`.
+//!
+//! The child is what `racegate __grade-worker` runs; the parent's side spawns it and starts a
+//! fresh one after a fault or a hang.
 //!
 //! The submission only ever runs in the child, and the child only ever sees inputs: it uploads
 //! them, poisons outputs and shared memory, launches, and writes every buffer back to the
@@ -481,5 +484,4 @@ fn problem_poison(base: &str, at: usize) -> u32 {
 
 // The tests: the retry loop with stand-in workers, the scratch folder, the wire's edges.
 #[cfg(test)]
-#[path = "worker_tests.rs"]
 mod tests;

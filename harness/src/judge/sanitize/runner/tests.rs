@@ -1,4 +1,4 @@
-//! Tests of `runner.rs`: the buffers digest and the XML file name.
+//! Tests of `runner/mod.rs`: the buffers digest and the XML file name.
 use super::*;
 
 #[test]

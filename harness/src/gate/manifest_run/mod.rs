@@ -1,6 +1,9 @@
-//! Manifest mode: every kernel of a `racegate.toml` under stress (unless its oracle is `none`)
-//! and the chosen sanitizers, in one pool; sanitizer deadlines are judged against stress. Then
-//! its `[[program]]` tables ([`super::manifest_programs`]), into the same run.
+//! Manifest mode: a `racegate.toml`'s kernels and programs, gated in one pool.
+//! Part of `gate/`: may import the stages (`proc/` .. `judge/`) and the rest of `gate/`.
+//!
+//! Every kernel runs under stress (unless its oracle is `none`) and the chosen sanitizers;
+//! sanitizer deadlines are judged against stress. The manifest's `[[program]]` tables
+//! ([`super::manifest_programs`]) join the same run.
 
 use std::path::Path;
 
@@ -494,5 +497,4 @@ fn stress_job(
 }
 
 #[cfg(test)]
-#[path = "manifest_run_tests.rs"]
 mod tests;

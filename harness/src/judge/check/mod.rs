@@ -1,6 +1,9 @@
-//! The detection matrix: every selected case under every detector, judged against the case's
-//! declared expectations. Stress runs and sanitizer processes run side by side, bounded by
-//! `jobs`. Nothing here prints: progress goes out as [`CheckEvent`]s.
+//! The detection matrix: every selected case under every detector, judged.
+//! Part of `judge/`: may import the stages below `judge/` and the rest of `judge/`.
+//!
+//! Each cell is judged against the case's declared expectations. Stress runs and sanitizer
+//! processes run side by side, bounded by `jobs`. Nothing here prints: progress goes out as
+//! [`CheckEvent`]s.
 
 use std::path::Path;
 use std::time::Instant;
@@ -546,5 +549,4 @@ fn cell(
 }
 
 #[cfg(test)]
-#[path = "check_tests.rs"]
 mod tests;

@@ -1,5 +1,7 @@
-//! racegate's own tools (globalcheck, sharedcheck, fencecheck) on several cases in one injected
-//! run, as [`super::batch`] does for compute-sanitizer's. When the run was whole and its report
+//! racegate's own tools (globalcheck, sharedcheck, fencecheck) on several cases in one run.
+//! Part of `judge/`: may import the stages below `judge/` and the rest of `judge::sanitize`.
+//!
+//! This is [`super::batch`] for the injected tool. When the run was whole and its report
 //! says which launches are whose ([`super::injected::split`]), each case is decided on its own
 //! launches and the ones the tools doubt run alone ([`per_case_or_alone`]). Otherwise the run
 //! settles every case as clean or none ([`settle_own`]), since the tools return their findings
@@ -295,5 +297,4 @@ fn whole(runs: &[SanitizerRun], names: &[&str], nonce: &str, timeout: std::time:
 }
 
 #[cfg(test)]
-#[path = "own_batch_tests.rs"]
 mod tests;

@@ -1,4 +1,5 @@
 //! Schedule jitter plans: which warps the prelude delays, where, and for how long.
+//! Part of `run/`: may import `errors`, `proc/`, `source/`, `build/` and the rest of `run/`.
 //!
 //! A kernel built with jitter (`-DRACEGATE_JITTER`) replaces every `__syncthreads()` with the
 //! real barrier followed by a look at `racegate_jitter_plan`, a small table in constant memory
@@ -372,5 +373,4 @@ impl Calibration {
 }
 
 #[cfg(test)]
-#[path = "schedule_tests.rs"]
 mod tests;

@@ -1,4 +1,4 @@
-//! Tests of the grading worker's parent side (`worker.rs`).
+//! Tests of the grading worker's parent side (`worker/mod.rs`).
 use std::time::Duration;
 
 use rand::SeedableRng;

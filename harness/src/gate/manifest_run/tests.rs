@@ -1,4 +1,4 @@
-//! The gate's job order (`manifest_run.rs`).
+//! The gate's job order (`manifest_run/mod.rs`).
 
 use super::*;
 use crate::gate::stress_state::stress_at_once_from;

@@ -1,4 +1,5 @@
 //! Launch stage: one wrapper through which every kernel launch goes.
+//! Part of `run/`: may import `errors`, `proc/`, `source/`, `build/` and the rest of `run/`.
 //!
 //! A [`Gpu`] holds the context and stream; [`Gpu::run`] uploads a [`Problem`]'s buffers,
 //! poisons outputs (and, on request, shared memory), runs its launch steps and reads every
@@ -574,5 +575,4 @@ impl Gpu {
 }
 
 #[cfg(test)]
-#[path = "launch_tests.rs"]
-mod fill_tests;
+mod tests;

@@ -1,7 +1,10 @@
-//! Runs compute-sanitizer on one case: racegate re-executes itself (`__sanitize-target`) as
-//! the target, on the family's sanitizer geometry, under a deadline and a process-group kill.
-//! The XML it saves is parsed; exit codes alone are never trusted (0 with findings, 255 for
-//! tool trouble), and anything undecidable is `Inconclusive`, never clean.
+//! Runs compute-sanitizer on one case, as racegate's own re-executed target.
+//! Part of `judge/`: may import the stages below `judge/` and the rest of `judge::sanitize`.
+//!
+//! racegate re-executes itself (`__sanitize-target`) as the target, on the family's sanitizer
+//! geometry, under a deadline and a process-group kill. The XML it saves is parsed; exit codes
+//! alone are never trusted (0 with findings, 255 for tool trouble), and anything undecidable is
+//! `Inconclusive`, never clean.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -417,7 +420,7 @@ fn tail(log: &str) -> String {
 }
 
 /// Target side: one launch of each case on the sanitizer geometry (or `size`), each case's
-/// PTX beside it, on one device context (a batch: `batch.rs`). Prints what the oracle says, a
+/// PTX beside it, on one device context (a batch: `batch/`). Prints what the oracle says, a
 /// line per case as it finishes (for the log; a batch's parent counts them), and exits 0
 /// whatever the result: sanitizers judge here, not the oracle. Where each case's time went
 /// (`catalog_ms` reading the catalog, then opening the device, loading the module, the launch)
@@ -575,5 +578,4 @@ fn digest(buffers: &[Vec<u8>]) -> u64 {
 }
 
 #[cfg(test)]
-#[path = "runner_tests.rs"]
 mod tests;

@@ -1,10 +1,12 @@
-//! The HTML report: one self-contained folder (no CDN, no script, CSS inline) rendered from a
-//! result racegate wrote as JSON (`check --json`, `gate --json`, `grade --json`): an index with
-//! the verdict and the matrix or the finding list (colour plus a text mark, so it reads without
-//! colour), and one page per finding with the source around each access (lines highlighted),
-//! the explanation and fix hint in the chosen language ([`super::explain`]), the detection rate
-//! and time to first detection where stress measured them, the repro command and the
-//! detector's raw record.
+//! The HTML report: one self-contained folder rendered from a result racegate wrote as JSON.
+//! Part of `report/`: may import every stage and product, not `cli/`.
+//!
+//! The folder needs no CDN and runs no script (CSS inline); it renders `check --json`,
+//! `gate --json` or `grade --json`: an index with the verdict and the matrix or the finding
+//! list (colour plus a text mark, so it reads without colour), and one page per finding with
+//! the source around each access (lines highlighted), the explanation and fix hint in the
+//! chosen language ([`super::explain`]), the detection rate and time to first detection where
+//! stress measured them, the repro command and the detector's raw record.
 //!
 //! Templates are `harness/templates/*.html` (minijinja, auto-escaping every value: nothing a
 //! submission or a program printed can become markup); words of the page are
@@ -23,25 +25,37 @@ use super::explain::{self, Lang};
 pub type Page = (String, String);
 
 const TEMPLATES: [(&str, &str); 9] = [
-    ("mutate.html", include_str!("../../templates/mutate.html")),
-    ("mutant.html", include_str!("../../templates/mutant.html")),
-    ("base.html", include_str!("../../templates/base.html")),
-    ("list.html", include_str!("../../templates/list.html")),
-    ("matrix.html", include_str!("../../templates/matrix.html")),
-    ("gate.html", include_str!("../../templates/gate.html")),
-    ("grade.html", include_str!("../../templates/grade.html")),
+    (
+        "mutate.html",
+        include_str!("../../../templates/mutate.html"),
+    ),
+    (
+        "mutant.html",
+        include_str!("../../../templates/mutant.html"),
+    ),
+    ("base.html", include_str!("../../../templates/base.html")),
+    ("list.html", include_str!("../../../templates/list.html")),
+    (
+        "matrix.html",
+        include_str!("../../../templates/matrix.html"),
+    ),
+    ("gate.html", include_str!("../../../templates/gate.html")),
+    ("grade.html", include_str!("../../../templates/grade.html")),
     (
         "submission.html",
-        include_str!("../../templates/submission.html"),
+        include_str!("../../../templates/submission.html"),
     ),
-    ("finding.html", include_str!("../../templates/finding.html")),
+    (
+        "finding.html",
+        include_str!("../../../templates/finding.html"),
+    ),
 ];
 
 /// The words of the page in `lang`.
 pub fn ui(lang: Lang) -> BTreeMap<String, String> {
     let text = match lang {
-        Lang::En => include_str!("../../locales/ui.en.toml"),
-        Lang::Ko => include_str!("../../locales/ui.ko.toml"),
+        Lang::En => include_str!("../../../locales/ui.en.toml"),
+        Lang::Ko => include_str!("../../../locales/ui.ko.toml"),
     };
     // Part of the binary and tested: a parse error is racegate's bug.
     toml::from_str(text).expect("locales/ui.*.toml parse (tested)")
@@ -581,5 +595,4 @@ impl FindingView {
 }
 
 #[cfg(test)]
-#[path = "html_tests.rs"]
 mod tests;

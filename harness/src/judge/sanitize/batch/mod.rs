@@ -1,9 +1,11 @@
-//! Several cases in one compute-sanitizer process, as a fast path for clean results. Starting
-//! the tool and opening a device context under it cost most of a small case's run (H200 run
-//! 24: 176 runs, 324 s of device opens and 234 s of process and tool start against 7.5 s of
-//! instrumented launches), and contexts open one at a time across processes. So the target
-//! runs the cases one after another on one context (`runner::targets`), and the parent takes
-//! from the batch only what it can prove:
+//! Several cases in one compute-sanitizer process, as a fast path for clean results.
+//! Part of `judge/`: may import the stages below `judge/` and the rest of `judge::sanitize`.
+//!
+//! Starting the tool and opening a device context under it cost most of a small case's run
+//! (H200 run 24: 176 runs, 324 s of device opens and 234 s of process and tool start against
+//! 7.5 s of instrumented launches), and contexts open one at a time across processes. So the
+//! target runs the cases one after another on one context (`runner::targets`), and the parent
+//! takes from the batch only what it can prove:
 //!
 //! - a case is settled as **clean** when the process ended normally (exit 0, or the findings
 //!   exit for another case's findings) within the deadline of *one* case alone (a run alone
@@ -508,5 +510,4 @@ pub(super) fn case_log(log: &str, name: &str, names: &[&str]) -> String {
 }
 
 #[cfg(test)]
-#[path = "batch_tests.rs"]
-pub(super) mod tests;
+mod tests;
