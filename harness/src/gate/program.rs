@@ -14,7 +14,7 @@ use super::jitter::{jitter_env, jitter_report};
 use super::judge::{self, runs_shown, RunOutput};
 use super::measure::{measure, Lease};
 use super::plain_run::Runs;
-use super::sampled_runs::Sampled;
+use super::sampled_runs::{Sampled, ToolTarget};
 use super::sampling::LaunchCounts;
 use super::sanitizers::{self, PendingHang};
 use super::target::Target;
@@ -189,7 +189,12 @@ pub fn run_target_with(
                 std::sync::Arc::new(move |out: &[u8]| masks.apply(out)),
             ));
             let mut part = GateRun::default();
-            let runs = sampled.run_group(&subject, &target, &sc, root, &group, lease, &mut part)?;
+            let program = ToolTarget {
+                subject: &subject,
+                command: &target,
+                root,
+            };
+            let runs = sampled.run_group(&program, &sc, &group, lease, &mut part)?;
             let mut sources = Sources::new(root);
             let mut pending = Vec::new();
             for r in &runs {

@@ -16,6 +16,19 @@ const USER_FILTERS: [&str; 6] = [
     "-s",
 ];
 
+/// The program a group of tools runs on: the subject of its findings, the command that starts
+/// it and the folder its findings' paths are relative to.
+#[derive(Clone, Copy)]
+pub struct ToolTarget<'a> {
+    /// The subject of its findings (the program's name in the report).
+    pub subject: &'a str,
+    /// The command the tools launch: the program and its arguments, behind `/usr/bin/env` when
+    /// it has its own working folder or variables.
+    pub command: &'a [std::ffi::OsString],
+    /// The folder finding paths are made relative to.
+    pub root: &'a std::path::Path,
+}
+
 /// A program gate's sampling, decided once its launches are counted.
 pub struct Sampled {
     sampling: Option<Sampling>,
@@ -97,24 +110,26 @@ impl Sampled {
         ))
     }
 
-    /// Runs one group of tools ([`super::sanitizers::run_groups`]) on the program holding the
+    /// Runs one group of tools ([`super::sanitizers::run_groups`]) on `program` holding the
     /// GPU lease shared: a compute-sanitizer tool in the passes of [`plan`] (their findings
     /// together, [`merge`]), the others in one run.
-    #[allow(clippy::too_many_arguments)]
     pub fn run_group(
         &self,
-        subject: &str,
-        target: &[std::ffi::OsString],
+        program: &ToolTarget,
         sc: &crate::judge::sanitize::SanitizeConfig,
-        root: &std::path::Path,
         group: &[crate::judge::sanitize::Tool],
         lease: super::measure::Lease,
         part: &mut super::GateRun,
     ) -> crate::Result<Vec<SanitizerRun>> {
+        let ToolTarget {
+            subject,
+            command,
+            root,
+        } = *program;
         let once =
             |sc: &crate::judge::sanitize::SanitizeConfig| -> crate::Result<Vec<SanitizerRun>> {
                 let (runs, _) = lease.with(crate::run::lease::Access::Shared, || {
-                    super::sanitizers::run_group_target(subject, target, sc, root, group)
+                    super::sanitizers::run_group_target(subject, command, sc, root, group)
                 })?;
                 runs
             };
