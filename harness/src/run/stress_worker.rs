@@ -148,11 +148,22 @@ fn worker(
         },
     };
     emit(out, &ready);
+    let kernel = crate::run::trial::TrialKernel {
+        gpu,
+        module: &module,
+        family,
+        judge: &judge,
+        case,
+    };
+    let settings = crate::run::trial::TrialSettings {
+        master: w.seed,
+        per_set: w.per_set,
+        size,
+        jitter: w.jitter,
+    };
     let mut set = None;
     for t in 0..w.trials {
-        let outcome = crate::run::trial::run(
-            gpu, &module, family, &judge, case, w.seed, t, w.per_set, size, w.jitter, &mut set,
-        );
+        let outcome = crate::run::trial::run(&kernel, settings, t, &mut set);
         let fault = matches!(outcome.result, TrialResult::Fault { .. });
         emit(out, &outcome);
         if fault {

@@ -136,21 +136,51 @@ pub struct InputSet {
     cal: Option<Calibration>,
 }
 
-/// Runs trial `t` of a run started with `master`, drawing a new input set when `t` starts one.
-#[allow(clippy::too_many_arguments)]
+/// The kernel a worker's trials run: its module loaded on `gpu`, the case it comes from, the
+/// exercise family that draws its inputs and the judge of its outputs.
+#[derive(Clone, Copy)]
+pub struct TrialKernel<'a> {
+    pub gpu: &'a Gpu,
+    pub module: &'a Module,
+    pub family: &'a dyn exercises::Exercise,
+    pub judge: &'a Judge<'a>,
+    pub case: &'a Case,
+}
+
+/// What every trial of one run shares.
+#[derive(Clone, Copy, Debug)]
+pub struct TrialSettings {
+    /// The run's seed: trial `t`'s seed is [`seed`]`(master, t)`.
+    pub master: u64,
+    /// How many consecutive trials reuse one input set.
+    pub per_set: u32,
+    /// How each input set picks its problem size.
+    pub size: SizeChoice,
+    /// The jitter each trial runs under.
+    pub jitter: JitterMode,
+}
+
+/// Runs trial `t` of a run of `kernel` under `settings`, drawing a new input set when `t`
+/// starts one.
 pub fn run(
-    gpu: &Gpu,
-    module: &Module,
-    family: &dyn exercises::Exercise,
-    judge: &Judge,
-    case: &Case,
-    master: u64,
+    kernel: &TrialKernel,
+    settings: TrialSettings,
     t: u32,
-    per_set: u32,
-    size: SizeChoice,
-    jitter: JitterMode,
     current: &mut Option<InputSet>,
 ) -> TrialOutcome {
+    let TrialKernel {
+        gpu,
+        module,
+        family,
+        judge,
+        case,
+    } = *kernel;
+    let TrialSettings {
+        master,
+        per_set,
+        size,
+        jitter,
+    } = settings;
     let start = std::time::Instant::now();
     let s = set_start(t, per_set);
     let set_seed = seed(master, s);
