@@ -1,8 +1,17 @@
 //! streamcheck's model, continued: the per-allocation history of accesses and what makes a
-//! run undecidable (launches that may touch anything, guards lifted, module memory). A child of
-//! `model.rs`, so that the model's private state stays private.
+//! run undecidable (launches that may touch anything, guards lifted, module memory): more
+//! methods of [`super::model::Model`], whose state is `pub(super)`, private to `streams/`.
 
 use super::model::*;
+
+/// Where an operation of the trace comes from, as each of its accesses records it: the trace
+/// line (0-based), the program's call site and the host thread that issued it.
+#[derive(Clone)]
+pub(super) struct Origin {
+    pub(super) line: usize,
+    pub(super) site: Vec<u64>,
+    pub(super) thread: u64,
+}
 
 impl Model {
     /// A launch that may have touched anything: undecidable if an access not ordered before it
@@ -106,25 +115,24 @@ impl Model {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// One access of the operation `from`, on component `c`: `what` it is, whether it writes,
+    /// and whether it is a kernel's conservative "may touch".
     pub(super) fn access(
         &self,
-        line: usize,
+        from: Origin,
         what: String,
         write: bool,
         may: bool,
         c: usize,
-        site: Vec<u64>,
-        t: u64,
     ) -> Access {
         Access {
-            line,
+            line: from.line,
             what,
             write,
             may,
             stream: self.name(c),
-            site,
-            thread: t,
+            site: from.site,
+            thread: from.thread,
         }
     }
 

@@ -53,6 +53,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::history::Origin;
 pub use super::trace::{blind, param_consts, reach, Access, Judged, Op, Race};
 
 /// What a stream-ordered free is called in the history (and in findings).
@@ -279,7 +280,12 @@ impl Model {
                 let sc = self.stream(t, s, api);
                 self.issue(t, sc);
                 if let Some((b, size, _)) = self.alloc_of(base) {
-                    let acc = self.access(line, FREE_ASYNC.into(), true, false, sc, site, t);
+                    let from = Origin {
+                        line,
+                        site,
+                        thread: t,
+                    };
+                    let acc = self.access(from, FREE_ASYNC.into(), true, false, sc);
                     self.touch(b, b, b + size, sc, Vec::new(), acc);
                     self.allocs.insert(b, (size, "freed".into()));
                 }
@@ -324,15 +330,12 @@ impl Model {
                     let size = self.allocs[&b].0;
                     // Only pointers to const (by its mangled name) make a kernel a reader.
                     let write = ptrs.iter().any(|(_, k)| *k != Some(true));
-                    let acc = self.access(
+                    let from = Origin {
                         line,
-                        format!("kernel {name}"),
-                        write,
-                        true,
-                        sc,
-                        site.clone(),
-                        t,
-                    );
+                        site: site.clone(),
+                        thread: t,
+                    };
+                    let acc = self.access(from, format!("kernel {name}"), write, true, sc);
                     self.touch(b, b, b + size, sc, ptrs, acc);
                 }
             }
@@ -385,9 +388,14 @@ impl Model {
                 } else {
                     sc
                 };
-                let r = self.access(line, how.clone(), false, pitched, reader, site.clone(), t);
+                let from = Origin {
+                    line,
+                    site,
+                    thread: t,
+                };
+                let r = self.access(from.clone(), how.clone(), false, pitched, reader);
                 self.range(src, size, reader, r);
-                let w = self.access(line, how, true, pitched, sc, site, t);
+                let w = self.access(from, how, true, pitched, sc);
                 self.range(dst, size, sc, w);
                 if !is_async && matches!(dir, 1..=3) && !staged {
                     self.host_joins(t, sc);
@@ -406,7 +414,12 @@ impl Model {
                 let sc = self.stream(t, s, api);
                 self.issue(t, sc);
                 let what = format!("memset{}", if is_async { " (async)" } else { "" });
-                let w = self.access(line, what, true, pitched, sc, site, t);
+                let from = Origin {
+                    line,
+                    site,
+                    thread: t,
+                };
+                let w = self.access(from, what, true, pitched, sc);
                 self.range(addr, size, sc, w);
                 let host_visible = self
                     .alloc_of(addr)
@@ -455,7 +468,12 @@ impl Model {
                 let h = self.host(t);
                 self.clocks[h][h] += 1;
                 let what = if write { "host write" } else { "host read" };
-                let acc = self.access(line, what.into(), write, false, h, site, t);
+                let from = Origin {
+                    line,
+                    site,
+                    thread: t,
+                };
+                let acc = self.access(from, what.into(), write, false, h);
                 self.range(addr, 1, h, acc);
             }
             Op::Guard { ok, base, size } => {
