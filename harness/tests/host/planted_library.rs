@@ -3,6 +3,11 @@
 //! planted `libnvrtc.so.13` has a constructor that writes a marker file when loaded; `grade`,
 //! `gate` and `doctor` run from the planted folder, and the marker must never appear. The control
 //! at the end loads the same file from a private cache, so the marker is known to work.
+//!
+//! Where an NVRTC comes before racegate's cache (the system's library path or
+//! `/usr/local/cuda/lib64`, as on a GPU runner with the CUDA toolkit), the cache is never
+//! consulted: there the commands must use that NVRTC (doctor names it), and the control names
+//! the cache's file with `RACEGATE_NVRTC_LIB` instead.
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
@@ -58,8 +63,28 @@ fn racegate(dir: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Ran {
     }
 }
 
+/// The NVRTC racegate finds before its cache, if any: the first `libnvrtc.so.13` in the
+/// system's library path (`LD_LIBRARY_PATH`, `/etc/ld.so.conf`, the usual folders) or in
+/// `/usr/local/cuda/lib64`, in the order of `racegate::build::toolchain` (`CUDA_HOME` and
+/// `CUDA_PATH` are unset for these commands).
+fn nvrtc_before_the_cache() -> Option<PathBuf> {
+    racegate::build::locations::system_library_dirs()
+        .into_iter()
+        .chain([PathBuf::from("/usr/local/cuda/lib64")])
+        .map(|d| d.join("libnvrtc.so.13"))
+        .find(|p| p.is_file())
+}
+
 #[test]
 fn a_library_in_the_working_folder_its_parent_or_an_open_cache_never_runs() {
+    let before = nvrtc_before_the_cache();
+    if let Some(lib) = &before {
+        eprintln!(
+            "note: {} comes before racegate's cache here: the cache is never consulted, so the \
+             commands must use that NVRTC, and the control names the cache's file itself",
+            lib.display()
+        );
+    }
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("planted.c");
     std::fs::write(&src, PLANTED).unwrap();
@@ -104,13 +129,23 @@ fn a_library_in_the_working_folder_its_parent_or_an_open_cache_never_runs() {
             "racegate {args:?} loaded a planted library (its constructor ran):\n{}",
             r.text
         );
-        // The open cache is refused with its reason, whatever else the command says.
-        assert!(
-            r.text.contains("refusing to load") && r.text.contains("is writable by group"),
-            "racegate {args:?} (exit {:?}) did not say why the cache's library was refused:\n{}",
-            r.code,
-            r.text
-        );
+        match &before {
+            // The open cache is refused with its reason, whatever else the command says.
+            None => assert!(
+                r.text.contains("refusing to load") && r.text.contains("is writable by group"),
+                "racegate {args:?} (exit {:?}) did not say why the cache's library was refused:\n{}",
+                r.code,
+                r.text
+            ),
+            // The NVRTC found first is the one used, never the cache's.
+            Some(lib) if args == ["doctor"] => assert!(
+                r.text.contains(&format!("from {}", lib.display())),
+                "racegate doctor does not name {} as its NVRTC:\n{}",
+                lib.display(),
+                r.text
+            ),
+            Some(_) => {}
+        }
         assert_ne!(r.code, Some(0), "racegate {args:?}:\n{}", r.text);
     }
     // With no cache at all, the folder's and its parent's copies are still never loaded.
@@ -129,9 +164,14 @@ fn a_library_in_the_working_folder_its_parent_or_an_open_cache_never_runs() {
     }
     // The control: the cache made private, its library is loaded (and, not being NVRTC,
     // refused by its missing functions, with exit 3, never a panic), so the marker works and
-    // only the rule above kept the planted copies out.
+    // only the rule above kept the planted copies out. Where the cache is never consulted, the
+    // same file is named with RACEGATE_NVRTC_LIB: the marker is known to work all the same.
     mode(&cache.join("nvrtc"), 0o755);
-    let r = racegate(&work, &["doctor"], &env_with(&cache, &marker));
+    let mut env = env_with(&cache, &marker).to_vec();
+    if before.is_some() {
+        env.push(("RACEGATE_NVRTC_LIB", cache_lib.as_os_str()));
+    }
+    let r = racegate(&work, &["doctor"], &env);
     assert!(
         marker.exists(),
         "the private cache's library was not loaded: the test proves nothing\n{}",
