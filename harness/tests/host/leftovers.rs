@@ -107,18 +107,24 @@ fn sleeps(marker: &str) -> Vec<i32> {
         .collect()
 }
 
-/// Waits until both `sleep`s with `marker` run.
+/// Waits until both `sleep`s with `marker` run; else fails with what racegate printed (`log`)
+/// and whether it still runs.
 #[track_caller]
-fn wait_for(marker: &str) {
+fn wait_for(marker: &str, racegate: &mut Child, log: &Path) {
     let until = Instant::now() + Duration::from_secs(30);
     while sleeps(marker).len() < 2 && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(
-        sleeps(marker).len(),
-        2,
-        "the program's sleeps never started"
-    );
+    let n = sleeps(marker).len();
+    if n != 2 {
+        let state = match racegate.try_wait() {
+            Ok(Some(st)) => format!("racegate ended: {st}"),
+            Ok(None) => "racegate still runs".to_string(),
+            Err(e) => format!("racegate: {e}"),
+        };
+        let printed = std::fs::read_to_string(log).unwrap_or_else(|e| format!("({e})"));
+        panic!("the program's sleeps never started ({n} of 2); {state}; it printed:\n{printed}");
+    }
 }
 
 /// The job cgroups of the racegate `pid` under `base` (`racegate-<pid>-...`).
@@ -200,20 +206,25 @@ fn killed_and_live(env: &[(&str, &str)], cgroups: bool, next: Next) {
     let (live_m, _live_sweep) = marked();
     let (dead_m, _dead_sweep) = marked();
     let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let quiet = |mut c: Command| {
-        c.stdout(Stdio::null()).stderr(Stdio::null());
-        c
+    // What each racegate prints goes to a file beside its run, shown if its program never starts.
+    let logged = |mut c: Command, dir: &Path| {
+        let log = dir.join("racegate.log");
+        let file = std::fs::File::create(&log).expect("a log file");
+        c.stdout(Stdio::null()).stderr(file);
+        (c, log)
     };
-    let mut live = start(
-        scope.as_ref(),
-        &mut quiet(gate_cmd(dirs.0.path(), &script(&live_m), &env)),
+    let (mut cmd, live_log) = logged(
+        gate_cmd(dirs.0.path(), &script(&live_m), &env),
+        dirs.0.path(),
     );
-    wait_for(&live_m);
-    let mut dead = start(
-        scope.as_ref(),
-        &mut quiet(gate_cmd(dirs.1.path(), &script(&dead_m), &env)),
+    let mut live = start(scope.as_ref(), &mut cmd);
+    wait_for(&live_m, &mut live, &live_log);
+    let (mut cmd, dead_log) = logged(
+        gate_cmd(dirs.1.path(), &script(&dead_m), &env),
+        dirs.1.path(),
     );
-    wait_for(&dead_m);
+    let mut dead = start(scope.as_ref(), &mut cmd);
+    wait_for(&dead_m, &mut dead, &dead_log);
     let dead_cgroups = job_cgroups(&base, dead.id());
     let live_cgroups = job_cgroups(&base, live.id());
     if cgroups {
