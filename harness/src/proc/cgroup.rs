@@ -10,7 +10,7 @@
 //! child joins its cgroup itself between fork and exec, so nothing it starts is outside it.
 //! Where none can be created (no cgroup2 mount, read-only, not delegated to this user) or a
 //! child cannot join one, racegate falls back to process groups, job tokens and ancestry (and,
-//! as a child subreaper, parent pids): `containment()` in `jobs.rs` says which applies.
+//! as a child subreaper, parent pids): `containment()` in `jobs` says which applies.
 //! `RACEGATE_NO_CGROUP=1` turns cgroups off (tests of the fallback; a cgroup tree that misbehaves).
 
 use std::ffi::CString;

@@ -3,7 +3,7 @@
 //! of its own ([`super::cgroup`]); at its end (deadline or exit) every process of its cgroup,
 //! its group, every process carrying its token, everything below those and, when racegate is a
 //! child subreaper, the orphans re-parented to it that no other live job may own
-//! (`jobs.rs`, `orphans`) are signalled TERM, then KILL. What is still alive afterwards is
+//! (`jobs`, `orphans`) are signalled TERM, then KILL. What is still alive afterwards is
 //! named. Without a cgroup and without the subreaper, a grandchild that both leaves the session
 //! and clears its environment and whose parent exits is not found.
 
@@ -19,7 +19,7 @@ static ADOPTING: AtomicBool = AtomicBool::new(false);
 
 /// Makes this process the reaper of its orphaned descendants (once per process): a grandchild
 /// whose parent exits becomes racegate's child instead of init's, so it is found by its parent
-/// pid and killed with its job (`jobs.rs`, `orphans`) even when it left the job's session
+/// pid and killed with its job (`jobs`, `orphans`) even when it left the job's session
 /// and environment, and its zombie is reaped. It changes the whole process: the `racegate`
 /// binary opts in; the library only on `Gate::adopt_orphans(true)`. From then on racegate kills
 /// and reaps the processes re-parented to this one that are not in its process group.
@@ -81,7 +81,7 @@ pub fn closure(procs: Vec<Proc>, seeds: &[i32], groups: &[i32], tokens: &[&str])
 pub struct Scope<'a> {
     /// The job's id in the registry (its own orphans are not shielded by its start).
     pub id: u64,
-    /// The orphans re-parented to racegate that no other live job may own (`jobs.rs`).
+    /// The orphans re-parented to racegate that no other live job may own (`jobs`).
     pub orphans: fn(&[Proc], Option<u64>) -> Vec<i32>,
     /// Its process group.
     pub pgid: i32,

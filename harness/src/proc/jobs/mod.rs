@@ -1,6 +1,9 @@
-//! The live jobs: every child the watchdog (`watchdog.rs`) started and has not yet reaped, with its
-//! process group, job token and cgroup, so that a signal to racegate ends all of them
-//! ([`stop_all`], [`kill_all_now`]) and the end of one job does not touch the others.
+//! The live jobs: every child the watchdog started and has not yet reaped.
+//! Part of `proc/`: may import `errors` and the rest of `proc/`.
+//!
+//! Each job is kept with its process group, job token and cgroup, so that a signal to racegate
+//! ends all of them ([`stop_all`], [`kill_all_now`]) and the end of one job does not touch the
+//! others.
 //!
 //! Containment, strongest first ([`containment`] says which applies):
 //! 1. cgroup v2 ([`super::cgroup`]): each job in a cgroup of its own, killed whole at its end;
@@ -425,5 +428,4 @@ fn orphans_any_age(table: &[Proc]) -> Vec<i32> {
 }
 
 #[cfg(test)]
-#[path = "jobs_tests.rs"]
 mod tests;

@@ -1,9 +1,9 @@
-//! A child's output kept in bounded memory (the collecting side of [`super::watchdog`], declared
-//! there): its first [`HEAD`] and last [`TAIL`] bytes, its length, and a digest of all of it,
-//! so a program that prints 200 MB costs racegate about 2 MiB, and two outputs that differ only
-//! in the part not kept still differ. A caller that needs the whole stream (a checker given the
-//! output, a golden file written from it) asks for it up front: past the bound it is spilled to
-//! a temporary file, never held in memory.
+//! A child's output kept in bounded memory (the collecting side of [`super`]): its first
+//! [`HEAD`] and last [`TAIL`] bytes, its length, and a digest of all of it, so a program that
+//! prints 200 MB costs racegate about 2 MiB, and two outputs that differ only in the part not
+//! kept still differ. A caller that needs the whole stream (a checker given the output, a golden
+//! file written from it) asks for it up front: past the bound it is spilled to a temporary file,
+//! never held in memory.
 
 use std::hash::{BuildHasher, Hasher, RandomState};
 use std::io::{Read, Write};

@@ -1,8 +1,11 @@
-//! Runs a child that may hang or fault: its own process group and, where racegate can make one,
-//! its own cgroup v2 ([`crate::proc::jobs`]), a deadline, and at its end a kill of everything it
-//! started ([`crate::proc::processes`]: the cgroup, the group, every process carrying its job
-//! token, orphans re-parented to racegate, `setsid` grandchildren included), TERM then KILL, so
-//! no descendant is left holding the GPU or our pipes. Output is read as bytes; reading never
+//! Runs a child that may hang or fault under a deadline, and ends everything it started.
+//! Part of `proc/`: may import `errors` and the rest of `proc/`.
+//!
+//! The child gets its own process group and, where racegate can make one, its own cgroup v2
+//! ([`crate::proc::jobs`]); at its end everything it started is killed
+//! ([`crate::proc::processes`]: the cgroup, the group, every process carrying its job token,
+//! orphans re-parented to racegate, `setsid` grandchildren included), TERM then KILL, so no
+//! descendant is left holding the GPU or our pipes. Output is read as bytes; reading never
 //! outlives the deadline, and a background process that keeps a pipe open after the child
 //! exited does not make it a hang.
 //! Used for stress workers, compute-sanitizer runs, grading workers, compiles and programs under
@@ -15,13 +18,10 @@ use std::time::Duration;
 
 use crate::errors::Result;
 
-// The collecting side: bounded buffers, digests, spilling. Beside this file, declared here.
-#[path = "collect.rs"]
+// The collecting side: bounded buffers, digests, spilling.
 mod collect;
 pub use collect::{Digest, Output};
-// One supervised child: its start, reading its lines under a deadline, its end. Beside this
-// file, declared here.
-#[path = "supervised.rs"]
+// One supervised child: its start, reading its lines under a deadline, its end.
 mod supervised;
 pub use supervised::{Stop, Supervised};
 
