@@ -369,6 +369,40 @@ mod tests {
         assert_eq!(lines, vec![b"a\xffb".to_vec(), b"c".to_vec()]);
     }
 
+    /// A program the OS cannot start is an [`crate::Error::Process`] whose source is the OS's
+    /// error: the printed chain ends with its text, once, and the exit code is inconclusive.
+    #[test]
+    fn a_program_that_cannot_start_keeps_the_os_error_as_its_source() {
+        let missing = Path::new("/nonexistent/racegate-no-such-program");
+        let deadline = Deadline {
+            idle: Duration::from_secs(5),
+            total: None,
+        };
+        let e = run(missing, &[], &[], deadline, |_| {}).unwrap_err();
+        let os = std::io::Error::from_raw_os_error(libc::ENOENT).to_string();
+        assert_eq!(
+            e.chain().to_string(),
+            format!("could not start {}: {os}", missing.display())
+        );
+        let source = std::error::Error::source(&e)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind);
+        assert_eq!(source, Some(std::io::ErrorKind::NotFound));
+        assert_eq!(e.exit_code(), crate::errors::exit::INCONCLUSIVE);
+        // A standard input file that cannot be opened: an I/O error naming the file, its
+        // cause kept as the source.
+        let spawn = Spawn {
+            stdin: Some(missing.to_path_buf()),
+            ..Spawn::default()
+        };
+        let e = run_with(Path::new("/bin/true"), &[], &spawn, deadline, |_| {}).unwrap_err();
+        assert_eq!(
+            e.chain().to_string(),
+            format!("opening stdin for {}: {os}", missing.display())
+        );
+        assert!(std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>()));
+    }
+
     #[test]
     fn a_signal_is_reported_as_such() {
         let (f, _) = sh("kill -SEGV $$", 5000);
