@@ -386,7 +386,7 @@ pub fn compile(exe: &Path, req: &Request, limits: &Limits) -> Result<Compiled> {
         idle: limits.deadline,
         total: Some(limits.deadline),
     };
-    let finished = watchdog::run_with(exe, &args, &spawn, deadline, |_| {})?;
+    let finished = watchdog::run(exe, &args, &spawn, deadline, |_| {})?;
     if finished.exit == Exit::TimedOut {
         return Ok(Compiled {
             outcome: Outcome::Limit(LimitHit::Deadline(limits.deadline)),

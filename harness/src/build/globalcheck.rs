@@ -192,13 +192,14 @@ pub fn commands(tc: &Toolchain, src: &Path, out: &Path) -> Vec<(PathBuf, Vec<OsS
 /// and modification time of the Sanitizer API's library and patching header.
 fn toolchain_identity(tc: &Toolchain) -> String {
     let version = |p: &Path| {
-        watchdog::run_collecting(
+        watchdog::collect(
             p,
             &[OsString::from("--version")],
-            &[],
-            Duration::from_secs(30),
+            &watchdog::Spawn::default(),
+            watchdog::Deadline::within(Duration::from_secs(30)),
+            watchdog::Output::bounded(),
         )
-        .map(|(_, out)| out)
+        .map(|(_, out)| out.text())
         .unwrap_or_default()
     };
     let stamp = |p: &Path| {
@@ -288,13 +289,15 @@ fn build() -> Result<Built, String> {
         .to_string_lossy()
         .into_owned();
     for (program, args) in commands(&tc, tmp.path(), tmp.path()) {
-        let (done, out) = watchdog::run_collecting(
+        let (done, out) = watchdog::collect(
             &program,
             &args,
-            &[("PATH".to_string(), path.clone())],
-            Duration::from_secs(300),
+            &watchdog::Spawn::with_env(&[("PATH".to_string(), path.clone())]),
+            watchdog::Deadline::within(Duration::from_secs(300)),
+            watchdog::Output::bounded(),
         )
         .map_err(|e| e.to_string())?;
+        let out = out.text();
         if done.exit != Exit::Code(0) {
             return Err(format!(
                 "building globalcheck: {} failed ({:?}): {}{}",

@@ -167,7 +167,7 @@ pub fn discover(build_dir: &Path, regex: Option<&str>) -> Result<Vec<CTest>> {
     };
     let mut out = Vec::new();
     let t = Duration::from_secs(120);
-    let f = watchdog::run_spawn_bytes(
+    let f = watchdog::run(
         &ctest,
         &args,
         &spawn,

@@ -70,7 +70,7 @@ pub fn measure(
 ) -> Result<Measured> {
     let (f, waited) = lease.with(Access::Exclusive, || {
         let mut out = watchdog::Output::bounded();
-        watchdog::run_spawn_bytes(
+        watchdog::run(
             exe,
             args,
             spawn,

@@ -239,7 +239,7 @@ pub fn run_checker(cmd: &str, output: &Output, cwd: &Path, timeout: Duration) ->
     // by its first lines.
     let mut said = Output::bounded();
     let args: Vec<OsString> = vec!["-c".into(), cmd.into()];
-    let f = match watchdog::run_spawn_bytes(
+    let f = match watchdog::run(
         Path::new("/bin/sh"),
         &args,
         &spawn,

@@ -73,7 +73,7 @@ impl Runs<'_> {
         let attempt = |access: Access| {
             self.lease.with(access, || {
                 let mut stdout = watchdog::Output::spilling();
-                let f = watchdog::run_spawn_bytes(
+                let f = watchdog::run(
                     self.exe,
                     &t.argv[1..],
                     &spawn,

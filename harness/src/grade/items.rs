@@ -363,7 +363,7 @@ impl Items<'_> {
             watchdog::run(
                 self.exe,
                 &args,
-                &[],
+                &watchdog::Spawn::default(),
                 Deadline {
                     idle: cfg.timeout * 4,
                     total: Some(cfg.timeout * 4),

@@ -334,11 +334,11 @@ fn two_hundred_megabytes_of_output_are_kept_bounded_and_a_difference_in_the_midd
     use racegate::proc::watchdog::{self, Output};
     let run = |middle: &str| {
         let t = Duration::from_secs(300);
-        let (f, out) = watchdog::run_collecting_into(
+        let (f, out) = watchdog::collect(
             Path::new("/bin/sh"),
             &flood(middle),
-            &[],
-            t,
+            &watchdog::Spawn::default(),
+            watchdog::Deadline::within(t),
             Output::bounded(),
         )
         .unwrap();

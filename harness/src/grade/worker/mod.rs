@@ -321,7 +321,7 @@ pub(super) fn run_worker_within(
         remove: vec!["RACEGATE_GRADE_SECRET".into()],
         ..Spawn::default()
     };
-    let finished = watchdog::run_with(
+    let finished = watchdog::run(
         exe,
         &args,
         &spawn,

@@ -404,8 +404,14 @@ pub fn profile(
 ) -> Result<Profiled> {
     // The C locale: ncu prints numbers as the locale writes them, and a decimal comma would
     // split the CSV's fields wrongly.
-    let (done, stdout) =
-        watchdog::run_collecting(ncu, &arguments(entry, program, args), &c_locale(), timeout)?;
+    let (done, stdout) = watchdog::collect(
+        ncu,
+        &arguments(entry, program, args),
+        &watchdog::Spawn::with_env(&c_locale()),
+        watchdog::Deadline::within(timeout),
+        watchdog::Output::bounded(),
+    )?;
+    let stdout = stdout.text();
     let raw = format!("{stdout}{}", done.stderr);
     let launches = if let Some(line) = refusal(&raw) {
         Err(Unavailable::NotPermitted(line))

@@ -164,7 +164,14 @@ fn time(
     };
     let mut timed = args.clone();
     timed.extend(reps(&cfg.reps));
-    let (done, stdout) = watchdog::run_collecting(exe, &timed, &[], cfg.timeout)?;
+    let (done, stdout) = watchdog::collect(
+        exe,
+        &timed,
+        &watchdog::Spawn::default(),
+        watchdog::Deadline::within(cfg.timeout),
+        watchdog::Output::bounded(),
+    )?;
+    let stdout = stdout.text();
     let line = stdout.lines().rev().find(|l| l.starts_with('{'));
     let measured = match (&done.exit, line.map(serde_json::from_str::<Measured>)) {
         (watchdog::Exit::Code(0), Some(Ok(m))) => m,

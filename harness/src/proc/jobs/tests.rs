@@ -66,12 +66,15 @@ fn sh(script: &str, use_cgroup: bool) -> watchdog::Finished {
 
 /// [`sh`] with another idle deadline.
 fn sh_within(script: &str, use_cgroup: bool, idle: Duration) -> watchdog::Finished {
-    watchdog::run_contained(
+    let spawn = Spawn {
+        no_cgroup: !use_cgroup,
+        ..Spawn::default()
+    };
+    watchdog::run(
         Path::new("/bin/sh"),
         &["-c".into(), script.into()],
-        &Spawn::default(),
+        &spawn,
         Deadline { idle, total: None },
-        use_cgroup,
         |_| {},
     )
     .unwrap()

@@ -90,137 +90,67 @@ pub struct Spawn {
     /// A file the child reads as standard input (default: none, so a child that reads stdin
     /// sees its end instead of waiting on ours).
     pub stdin: Option<PathBuf>,
+    /// Keep the child out of a cgroup of its own even where one can be made: the containment
+    /// of a machine without cgroup v2 (tests of that fallback).
+    pub no_cgroup: bool,
 }
 
 /// How much of standard error is kept.
 pub const STDERR_LIMIT: usize = 1 << 20;
 
-/// Runs `program args` with `env` added, calling `on_line` for every stdout line as it comes
-/// (lossily decoded; [`run_bytes`] gives the bytes).
+impl Spawn {
+    /// A child with `env` added to our environment, and nothing else changed.
+    pub fn with_env(env: &[(String, String)]) -> Spawn {
+        Spawn {
+            env: env.to_vec(),
+            ..Spawn::default()
+        }
+    }
+}
+
+impl Deadline {
+    /// One deadline for the whole run: no output for `timeout`, or `timeout` in all (the shape
+    /// of every tool run: a sanitizer, globalcheck's target, a compiler).
+    pub fn within(timeout: Duration) -> Deadline {
+        Deadline {
+            idle: timeout,
+            total: Some(timeout),
+        }
+    }
+}
+
+/// Runs `program args` as `spawn` says under `deadline`, calling `on_line` for every stdout
+/// line (without its `\n`, as bytes) as it comes; a caller that wants text decodes it
+/// (`String::from_utf8_lossy`).
 pub fn run(
     program: &Path,
     args: &[OsString],
-    env: &[(String, String)],
-    deadline: Deadline,
-    mut on_line: impl FnMut(&str),
-) -> Result<Finished> {
-    run_bytes(program, args, env, deadline, |l| {
-        on_line(&String::from_utf8_lossy(l))
-    })
-}
-
-/// Runs `program args` with `env` added under one deadline for the whole run (no output for
-/// `timeout` or `timeout` in all), and returns its standard output beside the outcome: the
-/// shape of every tool run (a sanitizer, globalcheck's target, a compiler).
-///
-/// Memory is bounded whatever the program prints: the first and the last MiB are kept, with a
-/// line between them saying how many bytes are not ([`Output::text`]).
-pub fn run_collecting(
-    program: &Path,
-    args: &[OsString],
-    env: &[(String, String)],
-    timeout: Duration,
-) -> Result<(Finished, String)> {
-    let (done, out) = run_collecting_into(program, args, env, timeout, Output::bounded())?;
-    Ok((done, out.text()))
-}
-
-/// [`run_collecting`] into `out` (e.g. [`Output::spilling`] for a caller that needs the whole
-/// stream), returned finished.
-pub fn run_collecting_into(
-    program: &Path,
-    args: &[OsString],
-    env: &[(String, String)],
-    timeout: Duration,
-    out: Output,
-) -> Result<(Finished, Output)> {
-    let deadline = Deadline {
-        idle: timeout,
-        total: Some(timeout),
-    };
-    run_collecting_until(program, args, env, deadline, out)
-}
-
-/// [`run_collecting_into`] under any `deadline` (one that prints a line per part of its work
-/// can get an idle deadline per part and a longer total).
-pub fn run_collecting_until(
-    program: &Path,
-    args: &[OsString],
-    env: &[(String, String)],
-    deadline: Deadline,
-    mut out: Output,
-) -> Result<(Finished, Output)> {
-    let done = run_bytes(program, args, env, deadline, |l| out.push_line(l))?;
-    out.finish();
-    Ok((done, out))
-}
-
-/// Runs `program args` as `spawn` says (environment, working folder), calling `on_line` for
-/// every stdout line as it comes (lossily decoded).
-pub fn run_with(
-    program: &Path,
-    args: &[OsString],
     spawn: &Spawn,
     deadline: Deadline,
-    mut on_line: impl FnMut(&str),
-) -> Result<Finished> {
-    run_spawn(program, args, spawn, deadline, |l| {
-        on_line(&String::from_utf8_lossy(l))
-    })
-}
-
-/// Runs `program args` with `env` added, calling `on_line` for every stdout line (without its
-/// `\n`) as it comes.
-pub fn run_bytes(
-    program: &Path,
-    args: &[OsString],
-    env: &[(String, String)],
-    deadline: Deadline,
-    on_line: impl FnMut(&[u8]),
-) -> Result<Finished> {
-    let spawn = Spawn {
-        env: env.to_vec(),
-        ..Spawn::default()
-    };
-    run_spawn(program, args, &spawn, deadline, on_line)
-}
-
-/// Runs `program args` as `spawn` says, calling `on_line` for every stdout line as bytes.
-pub fn run_spawn_bytes(
-    program: &Path,
-    args: &[OsString],
-    spawn: &Spawn,
-    deadline: Deadline,
-    on_line: impl FnMut(&[u8]),
-) -> Result<Finished> {
-    run_spawn(program, args, spawn, deadline, on_line)
-}
-
-fn run_spawn(
-    program: &Path,
-    args: &[OsString],
-    spawn: &Spawn,
-    deadline: Deadline,
-    on_line: impl FnMut(&[u8]),
-) -> Result<Finished> {
-    run_contained(program, args, spawn, deadline, true, on_line)
-}
-
-/// [`run_spawn`], in a cgroup of its own only when `use_cgroup` (false: the fallback, for tests).
-pub(crate) fn run_contained(
-    program: &Path,
-    args: &[OsString],
-    spawn: &Spawn,
-    deadline: Deadline,
-    use_cgroup: bool,
     mut on_line: impl FnMut(&[u8]),
 ) -> Result<Finished> {
-    let mut child = Supervised::start(program, args, spawn, use_cgroup, false)?;
+    let mut child = Supervised::start(program, args, spawn, !spawn.no_cgroup, false)?;
     let stop = child.read(deadline, |l| {
         on_line(l);
         false
     })?;
     Ok(child.finish(stop == Stop::TimedOut, on_line))
+}
+
+/// [`run`], with standard output collected into `out` and returned finished beside the
+/// outcome. Memory is bounded whatever the program prints: [`Output::bounded`] keeps the first
+/// and the last MiB, with a line between them saying how many bytes are not ([`Output::text`]);
+/// [`Output::spilling`] is for a caller that needs the whole stream.
+pub fn collect(
+    program: &Path,
+    args: &[OsString],
+    spawn: &Spawn,
+    deadline: Deadline,
+    mut out: Output,
+) -> Result<(Finished, Output)> {
+    let done = run(program, args, spawn, deadline, |l| out.push_line(l))?;
+    out.finish();
+    Ok((done, out))
 }
 
 #[cfg(test)]
@@ -232,12 +162,12 @@ mod tests {
         let f = run(
             Path::new("/bin/sh"),
             &["-c".into(), script.into()],
-            &[],
+            &Spawn::default(),
             Deadline {
                 idle: Duration::from_millis(idle_ms),
                 total: None,
             },
-            |l| lines.push(l.to_string()),
+            |l| lines.push(String::from_utf8_lossy(l).into_owned()),
         )
         .unwrap();
         (f, lines)
@@ -287,11 +217,11 @@ mod tests {
 
     #[test]
     fn collected_output_is_bounded() {
-        let (f, out) = run_collecting_into(
+        let (f, out) = collect(
             Path::new("/bin/sh"),
             &["-c".into(), "seq 1 100000".into()],
-            &[],
-            Duration::from_secs(30),
+            &Spawn::default(),
+            Deadline::within(Duration::from_secs(30)),
             Output::with_limits(500, 500, false),
         )
         .unwrap();
@@ -354,10 +284,10 @@ mod tests {
     #[test]
     fn lines_are_bytes() {
         let mut lines = Vec::new();
-        let f = run_bytes(
+        let f = run(
             Path::new("/bin/sh"),
             &["-c".into(), r"printf 'a\377b\nc'".into()],
-            &[],
+            &Spawn::default(),
             Deadline {
                 idle: Duration::from_secs(5),
                 total: None,
@@ -378,7 +308,7 @@ mod tests {
             idle: Duration::from_secs(5),
             total: None,
         };
-        let e = run(missing, &[], &[], deadline, |_| {}).unwrap_err();
+        let e = run(missing, &[], &Spawn::default(), deadline, |_| {}).unwrap_err();
         let os = std::io::Error::from_raw_os_error(libc::ENOENT).to_string();
         assert_eq!(
             e.chain().to_string(),
@@ -395,7 +325,7 @@ mod tests {
             stdin: Some(missing.to_path_buf()),
             ..Spawn::default()
         };
-        let e = run_with(Path::new("/bin/true"), &[], &spawn, deadline, |_| {}).unwrap_err();
+        let e = run(Path::new("/bin/true"), &[], &spawn, deadline, |_| {}).unwrap_err();
         assert_eq!(
             e.chain().to_string(),
             format!("opening stdin for {}: {os}", missing.display())
@@ -433,7 +363,7 @@ mod tests {
             cwd: Some(dir.path().to_path_buf()),
             ..Spawn::default()
         };
-        let f = run_with(
+        let f = run(
             Path::new("/bin/sh"),
             &["-c".into(), "env; pwd".into()],
             &spawn,
@@ -441,7 +371,7 @@ mod tests {
                 idle: Duration::from_secs(5),
                 total: None,
             },
-            |l| lines.push(l.to_string()),
+            |l| lines.push(String::from_utf8_lossy(l).into_owned()),
         )
         .unwrap();
         assert_eq!(f.exit, Exit::Code(0));

@@ -2,7 +2,7 @@
 //! stdout and stderr read by threads of their own), [`Supervised::read`] (its stdout lines
 //! under a deadline, until it ends or the caller has what it wanted) and
 //! [`Supervised::finish`] (everything it started killed and reaped, its stderr and exit). A
-//! one-shot run ([`super::run_contained`]) is the three in a row; a worker that serves several
+//! one-shot run ([`super::run`]) is the three in a row; a worker that serves several
 //! requests (the stress session, `run/stress_session.rs`) reads once per request and finishes
 //! when it is done or missed a deadline.
 

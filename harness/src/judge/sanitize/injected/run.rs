@@ -182,7 +182,14 @@ pub fn run_tools_split(
         .chain(target.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
-    let (done, stdout) = watchdog::run_collecting(Path::new(program), args, &env, cfg.timeout)?;
+    let (done, stdout) = watchdog::collect(
+        Path::new(program),
+        args,
+        &watchdog::Spawn::with_env(&env),
+        watchdog::Deadline::within(cfg.timeout),
+        watchdog::Output::bounded(),
+    )?;
+    let stdout = stdout.text();
     let exit = done.exit.describe(cfg.timeout);
     let report_path = dir.path().join("report.jsonl");
     // The target can write into the tool's folder too: the report is read only as a regular
@@ -238,10 +245,10 @@ pub fn run_tools_split(
                 OsString::from("-c"),
                 cubin.into(),
             ];
-            let t = std::time::Duration::from_secs(60);
+            let t = watchdog::Deadline::within(std::time::Duration::from_secs(60));
             let spilling = watchdog::Output::spilling();
-            if let Ok((f, out)) = watchdog::run_collecting_into(&nvdisasm, &args, &[], t, spilling)
-            {
+            let spawn = watchdog::Spawn::default();
+            if let Ok((f, out)) = watchdog::collect(&nvdisasm, &args, &spawn, t, spilling) {
                 // A table from a failed nvdisasm would map pcs to wrong lines: none is better,
                 // and so is none from a table that could not be read back whole.
                 if let (Exit::Code(0), Some(t)) = (&f.exit, whole_text(&out)) {

@@ -280,10 +280,10 @@ pub(super) fn run_tool(
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
-    let (finished, stdout) = watchdog::run_collecting_until(
+    let (finished, stdout) = watchdog::collect(
         &sanitizer,
         &args,
-        &env,
+        &watchdog::Spawn::with_env(&env),
         deadline,
         watchdog::Output::bounded(),
     )?;

@@ -113,11 +113,11 @@ fn confirm_run(
             ("RACEGATE_GC_SPOISON".into(), poison.to_string()),
         ])
         .collect();
-    let (done, out) = watchdog::run_collecting_into(
+    let (done, out) = watchdog::collect(
         Path::new(program),
         args,
-        &env,
-        cfg.timeout,
+        &watchdog::Spawn::with_env(&env),
+        watchdog::Deadline::within(cfg.timeout),
         watchdog::Output::bounded(),
     )?;
     let report = match read_capture(&dir.path().join("report.jsonl"), 64 << 20) {

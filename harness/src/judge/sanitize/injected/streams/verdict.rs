@@ -230,10 +230,16 @@ impl Sites {
             pcs.iter()
                 .map(|p| OsString::from(format!("0x{:x}", p.saturating_sub(1)))),
         );
-        let Ok((done, out)) = watchdog::run_collecting(&tool, &args, &[], Duration::from_secs(60))
-        else {
+        let Ok((done, out)) = watchdog::collect(
+            &tool,
+            &args,
+            &watchdog::Spawn::default(),
+            watchdog::Deadline::within(Duration::from_secs(60)),
+            watchdog::Output::bounded(),
+        ) else {
             return s;
         };
+        let out = out.text();
         if done.exit != Exit::Code(0) {
             return s;
         }
