@@ -4,15 +4,6 @@
 
 use super::model::*;
 
-/// Where an operation of the trace comes from, as each of its accesses records it: the trace
-/// line (0-based), the program's call site and the host thread that issued it.
-#[derive(Clone)]
-pub(super) struct Origin {
-    pub(super) line: usize,
-    pub(super) site: Vec<u64>,
-    pub(super) thread: u64,
-}
-
 impl Model {
     /// A launch that may have touched anything: undecidable if an access not ordered before it
     /// is still in the history, or another such launch is not.

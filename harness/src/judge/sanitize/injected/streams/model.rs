@@ -53,8 +53,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::history::Origin;
-pub use super::trace::{blind, param_consts, reach, Access, Judged, Op, Race};
+pub use super::trace::{blind, param_consts, reach, Access, Judged, Op, Origin, Race};
 
 /// What a stream-ordered free is called in the history (and in findings).
 pub(super) const FREE_ASYNC: &str = "cudaFreeAsync";

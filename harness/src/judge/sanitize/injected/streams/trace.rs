@@ -19,6 +19,17 @@ pub struct Access {
     pub thread: u64,
 }
 
+/// Where an operation of the trace comes from, as each of its accesses records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// The trace line (0-based) of the operation.
+    pub line: usize,
+    /// The program's call site.
+    pub site: Vec<u64>,
+    /// The host thread that issued it.
+    pub thread: u64,
+}
+
 /// Two accesses that no ordering separates.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Race {
