@@ -90,6 +90,18 @@ fn program_name(path: &Path) -> String {
     )
 }
 
+/// What every file of a grading run is graded against: the course folder, the exercise's spec
+/// and rubric, the grading settings and the racegate binary the compile and worker children
+/// run.
+#[derive(Clone, Copy)]
+struct Grader<'a> {
+    root: &'a Path,
+    spec: &'a Spec,
+    rubric: &'a Rubric,
+    cfg: &'a GradeConfig,
+    exe: &'a Path,
+}
+
 /// Grades one file. Never fails: what the grading machine could not do is the grade's
 /// [`Grade::not_graded`].
 pub fn grade(
@@ -105,7 +117,14 @@ pub fn grade(
     // Time spent waiting for another submission to leave the GPU is not this one's.
     let waited = Cell::new(Duration::ZERO);
     let mut items = Vec::new();
-    let outcome = grade_items(root, spec, rubric, path, cfg, exe, &mut items, &waited);
+    let grader = Grader {
+        root,
+        spec,
+        rubric,
+        cfg,
+        exe,
+    };
+    let outcome = grade_items(&grader, path, &mut items, &waited);
     let not_graded = match outcome {
         Ok(()) => None,
         Err(e) => Some(NotGraded {
@@ -127,18 +146,20 @@ pub fn grade(
     }
 }
 
-/// The items in order, pushed as they are graded; `Err` when the machine failed.
-#[allow(clippy::too_many_arguments)]
+/// The items of `path` in order, pushed as they are graded; `Err` when the machine failed.
 fn grade_items(
-    root: &Path,
-    spec: &Spec,
-    rubric: &Rubric,
+    grader: &Grader,
     path: &Path,
-    cfg: &GradeConfig,
-    exe: &Path,
     items: &mut Vec<ItemResult>,
     waited: &Cell<Duration>,
 ) -> Result<()> {
+    let Grader {
+        spec,
+        rubric,
+        cfg,
+        exe,
+        ..
+    } = *grader;
     let name = program_name(path);
     // 1-2. The file, compilation, and the kernel's name and signature in what was built.
     let (compiled, built) = super::compile_item::compiles(spec, rubric, cfg, exe, path, &name)?;
@@ -166,36 +187,27 @@ fn grade_items(
         Access::Exclusive
     };
     let gpu = GpuTurn::take(access, cfg.gpu_wait, cfg.note)?;
-    let outcome = on_gpu_items(
-        root,
-        spec,
-        rubric,
-        cfg,
-        exe,
-        &work,
-        &name,
-        (&plain, &jittered),
-        &gpu,
-        items,
-    );
+    let outcome = on_gpu_items(grader, &work, &name, (&plain, &jittered), &gpu, items);
     waited.set(gpu.waited());
     outcome
 }
 
 /// The items that run on the GPU, in order, with the GPU held as `gpu` says.
-#[allow(clippy::too_many_arguments)]
 fn on_gpu_items(
-    root: &Path,
-    spec: &Spec,
-    rubric: &Rubric,
-    cfg: &GradeConfig,
-    exe: &Path,
+    grader: &Grader,
     work: &Scratch,
     name: &str,
     (plain, jittered): (&compile::Built, &compile::Built),
     gpu: &GpuTurn,
     items: &mut Vec<ItemResult>,
 ) -> Result<()> {
+    let Grader {
+        root,
+        spec,
+        rubric,
+        cfg,
+        exe,
+    } = *grader;
     let ptx_plain = work.write("plain.ptx", plain.ptx.as_bytes())?;
     let ptx_jitter = work.write("jitter.ptx", jittered.ptx.as_bytes())?;
     let on_gpu = Items {
