@@ -18,7 +18,9 @@ use super::lock::GpuTurn;
 use super::rubric::{CorrectCredit, Rubric};
 use super::score::{self, Item, ItemResult};
 use super::spec::Spec;
-use super::worker::{self, run_worker, run_worker_once, Place, Scratch, WorkerResult};
+use super::worker::{
+    self, run_worker, run_worker_once, Place, Scratch, WorkerFiles, WorkerRequest, WorkerResult,
+};
 use crate::build::compile::{self, BuildOptions};
 use crate::errors::{Error, Result};
 use crate::judge::sanitize::{self, Outcome, SanitizeConfig, Tool};
@@ -120,6 +122,11 @@ impl Items<'_> {
         // and poison come from its place among all the trials, so one run again alone is the
         // same trial.
         let base = problems.first().map(|p| p.label.clone());
+        let files = WorkerFiles {
+            exe: self.exe,
+            work: self.work,
+            ptx,
+        };
         let run = |first: usize, rest: &[Problem], alone: bool| -> Result<Vec<WorkerResult>> {
             let place = Place {
                 first: u32::try_from(first).unwrap_or(u32::MAX),
@@ -127,7 +134,13 @@ impl Items<'_> {
             };
             // Its own request and response files: workers may run side by side.
             let tag = format!("correct-{first}");
-            let once = || run_worker_once(cfg, self.exe, self.work, ptx, rest, true, &tag, &place);
+            let request = WorkerRequest {
+                problems: rest,
+                jitter: true,
+                place: &place,
+                tag: &tag,
+            };
+            let once = || run_worker_once(cfg, &files, &request);
             if alone {
                 // Kept until the next run: after a hang the next trial runs alone too.
                 gpu.alone_kept(once)?

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::items::Items;
-use super::worker::{run_worker_within, Place, WorkerResult};
+use super::worker::{run_worker_within, Place, WorkerFiles, WorkerRequest, WorkerResult};
 use crate::source::exercises::SizeChoice;
 
 /// Runs per size.
@@ -130,17 +130,18 @@ impl Items<'_> {
             }
         }
         let idle = IDLE.min(self.cfg.timeout);
-        let results = match run_worker_within(
-            self.exe,
-            self.work,
+        let files = WorkerFiles {
+            exe: self.exe,
+            work: self.work,
             ptx,
-            &problems,
-            true,
-            "shrink",
-            idle,
-            BUDGET,
-            &Place::default(),
-        ) {
+        };
+        let request = WorkerRequest {
+            problems: &problems,
+            jitter: true,
+            place: &Place::default(),
+            tag: "shrink",
+        };
+        let results = match run_worker_within(&files, &request, idle, BUDGET) {
             Ok(r) => r,
             Err(e) => {
                 (self.cfg.note)(&format!(

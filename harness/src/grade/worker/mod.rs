@@ -263,53 +263,59 @@ pub(super) fn run_worker(
     Ok(results)
 }
 
-/// One worker process on `problems` (at `place` among their item's); its response file read
-/// back. The first problem without a record is where the worker hung or died, unless it
-/// exited cleanly after a fault.
-#[allow(clippy::too_many_arguments)]
+/// The files a grading worker runs with: the racegate binary it is (as `__grade-worker`), the
+/// scratch folder its request and response files go in, and the submission's PTX it loads.
+#[derive(Clone, Copy)]
+pub(super) struct WorkerFiles<'a> {
+    pub exe: &'a Path,
+    pub work: &'a Scratch,
+    pub ptx: &'a Path,
+}
+
+/// What one worker process is asked to run: its problems, whether under jitter (schedule and
+/// poison), their place among their item's problems, and the tag that names its request and
+/// response files (workers side by side need tags of their own).
+#[derive(Clone, Copy)]
+pub(super) struct WorkerRequest<'a> {
+    pub problems: &'a [Problem],
+    pub jitter: bool,
+    pub place: &'a Place,
+    pub tag: &'a str,
+}
+
+/// One worker process on `files` and `request`; its response file read back. The first
+/// problem without a record is where the worker hung or died, unless it exited cleanly after
+/// a fault.
 pub(super) fn run_worker_once(
     cfg: &GradeConfig,
-    exe: &Path,
-    work: &Scratch,
-    ptx: &Path,
-    problems: &[Problem],
-    jitter: bool,
-    tag: &str,
-    place: &Place,
+    files: &WorkerFiles,
+    request: &WorkerRequest,
 ) -> Result<Vec<WorkerResult>> {
     let total = cfg.timeout.saturating_mul(
-        u32::try_from(problems.len())
+        u32::try_from(request.problems.len())
             .unwrap_or(u32::MAX)
             .saturating_add(1),
     );
-    run_worker_within(
-        exe,
-        work,
-        ptx,
-        problems,
-        jitter,
-        tag,
-        cfg.timeout,
-        total,
-        place,
-    )
+    run_worker_within(files, request, cfg.timeout, total)
 }
 
-/// One worker process on `problems` with explicit deadlines: `idle` per problem, `total` for
-/// the whole call (the minimal-repro search's time budget). Past either, the problem in hand
-/// is a hang and the rest are not run; a fault ends the call the same way. No fresh worker.
-#[allow(clippy::too_many_arguments)]
+/// One worker process on `files` and `request` with explicit deadlines: `idle` per problem,
+/// `total` for the whole call (the minimal-repro search's time budget). Past either, the
+/// problem in hand is a hang and the rest are not run; a fault ends the call the same way. No
+/// fresh worker.
 pub(super) fn run_worker_within(
-    exe: &Path,
-    work: &Scratch,
-    ptx: &Path,
-    problems: &[Problem],
-    jitter: bool,
-    tag: &str,
+    files: &WorkerFiles,
+    request: &WorkerRequest,
     idle: std::time::Duration,
     total: std::time::Duration,
-    place: &Place,
 ) -> Result<Vec<WorkerResult>> {
+    let WorkerFiles { exe, work, ptx } = *files;
+    let WorkerRequest {
+        problems,
+        jitter,
+        place,
+        tag,
+    } = *request;
     let (args, response) = work.worker_call(tag, ptx, problems, jitter, false, place)?;
     // The child's stdout is the submission's printf: read and dropped, it never reaches the
     // grade. The child needs no secret (it gets inputs, not seeds): it does not get the

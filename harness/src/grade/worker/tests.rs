@@ -148,16 +148,18 @@ fn try_fake(script: &str, timeout_ms: u64) -> Result<Vec<WorkerResult>> {
             first: u32::try_from(first).unwrap(),
             base: None,
         };
-        run_worker_once(
-            &cfg,
-            &exe,
-            &work,
-            Path::new("x.ptx"),
-            rest,
-            true,
-            "t",
-            &place,
-        )
+        let files = WorkerFiles {
+            exe: &exe,
+            work: &work,
+            ptx: Path::new("x.ptx"),
+        };
+        let request = WorkerRequest {
+            problems: rest,
+            jitter: true,
+            place: &place,
+            tag: "t",
+        };
+        run_worker_once(&cfg, &files, &request)
     })
 }
 
@@ -178,16 +180,23 @@ fn a_bounded_call_ends_at_its_budget_with_one_worker() {
         ),
     );
     let started = std::time::Instant::now();
+    let files = WorkerFiles {
+        exe: &exe,
+        work: &work,
+        ptx: Path::new("x.ptx"),
+    };
+    let problems = three_problems();
+    let request = WorkerRequest {
+        problems: &problems,
+        jitter: true,
+        place: &Place::default(),
+        tag: "shrink",
+    };
     let r = run_worker_within(
-        &exe,
-        &work,
-        Path::new("x.ptx"),
-        &three_problems(),
-        true,
-        "shrink",
+        &files,
+        &request,
         Duration::from_secs(20),
         Duration::from_millis(500),
-        &Place::default(),
     )
     .unwrap();
     assert!(
