@@ -5,7 +5,7 @@
 
 /// Runs stress trials on the device and prints one JSON line per trial (`stress.rs` spawns it).
 pub const STRESS_WORKER: &str = "__worker";
-/// The program compute-sanitizer runs: one launch on the sanitizer geometry (`sanitize/runner.rs`).
+/// The program compute-sanitizer runs: one launch on the sanitizer geometry (`judge/sanitize/runner/mod.rs`).
 pub const SANITIZE_TARGET: &str = "__sanitize-target";
 /// Runs a graded submission on problems from a request file (`grade/`).
 pub const GRADE_WORKER: &str = "__grade-worker";
