@@ -23,19 +23,29 @@ pub struct Lease {
     gpu: bool,
 }
 
+/// What a run holds while it uses the GPU: the machine's [`Lease`], or a test's stand-in that
+/// records how it was held.
+pub trait Hold {
+    /// Whether runs can be confirmed alone (there is a GPU to hold).
+    fn confirms(&self) -> bool;
+
+    /// Runs `f` holding the GPU as `access` says; also how long it waited for it.
+    fn with<T>(&self, access: Access, f: impl FnOnce() -> T) -> Result<(T, Duration)>;
+}
+
 impl Lease {
     /// A lease for a machine with (`gpu`) or without a CUDA device.
     pub fn new(gpu: bool) -> Lease {
         Lease { gpu }
     }
+}
 
-    /// Whether runs can be confirmed alone (there is a GPU to hold).
-    pub fn confirms(&self) -> bool {
+impl Hold for Lease {
+    fn confirms(&self) -> bool {
         self.gpu
     }
 
-    /// Runs `f` holding the lease as `access` says; also how long it waited for the lease.
-    pub fn with<T>(&self, access: Access, f: impl FnOnce() -> T) -> Result<(T, Duration)> {
+    fn with<T>(&self, access: Access, f: impl FnOnce() -> T) -> Result<(T, Duration)> {
         if !self.gpu {
             return Ok((f(), Duration::ZERO));
         }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::finding::{GateConfig, GateRun};
 use super::jitter::JitterEnv;
 use super::judge::{self, RunOutput};
-use super::measure::Lease;
+use super::measure::{Hold, Lease};
 use super::oracles::RegexVerdict;
 use super::target::Target;
 use crate::errors::Result;

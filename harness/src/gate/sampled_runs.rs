@@ -2,8 +2,12 @@
 //! the passes of [`super::sampling::plan`], judged as one run ([`super::sampling::merge`]);
 //! racegate's own tools told to sample in the injected tool; the report's note of what was judged.
 
+use std::time::Duration;
+
+use super::measure::Hold;
 use super::sampling::{describe, merge, own_tools_checked, plan, LaunchCounts, Sampling};
-use crate::judge::sanitize::SanitizerRun;
+use crate::judge::sanitize::{Outcome, SanitizerRun};
+use crate::run::lease::Access;
 
 /// The sanitizer options by which a user chooses launches themselves (`--sanitizer-arg`): then
 /// racegate does not sample.
@@ -126,19 +130,22 @@ impl Sampled {
             command,
             root,
         } = *program;
-        let once =
-            |sc: &crate::judge::sanitize::SanitizeConfig| -> crate::Result<Vec<SanitizerRun>> {
-                let (runs, _) = lease.with(crate::run::lease::Access::Shared, || {
-                    super::sanitizers::run_group_target(subject, command, sc, root, group)
-                })?;
-                runs
-            };
+        let mut notes = Vec::new();
+        let mut once = |sc: &crate::judge::sanitize::SanitizeConfig| {
+            let (runs, said) = alone_if_missed(&lease, subject, sc.timeout, || {
+                super::sanitizers::run_group_target(subject, command, sc, root, group)
+            })?;
+            notes.extend(said);
+            Ok::<_, crate::Error>(runs)
+        };
         let passes = match (group, self.on(), &self.counts) {
             ([tool], Some(s), Some(c)) if !tool.is_own() => plan(c, s),
             _ => Vec::new(),
         };
         if passes.len() < 2 {
-            return once(sc);
+            let runs = once(sc)?;
+            part.notes.extend(notes);
+            return Ok(runs);
         }
         let mut done = Vec::new();
         for p in &passes {
@@ -147,7 +154,180 @@ impl Sampled {
             let run = once(&one)?;
             done.extend(run.into_iter().map(|r| (p.clone(), r)));
         }
+        part.notes.extend(notes);
         part.notes.push(describe(subject, group[0].name(), &passes));
         Ok(merge(done))
+    }
+}
+
+/// One run of a group of tools (`attempt`) holding the GPU shared; when a tool of it missed its
+/// `deadline` and there is a GPU to hold, the group runs again with the GPU held alone, and that
+/// run is the run: a neighbour (another gate, this gate's other tools) may slow a tool past its
+/// deadline, not make the program hang. Also what the report says of each such run.
+pub(super) fn alone_if_missed<L: Hold>(
+    lease: &L,
+    subject: &str,
+    deadline: Duration,
+    attempt: impl Fn() -> crate::Result<Vec<SanitizerRun>>,
+) -> crate::Result<(Vec<SanitizerRun>, Vec<String>)> {
+    let missed = |runs: &[SanitizerRun]| -> Vec<&'static str> {
+        runs.iter()
+            .filter(|r| matches!(r.outcome, Outcome::Hang { .. }))
+            .map(|r| r.tool.name())
+            .collect()
+    };
+    let (first, _) = lease.with(Access::Shared, &attempt)?;
+    let first = first?;
+    let beside = missed(&first);
+    if beside.is_empty() || !lease.confirms() {
+        return Ok((first, Vec::new()));
+    }
+    let (again, waited) = lease.with(Access::Exclusive, &attempt)?;
+    let again = again?;
+    let still = missed(&again);
+    let notes = beside
+        .iter()
+        .map(|tool| {
+            let alone = match again.iter().find(|r| r.tool.name() == *tool) {
+                Some(r) if still.contains(tool) => format!(
+                    "missed it again with the GPU held alone ({:.0} s)",
+                    r.seconds
+                ),
+                Some(r) => format!(
+                    "run again with the GPU held alone it finished in {:.1} s, and that run \
+                     is its verdict",
+                    r.seconds
+                ),
+                None => "the run alone did not report it".to_string(),
+            };
+            format!(
+                "{subject}: {tool} missed its {:.0} s deadline beside other GPU work; {alone} \
+                 (waited {:.0} s for the GPU)",
+                deadline.as_secs_f64(),
+                waited.as_secs_f64()
+            )
+        })
+        .collect();
+    Ok((again, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::{Cell, RefCell};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::judge::sanitize::Tool;
+
+    /// A stand-in for the GPU lease that records how each run held it.
+    struct Recorded {
+        gpu: bool,
+        held: RefCell<Vec<Access>>,
+    }
+
+    impl Hold for Recorded {
+        fn confirms(&self) -> bool {
+            self.gpu
+        }
+
+        fn with<T>(&self, access: Access, f: impl FnOnce() -> T) -> crate::Result<(T, Duration)> {
+            self.held.borrow_mut().push(access);
+            Ok((f(), Duration::from_secs(7)))
+        }
+    }
+
+    fn run(tool: Tool, outcome: Outcome, seconds: f64) -> SanitizerRun {
+        SanitizerRun {
+            case: "p".into(),
+            tool,
+            outcome,
+            exit: "killed at the deadline".into(),
+            seconds,
+            log: String::new(),
+            command: "cmd".into(),
+        }
+    }
+
+    fn hang() -> Outcome {
+        Outcome::Hang {
+            left_behind: false,
+            said: None,
+        }
+    }
+
+    /// Runs `alone_if_missed` on a group whose runs give `outcomes` one call after another.
+    fn judged(
+        gpu: bool,
+        outcomes: Vec<Vec<(Tool, Outcome, f64)>>,
+    ) -> (Vec<SanitizerRun>, Vec<String>, Vec<Access>) {
+        let lease = Recorded {
+            gpu,
+            held: RefCell::new(Vec::new()),
+        };
+        let calls = Cell::new(0);
+        let (runs, notes) = alone_if_missed(&lease, "prog", Duration::from_secs(120), || {
+            let i = calls.get();
+            calls.set(i + 1);
+            Ok(outcomes[i]
+                .iter()
+                .map(|(t, o, s)| run(*t, o.clone(), *s))
+                .collect())
+        })
+        .expect("no lease error");
+        (runs, notes, lease.held.into_inner())
+    }
+
+    #[test]
+    fn a_tool_that_missed_its_deadline_beside_others_is_judged_by_its_run_alone() {
+        let (runs, notes, held) = judged(
+            true,
+            vec![
+                vec![(Tool::Racecheck, hang(), 120.0)],
+                vec![(Tool::Racecheck, Outcome::Clean, 41.5)],
+            ],
+        );
+        assert_eq!(held, [Access::Shared, Access::Exclusive]);
+        assert!(matches!(runs[0].outcome, Outcome::Clean), "{runs:?}");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("racecheck missed its 120 s deadline beside other GPU work")
+                && notes[0].contains("finished in 41.5 s")
+                && notes[0].contains("waited 7 s"),
+            "{}",
+            notes[0]
+        );
+    }
+
+    #[test]
+    fn a_tool_that_misses_again_alone_stays_past_its_deadline() {
+        let (runs, notes, held) = judged(
+            true,
+            vec![
+                vec![
+                    (Tool::Globalcheck, hang(), 120.0),
+                    (Tool::Sharedcheck, hang(), 120.0),
+                ],
+                vec![
+                    (Tool::Globalcheck, hang(), 120.0),
+                    (Tool::Sharedcheck, Outcome::Clean, 30.0),
+                ],
+            ],
+        );
+        assert_eq!(held, [Access::Shared, Access::Exclusive]);
+        assert!(matches!(runs[0].outcome, Outcome::Hang { .. }));
+        assert!(matches!(runs[1].outcome, Outcome::Clean));
+        assert!(notes[0].contains("globalcheck") && notes[0].contains("missed it again"));
+        assert!(notes[1].contains("sharedcheck") && notes[1].contains("finished in 30.0 s"));
+    }
+
+    #[test]
+    fn a_run_in_time_or_without_a_gpu_is_not_run_again() {
+        let (runs, notes, held) = judged(true, vec![vec![(Tool::Memcheck, Outcome::Clean, 3.0)]]);
+        assert_eq!(held, [Access::Shared]);
+        assert!(notes.is_empty() && matches!(runs[0].outcome, Outcome::Clean));
+        // Without a GPU there is nothing to hold alone: the miss stands as it was.
+        let (runs, notes, held) = judged(false, vec![vec![(Tool::Memcheck, hang(), 120.0)]]);
+        assert_eq!(held, [Access::Shared]);
+        assert!(notes.is_empty() && matches!(runs[0].outcome, Outcome::Hang { .. }));
     }
 }
