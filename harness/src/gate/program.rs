@@ -120,8 +120,8 @@ pub fn run_target_with(
         subjects: vec![subject.clone()],
         ..Default::default()
     };
-    // The program measured first, with the GPU held alone: every later deadline follows from
-    // what it took ([`super::deadlines`]).
+    // The program measured first, with the GPU held alone when it is free: every later deadline
+    // follows from what it took ([`super::deadlines`]).
     let lease = Lease::new(crate::run::device::probe().is_ok());
     let user_plain = t.timeout.or(cfg.program_timeout);
     let cap = Deadlines::cap(user_plain);
@@ -130,7 +130,7 @@ pub fn run_target_with(
         cwd: t.cwd.clone(),
         ..Default::default()
     };
-    let measured = measure(&exe, &t.argv[1..], &spawn, cap, lease)?;
+    let measured = measure(&exe, &t.argv[1..], &spawn, cap, &lease)?;
     let deadlines = Deadlines::derive(
         measured.seconds,
         cap,
@@ -139,6 +139,12 @@ pub fn run_target_with(
         &cfg.tools,
     );
     run.notes.push(deadlines.describe(&subject));
+    if measured.beside {
+        run.notes.push(format!(
+            "{subject}: measured beside other racegate processes' GPU work (the GPU was not free \
+             to hold alone): its deadlines may be longer than the program needs alone"
+        ));
+    }
     if measured.waited > Duration::from_secs(10) {
         run.notes.push(format!(
             "{subject}: the measuring run waited {:.0} s for the GPU held alone by other \

@@ -42,21 +42,41 @@ impl GpuLock {
         GpuLock::acquire_at(&dir.join(LOCK_FILE), access, deadline, note)
     }
 
+    /// The machine-wide lock as `access` says if nothing is in its way now; `None`, without
+    /// waiting, otherwise.
+    pub fn try_acquire(access: Access) -> Result<Option<GpuLock>> {
+        let dir = compile::cache_dir()?;
+        GpuLock::take(&dir.join(LOCK_FILE), access, Duration::ZERO, |_| {})
+    }
+
+    /// The lock at `path`, waiting up to `deadline` for it.
     pub fn acquire_at(
         path: &Path,
         access: Access,
         deadline: Duration,
         note: fn(&str),
     ) -> Result<GpuLock> {
-        let open = |p: &Path| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .read(true)
-                .write(true)
-                .open(p)
-                .map_err(|e| Error::io("opening", p, e))
-        };
+        match GpuLock::take(path, access, deadline, note)? {
+            Some(held) => Ok(held),
+            None => {
+                let holder = holder(&open(path)?);
+                Err(Error::Child(format!(
+                    "the GPU stayed taken by another racegate process ({holder}, lock file {}) \
+                     for {:.0} s; giving up",
+                    path.display(),
+                    deadline.as_secs_f64()
+                )))
+            }
+        }
+    }
+
+    /// The lock at `path`, waiting up to `deadline` for it; `None` once the deadline passed.
+    fn take(
+        path: &Path,
+        access: Access,
+        deadline: Duration,
+        note: fn(&str),
+    ) -> Result<Option<GpuLock>> {
         let mut file = open(path)?;
         // The turnstile, a second lock file: a shared taker passes it (shared, for a moment),
         // a taker that wants the GPU alone holds it alone until it has the lock, so while it
@@ -79,13 +99,7 @@ impl GpuLock {
                     Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("locking", p, e)),
                 }
                 if start.elapsed() >= deadline {
-                    let holder = holder(&file);
-                    return Err(Error::Child(format!(
-                        "the GPU stayed taken by another racegate process ({holder}, lock file {}) \
-                         for {:.0} s; giving up",
-                        path.display(),
-                        deadline.as_secs_f64()
-                    )));
+                    return Ok(None);
                 }
                 if !told && start.elapsed() >= note_after {
                     let holder = holder(&file);
@@ -108,8 +122,19 @@ impl GpuLock {
             .and_then(|_| file.write_all(me.as_bytes()))
             .and_then(|_| file.flush())
             .map_err(|e| Error::io("writing", path, e))?;
-        Ok(GpuLock(file))
+        Ok(Some(GpuLock(file)))
     }
+}
+
+/// The lock file at `p`, opened to lock (made if missing).
+fn open(p: &Path) -> Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(p)
+        .map_err(|e| Error::io("opening", p, e))
 }
 
 /// How long a grader waits before it says whom it waits for.
@@ -137,6 +162,30 @@ mod tests {
 
     fn keep(n: &str) {
         NOTES.lock().unwrap().push(n.to_string());
+    }
+
+    #[test]
+    fn a_try_for_the_gpu_alone_does_not_wait_for_a_holder() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("gpu-0.lock");
+        let shared =
+            GpuLock::acquire_at(&path, Access::Shared, Duration::from_secs(5), keep).expect("free");
+        let asked = Instant::now();
+        let tried =
+            GpuLock::take(&path, Access::Exclusive, Duration::ZERO, keep).expect("no error");
+        assert!(tried.is_none(), "a shared holder is in the way");
+        assert!(
+            asked.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            asked.elapsed()
+        );
+        drop(shared);
+        let alone =
+            GpuLock::take(&path, Access::Exclusive, Duration::ZERO, keep).expect("no error");
+        assert!(
+            alone.is_some(),
+            "nothing in the way once the holder is gone"
+        );
     }
 
     #[test]
