@@ -113,8 +113,8 @@ pub enum LineNoise {
     /// The same words and shape; the measurements at these token positions differ between
     /// plain runs: noise there.
     Numbers(BTreeSet<usize>),
-    /// A bare integer differs between plain runs: a race's result or a count, which the runs
-    /// cannot tell apart; the line is not judged (inconclusive, named).
+    /// A bare integer differs between plain runs (a count, free memory, a pid): noise, and the
+    /// line is not judged (a note names it).
     Unjudged,
     /// Its words, units or shape differ between plain runs: the program's output varies by
     /// itself, without jitter (a finding).

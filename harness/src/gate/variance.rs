@@ -42,8 +42,8 @@ pub enum Variance {
         first: u32,
         other: u32,
     },
-    /// Lines where a bare integer varies without jitter (a race's result, or a count): nothing
-    /// to judge them by.
+    /// Lines where a bare integer varies without jitter (a count, free memory, a pid; a race's
+    /// result would too): noise, named in a note, and those lines are not judged.
     Unjudged {
         /// The lines (from 1) that vary without jitter, empty when the whole output does.
         lines: Vec<usize>,
@@ -238,14 +238,15 @@ pub fn lines_shown(lines: &[usize]) -> String {
     s.join(", ")
 }
 
-/// Why [`Variance::Unjudged`] leaves the output unjudged.
+/// Why [`Variance::Unjudged`] leaves lines of the output unjudged (a note, not inconclusive: a
+/// number that varies between plain runs is noise wherever it stands).
 pub fn unjudged_reason(lines: &[usize], example: &str) -> String {
     format!(
         "line(s) {} of the output hold a whole number that differs between runs even without \
-         schedule jitter (`{example}`): a race's result varies so, and so does a count, and the \
-         runs cannot tell which, so those lines are not judged (every other line agrees in \
-         every run). Mask it (--mask or the manifest's `masks`) if it is no result, or give the \
-         program a golden output or a checker",
+         schedule jitter (`{example}`): a number that varies by itself is noise wherever it \
+         stands, so those lines are not judged (every other line agrees in every run; the race \
+         detectors still judge the code). If that number is a result, give the program a golden \
+         output or a checker",
         lines_shown(lines)
     )
 }

@@ -89,9 +89,9 @@ fn a_line_that_varies_without_jitter_is_noise_and_a_line_that_varies_only_under_
         !json.contains("output differs between identical runs"),
         "{json}"
     );
-    // A bare integer that varies without jitter (a pid here; a race's sum would print the same)
-    // is neither noise nor a finding: that line is not judged (inconclusive, named), the
-    // timing beside it is noise.
+    // A bare integer that varies without jitter (a pid here; free memory in CUB's device line)
+    // is noise wherever it stands: no finding, its line not judged and named in a note (not
+    // inconclusive), the timing beside it noise too.
     let pid = r#"echo "value $$"; printf 'memcopy:\t%s\n' "0.$(date +%N)""#;
     let (code, json, text) = gate(pid, &[]);
     assert_eq!(code, 3, "{text}");
@@ -103,6 +103,13 @@ fn a_line_that_varies_without_jitter_is_noise_and_a_line_that_varies_only_under_
         json.contains("line(s) 1 of the output hold a whole number that differs"),
         "{json}"
     );
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("gate.json");
+    let output_undecided = doc["inconclusive"]
+        .as_array()
+        .expect("an inconclusive list")
+        .iter()
+        .any(|i| i["detector"] == "output");
+    assert!(!output_undecided, "noise is not inconclusive: {json}");
     assert!(json.contains("were treated as noise"), "{json}");
     // Every run flips the word (a counter in the gate's folder): consecutive runs differ.
     let words = r#"n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count; if [ $((n % 2)) = 0 ]; then echo "state even"; else echo "state odd"; fi; echo "Result = PASS""#;
