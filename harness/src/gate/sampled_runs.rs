@@ -160,10 +160,18 @@ impl Sampled {
     }
 }
 
+/// The longest deadline a tool run that missed it is run again for with the GPU held alone. A
+/// run alone stops every other racegate run on the machine while it waits for those in flight and
+/// while it runs; past this, a miss beside at most [`crate::run::lease::DEFAULT_SLOTS`] - 1
+/// neighbours (each deadline is 100x or more the program's own time) is the tool's slowness, and
+/// the wait would hold the machine for as long again.
+pub const RERUN_ALONE_MAX: Duration = Duration::from_secs(300);
+
 /// One run of a group of tools (`attempt`) holding the GPU shared; when a tool of it missed its
-/// `deadline` and there is a GPU to hold, the group runs again with the GPU held alone, and that
-/// run is the run: a neighbour (another gate, this gate's other tools) may slow a tool past its
-/// deadline, not make the program hang. Also what the report says of each such run.
+/// `deadline` (at most [`RERUN_ALONE_MAX`]) and there is a GPU to hold, the group runs again with
+/// the GPU held alone, and that run is the run: a neighbour (another gate, this gate's other
+/// tools) may slow a tool past its deadline, not make the program hang. Also what the report
+/// says of each such run.
 pub(super) fn alone_if_missed<L: Hold>(
     lease: &L,
     subject: &str,
@@ -181,6 +189,21 @@ pub(super) fn alone_if_missed<L: Hold>(
     let beside = missed(&first);
     if beside.is_empty() || !lease.confirms() {
         return Ok((first, Vec::new()));
+    }
+    if deadline > RERUN_ALONE_MAX {
+        let notes = beside
+            .iter()
+            .map(|tool| {
+                format!(
+                    "{subject}: {tool} missed its {:.0} s deadline and was not run again with the \
+                     GPU held alone (past {:.0} s the wait would hold every other run on the \
+                     machine as long)",
+                    deadline.as_secs_f64(),
+                    RERUN_ALONE_MAX.as_secs_f64()
+                )
+            })
+            .collect();
+        return Ok((first, notes));
     }
     let (again, waited) = lease.with(Access::Exclusive, &attempt)?;
     let again = again?;
@@ -264,12 +287,20 @@ mod tests {
         gpu: bool,
         outcomes: Vec<Vec<(Tool, Outcome, f64)>>,
     ) -> (Vec<SanitizerRun>, Vec<String>, Vec<Access>) {
+        judged_by(gpu, Duration::from_secs(120), outcomes)
+    }
+
+    fn judged_by(
+        gpu: bool,
+        deadline: Duration,
+        outcomes: Vec<Vec<(Tool, Outcome, f64)>>,
+    ) -> (Vec<SanitizerRun>, Vec<String>, Vec<Access>) {
         let lease = Recorded {
             gpu,
             held: RefCell::new(Vec::new()),
         };
         let calls = Cell::new(0);
-        let (runs, notes) = alone_if_missed(&lease, "prog", Duration::from_secs(120), || {
+        let (runs, notes) = alone_if_missed(&lease, "prog", deadline, || {
             let i = calls.get();
             calls.set(i + 1);
             Ok(outcomes[i]
@@ -329,6 +360,15 @@ mod tests {
         let (runs, notes, held) = judged(true, vec![vec![(Tool::Memcheck, Outcome::Clean, 3.0)]]);
         assert_eq!(held, [Access::Shared]);
         assert!(notes.is_empty() && matches!(runs[0].outcome, Outcome::Clean));
+        // A deadline past RERUN_ALONE_MAX: the miss stands, and the note says why.
+        let (runs, notes, held) = judged_by(
+            true,
+            Duration::from_secs(900),
+            vec![vec![(Tool::Racecheck, hang(), 900.0)]],
+        );
+        assert_eq!(held, [Access::Shared]);
+        assert!(matches!(runs[0].outcome, Outcome::Hang { .. }));
+        assert!(notes[0].contains("not run again"), "{notes:?}");
         // Without a GPU there is nothing to hold alone: the miss stands as it was.
         let (runs, notes, held) = judged(false, vec![vec![(Tool::Memcheck, hang(), 120.0)]]);
         assert_eq!(held, [Access::Shared]);

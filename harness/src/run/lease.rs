@@ -32,8 +32,32 @@ pub enum Access {
     Exclusive,
 }
 
-/// Held while a submission runs on the GPU; released on drop.
-pub struct GpuLock(#[allow(dead_code)] std::fs::File);
+/// How many runs hold the GPU shared at once, machine-wide, unless `RACEGATE_GPU_SLOTS` says
+/// otherwise. Without a bound, four gates of seven tool runs each put 28 contexts on one GPU
+/// (H100, run 33): each run slowed past deadlines derived from the program run alone. A run
+/// waiting for a slot has not started: the wait is not its deadline's.
+pub const DEFAULT_SLOTS: usize = 8;
+
+/// Held while a submission runs on the GPU; released on drop: the lock, and a shared holder's
+/// slot.
+pub struct GpuLock {
+    _file: std::fs::File,
+    _slot: Option<std::fs::File>,
+}
+
+/// The number of shared slots: `RACEGATE_GPU_SLOTS`, else [`DEFAULT_SLOTS`].
+pub fn slots() -> Result<usize> {
+    match std::env::var("RACEGATE_GPU_SLOTS") {
+        Err(_) => Ok(DEFAULT_SLOTS),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(Error::Usage(format!(
+                "RACEGATE_GPU_SLOTS={v}: expected how many runs may share the GPU at once, a \
+                 whole number of at least 1"
+            ))),
+        },
+    }
+}
 
 impl GpuLock {
     /// Waits up to `deadline` for the machine-wide lock, telling `note` whom it waits for.
@@ -46,7 +70,13 @@ impl GpuLock {
     /// waiting, otherwise.
     pub fn try_acquire(access: Access) -> Result<Option<GpuLock>> {
         let dir = compile::cache_dir()?;
-        GpuLock::take(&dir.join(LOCK_FILE), access, Duration::ZERO, |_| {})
+        GpuLock::take(
+            &dir.join(LOCK_FILE),
+            access,
+            Duration::ZERO,
+            |_| {},
+            slots()?,
+        )
     }
 
     /// The lock at `path`, waiting up to `deadline` for it.
@@ -56,7 +86,7 @@ impl GpuLock {
         deadline: Duration,
         note: fn(&str),
     ) -> Result<GpuLock> {
-        match GpuLock::take(path, access, deadline, note)? {
+        match GpuLock::take(path, access, deadline, note, slots()?)? {
             Some(held) => Ok(held),
             None => {
                 let holder = holder(&open(path)?);
@@ -70,12 +100,14 @@ impl GpuLock {
         }
     }
 
-    /// The lock at `path`, waiting up to `deadline` for it; `None` once the deadline passed.
+    /// The lock at `path`, waiting up to `deadline` for it, a shared holder in one of `slots`;
+    /// `None` once the deadline passed.
     fn take(
         path: &Path,
         access: Access,
         deadline: Duration,
         note: fn(&str),
+        slots: usize,
     ) -> Result<Option<GpuLock>> {
         let mut file = open(path)?;
         // The turnstile, a second lock file: a shared taker passes it (shared, for a moment),
@@ -83,20 +115,54 @@ impl GpuLock {
         // waits no new shared holder gets in, from this process or another.
         let turn_path = path.with_extension("turn");
         let turn = open(&turn_path)?;
+        // A shared taker first takes one of the slots (files `gpu-0.slot-N`, each held alone),
+        // holding nothing else while it waits for one.
+        let slot_paths: Vec<std::path::PathBuf> = match access {
+            Access::Shared => (0..slots)
+                .map(|i| path.with_extension(format!("slot-{i}")))
+                .collect(),
+            Access::Exclusive => Vec::new(),
+        };
+        let slot_files = slot_paths
+            .iter()
+            .map(|p| open(p))
+            .collect::<Result<Vec<_>>>()?;
+        let mut slot = None;
         let start = Instant::now();
         // A note only for a wait worth one: graders of one batch take turns all the time.
         let note_after = NOTE_AFTER.min(deadline / 2);
         let mut told = false;
-        for (f, p) in [(&turn, turn_path.as_path()), (&file, path)] {
-            loop {
-                let tried = match access {
-                    Access::Shared => f.try_lock_shared(),
-                    Access::Exclusive => f.try_lock(),
-                };
-                match tried {
-                    Ok(()) => break,
-                    Err(std::fs::TryLockError::WouldBlock) => {}
-                    Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("locking", p, e)),
+        let steps: [Vec<(&std::fs::File, &Path, Access)>; 3] = [
+            slot_files
+                .iter()
+                .zip(&slot_paths)
+                .map(|(f, p)| (f, p.as_path(), Access::Exclusive))
+                .collect(),
+            vec![(&turn, turn_path.as_path(), access)],
+            vec![(&file, path, access)],
+        ];
+        for (k, step) in steps.iter().enumerate() {
+            if step.is_empty() {
+                continue;
+            }
+            'wait: loop {
+                for (i, &(f, p, how)) in step.iter().enumerate() {
+                    let tried = match how {
+                        Access::Shared => f.try_lock_shared(),
+                        Access::Exclusive => f.try_lock(),
+                    };
+                    match tried {
+                        Ok(()) => {
+                            if k == 0 {
+                                slot = Some(i);
+                            }
+                            break 'wait;
+                        }
+                        Err(std::fs::TryLockError::WouldBlock) => {}
+                        Err(std::fs::TryLockError::Error(e)) => {
+                            return Err(Error::io("locking", p, e))
+                        }
+                    }
                 }
                 if start.elapsed() >= deadline {
                     return Ok(None);
@@ -114,6 +180,10 @@ impl GpuLock {
             }
         }
         drop(turn);
+        let slot = slot.map(|i| {
+            let mut files = slot_files;
+            files.swap_remove(i)
+        });
         // Ours now: say who holds it (a shared holder may overwrite another's pid: the file
         // names one of them, which is all a waiting grader's message needs).
         let me = std::process::id().to_string();
@@ -122,7 +192,10 @@ impl GpuLock {
             .and_then(|_| file.write_all(me.as_bytes()))
             .and_then(|_| file.flush())
             .map_err(|e| Error::io("writing", path, e))?;
-        Ok(Some(GpuLock(file)))
+        Ok(Some(GpuLock {
+            _file: file,
+            _slot: slot,
+        }))
     }
 }
 
@@ -165,6 +238,25 @@ mod tests {
     }
 
     #[test]
+    fn no_more_runs_share_the_gpu_than_there_are_slots() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("gpu-0.lock");
+        let take =
+            |d: Duration| GpuLock::take(&path, Access::Shared, d, keep, 2).expect("no error");
+        let first = take(Duration::ZERO).expect("a free slot");
+        let second = take(Duration::ZERO).expect("the other slot");
+        assert!(take(Duration::ZERO).is_none(), "two slots, both held");
+        drop(first);
+        let third = take(Duration::from_secs(5)).expect("the slot given back");
+        // Alone means no shared holder at all, whatever the slots.
+        let alone = GpuLock::take(&path, Access::Exclusive, Duration::ZERO, keep, 2).expect("ok");
+        assert!(alone.is_none());
+        drop((second, third));
+        let alone = GpuLock::take(&path, Access::Exclusive, Duration::ZERO, keep, 2).expect("ok");
+        assert!(alone.is_some());
+    }
+
+    #[test]
     fn a_try_for_the_gpu_alone_does_not_wait_for_a_holder() {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let path = dir.path().join("gpu-0.lock");
@@ -172,7 +264,7 @@ mod tests {
             GpuLock::acquire_at(&path, Access::Shared, Duration::from_secs(5), keep).expect("free");
         let asked = Instant::now();
         let tried =
-            GpuLock::take(&path, Access::Exclusive, Duration::ZERO, keep).expect("no error");
+            GpuLock::take(&path, Access::Exclusive, Duration::ZERO, keep, 2).expect("no error");
         assert!(tried.is_none(), "a shared holder is in the way");
         assert!(
             asked.elapsed() < Duration::from_secs(2),
@@ -181,7 +273,7 @@ mod tests {
         );
         drop(shared);
         let alone =
-            GpuLock::take(&path, Access::Exclusive, Duration::ZERO, keep).expect("no error");
+            GpuLock::take(&path, Access::Exclusive, Duration::ZERO, keep, 2).expect("no error");
         assert!(
             alone.is_some(),
             "nothing in the way once the holder is gone"
