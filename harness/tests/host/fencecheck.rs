@@ -169,23 +169,25 @@ fn root() -> PathBuf {
 /// and, unless `summary` is None, its summary line, decided on `text` as SASS.
 fn run_decide(text: &str, handoffs: &[Handoff], summary: Option<&str>) -> (Outcome, String) {
     let (name, _, _, _, size) = handoff_of(text);
-    decide_on(text, &name, size, handoffs, summary)
+    decide_on(text, &name, size, handoffs, summary, "")
 }
 
-/// [`run_decide`] for the kernel `name` of `size` bytes, the module's one function in the report.
+/// [`run_decide`] for the kernel `name` of `size` bytes, the module's one function in the report;
+/// `findings`, the launch's races as the device reports them (a JSON array's inside).
 fn decide_on(
     text: &str,
     name: &str,
     size: u64,
     handoffs: &[Handoff],
     summary: Option<&str>,
+    findings: &str,
 ) -> (Outcome, String) {
     let mut lines = vec![
         r#"{"tool":"globalcheck","mode":9,"budget_bytes":1,"shared_budget_bytes":1,"patches":""}"#
             .to_string(),
         module_line(name, size),
         format!(
-            r#"{{"launch":0,"kernel":"{name}","module":0,"grid":[4,1,1],"block":[64,1,1],"mode":9,"accesses":10,"untracked_accesses":0,"dropped":0,"named_barriers":0,"epoch_overflow":0,"untracked_allocations":[],"findings":[]}}"#
+            r#"{{"launch":0,"kernel":"{name}","module":0,"grid":[4,1,1],"block":[64,1,1],"mode":9,"accesses":10,"untracked_accesses":0,"dropped":0,"named_barriers":0,"epoch_overflow":0,"untracked_allocations":[],"findings":[{findings}]}}"#
         ),
     ];
     for h in handoffs {

@@ -498,13 +498,15 @@ pub fn decide(
         return Outcome::Inconclusive(format!("{FENCE_CANNOT_JUDGE}{u}"));
     }
     // A handoff through a volatile flag or an atomic_ref store is no handoff to the device
-    // (it sees plain stores): its races between blocks stand for handoffs it never checked.
+    // (it sees plain stores): its races between blocks stand for handoffs it never checked. A
+    // race between two strong accesses (volatile, relaxed `atomic_ref`: CUB's decoupled
+    // look-back reads and writes its tile status so) is none: data read atomically needs no
+    // fence. Only a pair with a plain access is blind.
     for l in &rep.launches {
-        let blind = l.findings.iter().any(|f| f.scope == "blocks")
-            && u32::try_from(l.module)
-                .ok()
-                .and_then(|m| tables.get(&m))
-                .is_some_and(|t| t.strong_load_store.contains(&l.kernel));
+        let blind = l.findings.iter().any(|f| {
+            f.scope == "blocks"
+                && report::distrust(rep, tables, l, f) == Some(report::Distrust::StrongAccesses)
+        });
         if blind {
             return Outcome::Inconclusive(format!(
                 "{FENCE_CANNOT_JUDGE}launch {} of {} hands data between blocks through volatile or atomic_ref loads and stores, which the tool does not see as handoffs",
