@@ -1,6 +1,6 @@
 //! One plain run of a program under the gate, and what it says: its exit (or the regex
-//! oracle), its deadline (missed beside other GPU work, it is run again with the GPU held
-//! alone before it counts), what it left running, its output for the comparisons that follow.
+//! oracle), its deadline (missed, it is run again before it counts: [`second_look`]), what it
+//! left running, its output for the comparisons that follow.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,8 +16,9 @@ use crate::errors::Result;
 use crate::proc::watchdog::{self, Deadline, Exit};
 use crate::run::lease::Access;
 
-/// A wait for the lease at least this long means another racegate process held the GPU.
-const CONTENDED: Duration = Duration::from_millis(50);
+/// A plain run that missed its deadline beside other GPU work runs again beside it with this
+/// many times the deadline before it waits for the GPU alone.
+const BESIDE_AGAIN: u32 = 4;
 
 /// kind -> (detector, runs it happened in, last stderr line)
 pub(super) type Failures = BTreeMap<String, (&'static str, Vec<u32>, String)>;
@@ -70,57 +71,35 @@ impl Runs<'_> {
         // whole on disk, read back after the run (masks and regexes cost racegate's time, not
         // the program's deadline).
         let timeout = self.deadlines[usize::from(jitter.is_some())];
-        let attempt = |access: Access| {
-            self.lease.with(access, || {
-                let mut stdout = watchdog::Output::spilling();
-                let f = watchdog::run(
-                    self.exe,
-                    &t.argv[1..],
-                    &spawn,
-                    Deadline {
-                        idle: timeout,
-                        total: Some(timeout),
-                    },
-                    |l| stdout.push_line(l),
-                );
-                stdout.finish();
-                f.map(|f| (f, stdout))
-            })
+        let lease = self.lease;
+        let run_once = |deadline: Duration| {
+            let mut stdout = watchdog::Output::spilling();
+            let f = watchdog::run(
+                self.exe,
+                &t.argv[1..],
+                &spawn,
+                Deadline {
+                    idle: deadline,
+                    total: Some(deadline),
+                },
+                |l| stdout.push_line(l),
+            );
+            stdout.finish();
+            f.map(|f| (f, stdout))
         };
-        // Beside other GPU work first; a run that missed its deadline there runs again with the
-        // GPU held alone, and that run is the run: a neighbour may slow the program, not make it
-        // hang.
-        let (mut f, mut stdout) = attempt(Access::Shared)?.0?;
-        if f.exit == Exit::TimedOut && self.lease.confirms() {
-            let (again, waited) = attempt(Access::Exclusive)?;
-            let (g, out) = again?;
-            // The lease came at once: nothing else held the GPU, so the miss was not the
-            // neighbours' doing and stays a hang (an intermittent deadlock hangs some runs only).
-            let contended = waited >= CONTENDED;
-            if g.exit != Exit::TimedOut && !contended {
-                run.notes.push(format!(
-                    "{subject}: run {i} missed its {:.0} s deadline with nothing else on the GPU; \
-                     run again alone it finished in {:.1} s (an intermittent hang)",
-                    timeout.as_secs_f64(),
-                    g.elapsed.as_secs_f64()
-                ));
-            } else if g.exit != Exit::TimedOut {
-                run.mark_inconclusive(
-                    subject,
-                    "watchdog",
-                    format!(
-                        "slow under contention: run {i} missed its {:.0} s deadline beside other \
-                         GPU work and finished in {:.1} s with the GPU held alone (after {:.0} s \
-                         waiting for it): not a hang",
-                        timeout.as_secs_f64(),
-                        g.elapsed.as_secs_f64(),
-                        waited.as_secs_f64()
-                    ),
-                );
-            }
-            if contended || g.exit == Exit::TimedOut {
-                (f, stdout) = (g, out);
-            }
+        let first = lease.with(Access::Shared, || run_once(timeout))?.0?;
+        let missed = |r: &(watchdog::Finished, watchdog::Output)| r.0.exit == Exit::TimedOut;
+        let took = |r: &(watchdog::Finished, watchdog::Output)| r.0.elapsed.as_secs_f64();
+        let (counts, said) = second_look(&lease, first, timeout, run_once, (missed, took))?;
+        let (f, mut stdout) = counts;
+        match said {
+            Said::Nothing => {}
+            Said::Note(n) => run.notes.push(format!("{subject}: run {i} {n}")),
+            Said::Slow(why) => run.mark_inconclusive(
+                subject,
+                "watchdog",
+                format!("slow under contention: run {i} {why}"),
+            ),
         }
         let mut scan = cfg.oracles.scan();
         let masked = judge::read_back(&stdout, &cfg.masks, &mut scan);
@@ -189,5 +168,178 @@ impl Runs<'_> {
         e.1.push(i);
         e.2 = f.stderr.lines().last().unwrap_or("").to_string();
         Ok(())
+    }
+}
+
+/// What a second look at a run that missed its deadline adds to the report.
+#[derive(Debug, PartialEq)]
+pub(super) enum Said {
+    Nothing,
+    /// A note: the run missed its deadline with nothing else on the GPU and finished when run
+    /// again (an intermittent hang: the miss stays the run).
+    Note(String),
+    /// Inconclusive: slow beside other GPU work, not a hang.
+    Slow(String),
+}
+
+/// The run that counts, given the `first` (made beside other GPU work with `timeout`) and
+/// `run_once` (a run with the deadline given), and what the report says of it. A first run that
+/// missed its deadline runs again and that run is the run: a neighbour may slow the program, not
+/// make it hang. Alone at once when nothing else holds the GPU; otherwise beside the others with
+/// [`BESIDE_AGAIN`] times the deadline, and only a miss there too waits for the GPU alone to
+/// confirm the hang (an asker for it stops every new run on the machine until the runs in flight
+/// end, which may be other programs' tool runs of many minutes). `(missed, took)` read a run.
+pub(super) fn second_look<L: Hold, R>(
+    lease: &L,
+    first: R,
+    timeout: Duration,
+    run_once: impl Fn(Duration) -> Result<R>,
+    (missed, took): (impl Fn(&R) -> bool, impl Fn(&R) -> f64),
+) -> Result<(R, Said)> {
+    if !missed(&first) || !lease.confirms() {
+        return Ok((first, Said::Nothing));
+    }
+    let d = timeout.as_secs_f64();
+    if let Some(again) = lease.try_alone(|| run_once(timeout))? {
+        let again = again?;
+        // Nothing else held the GPU: the miss was not the neighbours' doing and stays a hang
+        // (an intermittent deadlock hangs some runs only).
+        if missed(&again) {
+            return Ok((again, Said::Nothing));
+        }
+        let note = format!(
+            "missed its {d:.0} s deadline; run again with nothing else on the GPU it finished in \
+             {:.1} s (an intermittent hang)",
+            took(&again)
+        );
+        return Ok((first, Said::Note(note)));
+    }
+    let longer = timeout * BESIDE_AGAIN;
+    let (beside, _) = lease.with(Access::Shared, || run_once(longer))?;
+    let beside = beside?;
+    if !missed(&beside) {
+        let why = format!(
+            "missed its {d:.0} s deadline beside other GPU work and finished in {:.1} s when run \
+             again beside it (deadline {:.0} s): not a hang",
+            took(&beside),
+            longer.as_secs_f64()
+        );
+        return Ok((beside, Said::Slow(why)));
+    }
+    let (alone, waited) = lease.with(Access::Exclusive, || run_once(timeout))?;
+    let alone = alone?;
+    if missed(&alone) {
+        return Ok((alone, Said::Nothing));
+    }
+    let why = format!(
+        "missed its {d:.0} s deadline beside other GPU work (and its {:.0} s run again beside \
+         it) and finished in {:.1} s with the GPU held alone (after {:.0} s waiting for it): not \
+         a hang",
+        longer.as_secs_f64(),
+        took(&alone),
+        waited.as_secs_f64()
+    );
+    Ok((alone, Said::Slow(why)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::{Cell, RefCell};
+
+    use super::*;
+
+    /// A GPU lease stand-in: whether the GPU is free when a run asks to have it alone at once,
+    /// and how each run held it.
+    struct Recorded {
+        free: bool,
+        held: RefCell<Vec<&'static str>>,
+    }
+
+    impl Hold for Recorded {
+        fn confirms(&self) -> bool {
+            true
+        }
+
+        fn with<T>(&self, access: Access, f: impl FnOnce() -> T) -> Result<(T, Duration)> {
+            self.held.borrow_mut().push(match access {
+                Access::Shared => "shared",
+                Access::Exclusive => "waited alone",
+            });
+            Ok((f(), Duration::from_secs(9)))
+        }
+
+        fn try_alone<T>(&self, f: impl FnOnce() -> T) -> Result<Option<T>> {
+            if !self.free {
+                return Ok(None);
+            }
+            self.held.borrow_mut().push("alone now");
+            Ok(Some(f()))
+        }
+    }
+
+    /// [`second_look`] at a first run that missed its 10 s deadline, the runs after it given as
+    /// (missed, seconds) one call after another: the run that counts, what is said, how each
+    /// run held the GPU and each one's deadline.
+    fn look(free: bool, then: &[(bool, f64)]) -> ((bool, f64), Said, Vec<&'static str>, Vec<u64>) {
+        let lease = Recorded {
+            free,
+            held: RefCell::new(Vec::new()),
+        };
+        let (calls, deadlines) = (Cell::new(0), RefCell::new(Vec::new()));
+        let run_once = |d: Duration| {
+            deadlines.borrow_mut().push(d.as_secs());
+            let k = calls.get();
+            calls.set(k + 1);
+            Ok(then[k])
+        };
+        let first = (true, 10.0);
+        let (counts, said) = second_look(
+            &lease,
+            first,
+            Duration::from_secs(10),
+            run_once,
+            (|r: &(bool, f64)| r.0, |r: &(bool, f64)| r.1),
+        )
+        .expect("no lease error");
+        (
+            counts,
+            said,
+            lease.held.into_inner(),
+            deadlines.into_inner(),
+        )
+    }
+
+    #[test]
+    fn beside_busy_neighbours_a_missed_run_is_run_again_beside_them_before_any_wait_alone() {
+        // Finished beside them with 4x the deadline: slow, not a hang, and nothing waited.
+        let (counts, said, held, deadlines) = look(false, &[(false, 23.0)]);
+        assert_eq!(held, ["shared"]);
+        assert_eq!(deadlines, [40]);
+        assert_eq!(counts, (false, 23.0));
+        match said {
+            Said::Slow(why) => assert!(why.contains("finished in 23.0 s when run again beside it")),
+            other => panic!("{other:?}"),
+        }
+        // Missed that too: the GPU alone confirms; finished there it is still no hang.
+        let (counts, said, held, deadlines) = look(false, &[(true, 40.0), (false, 2.0)]);
+        assert_eq!(held, ["shared", "waited alone"]);
+        assert_eq!(deadlines, [40, 10]);
+        assert_eq!(counts, (false, 2.0));
+        assert!(matches!(said, Said::Slow(ref w) if w.contains("after 9 s waiting")));
+        // Missed alone too: the hang is confirmed and that run counts.
+        let (counts, said, _, _) = look(false, &[(true, 40.0), (true, 10.0)]);
+        assert_eq!((counts, said), ((true, 10.0), Said::Nothing));
+    }
+
+    #[test]
+    fn with_the_gpu_free_a_missed_run_is_run_again_alone_at_once_and_the_miss_stays() {
+        let (counts, said, held, deadlines) = look(true, &[(false, 1.5)]);
+        assert_eq!(held, ["alone now"]);
+        assert_eq!(deadlines, [10]);
+        // Nothing else was on the GPU: the first run's miss stands (an intermittent hang).
+        assert_eq!(counts, (true, 10.0));
+        assert!(matches!(said, Said::Note(ref n) if n.contains("intermittent hang")));
+        let (counts, said, _, _) = look(true, &[(true, 10.0)]);
+        assert_eq!((counts, said), ((true, 10.0), Said::Nothing));
     }
 }

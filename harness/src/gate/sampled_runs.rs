@@ -132,8 +132,10 @@ impl Sampled {
         } = *program;
         let mut notes = Vec::new();
         let mut once = |sc: &crate::judge::sanitize::SanitizeConfig| {
-            let (runs, said) = alone_if_missed(&lease, subject, sc.timeout, || {
-                super::sanitizers::run_group_target(subject, command, sc, root, group)
+            let (runs, said) = again_if_missed(&lease, subject, sc.timeout, |deadline| {
+                let mut sc = sc.clone();
+                sc.timeout = deadline;
+                super::sanitizers::run_group_target(subject, command, &sc, root, group)
             })?;
             notes.extend(said);
             Ok::<_, crate::Error>(runs)
@@ -160,23 +162,24 @@ impl Sampled {
     }
 }
 
-/// The longest deadline a tool run that missed it is run again for with the GPU held alone. A
-/// run alone stops every other racegate run on the machine while it waits for those in flight and
-/// while it runs; past this, a miss beside at most [`crate::run::lease::DEFAULT_SLOTS`] - 1
-/// neighbours (each deadline is 100x or more the program's own time) is the tool's slowness, and
-/// the wait would hold the machine for as long again.
-pub const RERUN_ALONE_MAX: Duration = Duration::from_secs(300);
+/// The longest deadline a tool run that missed it is run again for. Past it, a miss beside at
+/// most [`crate::run::lease::DEFAULT_SLOTS`] - 1 neighbours (each deadline is 100x or more the
+/// program's own time) is the tool's slowness, and a second run would cost as long again.
+pub const RERUN_MAX: Duration = Duration::from_secs(300);
 
-/// One run of a group of tools (`attempt`) holding the GPU shared; when a tool of it missed its
-/// `deadline` (at most [`RERUN_ALONE_MAX`]) and there is a GPU to hold, the group runs again with
-/// the GPU held alone, and that run is the run: a neighbour (another gate, this gate's other
-/// tools) may slow a tool past its deadline, not make the program hang. Also what the report
-/// says of each such run.
-pub(super) fn alone_if_missed<L: Hold>(
+/// One run of a group of tools (`attempt`, given its deadline) holding the GPU shared; when a
+/// tool of it missed its `deadline` (at most [`RERUN_MAX`]) and there is a GPU to hold, the group
+/// runs again, and that run is the run: a neighbour (another gate, this gate's other tools) may
+/// slow a tool past its deadline, not make the program hang. Again with the GPU held alone when
+/// nothing else holds it at that moment; otherwise beside the others with twice the deadline,
+/// never waiting for the GPU alone: an asker for it stops every new run on the machine until
+/// the runs in flight end, which may be other programs' tool runs of many minutes. Also what the
+/// report says of each such run.
+pub(super) fn again_if_missed<L: Hold>(
     lease: &L,
     subject: &str,
     deadline: Duration,
-    attempt: impl Fn() -> crate::Result<Vec<SanitizerRun>>,
+    attempt: impl Fn(Duration) -> crate::Result<Vec<SanitizerRun>>,
 ) -> crate::Result<(Vec<SanitizerRun>, Vec<String>)> {
     let missed = |runs: &[SanitizerRun]| -> Vec<&'static str> {
         runs.iter()
@@ -184,50 +187,55 @@ pub(super) fn alone_if_missed<L: Hold>(
             .map(|r| r.tool.name())
             .collect()
     };
-    let (first, _) = lease.with(Access::Shared, &attempt)?;
+    let (first, _) = lease.with(Access::Shared, || attempt(deadline))?;
     let first = first?;
     let beside = missed(&first);
     if beside.is_empty() || !lease.confirms() {
         return Ok((first, Vec::new()));
     }
-    if deadline > RERUN_ALONE_MAX {
+    let secs = deadline.as_secs_f64();
+    if deadline > RERUN_MAX {
         let notes = beside
             .iter()
             .map(|tool| {
                 format!(
-                    "{subject}: {tool} missed its {:.0} s deadline and was not run again with the \
-                     GPU held alone (past {:.0} s the wait would hold every other run on the \
-                     machine as long)",
-                    deadline.as_secs_f64(),
-                    RERUN_ALONE_MAX.as_secs_f64()
+                    "{subject}: {tool} missed its {secs:.0} s deadline and was not run again \
+                     (past {:.0} s a second run would cost as long again)",
+                    RERUN_MAX.as_secs_f64()
                 )
             })
             .collect();
         return Ok((first, notes));
     }
-    let (again, waited) = lease.with(Access::Exclusive, &attempt)?;
-    let again = again?;
+    let (again, how) = match lease.try_alone(|| attempt(deadline))? {
+        Some(runs) => (runs?, "with the GPU held alone".to_string()),
+        None => {
+            let (runs, _) = lease.with(Access::Shared, || attempt(deadline * 2))?;
+            (
+                runs?,
+                format!(
+                    "beside other GPU work again (the GPU was not free) with a {:.0} s deadline",
+                    2.0 * secs
+                ),
+            )
+        }
+    };
     let still = missed(&again);
     let notes = beside
         .iter()
         .map(|tool| {
-            let alone = match again.iter().find(|r| r.tool.name() == *tool) {
-                Some(r) if still.contains(tool) => format!(
-                    "missed it again with the GPU held alone ({:.0} s)",
-                    r.seconds
-                ),
+            let then = match again.iter().find(|r| r.tool.name() == *tool) {
+                Some(r) if still.contains(tool) => {
+                    format!("run again {how}, it missed that too ({:.0} s)", r.seconds)
+                }
                 Some(r) => format!(
-                    "run again with the GPU held alone it finished in {:.1} s, and that run \
-                     is its verdict",
+                    "run again {how}, it finished in {:.1} s, and that run is its verdict",
                     r.seconds
                 ),
-                None => "the run alone did not report it".to_string(),
+                None => "the second run did not report it".to_string(),
             };
             format!(
-                "{subject}: {tool} missed its {:.0} s deadline beside other GPU work; {alone} \
-                 (waited {:.0} s for the GPU)",
-                deadline.as_secs_f64(),
-                waited.as_secs_f64()
+                "{subject}: {tool} missed its {secs:.0} s deadline beside other GPU work; {then}"
             )
         })
         .collect();
@@ -242,10 +250,13 @@ mod tests {
     use super::*;
     use crate::judge::sanitize::Tool;
 
-    /// A stand-in for the GPU lease that records how each run held it.
+    /// A stand-in for the GPU lease: whether there is a GPU, whether it is free at the moment a
+    /// run asks to have it alone, and how each run held it (`shared`, `alone now`,
+    /// `waited alone`).
     struct Recorded {
         gpu: bool,
-        held: RefCell<Vec<Access>>,
+        free: bool,
+        held: RefCell<Vec<&'static str>>,
     }
 
     impl Hold for Recorded {
@@ -254,11 +265,18 @@ mod tests {
         }
 
         fn with<T>(&self, access: Access, f: impl FnOnce() -> T) -> crate::Result<(T, Duration)> {
-            self.held.borrow_mut().push(access);
+            self.held.borrow_mut().push(match access {
+                Access::Shared => "shared",
+                Access::Exclusive => "waited alone",
+            });
             Ok((f(), Duration::from_secs(7)))
         }
 
         fn try_alone<T>(&self, f: impl FnOnce() -> T) -> crate::Result<Option<T>> {
+            if !self.free {
+                return Ok(None);
+            }
+            self.held.borrow_mut().push("alone now");
             Ok(Some(f()))
         }
     }
@@ -282,96 +300,128 @@ mod tests {
         }
     }
 
-    /// Runs `alone_if_missed` on a group whose runs give `outcomes` one call after another.
-    fn judged(
-        gpu: bool,
-        outcomes: Vec<Vec<(Tool, Outcome, f64)>>,
-    ) -> (Vec<SanitizerRun>, Vec<String>, Vec<Access>) {
-        judged_by(gpu, Duration::from_secs(120), outcomes)
+    /// What [`again_if_missed`] made of a group whose runs give `outcomes` one call after
+    /// another: the runs, the notes, how each run held the GPU and its deadline in seconds.
+    struct Judged {
+        runs: Vec<SanitizerRun>,
+        notes: Vec<String>,
+        held: Vec<&'static str>,
+        deadlines: Vec<u64>,
     }
 
-    fn judged_by(
-        gpu: bool,
-        deadline: Duration,
+    fn judged(
+        (gpu, free): (bool, bool),
+        deadline: u64,
         outcomes: Vec<Vec<(Tool, Outcome, f64)>>,
-    ) -> (Vec<SanitizerRun>, Vec<String>, Vec<Access>) {
+    ) -> Judged {
         let lease = Recorded {
             gpu,
+            free,
             held: RefCell::new(Vec::new()),
         };
         let calls = Cell::new(0);
-        let (runs, notes) = alone_if_missed(&lease, "prog", deadline, || {
+        let deadlines = RefCell::new(Vec::new());
+        let (runs, notes) = again_if_missed(&lease, "prog", Duration::from_secs(deadline), |d| {
             let i = calls.get();
             calls.set(i + 1);
+            deadlines.borrow_mut().push(d.as_secs());
             Ok(outcomes[i]
                 .iter()
                 .map(|(t, o, s)| run(*t, o.clone(), *s))
                 .collect())
         })
         .expect("no lease error");
-        (runs, notes, lease.held.into_inner())
+        Judged {
+            runs,
+            notes,
+            held: lease.held.into_inner(),
+            deadlines: deadlines.into_inner(),
+        }
     }
 
     #[test]
-    fn a_tool_that_missed_its_deadline_beside_others_is_judged_by_its_run_alone() {
-        let (runs, notes, held) = judged(
-            true,
+    fn a_tool_that_missed_its_deadline_runs_again_alone_when_the_gpu_is_free() {
+        let j = judged(
+            (true, true),
+            120,
             vec![
                 vec![(Tool::Racecheck, hang(), 120.0)],
                 vec![(Tool::Racecheck, Outcome::Clean, 41.5)],
             ],
         );
-        assert_eq!(held, [Access::Shared, Access::Exclusive]);
-        assert!(matches!(runs[0].outcome, Outcome::Clean), "{runs:?}");
-        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(j.held, ["shared", "alone now"]);
+        assert_eq!(j.deadlines, [120, 120]);
+        assert!(matches!(j.runs[0].outcome, Outcome::Clean), "{:?}", j.runs);
+        assert_eq!(j.notes.len(), 1, "{:?}", j.notes);
+        let n = &j.notes[0];
         assert!(
-            notes[0].contains("racecheck missed its 120 s deadline beside other GPU work")
-                && notes[0].contains("finished in 41.5 s")
-                && notes[0].contains("waited 7 s"),
-            "{}",
-            notes[0]
+            n.contains("racecheck missed its 120 s deadline beside other GPU work")
+                && n.contains("with the GPU held alone")
+                && n.contains("finished in 41.5 s"),
+            "{n}"
         );
     }
 
     #[test]
-    fn a_tool_that_misses_again_alone_stays_past_its_deadline() {
-        let (runs, notes, held) = judged(
-            true,
+    fn beside_busy_neighbours_it_runs_again_beside_them_with_twice_the_deadline_never_waiting() {
+        let j = judged(
+            (true, false),
+            120,
             vec![
                 vec![
                     (Tool::Globalcheck, hang(), 120.0),
                     (Tool::Sharedcheck, hang(), 120.0),
                 ],
                 vec![
-                    (Tool::Globalcheck, hang(), 120.0),
-                    (Tool::Sharedcheck, Outcome::Clean, 30.0),
+                    (Tool::Globalcheck, hang(), 240.0),
+                    (Tool::Sharedcheck, Outcome::Clean, 130.0),
                 ],
             ],
         );
-        assert_eq!(held, [Access::Shared, Access::Exclusive]);
-        assert!(matches!(runs[0].outcome, Outcome::Hang { .. }));
-        assert!(matches!(runs[1].outcome, Outcome::Clean));
-        assert!(notes[0].contains("globalcheck") && notes[0].contains("missed it again"));
-        assert!(notes[1].contains("sharedcheck") && notes[1].contains("finished in 30.0 s"));
+        // No wait for the GPU alone: that would stop every new run on the machine.
+        assert_eq!(j.held, ["shared", "shared"]);
+        assert_eq!(j.deadlines, [120, 240]);
+        assert!(matches!(j.runs[0].outcome, Outcome::Hang { .. }));
+        assert!(matches!(j.runs[1].outcome, Outcome::Clean));
+        assert!(
+            j.notes[0].contains("globalcheck") && j.notes[0].contains("missed that too"),
+            "{:?}",
+            j.notes
+        );
+        assert!(
+            j.notes[1].contains("sharedcheck")
+                && j.notes[1].contains("with a 240 s deadline")
+                && j.notes[1].contains("finished in 130.0 s"),
+            "{:?}",
+            j.notes
+        );
     }
 
     #[test]
-    fn a_run_in_time_or_without_a_gpu_is_not_run_again() {
-        let (runs, notes, held) = judged(true, vec![vec![(Tool::Memcheck, Outcome::Clean, 3.0)]]);
-        assert_eq!(held, [Access::Shared]);
-        assert!(notes.is_empty() && matches!(runs[0].outcome, Outcome::Clean));
-        // A deadline past RERUN_ALONE_MAX: the miss stands, and the note says why.
-        let (runs, notes, held) = judged_by(
-            true,
-            Duration::from_secs(900),
+    fn a_run_in_time_a_long_deadline_or_no_gpu_is_not_run_again() {
+        let j = judged(
+            (true, true),
+            120,
+            vec![vec![(Tool::Memcheck, Outcome::Clean, 3.0)]],
+        );
+        assert_eq!(j.held, ["shared"]);
+        assert!(j.notes.is_empty() && matches!(j.runs[0].outcome, Outcome::Clean));
+        // A deadline past RERUN_MAX: the miss stands, and the note says why.
+        let j = judged(
+            (true, true),
+            900,
             vec![vec![(Tool::Racecheck, hang(), 900.0)]],
         );
-        assert_eq!(held, [Access::Shared]);
-        assert!(matches!(runs[0].outcome, Outcome::Hang { .. }));
-        assert!(notes[0].contains("not run again"), "{notes:?}");
-        // Without a GPU there is nothing to hold alone: the miss stands as it was.
-        let (runs, notes, held) = judged(false, vec![vec![(Tool::Memcheck, hang(), 120.0)]]);
-        assert_eq!(held, [Access::Shared]);
-        assert!(notes.is_empty() && matches!(runs[0].outcome, Outcome::Hang { .. }));
+        assert_eq!(j.held, ["shared"]);
+        assert!(matches!(j.runs[0].outcome, Outcome::Hang { .. }));
+        assert!(j.notes[0].contains("not run again"), "{:?}", j.notes);
+        // Without a GPU there is nothing to share or hold alone: the miss stands as it was.
+        let j = judged(
+            (false, true),
+            120,
+            vec![vec![(Tool::Memcheck, hang(), 120.0)]],
+        );
+        assert_eq!(j.held, ["shared"]);
+        assert!(j.notes.is_empty() && matches!(j.runs[0].outcome, Outcome::Hang { .. }));
     }
 }
