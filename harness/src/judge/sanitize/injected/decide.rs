@@ -5,8 +5,9 @@
 
 use super::fence::handoffs::FENCE_CANNOT_JUDGE;
 use super::report;
-use super::report::Distrust;
+use super::report::{Distrust, Launch};
 use super::streams::verdict::STREAM_CANNOT_JUDGE;
+use crate::judge::sanitize::normalize::Finding;
 use crate::judge::sanitize::tool::Outcome;
 use crate::proc::watchdog::Exit;
 
@@ -101,4 +102,56 @@ pub(super) fn stepped_aside_why(name: &str, rep: &report::Report) -> Option<Outc
             cannot_judge(name)
         ))
     })
+}
+
+/// The launches whose findings cannot be trusted, each (why, launch) once in launch order with
+/// the launch's kernel: `why` of each finding `findings` gives of a launch.
+pub(super) fn set_aside<'a, F: 'a>(
+    rep: &'a report::Report,
+    findings: impl Fn(&'a Launch) -> &'a [F],
+    why: impl Fn(&Launch, &F) -> Option<Distrust>,
+) -> Vec<(Distrust, u32, String)> {
+    let mut out: Vec<(Distrust, u32, String)> = Vec::new();
+    for l in &rep.launches {
+        for f in findings(l) {
+            if let Some(d) = why(l, f) {
+                if !out.iter().any(|(d2, n, _)| *d2 == d && *n == l.launch) {
+                    out.push((d, l.launch, l.kernel.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The errors among `all` (what counts); the warnings and the launches `set_aside` named go to
+/// `log`, under the name of `tool`.
+pub(super) fn counted(
+    tool: &str,
+    all: Vec<Finding>,
+    set_aside: &[(Distrust, u32, String)],
+    log: &mut String,
+) -> Vec<Finding> {
+    let (errors, warnings): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| f.level == "Error");
+    for w in &warnings {
+        log.push_str(&format!("{tool} warning (not counted): {}\n", w.line()));
+    }
+    for (d, launch, kernel) in set_aside {
+        log.push_str(&format!(
+            "{tool}: findings of launch {launch} of {kernel} set aside: {}\n",
+            distrust_why(*d)
+        ));
+    }
+    errors
+}
+
+/// A target that exited non-zero with nothing found: inconclusive (a failed launch leaves
+/// nothing to judge).
+pub(super) fn failed_exit(tool: &str, exit: &Exit) -> Option<Outcome> {
+    match exit {
+        Exit::Code(c) if *c != 0 => Some(Outcome::Inconclusive(format!(
+            "the target exited {c} without a {tool} finding (a failed launch leaves nothing to judge)"
+        ))),
+        _ => None,
+    }
 }

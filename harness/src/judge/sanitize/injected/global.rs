@@ -7,10 +7,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::decide::{distrust_why, preamble, stepped_aside_why, CANNOT_JUDGE};
+use super::decide::{
+    counted, distrust_why, failed_exit, preamble, set_aside, stepped_aside_why, CANNOT_JUDGE,
+};
 use super::lines::LineTable;
 use super::report;
-use super::report::Distrust;
 use crate::judge::sanitize::tool::Outcome;
 use crate::proc::watchdog::Exit;
 
@@ -39,35 +40,15 @@ fn globalcheck_verdict(
 ) -> Outcome {
     // Findings the tool could not judge are set aside, launch by launch: a race it can judge
     // elsewhere in the run still counts, and only a run with nothing else found is inconclusive.
-    let mut distrusted: Vec<(Distrust, u32, String)> = Vec::new();
-    for l in &rep.launches {
-        for f in &l.findings {
-            if let Some(d) = report::distrust(rep, tables, l, f) {
-                if !distrusted
-                    .iter()
-                    .any(|(d2, n, _)| *d2 == d && *n == l.launch)
-                {
-                    distrusted.push((d, l.launch, l.kernel.clone()));
-                }
-            }
-        }
-    }
+    let distrusted = set_aside(
+        rep,
+        |l| &l.findings,
+        |l, f| report::distrust(rep, tables, l, f),
+    );
     let all = report::findings_where(rep, tables, root, |l, f| {
         report::distrust(rep, tables, l, f).is_none()
     });
-    let (errors, warnings): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| f.level == "Error");
-    for w in &warnings {
-        log.push_str(&format!(
-            "globalcheck warning (not counted): {}\n",
-            w.line()
-        ));
-    }
-    for (d, launch, kernel) in &distrusted {
-        log.push_str(&format!(
-            "globalcheck: findings of launch {launch} of {kernel} set aside: {}\n",
-            distrust_why(*d)
-        ));
-    }
+    let errors = counted("globalcheck", all, &distrusted, log);
     let (untracked, over_budget) = rep.untracked();
     if untracked > 0 {
         log.push_str(&format!(
@@ -78,12 +59,8 @@ fn globalcheck_verdict(
         return Outcome::Findings(errors);
     }
     // Nothing found is "clean" only when everything was seen.
-    if let Exit::Code(c) = exit {
-        if *c != 0 {
-            return Outcome::Inconclusive(format!(
-                "the target exited {c} without a globalcheck finding (a failed launch leaves nothing to judge)"
-            ));
-        }
+    if let Some(o) = failed_exit("globalcheck", exit) {
+        return o;
     }
     let dropped: u64 = rep.launches.iter().map(|l| l.dropped).sum();
     if dropped > 0 {

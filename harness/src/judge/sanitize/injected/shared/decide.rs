@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::super::decide::{distrust_why, preamble, stepped_aside_why, SHARED_CANNOT_JUDGE};
+use super::super::decide::{
+    counted, distrust_why, failed_exit, preamble, set_aside, stepped_aside_why, SHARED_CANNOT_JUDGE,
+};
 use super::super::lines::LineTable;
 use super::super::report;
-use super::super::report::Distrust;
 use crate::judge::sanitize::tool::Outcome;
 use crate::proc::watchdog::Exit;
 
@@ -41,19 +42,11 @@ pub fn decide_shared_with(
     if let Some(o) = preamble("sharedcheck", exit, left_behind, rep) {
         return o;
     }
-    let mut distrusted: Vec<(Distrust, u32, String)> = Vec::new();
-    for l in &rep.launches {
-        for f in &l.shared_findings {
-            if let Some(d) = super::report::shared_distrust(rep, tables, l, f) {
-                if !distrusted
-                    .iter()
-                    .any(|(d2, n, _)| *d2 == d && *n == l.launch)
-                {
-                    distrusted.push((d, l.launch, l.kernel.clone()));
-                }
-            }
-        }
-    }
+    let distrusted = set_aside(
+        rep,
+        |l| &l.shared_findings,
+        |l, f| super::report::shared_distrust(rep, tables, l, f),
+    );
     let trusted = |l: &report::Launch, f: &report::SharedFinding| {
         super::report::shared_distrust(rep, tables, l, f).is_none()
     };
@@ -71,28 +64,12 @@ pub fn decide_shared_with(
             ));
         }
     }
-    let (errors, warnings): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| f.level == "Error");
-    for w in &warnings {
-        log.push_str(&format!(
-            "sharedcheck warning (not counted): {}\n",
-            w.line()
-        ));
-    }
-    for (d, launch, kernel) in &distrusted {
-        log.push_str(&format!(
-            "sharedcheck: findings of launch {launch} of {kernel} set aside: {}\n",
-            distrust_why(*d)
-        ));
-    }
+    let errors = counted("sharedcheck", all, &distrusted, log);
     if !errors.is_empty() {
         return Outcome::Findings(errors);
     }
-    if let Exit::Code(c) = exit {
-        if *c != 0 {
-            return Outcome::Inconclusive(format!(
-                "the target exited {c} without a sharedcheck finding (a failed launch leaves nothing to judge)"
-            ));
-        }
+    if let Some(o) = failed_exit("sharedcheck", exit) {
+        return o;
     }
     // Every launch must have been judged whole: no shared report, a shadow over the budget,
     // accesses outside the window, or writes it cannot see leave it inconclusive.
