@@ -121,11 +121,32 @@ pub enum Error {
     /// Bad command-line input that clap could not catch.
     #[error("{0}")]
     Usage(String),
+    /// Bad input whose cause is another error, kept as `source`: a file that does not parse
+    /// (JSON, TOML), a folder the user named that cannot be listed, no current folder.
+    #[error("{what}")]
+    Input {
+        /// What is wrong, e.g. `results.json: not JSON`.
+        what: String,
+        /// The error underneath: the parser's, the OS's.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A message racegate sent to its own child process does not parse: the child cannot do
+    /// its job. `source` is the parser's error.
+    #[error("{what}")]
+    Protocol {
+        /// What did not parse, e.g. `a stress request that is not one`.
+        what: String,
+        /// The parser's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A child process (worker or sanitizer) misbehaved: what it did, in words.
     #[error("{0}")]
     Child(String),
     /// The operating system refused a step with a process (starting one, waiting for it,
-    /// reading from it, finding racegate's own executable); `source` is its reason.
+    /// reading from it, limiting it, replacing it, finding racegate's own executable); `source`
+    /// is its reason.
     #[error("{what}")]
     Process {
         /// What racegate was doing, e.g. `could not start compute-sanitizer`.
@@ -169,7 +190,8 @@ impl Error {
             | Error::Toml { .. }
             | Error::NoKernels(_)
             | Error::UnknownCase { .. }
-            | Error::Usage(_) => exit::USAGE,
+            | Error::Usage(_)
+            | Error::Input { .. } => exit::USAGE,
             Error::NoDevice(_) => exit::NO_DEVICE,
             // The user's own mistake (a path that is a folder, a missing folder of an output) is
             // bad input; anything else the system refused is inconclusive.
@@ -178,6 +200,7 @@ impl Error {
             | Error::Cuda { .. }
             | Error::Io { .. }
             | Error::Child(_)
+            | Error::Protocol { .. }
             | Error::Process { .. }
             | Error::Cache(_)
             | Error::Setup(_) => exit::INCONCLUSIVE,
@@ -221,6 +244,28 @@ impl Error {
         Error::Process {
             what: what.into(),
             source,
+        }
+    }
+
+    /// [`Error::Input`]: what is wrong with the user's input, and the error underneath.
+    pub fn input(
+        what: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Error {
+        Error::Input {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+
+    /// [`Error::Protocol`]: what racegate's child could not parse, and the parser's error.
+    pub fn protocol(
+        what: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Error {
+        Error::Protocol {
+            what: what.into(),
+            source: source.into(),
         }
     }
 
@@ -268,6 +313,8 @@ mod tests {
                 exit::USAGE,
             ),
             (Error::Usage("x".into()), exit::USAGE),
+            (Error::input("x", io()), exit::USAGE),
+            (Error::protocol("x", io()), exit::INCONCLUSIVE),
             (Error::NoDevice("x".into()), exit::NO_DEVICE),
             (
                 Error::NvrtcMissing {

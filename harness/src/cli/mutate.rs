@@ -248,7 +248,7 @@ fn run_battery(
             .collect();
         let report = MutationReport::new(false, operators, kernels, 0.0);
         let mut doc = serde_json::to_value(&report)
-            .map_err(|e| Error::Usage(format!("the report is not JSON ({e}): racegate's bug")))?;
+            .map_err(|e| Error::input("the report is not JSON (racegate's bug)", e))?;
         doc["verdict"] = "no_device".into();
         doc["exit_code"] = exit::NO_DEVICE.into();
         doc["reason"] = format!("no CUDA device ({why})").into();

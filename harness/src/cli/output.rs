@@ -55,7 +55,7 @@ impl HtmlArg {
             return Ok(());
         };
         let doc: serde_json::Value = serde_json::from_str(json)
-            .map_err(|e| Error::Usage(format!("the result is not JSON ({e}): racegate's bug")))?;
+            .map_err(|e| Error::input("the result is not JSON (racegate's bug)", e))?;
         let lang = self
             .lang
             .unwrap_or_else(crate::report::explain::Lang::from_env);

@@ -58,7 +58,7 @@ pub fn run(global: &Global, a: ReportArgs) -> Result<u8> {
         })?
     };
     let doc: serde_json::Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
-        .map_err(|e| Error::Usage(format!("{}: not JSON: {e}", a.result.display())))?;
+        .map_err(|e| Error::input(format!("{}: not JSON", a.result.display()), e))?;
     let root = settings::root_or_cwd(global);
     let lang = a.lang.unwrap_or_else(Lang::from_env);
     let pages = html::render(&doc, &root, lang, a.see.as_deref())
@@ -75,4 +75,43 @@ pub fn run(global: &Global, a: ReportArgs) -> Result<u8> {
         crate::report::visible::visible_path(&a.html.join("index.html"))
     );
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result file that is not JSON is bad input (exit 2); the parser's line and column are
+    /// the error's cause and printed once.
+    #[test]
+    fn a_result_that_is_not_json_keeps_the_parsers_reason() {
+        let d = tempfile::tempdir().unwrap();
+        let result = d.path().join("result.json");
+        std::fs::write(&result, "{\n  \"verdict\": ,\n}\n").unwrap();
+        let global = Global {
+            root: Some(d.path().to_path_buf()),
+            manifest: None,
+        };
+        let a = ReportArgs {
+            result: result.clone(),
+            html: d.path().join("out"),
+            lang: None,
+            see: None,
+        };
+        let e = run(&global, a).unwrap_err();
+        let cause = std::error::Error::source(&e);
+        assert!(
+            cause.is_some_and(|c| c.downcast_ref::<serde_json::Error>().is_some()),
+            "{e:?}"
+        );
+        let shown = e.chain().to_string();
+        assert_eq!(
+            shown,
+            format!(
+                "{}: not JSON: expected value at line 2 column 14",
+                result.display()
+            )
+        );
+        assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
+    }
 }

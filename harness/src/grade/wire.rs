@@ -133,8 +133,10 @@ pub(super) fn encode_request(problems: &[Problem], jitter: bool, place: &Place) 
 
 /// The problems of a request file and whether to jitter. Buffers come back as untyped bytes
 /// with no expected contents: the worker only uploads, launches and reads back.
-pub(super) fn decode_request(bytes: &[u8]) -> Result<(bool, Vec<Problem>, Place), String> {
-    let request: Request = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+pub(super) fn decode_request(
+    bytes: &[u8],
+) -> Result<(bool, Vec<Problem>, Place), serde_json::Error> {
+    let request: Request = serde_json::from_slice(bytes)?;
     let problems = request.problems.into_iter().map(Problem::from).collect();
     Ok((request.jitter, problems, request.place))
 }

@@ -95,7 +95,7 @@ fn twins_stress_flags(path: &std::path::Path) -> crate::Result<std::collections:
     };
     let table: toml::Table = text
         .parse()
-        .map_err(|e| crate::Error::Usage(format!("{}: {e}", path.display())))?;
+        .map_err(|e| crate::Error::input(path.display().to_string(), e))?;
     Ok(table
         .iter()
         .filter(|(_, v)| {
@@ -335,6 +335,25 @@ mod tests {
             twins_stress_flags(&p).is_err(),
             "a broken file is an error, not no twins"
         );
+    }
+
+    /// A broken `expected.toml` is bad input (exit 2) whose printed chain shows the TOML
+    /// parser's line and column once, kept as the error's cause.
+    #[test]
+    fn a_broken_expected_file_keeps_the_toml_error_as_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("expected.toml");
+        std::fs::write(&p, "[a]\nflag =\n").unwrap();
+        let e = twins_stress_flags(&p).unwrap_err();
+        let cause = std::error::Error::source(&e);
+        assert!(
+            cause.is_some_and(|c| c.downcast_ref::<toml::de::Error>().is_some()),
+            "{e:?}"
+        );
+        let shown = e.chain().to_string();
+        assert!(shown.starts_with(&format!("{}: ", p.display())), "{shown}");
+        assert_eq!(shown.matches("line 2, column").count(), 1, "{shown}");
+        assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
     }
 
     /// The corpus's own file names the twins stress must flag (its README's design).

@@ -52,6 +52,11 @@ pub(super) struct Done {
     pub done: bool,
 }
 
+/// One line of the parent's: a [`Request`], else an error that keeps the parser's reason.
+fn parse_request(line: &str) -> Result<Request> {
+    serde_json::from_str(line).map_err(|e| Error::protocol("a stress request that is not one", e))
+}
+
 /// The worker's side of a stress session: reads one [`Request`] per stdin line, runs its
 /// trials on one device context kept across requests (opened at the first), prints the
 /// ready line, one JSON line per trial, then [`Done`]. A fault ends the worker: the context is
@@ -66,8 +71,7 @@ pub fn session(catalog: &Catalog, catalog_us: u64) -> Result<()> {
         if line.trim().is_empty() {
             continue;
         }
-        let req: Request = serde_json::from_str(&line)
-            .map_err(|e| Error::Child(format!("a stress request that is not one: {e}")))?;
+        let req = parse_request(&line)?;
         let mut open_us = 0;
         if gpu.is_none() {
             let opened = std::time::Instant::now();
@@ -207,4 +211,30 @@ fn emit(out: &mut Out, line: &impl Serialize) {
     let _ = out
         .write_all((serde_json::to_string(line).expect("serializable") + "\n").as_bytes())
         .and_then(|()| out.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line that is not a request names where it broke, as the cause of the error (exit 3:
+    /// the parent's fault, not the user's).
+    #[test]
+    fn a_request_that_does_not_parse_keeps_the_parsers_reason() {
+        let e = parse_request("{\"case\": 1}").unwrap_err();
+        let cause = std::error::Error::source(&e).map(|s| s.to_string());
+        assert!(
+            cause
+                .as_deref()
+                .is_some_and(|c| c.contains("line 1 column")),
+            "{cause:?}"
+        );
+        let shown = e.chain().to_string();
+        assert!(
+            shown.starts_with("a stress request that is not one: invalid type"),
+            "{shown}"
+        );
+        assert_eq!(shown.matches("line 1 column").count(), 1, "{shown}");
+        assert_eq!(e.exit_code(), crate::errors::exit::INCONCLUSIVE);
+    }
 }

@@ -380,8 +380,8 @@ fn read_response(bytes: &[u8], n: usize) -> Vec<WorkerResult> {
 /// writes the median launch time of the first problem (µs, as text) there instead.
 pub fn worker(ptx: &Path, request: &Path, response: Option<&Path>, time: bool) -> Result<()> {
     let bytes = std::fs::read(request).map_err(|e| Error::io("reading", request, e))?;
-    let (jitter, problems, place) = wire::decode_request(&bytes)
-        .map_err(|e| Error::Usage(format!("{}: {e}", request.display())))?;
+    let (jitter, problems, place) =
+        wire::decode_request(&bytes).map_err(|e| Error::input(request.display().to_string(), e))?;
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("reading", ptx, e))?;
     let gpu = Gpu::open()?;
     let module = match gpu.load(&text) {

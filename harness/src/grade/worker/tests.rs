@@ -475,3 +475,25 @@ fn the_scratch_folder_goes_away_with_the_grade() {
     drop(work);
     assert!(!dir.exists(), "{} left behind", dir.display());
 }
+
+/// A request file that does not parse stops the worker with exit 2, the parser's reason kept
+/// as the cause (before any PTX is read or a device is opened).
+#[test]
+fn a_request_that_does_not_parse_keeps_the_parsers_reason() {
+    let d = tempfile::tempdir().unwrap();
+    let request = d.path().join("request.json");
+    std::fs::write(&request, "{\"jitter\": true,}").unwrap();
+    let e = worker(&d.path().join("k.ptx"), &request, None, false).unwrap_err();
+    let cause = std::error::Error::source(&e);
+    assert!(
+        cause.is_some_and(|c| c.downcast_ref::<serde_json::Error>().is_some()),
+        "{e:?}"
+    );
+    let shown = e.chain().to_string();
+    assert!(
+        shown.starts_with(&format!("{}: ", request.display())),
+        "{shown}"
+    );
+    assert_eq!(shown.matches("line 1 column").count(), 1, "{shown}");
+    assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
+}
