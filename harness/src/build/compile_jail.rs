@@ -158,39 +158,40 @@ fn limit_self(memory_mib: u64) -> Result<()> {
             ));
         }
     }
-    let set = |what, resource, value: u64| {
-        // Never above the hard limit already in force (a shell's `ulimit -v`): lowering is
-        // always allowed, raising is not.
-        let mut now = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes one valid struct.
-        let hard = match unsafe { libc::getrlimit(resource, &mut now) } {
-            0 => now.rlim_max,
-            _ => libc::RLIM_INFINITY,
-        };
-        let value = (value as libc::rlim_t).min(hard);
-        let lim = libc::rlimit {
-            rlim_cur: value,
-            rlim_max: value,
-        };
-        // SAFETY: setrlimit reads one valid struct.
-        if unsafe { libc::setrlimit(resource, &lim) } != 0 {
-            return Err(Error::Child(format!(
-                "could not limit the compile's {what}: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        Ok(())
-    };
-    set(
+    set_limit(
         "memory",
         libc::RLIMIT_AS,
         memory_mib.saturating_mul(1 << 20),
     )?;
-    set("core files", libc::RLIMIT_CORE, 0)?;
-    set("file size", libc::RLIMIT_FSIZE, MAX_REPLY)
+    set_limit("core files", libc::RLIMIT_CORE, 0)?;
+    set_limit("file size", libc::RLIMIT_FSIZE, MAX_REPLY)
+}
+
+/// Sets this process's `resource` limit, soft and hard, to `value`, never above the hard limit
+/// already in force (a shell's `ulimit -v`): lowering is always allowed, raising is not.
+fn set_limit(what: &str, resource: libc::__rlimit_resource_t, value: u64) -> Result<()> {
+    let mut now = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one valid struct.
+    let hard = match unsafe { libc::getrlimit(resource, &mut now) } {
+        0 => now.rlim_max,
+        _ => libc::RLIM_INFINITY,
+    };
+    let value = (value as libc::rlim_t).min(hard);
+    let lim = libc::rlimit {
+        rlim_cur: value,
+        rlim_max: value,
+    };
+    // SAFETY: setrlimit reads one valid struct.
+    if unsafe { libc::setrlimit(resource, &lim) } != 0 {
+        return Err(Error::process(
+            format!("could not limit the compile's {what}"),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    Ok(())
 }
 
 /// The child's side (`racegate __compile`): limits itself, reads the request and the source,
@@ -206,7 +207,7 @@ pub fn child(
     limit_self(memory_mib)?;
     let bytes = std::fs::read(request).map_err(|e| Error::io("reading", request, e))?;
     let req: Request = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::Usage(format!("{}: {e}", request.display())))?;
+        .map_err(|e| Error::input(request.display().to_string(), e))?;
     let text = std::fs::read_to_string(source).map_err(|e| Error::io("reading", source, e))?;
     // Opened now: once confined, the child can open nothing, not even its reply.
     let mut out = std::fs::File::create(reply).map_err(|e| Error::io("creating", reply, e))?;
@@ -300,3 +301,22 @@ fn answer(req: Request, text: String, stack_mib: u64) -> Result<(Reply, Option<L
 /// The program compiled before confinement, so NVRTC has loaded all it needs.
 const WARM_UP_NAME: &str = "racegate_warm_up.cu";
 const WARM_UP: &str = "extern \"C\" __global__ void racegate_warm_up(int *p) { if (p) *p = 1; }\n";
+
+#[cfg(test)]
+mod tests {
+    /// A limit the system refuses (here: a resource that does not exist) keeps the OS's reason
+    /// as the error's cause; inconclusive (exit 3), as before.
+    #[test]
+    fn a_limit_the_system_refuses_keeps_the_os_reason() {
+        let e = super::set_limit("nothing", 9999, 0).unwrap_err();
+        let cause = std::error::Error::source(&e).and_then(|c| c.downcast_ref::<std::io::Error>());
+        assert_eq!(cause.and_then(|c| c.raw_os_error()), Some(libc::EINVAL));
+        let shown = e.chain().to_string();
+        assert!(
+            shown.starts_with("could not limit the compile's nothing: "),
+            "{shown}"
+        );
+        assert_eq!(shown.matches("(os error 22)").count(), 1, "{shown}");
+        assert_eq!(e.exit_code(), crate::errors::exit::INCONCLUSIVE);
+    }
+}

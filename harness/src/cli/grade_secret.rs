@@ -105,10 +105,10 @@ fn reexec_without_secret(secret: &str) -> Result<()> {
     // SAFETY: memfd_create with a valid name and no flags: a new descriptor, inherited on exec.
     let fd = unsafe { libc::memfd_create(name.as_ptr(), 0) };
     if fd < 0 {
-        return Err(Error::Child(format!(
-            "could not hold the secret for re-execution: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(Error::process(
+            "could not hold the secret for re-execution",
+            std::io::Error::last_os_error(),
+        ));
     }
     // SAFETY: writes our own buffer to our own descriptor, then rewinds it.
     let ok = unsafe {
@@ -127,7 +127,8 @@ fn reexec_without_secret(secret: &str) -> Result<()> {
         .env_remove(SECRET_ENV)
         .env(SECRET_FD_ENV, fd.to_string())
         .exec();
-    Err(Error::Child(format!(
-        "could not re-execute racegate without the secret in its environment: {err}"
-    )))
+    Err(Error::process(
+        "could not re-execute racegate without the secret in its environment",
+        err,
+    ))
 }
