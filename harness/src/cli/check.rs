@@ -94,7 +94,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     let compiled = match compile_all(&catalog, &a.cases, false, None) {
         // Without a device the answer is 4 whatever else is missing (the one table).
         Err(e) if dev.is_err() => {
-            println!("{e}");
+            println!("{}", e.chain());
             false
         }
         other => other?,

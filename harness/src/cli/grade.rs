@@ -282,7 +282,7 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
     let confinement = match crate::build::compile_jail::probe_confinement(&s.worker) {
         Ok(p) if p.confined() => Ok(p.describe()),
         Ok(p) => Err(p.describe()),
-        Err(e) => Err(format!("confinement not probed: {e}")),
+        Err(e) => Err(format!("confinement not probed: {}", e.chain())),
     };
     let shown = match &confinement {
         Ok(d) | Err(d) => d.clone(),
@@ -512,16 +512,10 @@ type Skipped = (PathBuf, String);
 /// (one folder per student, as course platforms export them); and every entry left out, with
 /// why (hidden, not a .cu file, a link, nested deeper).
 fn submissions_in(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
-    let cause = |e: &Error| match e {
-        Error::Usage(m) => m.rsplit(": ").next().unwrap_or(m).to_string(),
-        e => e.to_string(),
-    };
-    let list = |d: &Path| -> Result<Vec<PathBuf>> {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
-            .map_err(|e| Error::Usage(format!("{}: {e}", d.display())))?
+    let list = |d: &Path| -> std::io::Result<Vec<PathBuf>> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)?
             .map(|e| e.map(|e| e.path()))
-            .collect::<std::io::Result<_>>()
-            .map_err(|e| Error::Usage(format!("{}: {e}", d.display())))?;
+            .collect::<std::io::Result<_>>()?;
         v.sort();
         Ok(v)
     };
@@ -550,7 +544,7 @@ fn submissions_in(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
         None
     };
     let mut folders = Vec::new();
-    for entry in list(dir)? {
+    for entry in list(dir).map_err(|e| Error::input(dir.display().to_string(), e))? {
         folders.extend(look(entry, true));
     }
     // A student's folder that cannot be read is skipped with the reason; the batch goes on
@@ -563,13 +557,32 @@ fn submissions_in(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
                     look(entry, false);
                 }
             }
-            Err(e) => unreadable.push((
-                folder,
-                format!("a folder that cannot be read: {}", cause(&e)),
-            )),
+            Err(e) => unreadable.push((folder, format!("a folder that cannot be read: {e}"))),
         }
     }
     skipped.extend(unreadable);
     found.sort();
     Ok((found, skipped))
+}
+
+#[cfg(test)]
+mod tests {
+    /// A batch folder that cannot be listed is bad input (exit 2) and keeps the OS's reason as
+    /// its cause, printed once.
+    #[test]
+    fn a_batch_folder_that_cannot_be_listed_keeps_the_os_reason() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("not-a-folder");
+        std::fs::write(&file, "").unwrap();
+        let e = super::submissions_in(&file).unwrap_err();
+        let cause = std::error::Error::source(&e).and_then(|c| c.downcast_ref::<std::io::Error>());
+        assert_eq!(cause.and_then(|c| c.raw_os_error()), Some(libc::ENOTDIR));
+        let shown = e.chain().to_string();
+        assert!(
+            shown.starts_with(&format!("{}: ", file.display())),
+            "{shown}"
+        );
+        assert_eq!(shown.matches("(os error 20)").count(), 1, "{shown}");
+        assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
+    }
 }

@@ -93,14 +93,14 @@ pub fn root(global: &Global) -> Result<PathBuf> {
                 "--root {}: not a folder",
                 crate::report::visible::visible_path(r)
             ))),
-            Err(e) => Err(Error::Usage(format!(
-                "--root {}: {}",
-                crate::report::visible::visible_path(r),
-                match e.kind() {
-                    std::io::ErrorKind::NotFound => "no such folder".to_string(),
-                    _ => e.to_string(),
-                }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::Usage(format!(
+                "--root {}: no such folder",
+                crate::report::visible::visible_path(r)
             ))),
+            Err(e) => Err(Error::input(
+                format!("--root {}", crate::report::visible::visible_path(r)),
+                e,
+            )),
         };
     }
     let cwd = current_dir()?;
@@ -113,7 +113,7 @@ pub fn root(global: &Global) -> Result<PathBuf> {
 }
 
 pub fn current_dir() -> Result<PathBuf> {
-    std::env::current_dir().map_err(|e| Error::Usage(format!("no current directory: {e}")))
+    std::env::current_dir().map_err(|e| Error::input("no current directory", e))
 }
 
 /// The cases the command works on: the manifest's kernels with `--manifest` (or `manifest`, a
@@ -456,6 +456,28 @@ pub fn progress(len: u64, unit: &str, hidden: bool) -> indicatif::ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `--root` the system cannot look at (here: under a file) is bad input (exit 2) whose
+    /// cause, the OS's error, is kept and printed once.
+    #[test]
+    fn a_root_that_cannot_be_looked_at_keeps_the_os_reason() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("f"), "").unwrap();
+        let global = Global {
+            root: Some(d.path().join("f/x")),
+            manifest: None,
+        };
+        let e = root(&global).unwrap_err();
+        let cause = std::error::Error::source(&e).and_then(|c| c.downcast_ref::<std::io::Error>());
+        assert_eq!(
+            cause.map(|c| c.kind()),
+            Some(std::io::ErrorKind::NotADirectory)
+        );
+        let shown = e.chain().to_string();
+        assert!(shown.starts_with("--root "), "{shown}");
+        assert_eq!(shown.matches("(os error 20)").count(), 1, "{shown}");
+        assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
+    }
 
     #[test]
     fn an_output_that_is_an_input_is_refused_by_inode_or_by_path() {
