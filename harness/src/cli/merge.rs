@@ -173,10 +173,11 @@ pub fn merged(paths: &[PathBuf]) -> Result<(GateRun, bool, String, String)> {
     for p in paths {
         let text = crate::source::files::read_text(p, "a shard", 256 << 20)?;
         let s: Shard = serde_json::from_str(&text).map_err(|e| {
-            Error::Usage(format!(
-                "{}: not a gate's JSON ({e}); a shard is `racegate gate --partition K/N --json FILE`",
+            let what = format!(
+                "{}: not a gate's JSON (a shard is `racegate gate --partition K/N --json FILE`)",
                 p.display()
-            ))
+            );
+            Error::input(what, e)
         })?;
         let Some(stamp) = s.shard.clone() else {
             return Err(Error::Usage(format!(
@@ -331,6 +332,25 @@ mod tests {
         // The report a merge writes is the one the run wrote.
         let d2 = crate::gate::diff(&back, &Baseline::default(), true);
         assert_eq!(report::json::gate(&back, &d2, "b.json", 1), json);
+    }
+
+    /// A shard that is not JSON is bad input (exit 2): the parser's line and column are its
+    /// cause, printed once after what a shard is.
+    #[test]
+    fn a_shard_that_is_not_json_keeps_the_parsers_reason() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("s.json");
+        std::fs::write(&p, "{\"findings\": [,]}").unwrap();
+        let e = merged(&[p]).unwrap_err();
+        let cause = std::error::Error::source(&e);
+        assert!(
+            cause.is_some_and(|c| c.downcast_ref::<serde_json::Error>().is_some()),
+            "{e:?}"
+        );
+        let shown = e.chain().to_string();
+        assert!(shown.contains("--json FILE`): expected value"), "{shown}");
+        assert_eq!(shown.matches("line 1 column").count(), 1, "{shown}");
+        assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
     }
 
     #[test]

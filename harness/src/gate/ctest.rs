@@ -87,7 +87,8 @@ fn strings(v: &serde_json::Value) -> Vec<String> {
 /// `ctestInfo`, `version.major` 1, `tests` with `name`, `command` and `properties`).
 pub fn parse(json: &str) -> Result<Vec<CTest>> {
     let bad = |why: String| Error::Usage(format!("ctest --show-only=json-v1: {why}"));
-    let doc: Doc = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
+    let doc: Doc =
+        serde_json::from_str(json).map_err(|e| Error::input("ctest --show-only=json-v1", e))?;
     if doc.kind != "ctestInfo" || doc.version.major != 1 {
         return Err(bad(format!(
             "kind `{}` version {}, not ctestInfo version 1",
@@ -250,4 +251,26 @@ pub fn run_ctest(
     all.tidy();
     all.seconds = start.elapsed().as_secs_f64();
     Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Output that is not JSON is bad input (exit 2) whose cause, the parser's error with its
+    /// line and column, is kept and printed once.
+    #[test]
+    fn output_that_is_not_json_keeps_the_parsers_reason() {
+        let e = super::parse("{\"kind\": \"ctestInfo\",\n").unwrap_err();
+        let cause = std::error::Error::source(&e);
+        assert!(
+            cause.is_some_and(|c| c.downcast_ref::<serde_json::Error>().is_some()),
+            "{e:?}"
+        );
+        let shown = e.chain().to_string();
+        assert!(
+            shown.starts_with("ctest --show-only=json-v1: EOF"),
+            "{shown}"
+        );
+        assert_eq!(shown.matches("line 2 column").count(), 1, "{shown}");
+        assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
+    }
 }
