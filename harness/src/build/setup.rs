@@ -97,10 +97,11 @@ pub fn install(python: &str, force: bool) -> Result<Installed> {
         .args(NVRTC_WHEELS)
         .output()
         .map_err(|e| {
-            Error::Setup(format!(
-                "could not run `{python}`: {e}; racegate setup needs python3 with pip \
-                 (set PYTHON to another interpreter)"
-            ))
+            let what = format!(
+                "racegate setup: could not run `{python}` (racegate setup needs python3 with \
+                 pip; set PYTHON to another interpreter)"
+            );
+            Error::process(what, e)
         })?;
     if !out.status.success() {
         // ignored: a leftover that cannot be removed makes the next step fail with its own error

@@ -375,10 +375,11 @@ fn check_writable(path: &Path) -> Result<()> {
         .truncate(false)
         .open(path)
         .map_err(|e| {
-            Error::Usage(format!(
-                "--output {}: cannot write there ({e}); nothing was graded",
+            let what = format!(
+                "--output {}: nothing was graded; cannot write there",
                 path.display()
-            ))
+            );
+            Error::input(what, e)
         })?;
     if !existed {
         // ignored: the probe file made just now; one left behind is empty and the grade
@@ -567,22 +568,26 @@ fn submissions_in(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
 
 #[cfg(test)]
 mod tests {
-    /// A batch folder that cannot be listed is bad input (exit 2) and keeps the OS's reason as
-    /// its cause, printed once.
+    /// A batch folder that cannot be listed, or an `--output` that cannot be written, is bad
+    /// input (exit 2) and keeps the OS's reason as its cause, printed once.
     #[test]
-    fn a_batch_folder_that_cannot_be_listed_keeps_the_os_reason() {
+    fn a_batch_folder_or_output_that_cannot_be_used_keeps_the_os_reason() {
         let d = tempfile::tempdir().unwrap();
         let file = d.path().join("not-a-folder");
         std::fs::write(&file, "").unwrap();
-        let e = super::submissions_in(&file).unwrap_err();
-        let cause = std::error::Error::source(&e).and_then(|c| c.downcast_ref::<std::io::Error>());
-        assert_eq!(cause.and_then(|c| c.raw_os_error()), Some(libc::ENOTDIR));
-        let shown = e.chain().to_string();
-        assert!(
-            shown.starts_with(&format!("{}: ", file.display())),
-            "{shown}"
-        );
-        assert_eq!(shown.matches("(os error 20)").count(), 1, "{shown}");
-        assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
+        let listed = super::submissions_in(&file).unwrap_err();
+        let written = super::check_writable(&file.join("g.json")).unwrap_err();
+        for (e, starts) in [
+            (listed, format!("{}: ", file.display())),
+            (written, "--output ".into()),
+        ] {
+            let cause =
+                std::error::Error::source(&e).and_then(|c| c.downcast_ref::<std::io::Error>());
+            assert_eq!(cause.and_then(|c| c.raw_os_error()), Some(libc::ENOTDIR));
+            let shown = e.chain().to_string();
+            assert!(shown.starts_with(&starts), "{shown}");
+            assert_eq!(shown.matches("(os error 20)").count(), 1, "{shown}");
+            assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
+        }
     }
 }
