@@ -335,10 +335,13 @@ fn file_target(catalog: &Catalog, t: &str) -> Result<String> {
         files.dedup();
         let shown = files.iter().take(6).copied().collect::<Vec<_>>().join(", ");
         let more = if files.len() > 6 { ", ..." } else { "" };
-        Error::Usage(format!(
-            "no kernel file {t}: {e}; the kernels here are in {shown}{more} (`racegate list` \
-             shows them; `--manifest FILE` picks a racegate.toml)"
-        ))
+        Error::input(
+            format!(
+                "no kernel file {t} (the kernels here are in {shown}{more}; `racegate list` \
+                 shows them; `--manifest FILE` picks a racegate.toml)"
+            ),
+            e,
+        )
     })?;
     let root = std::fs::canonicalize(&catalog.root).unwrap_or_else(|_| catalog.root.clone());
     toolchain::relative_to(&root, &abs).ok_or_else(|| {

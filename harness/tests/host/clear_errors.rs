@@ -126,3 +126,17 @@ fn the_grading_secret_never_reaches_a_gated_program() {
     assert!(!env.contains("RACEGATE_GRADE_SECRET"), "{env}");
     assert!(!env.contains("topsecret-4242"), "{env}");
 }
+
+#[test]
+fn a_kernel_file_that_is_not_there_keeps_the_os_reason_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = super::package_dir().parent().unwrap().to_path_buf();
+    let root = root.to_str().unwrap();
+    let (code, out) = racegate(tmp.path(), &["--root", root, "mutate", "nope.cu"], &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("no kernel file nope.cu"), "{out}");
+    assert!(out.contains("racegate list"), "the hint stays: {out}");
+    assert_eq!(out.matches("No such file or directory").count(), 1, "{out}");
+    // The OS error is the cause, printed last in the chain, not text inside the message.
+    assert!(out.trim_end().ends_with("(os error 2)"), "{out}");
+}
