@@ -60,6 +60,11 @@ pub struct MutateArgs {
     /// a manifest its kernels' names (globs work); default: every correct kernel of the catalog,
     /// or every kernel of the manifest.
     targets: Vec<String>,
+    /// Run (or list) one shard of the mutants: K/N (1 <= K <= N), each mutant in the shard its
+    /// file and id hash to, so N jobs together judge every mutant exactly once. With --json the
+    /// result carries the shard's stamp (partition, commit, settings).
+    #[arg(long, value_name = "K/N", value_parser = crate::source::partition::parse_flag)]
+    partition: Option<crate::source::partition::Partition>,
     /// Only these entry points of the files (repeatable).
     #[arg(long, value_name = "NAME")]
     entry: Vec<String>,
@@ -164,6 +169,16 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
         // device function none of them calls): listed in the report as not mutated.
         mutate::keep_reachable(u, &others);
     }
+    if let Some(p) = a.partition {
+        // By each mutant's stable id in its file, whatever else changed: a kernel whose
+        // mutants all went to other shards is left out here (its control run with them).
+        for u in &mut units {
+            u.mutants.retain(|m| p.has(&shard_id(&u.file, &m.id)));
+        }
+        units.retain(|u| !u.mutants.is_empty());
+        let count: usize = units.iter().map(|u| u.mutants.len()).sum();
+        outln!("shard {p}: {count} mutant(s) of {} kernel(s)", units.len());
+    }
     if a.run {
         if let Some(u) = units.iter().find(|u| u.cases.is_empty()) {
             return Err(Error::Usage(format!(
@@ -207,7 +222,7 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
     }
     let report = MutationReport::new(false, operators, kernels, 0.0);
     a.out.text(&report::mutate::listing(&report))?;
-    a.out.write(&report)?;
+    write_json(&a, &catalog, &report)?;
     a.html.write_value(&report, &catalog.root)?;
     Ok(report.exit_code())
 }
@@ -261,7 +276,7 @@ fn run_battery(
                 ),
             )?;
         }
-        a.out.write(&doc)?;
+        write_json(a, catalog, &doc)?;
         a.html.write_value(&doc, &catalog.root)?;
         return Ok(exit::NO_DEVICE);
     }
@@ -322,9 +337,33 @@ fn run_battery(
     if let Some(p) = &a.table {
         settings::write_file(p, &report::mutate::markdown(&report))?;
     }
-    a.out.write(&report)?;
+    write_json(a, catalog, &report)?;
     a.html.write_value(&report, &catalog.root)?;
     Ok(report.exit_code())
+}
+
+/// A mutant's stable id for `--partition`: its file and its id in that file.
+fn shard_id(file: &str, id: &str) -> String {
+    format!("{file}#{id}")
+}
+
+/// Writes `value` where `--json` says, with the shard's stamp when `--partition` was given.
+fn write_json(a: &MutateArgs, catalog: &Catalog, value: &impl serde::Serialize) -> Result<()> {
+    let Some(p) = a.partition else {
+        return a.out.write(value);
+    };
+    let args: Vec<String> = std::env::args()
+        .skip_while(|w| w != "mutate")
+        .skip(1)
+        .collect();
+    // The manifest's bytes, as gate's shards hash them (none for the catalog).
+    let input = match &catalog.manifest {
+        Some(m) => std::fs::read(&m.path).map_err(|e| Error::io("reading", m.path.clone(), e))?,
+        None => Vec::new(),
+    };
+    let stamp = super::merge::stamp(p, &args, &catalog.root, &input, "mutate");
+    a.out
+        .write_text(&super::merge::stamped(&settings::json(value), &stamp))
 }
 
 /// A file given on the command line, relative to the catalog's root.

@@ -151,3 +151,61 @@ fn merged_shards_are_the_whole_run_and_mismatched_ones_are_refused() {
         );
     }
 }
+
+/// The mutants `racegate mutate --no-compile` lists in the catalog, as `file#id`, and the JSON.
+fn mutants_listed(extra: &[&str]) -> (BTreeSet<String>, serde_json::Value) {
+    let t = tempfile::tempdir().unwrap();
+    let json = t.path().join("m.json");
+    let root = super::package_dir().join("..");
+    let out = Command::new(super::racegate_exe())
+        .arg("--root")
+        .arg(&root)
+        .args(["mutate", "--no-compile", "--json"])
+        .arg(&json)
+        .args(extra)
+        .current_dir(t.path())
+        .output()
+        .expect("racegate runs");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ids = v["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|k| k["mutants"].as_array().unwrap())
+        .map(|m| {
+            format!(
+                "{}#{}",
+                m["file"].as_str().unwrap(),
+                m["id"].as_str().unwrap()
+            )
+        })
+        .collect();
+    (ids, v)
+}
+
+#[test]
+fn the_shards_of_mutate_hold_every_mutant_exactly_once_and_carry_their_stamp() {
+    let (whole, v) = mutants_listed(&[]);
+    assert!(whole.len() > 50, "{}", whole.len());
+    assert!(v.get("shard").is_none(), "no stamp without --partition");
+    for n in [2u32, 3] {
+        let mut seen: Vec<String> = Vec::new();
+        for k in 1..=n {
+            let (shard, v) = mutants_listed(&["--partition", &format!("{k}/{n}")]);
+            assert_eq!(
+                v["shard"]["partition"],
+                format!("{k}/{n}"),
+                "{}",
+                v["shard"]
+            );
+            assert_eq!(v["shard"]["mode"], "mutate");
+            assert!(!shard.is_empty(), "shard {k}/{n} is empty");
+            seen.extend(shard);
+        }
+        let once: BTreeSet<String> = seen.iter().cloned().collect();
+        assert_eq!(once.len(), seen.len(), "a mutant in two shards of {n}");
+        assert_eq!(once, whole, "the shards of {n} are the whole listing");
+    }
+}
