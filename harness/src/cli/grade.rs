@@ -261,7 +261,7 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         inputs.extend(reference.as_deref());
         inputs.extend(a.secret_file.as_deref());
         settings::check_outputs(&[("--output", Some(p.as_path()))], &inputs)?;
-        check_writable(p)?;
+        output::check_writable(p)?;
     }
     if let Some(dir) = &a.html {
         settings::check_html_dir(dir, &[("--output", a.output.as_deref())])?;
@@ -333,7 +333,26 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         see: spec.see.clone(),
     };
     let grades = if batch {
-        grade_batch(files, &format, a.output.as_deref(), &rubric, s.jobs, grade)?
+        // A shard's JSON carries its stamp: the exercise and its rubric are its input.
+        let stamp = match a.partition {
+            Some(p) => {
+                let mut input = a.exercise.clone().into_bytes();
+                input.extend(
+                    std::fs::read(&rubric_path)
+                        .map_err(|e| Error::io("reading", &rubric_path, e))?,
+                );
+                Some(super::merge::stamp(
+                    p,
+                    &super::merge::args_after("grade"),
+                    &root,
+                    &input,
+                    "grade",
+                ))
+            }
+            None => None,
+        };
+        let out = (a.output.as_deref(), stamp.as_ref());
+        grade_batch(files, &format, out, &rubric, s.jobs, grade)?
     } else {
         let g = grade(files.remove(0));
         write_one(&g, format, a.output.as_deref(), &fb)?;
@@ -366,42 +385,6 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
     ))
 }
 
-/// Fails (exit 2) unless `path` can be written, leaving no file behind that was not there.
-fn check_writable(path: &Path) -> Result<()> {
-    let existed = path.exists();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(|e| {
-            let what = format!(
-                "--output {}: nothing was graded; cannot write there",
-                path.display()
-            );
-            Error::input(what, e)
-        })?;
-    if !existed {
-        // ignored: the probe file made just now; one left behind is empty and the grade
-        // writes over it
-        let _ = std::fs::remove_file(path);
-    }
-    Ok(())
-}
-
-/// Where a grade that was not given writes nothing: says so when `path` was there before this
-/// run (left as it was, never deleted: racegate did not create it).
-fn leave_untouched(path: &Path) -> Result<()> {
-    if path.exists() {
-        note(&format!(
-            "--output {}: left as it was (it was there before this run); it does not hold this \
-             run's grade",
-            crate::report::visible::visible_path(path)
-        ));
-    }
-    Ok(())
-}
-
 /// One submission's grade in `format`, to `output` or stdout. A Gradescope grade that was not
 /// given writes nothing: Gradescope shows a missing results.json as an autograder failure,
 /// never as a score.
@@ -427,7 +410,7 @@ fn write_one(
         }
         (Some(t), Some(p)) => settings::write_file(p, &t),
         (Some(t), None) => output::print(&t),
-        (None, Some(p)) => leave_untouched(p),
+        (None, Some(p)) => output::leave_untouched(p),
         (None, None) => Ok(()),
     }
 }
@@ -437,7 +420,7 @@ fn write_one(
 fn grade_batch(
     files: Vec<PathBuf>,
     format: &GradeFormat,
-    output: Option<&Path>,
+    (output, stamp): (Option<&Path>, Option<&super::merge::Stamp>),
     rubric: &crate::grade::rubric::Rubric,
     jobs: usize,
     grade: impl Fn(PathBuf) -> grading::Grade + Sync,
@@ -497,7 +480,10 @@ fn grade_batch(
         return Err(Error::io("writing", shown, e));
     }
     if !csv {
-        let text = report::grade::batch_json(&grades);
+        let text = match stamp {
+            Some(st) => super::merge::stamped_grades(&report::grade::batch_json(&grades), st),
+            None => report::grade::batch_json(&grades),
+        };
         match output {
             Some(p) => settings::write_file(p, &text)?,
             None => output::print(&text)?,
@@ -576,7 +562,7 @@ mod tests {
         let file = d.path().join("not-a-folder");
         std::fs::write(&file, "").unwrap();
         let listed = super::submissions_in(&file).unwrap_err();
-        let written = super::check_writable(&file.join("g.json")).unwrap_err();
+        let written = super::output::check_writable(&file.join("g.json")).unwrap_err();
         for (e, starts) in [
             (listed, format!("{}: ", file.display())),
             (written, "--output ".into()),

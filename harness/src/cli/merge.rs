@@ -3,11 +3,12 @@
 //! SARIF, JUnit, markdown summary and GitLab Code Quality a single run would have written, judged
 //! against the baseline once. Refused before anything is written (exit 2, naming the files): a
 //! file that is no shard, shards of different commits, settings, manifests or shard counts, a
-//! shard given twice, a shard missing.
+//! shard given twice, a shard missing. A grading batch's shards ([`stamped_grades`]) merge the
+//! same way into the batch's CSV and JSON ([`merged_grades`]).
 //!
 //! A shard's JSON carries its stamp ([`stamp`]): the partition, the commit of the root, a hash
 //! of the settings (the command line less its report flags and the partition) and of the input
-//! (the manifest's bytes, or the program's command line).
+//! (the manifest's bytes, the program's command line, or the exercise and its rubric).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,8 +25,11 @@ use crate::{report, Error, Result};
 pub const HELP: &str = "Examples:
   racegate gate --partition 1/3 --json shard-1.json   # in each of 3 CI jobs, K = 1, 2, 3
   racegate merge shard-1.json shard-2.json shard-3.json --sarif gate.sarif --junit gate.xml
-Exit codes: 0 no new finding, 1 new findings, 2 bad input (shards that do not make one run), 3 \
-inconclusive, 4 a shard had no CUDA device; as one `racegate gate` would exit.";
+  racegate grade --exercise reduce --partition 1/2 --format json --output g1.json subs/
+  racegate merge g1.json g2.json --csv grades.csv --json grades.json
+Exit codes: 0 no new finding (every grade full), 1 new findings (a grade below full), 2 bad \
+input (shards that do not make one run), 3 inconclusive (a grade not given), 4 a shard had no \
+CUDA device; as one `racegate gate` or `racegate grade` would exit.";
 
 #[derive(clap::Args)]
 pub struct MergeArgs {
@@ -51,6 +55,86 @@ pub struct MergeArgs {
     /// Write a GitLab Code Quality report here.
     #[arg(long, value_name = "FILE")]
     codequality: Option<PathBuf>,
+    /// Grading shards (`grade --partition K/N --format json`): write the batch's CSV here (by
+    /// default it goes to standard output, as a batch's does).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+}
+
+/// One grading shard as read: `grade --partition K/N --format json` ([`stamped_grades`]).
+#[derive(Deserialize)]
+struct GradeShard {
+    shard: Stamp,
+    grades: Vec<crate::grade::orchestrate::Grade>,
+}
+
+/// Whether the file at `path` is a grading shard (its JSON an object with `grades`), not a
+/// gate's.
+fn is_grading(path: &Path) -> Result<bool> {
+    let text = crate::source::files::read_text(path, "a shard", 256 << 20)?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        let what = format!(
+            "{}: not JSON (a shard is `racegate gate --partition K/N --json FILE` or `racegate \
+             grade --partition K/N --format json --output FILE`)",
+            path.display()
+        );
+        Error::input(what, e)
+    })?;
+    Ok(v.get("grades").is_some())
+}
+
+/// The grading shards at `paths` as the one batch: its grades in the order of their
+/// submissions, or why they do not make one (a usage error naming the files).
+pub fn merged_grades(paths: &[PathBuf]) -> Result<Vec<crate::grade::orchestrate::Grade>> {
+    let mut stamps = Vec::new();
+    let mut grades = Vec::new();
+    for p in paths {
+        let text = crate::source::files::read_text(p, "a shard", 256 << 20)?;
+        let s: GradeShard = serde_json::from_str(&text).map_err(|e| {
+            let what = format!("{}: not a grading shard's JSON", p.display());
+            Error::input(what, e)
+        })?;
+        if s.shard.mode != "grade" {
+            return Err(Error::Usage(format!(
+                "{}: a {} shard among grading shards",
+                p.display(),
+                s.shard.mode
+            )));
+        }
+        let part = Partition::parse(&s.shard.partition)?;
+        stamps.push((p.clone(), s.shard, part));
+        grades.extend(s.grades);
+    }
+    one_split(&stamps)?;
+    grades.sort_by(|a, b| a.submission.cmp(&b.submission));
+    Ok(grades)
+}
+
+/// `racegate merge` of grading shards: the batch's CSV (to `--csv`, else standard output) and
+/// JSON (`--json`), and the exit code the batch would have had.
+fn run_grading(a: &MergeArgs) -> Result<u8> {
+    let other = [
+        ("--sarif", a.sarif.is_some()),
+        ("--junit", a.junit.is_some()),
+        ("--summary", a.summary.is_some()),
+        ("--codequality", a.codequality.is_some()),
+        ("--baseline", a.baseline.is_some()),
+    ];
+    if let Some((flag, _)) = other.iter().find(|(_, given)| *given) {
+        return Err(Error::Usage(format!(
+            "{flag} is a gate's report; grading shards merge into --csv and --json"
+        )));
+    }
+    let grades = merged_grades(&a.shards)?;
+    let csv = report::grade::csv(&grades);
+    match &a.csv {
+        Some(p) => settings::write_file(p, &csv)?,
+        None => super::output::print(&csv)?,
+    }
+    if let Some(p) = &a.json {
+        settings::write_file(p, &report::grade::batch_json(&grades))?;
+    }
+    Ok(exit::worst(grades.iter().map(|g| g.exit_code())))
 }
 
 /// What makes shards parts of one run.
@@ -70,7 +154,9 @@ pub struct Stamp {
 
 /// Flags that say where reports go, not what runs: left out of the settings' hash (with their
 /// values).
-const REPORT_FLAGS: [&str; 10] = [
+const REPORT_FLAGS: [&str; 12] = [
+    "--output",
+    "--format",
     "--json",
     "--sarif",
     "--junit",
@@ -124,6 +210,23 @@ pub fn stamp(p: Partition, args: &[String], root: &Path, input: &[u8], mode: &st
 /// 16 hex digits of the project's one FNV-1a ([`crate::build::compile::fnv`]).
 fn fnv(bytes: &[u8]) -> String {
     format!("{:016x}", crate::build::compile::fnv(&[bytes]))
+}
+
+/// This command line's words after `command` (`gate`, `grade`, `mutate`): what a shard's
+/// settings are hashed from.
+pub fn args_after(command: &str) -> Vec<String> {
+    std::env::args()
+        .skip_while(|a| a != command)
+        .skip(1)
+        .collect()
+}
+
+/// A grading batch's JSON (an array of grades) as a shard: `{"shard": STAMP, "grades": [...]}`.
+pub fn stamped_grades(batch_json: &str, s: &Stamp) -> String {
+    let grades: serde_json::Value =
+        serde_json::from_str(batch_json).expect("racegate's own JSON parses");
+    let doc = serde_json::json!({ "shard": s, "grades": grades });
+    serde_json::to_string_pretty(&doc).expect("serializable") + "\n"
 }
 
 /// `json` (a gate's result) with its shard stamp.
@@ -188,50 +291,12 @@ pub fn merged(paths: &[PathBuf]) -> Result<(GateRun, bool, String, String)> {
         let part = Partition::parse(&stamp.partition)?;
         shards.push((p.clone(), s, stamp, part));
     }
-    let (first_path, _, first, first_part) = &shards[0];
-    for (p, _, st, part) in &shards[1..] {
-        for (what, a, b) in [
-            ("commit", &first.commit, &st.commit),
-            ("settings", &first.settings, &st.settings),
-            ("manifest or program", &first.input, &st.input),
-            ("mode", &first.mode, &st.mode),
-        ] {
-            if a != b {
-                return Err(Error::Usage(format!(
-                    "{} and {} are shards of different runs: their {what} differ ({a} and {b})",
-                    first_path.display(),
-                    p.display()
-                )));
-            }
-        }
-        if part.n != first_part.n {
-            return Err(Error::Usage(format!(
-                "{} is shard {part} and {} shard {first_part}: not one split",
-                p.display(),
-                first_path.display()
-            )));
-        }
-    }
-    let mut by_k: BTreeMap<u32, &PathBuf> = BTreeMap::new();
-    for (p, _, _, part) in &shards {
-        if let Some(other) = by_k.insert(part.k, p) {
-            return Err(Error::Usage(format!(
-                "shard {part} given twice: {} and {}",
-                other.display(),
-                p.display()
-            )));
-        }
-    }
-    let missing: Vec<String> = (1..=first_part.n)
-        .filter(|k| !by_k.contains_key(k))
-        .map(|k| format!("{k}/{}", first_part.n))
+    let stamps: Vec<(PathBuf, Stamp, Partition)> = shards
+        .iter()
+        .map(|(p, _, st, part)| (p.clone(), st.clone(), *part))
         .collect();
-    if !missing.is_empty() {
-        return Err(Error::Usage(format!(
-            "shard(s) {} missing: the merge would not be the whole run",
-            missing.join(", ")
-        )));
-    }
+    one_split(&stamps)?;
+    let first = &shards[0].2;
     let (baseline, mode) = (shards[0].1.baseline.clone(), first.mode.clone());
     let mut run = GateRun::default();
     let mut no_device = false;
@@ -257,8 +322,60 @@ pub fn merged(paths: &[PathBuf]) -> Result<(GateRun, bool, String, String)> {
     Ok((run, no_device, baseline, mode))
 }
 
+/// Whether `stamps` (each shard's file, stamp and partition) make one split of one run: the
+/// same commit, settings, input, mode and N; each K once and none missing. A usage error naming
+/// the files otherwise.
+fn one_split(stamps: &[(PathBuf, Stamp, Partition)]) -> Result<()> {
+    let (first_path, first, first_part) = &stamps[0];
+    for (p, st, part) in &stamps[1..] {
+        for (what, a, b) in [
+            ("commit", &first.commit, &st.commit),
+            ("settings", &first.settings, &st.settings),
+            ("manifest or program", &first.input, &st.input),
+            ("mode", &first.mode, &st.mode),
+        ] {
+            if a != b {
+                return Err(Error::Usage(format!(
+                    "{} and {} are shards of different runs: their {what} differ ({a} and {b})",
+                    first_path.display(),
+                    p.display()
+                )));
+            }
+        }
+        if part.n != first_part.n {
+            return Err(Error::Usage(format!(
+                "{} is shard {part} and {} shard {first_part}: not one split",
+                p.display(),
+                first_path.display()
+            )));
+        }
+    }
+    let mut by_k: BTreeMap<u32, &PathBuf> = BTreeMap::new();
+    for (p, _, part) in stamps {
+        if let Some(other) = by_k.insert(part.k, p) {
+            return Err(Error::Usage(format!(
+                "shard {part} given twice: {} and {}",
+                other.display(),
+                p.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = (1..=first_part.n)
+        .filter(|k| !by_k.contains_key(k))
+        .map(|k| format!("{k}/{}", first_part.n))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "shard(s) {} missing: the merge would not be the whole run",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 pub fn run(_global: &Global, a: MergeArgs) -> Result<u8> {
     let outputs = [
+        ("--csv", a.csv.as_deref()),
         ("--json", a.json.as_deref()),
         ("--sarif", a.sarif.as_deref()),
         ("--junit", a.junit.as_deref()),
@@ -267,6 +384,16 @@ pub fn run(_global: &Global, a: MergeArgs) -> Result<u8> {
     ];
     let inputs: Vec<&Path> = a.shards.iter().map(PathBuf::as_path).collect();
     settings::check_outputs(&outputs, &inputs)?;
+    if is_grading(&a.shards[0])? {
+        return run_grading(&a);
+    }
+    if a.csv.is_some() {
+        return Err(Error::Usage(
+            "--csv is a grading batch's; a gate's shards merge into --json, --sarif, --junit, \
+             --summary and --codequality"
+                .into(),
+        ));
+    }
     let (run, no_device, named, mode) = merged(&a.shards)?;
     let baseline = a.baseline.clone().unwrap_or_else(|| PathBuf::from(&named));
     let base = Baseline::load(&baseline)?;
@@ -351,6 +478,65 @@ mod tests {
         assert!(shown.contains("--json FILE`): expected value"), "{shown}");
         assert_eq!(shown.matches("line 1 column").count(), 1, "{shown}");
         assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
+    }
+
+    #[test]
+    fn grading_shards_merge_into_the_batch_and_mismatched_ones_are_refused() {
+        use crate::grade::orchestrate::{Grade, NotGraded};
+        let mut grades: Vec<Grade> = ["carol.cu", "alice.cu", "bob.cu", "dave.cu"]
+            .iter()
+            .map(|name| {
+                let mut g = crate::report::fixtures::grade();
+                g.submission = name.to_string();
+                g
+            })
+            .collect();
+        // A grade not given: no score in its JSON (null), and exit 3.
+        grades[2].not_graded = Some(NotGraded {
+            reason: "a sanitizer refused the device".into(),
+            exit_code: exit::INCONCLUSIVE,
+        });
+        let stamp = |k: u32| Stamp {
+            partition: format!("{k}/2"),
+            commit: "c".into(),
+            settings: "s".into(),
+            input: "i".into(),
+            mode: "grade".into(),
+        };
+        let t = tempfile::tempdir().unwrap();
+        let write = |name: &str, part: &[Grade], st: &Stamp| {
+            let p = t.path().join(name);
+            let text = stamped_grades(&report::grade::batch_json(part), st);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let one = write("1.json", &grades[..2], &stamp(1));
+        let two = write("2.json", &grades[2..], &stamp(2));
+        assert!(is_grading(&one).unwrap());
+        let back = merged_grades(&[two.clone(), one.clone()]).unwrap();
+        let mut whole = grades.clone();
+        whole.sort_by(|a, b| a.submission.cmp(&b.submission));
+        // The batch a single run writes, row for row, the grade not given included.
+        assert_eq!(report::grade::csv(&back), report::grade::csv(&whole));
+        assert_eq!(
+            report::grade::batch_json(&back),
+            report::grade::batch_json(&whole)
+        );
+        assert_eq!(
+            exit::worst(back.iter().map(|g| g.exit_code())),
+            exit::INCONCLUSIVE
+        );
+        // Refused: a missing shard, a shard twice, another run's settings.
+        let err = |paths: &[PathBuf]| match merged_grades(paths) {
+            Err(e @ Error::Usage(_)) => e.to_string(),
+            other => panic!("{:?}", other.map(|g| g.len())),
+        };
+        assert!(err(std::slice::from_ref(&one)).contains("2/2 missing"));
+        assert!(err(&[one.clone(), one.clone()]).contains("given twice"));
+        let mut other = stamp(2);
+        other.settings = "t".into();
+        let three = write("3.json", &grades[2..], &other);
+        assert!(err(&[one, three]).contains("settings differ"));
     }
 
     #[test]

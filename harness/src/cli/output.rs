@@ -187,3 +187,39 @@ macro_rules! outln {
 }
 
 pub(crate) use {out, outln};
+
+/// Fails (exit 2) unless `path` can be written, leaving no file behind that was not there.
+pub(super) fn check_writable(path: &Path) -> Result<()> {
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| {
+            let what = format!(
+                "--output {}: nothing was graded; cannot write there",
+                path.display()
+            );
+            Error::input(what, e)
+        })?;
+    if !existed {
+        // ignored: the probe file made just now; one left behind is empty and the grade
+        // writes over it
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+/// Where a grade that was not given writes nothing: says so when `path` was there before this
+/// run (left as it was, never deleted: racegate did not create it).
+pub(super) fn leave_untouched(path: &Path) -> Result<()> {
+    if path.exists() {
+        note(&format!(
+            "--output {}: left as it was (it was there before this run); it does not hold this \
+             run's grade",
+            crate::report::visible::visible_path(path)
+        ));
+    }
+    Ok(())
+}

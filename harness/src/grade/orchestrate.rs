@@ -14,7 +14,7 @@ use std::cell::Cell;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::config::GradeConfig;
 use super::items::Items;
@@ -27,12 +27,15 @@ use crate::build::{compile, compile_child};
 use crate::errors::{exit, Error, Result};
 use crate::judge::sanitize::Tool;
 
-/// The grade of one submission.
-#[derive(Clone, Debug, Serialize)]
+/// The grade of one submission. Read back (a shard of a batch, `racegate merge`) as JSON writes
+/// it: a grade not given has no score there (null).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Grade {
     pub exercise: String,
     pub submission: String,
+    #[serde(deserialize_with = "zero_if_null")]
     pub score: f64,
+    #[serde(deserialize_with = "zero_if_null")]
     pub max_score: f64,
     pub items: Vec<ItemResult>,
     pub seed: u64,
@@ -48,8 +51,13 @@ pub struct Grade {
     pub confinement: String,
 }
 
+/// A score written as null (a grade not given) read as 0.
+fn zero_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    Option::<f64>::deserialize(d).map(|v| v.unwrap_or(0.0))
+}
+
 /// Why a submission was not graded, and the exit code that says so (3 or 4).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NotGraded {
     pub reason: String,
     pub exit_code: u8,

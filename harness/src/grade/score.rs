@@ -1,12 +1,12 @@
 //! Rubric arithmetic: each item earns `fraction x points`, explained in a line or more.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::rubric::{CorrectCredit, Rubric};
 use crate::judge::sanitize::Tool;
 
 /// A graded item.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Item {
     Compiles,
@@ -125,7 +125,7 @@ impl Item {
 }
 
 /// How an item went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Passed,
@@ -136,7 +136,7 @@ pub enum Status {
 }
 
 /// One item of a grade.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ItemResult {
     pub item: Item,
     pub status: Status,

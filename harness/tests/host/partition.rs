@@ -209,3 +209,84 @@ fn the_shards_of_mutate_hold_every_mutant_exactly_once_and_carry_their_stamp() {
         assert_eq!(once, whole, "the shards of {n} are the whole listing");
     }
 }
+
+/// `racegate --root REPO ARGS` in `dir`: the exit code and the output.
+fn racegate_at(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let root = super::package_dir().join("..");
+    let out = Command::new(super::racegate_exe())
+        .arg("--root")
+        .arg(&root)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("racegate runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// A batch's JSON without its timings (`execution_seconds`): what a merge must give back.
+fn untimed(path: &std::path::Path) -> serde_json::Value {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for g in v.as_array_mut().unwrap() {
+        g.as_object_mut().unwrap().remove("execution_seconds");
+    }
+    v
+}
+
+#[test]
+fn a_grading_batch_in_two_shards_merges_into_the_whole_batch() {
+    let t = tempfile::tempdir().unwrap();
+    let subs = super::package_dir().join("tests/submissions/reduce");
+    let subs = subs.to_str().unwrap();
+    let grade = |extra: &[&str], out: &str| {
+        let mut args = vec!["grade", "--exercise", "reduce", "--format", "json"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--output", out, subs]);
+        racegate_at(t.path(), &args)
+    };
+    let (whole_code, text) = grade(&[], "whole.json");
+    assert!(t.path().join("whole.json").exists(), "{text}");
+    for k in 1..=2 {
+        let (code, text) = grade(&["--partition", &format!("{k}/2")], &format!("g{k}.json"));
+        assert_eq!(code, whole_code, "{text}");
+    }
+    let (code, text) = racegate_at(
+        t.path(),
+        &[
+            "merge",
+            "g1.json",
+            "g2.json",
+            "--json",
+            "merged.json",
+            "--csv",
+            "m.csv",
+        ],
+    );
+    assert_eq!(code, whole_code, "{text}");
+    assert_eq!(
+        untimed(&t.path().join("merged.json")),
+        untimed(&t.path().join("whole.json"))
+    );
+    let csv = std::fs::read_to_string(t.path().join("m.csv")).unwrap();
+    let n = untimed(&t.path().join("whole.json"))
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(
+        csv.lines().count(),
+        1 + n,
+        "a header and a row a submission: {csv}"
+    );
+    // One shard alone, or a shard with a gate's report flag: refused, nothing written.
+    let (code, text) = racegate_at(t.path(), &["merge", "g1.json", "--csv", "x.csv"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("2/2 missing"), "{text}");
+    assert!(!t.path().join("x.csv").exists());
+    let (code, text) = racegate_at(t.path(), &["merge", "g1.json", "g2.json", "--sarif", "x"]);
+    assert_eq!(code, Some(2), "{text}");
+}
