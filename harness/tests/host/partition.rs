@@ -210,22 +210,12 @@ fn the_shards_of_mutate_hold_every_mutant_exactly_once_and_carry_their_stamp() {
     }
 }
 
-/// `racegate --root REPO ARGS` in `dir`: the exit code and the output.
+/// `racegate --root REPO ARGS` in `dir`, without a GPU: the exit code and the output.
 fn racegate_at(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
     let root = super::package_dir().join("..");
-    let out = Command::new(super::racegate_exe())
-        .arg("--root")
-        .arg(&root)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("racegate runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), text)
+    let mut all = vec!["--root", root.to_str().unwrap()];
+    all.extend_from_slice(args);
+    super::run_in(dir, &all, &[])
 }
 
 /// A batch's JSON without its timings (`execution_seconds`): what a merge must give back.
