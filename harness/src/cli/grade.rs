@@ -221,14 +221,18 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         }
     }
     let batch = files.len() > 1 || a.submissions.iter().any(|p| p.is_dir());
+    // Each kept submission's place in the whole batch: a shard's JSON carries them, so that a
+    // merge gives the grades back in the batch's order (folders sorted, files as given).
+    let mut places: Vec<usize> = (0..files.len()).collect();
     if let Some(p) = a.partition {
         // By each submission's id, whatever folder the batch sits in.
-        files = files
+        (places, files) = files
             .into_iter()
             .zip(&ids)
-            .filter(|(_, id)| p.has(id))
-            .map(|(f, _)| f)
-            .collect();
+            .enumerate()
+            .filter(|(_, (_, id))| p.has(id))
+            .map(|(i, (f, _))| (i, f))
+            .unzip();
         note(&format!(
             "shard {p}: {} submission(s) of this batch",
             files.len()
@@ -351,7 +355,10 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
             }
             None => None,
         };
-        let out = (a.output.as_deref(), stamp.as_ref());
+        let out = (
+            a.output.as_deref(),
+            stamp.as_ref().map(|s| (s, places.as_slice())),
+        );
         grade_batch(files, &format, out, &rubric, s.jobs, grade)?
     } else {
         let g = grade(files.remove(0));
@@ -420,7 +427,7 @@ fn write_one(
 fn grade_batch(
     files: Vec<PathBuf>,
     format: &GradeFormat,
-    (output, stamp): (Option<&Path>, Option<&super::merge::Stamp>),
+    (output, stamp): (Option<&Path>, Option<(&super::merge::Stamp, &[usize])>),
     rubric: &crate::grade::rubric::Rubric,
     jobs: usize,
     grade: impl Fn(PathBuf) -> grading::Grade + Sync,
@@ -481,7 +488,9 @@ fn grade_batch(
     }
     if !csv {
         let text = match stamp {
-            Some(st) => super::merge::stamped_grades(&report::grade::batch_json(&grades), st),
+            Some((st, places)) => {
+                super::merge::stamped_grades(&report::grade::batch_json(&grades), st, places)
+            }
             None => report::grade::batch_json(&grades),
         };
         match output {

@@ -118,11 +118,28 @@ fn merged_shards_are_the_whole_run_and_mismatched_ones_are_refused() {
     }
     assert_eq!(whole["exit_code"], merged["exit_code"]);
     assert!(t.path().join("m.xml").is_file());
-    // Refused, exit 2, nothing written: a missing shard, a duplicated one, another run's.
+    // The shards given in another order: the same merge.
+    let out = merge(&[
+        &p("s3.json"),
+        &p("s1.json"),
+        &p("s2.json"),
+        "--json",
+        &p("m2.json"),
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert_eq!(read("m2.json"), merged);
+    // Refused, exit 2, nothing written: a missing shard, a duplicated one, another run's, one
+    // judged against another baseline (unless merge names the one to judge against).
     gate_subjects(
         &dir,
         &["--partition", "2/3", "--trials", "7"],
         &p("other.json"),
+    );
+    let elsewhere = p("elsewhere-baseline.json");
+    gate_subjects(
+        &dir,
+        &["--partition", "2/3", "--baseline", &elsewhere],
+        &p("based.json"),
     );
     for (args, why) in [
         (vec![p("s1.json"), p("s2.json")], "missing"),
@@ -135,6 +152,10 @@ fn merged_shards_are_the_whole_run_and_mismatched_ones_are_refused() {
             "settings",
         ),
         (vec![p("whole.json")], "shard stamp"),
+        (
+            vec![p("s1.json"), p("based.json"), p("s3.json")],
+            "different baselines",
+        ),
     ] {
         let out_file = p("refused.json");
         let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -150,6 +171,15 @@ fn merged_shards_are_the_whole_run_and_mismatched_ones_are_refused() {
             "{why}: wrote its output"
         );
     }
+    // Shards of two baselines, merge naming the one to judge against: merged.
+    let out = merge(&[
+        &p("s1.json"),
+        &p("based.json"),
+        &p("s3.json"),
+        "--baseline",
+        &elsewhere,
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
 }
 
 /// The mutants `racegate mutate --no-compile` lists in the catalog, as `file#id`, and the JSON.
@@ -232,11 +262,14 @@ fn untimed(path: &std::path::Path) -> serde_json::Value {
 fn a_grading_batch_in_two_shards_merges_into_the_whole_batch() {
     let t = tempfile::tempdir().unwrap();
     let subs = super::package_dir().join("tests/submissions/reduce");
+    // A file given before the folder: the batch grades it first, which neither its name's nor
+    // its path's order puts first.
+    std::fs::copy(subs.join("binary.cu"), t.path().join("0-first.cu")).unwrap();
     let subs = subs.to_str().unwrap();
     let grade = |extra: &[&str], out: &str| {
         let mut args = vec!["grade", "--exercise", "reduce", "--format", "json"];
         args.extend_from_slice(extra);
-        args.extend_from_slice(&["--output", out, subs]);
+        args.extend_from_slice(&["--output", out, "0-first.cu", subs]);
         racegate_at(t.path(), &args)
     };
     let (whole_code, text) = grade(&[], "whole.json");

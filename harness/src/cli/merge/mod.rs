@@ -1,10 +1,15 @@
-//! `racegate merge SHARD.json...`: the shards of a `gate --partition K/N` run (N jobs of a CI
-//! matrix) as the one run they make: the verdict and exit code, the text report and the JSON,
-//! SARIF, JUnit, markdown summary and GitLab Code Quality a single run would have written, judged
-//! against the baseline once. Refused before anything is written (exit 2, naming the files): a
-//! file that is no shard, shards of different commits, settings, manifests or shard counts, a
-//! shard given twice, a shard missing. A grading batch's shards ([`stamped_grades`]) merge the
-//! same way into the batch's CSV and JSON ([`merged_grades`]).
+//! `racegate merge SHARD.json...`: the shards of a partitioned gate or grading batch as one run.
+//! Part of `cli/`: may import every stage and product, as the rest of `cli/`.
+//!
+//! The shards of a `gate --partition K/N` run (N jobs of a CI matrix) as the one run they make:
+//! the verdict and exit code, the text report and the JSON, SARIF, JUnit, markdown summary and
+//! GitLab Code Quality a single run would have written, judged against the baseline once, the
+//! shards taken in the order of K whatever the command line's. Refused before anything is written
+//! (exit 2, naming the files): a file that is no shard, shards of different commits, settings,
+//! manifests or shard counts, a shard given twice, a shard missing, shards judged against
+//! different baselines (unless `--baseline` names the one). A grading batch's shards
+//! ([`stamped_grades`]) merge the same way into the batch's CSV and JSON ([`merged_grades`]),
+//! each grade at its place in the batch.
 //!
 //! A shard's JSON carries its stamp ([`stamp`]): the partition, the commit of the root, a hash
 //! of the settings (the command line less its report flags and the partition) and of the input
@@ -37,7 +42,7 @@ pub struct MergeArgs {
     #[arg(required = true, value_name = "SHARD")]
     shards: Vec<PathBuf>,
     /// The baseline to judge against (default: the one the shards name, from the current
-    /// folder).
+    /// folder; needed when they name different ones).
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
     /// Write the merged result as JSON here.
@@ -65,6 +70,9 @@ pub struct MergeArgs {
 #[derive(Deserialize)]
 struct GradeShard {
     shard: Stamp,
+    /// Each grade's place in the whole batch (absent from the shards of racegate before it).
+    #[serde(default)]
+    places: Option<Vec<usize>>,
     grades: Vec<crate::grade::orchestrate::Grade>,
 }
 
@@ -83,11 +91,13 @@ fn is_grading(path: &Path) -> Result<bool> {
     Ok(v.get("grades").is_some())
 }
 
-/// The grading shards at `paths` as the one batch: its grades in the order of their
-/// submissions, or why they do not make one (a usage error naming the files).
+/// The grading shards at `paths` as the one batch: its grades in the batch's order (each at
+/// the place its shard records: a folder's submissions sorted, files as the command line gave
+/// them; by path, as one folder's, for shards that record none), or why they do not make one (a
+/// usage error naming the files).
 pub fn merged_grades(paths: &[PathBuf]) -> Result<Vec<crate::grade::orchestrate::Grade>> {
     let mut stamps = Vec::new();
-    let mut grades = Vec::new();
+    let mut shards = Vec::new();
     for p in paths {
         let text = crate::source::files::read_text(p, "a shard", 256 << 20)?;
         let s: GradeShard = serde_json::from_str(&text).map_err(|e| {
@@ -101,13 +111,44 @@ pub fn merged_grades(paths: &[PathBuf]) -> Result<Vec<crate::grade::orchestrate:
                 s.shard.mode
             )));
         }
+        if s.places.as_ref().is_some_and(|v| v.len() != s.grades.len()) {
+            return Err(Error::Usage(format!(
+                "{}: a grading shard with {} grades and another number of places",
+                p.display(),
+                s.grades.len()
+            )));
+        }
         let part = Partition::parse(&s.shard.partition)?;
         stamps.push((p.clone(), s.shard, part));
-        grades.extend(s.grades);
+        shards.push((part.k, s.places, s.grades));
     }
     one_split(&stamps)?;
-    grades.sort_by(|a, b| a.submission.cmp(&b.submission));
-    Ok(grades)
+    // Whatever order the command line gave the shards in.
+    shards.sort_by_key(|(k, _, _)| *k);
+    let every_place = shards.iter().all(|(_, places, _)| places.is_some());
+    let mut grades: Vec<(usize, crate::grade::orchestrate::Grade)> = Vec::new();
+    for (_, places, part) in shards {
+        let places = places.unwrap_or_default();
+        for (i, g) in part.into_iter().enumerate() {
+            grades.push((places.get(i).copied().unwrap_or(0), g));
+        }
+    }
+    if !every_place {
+        grades.sort_by(|(_, a), (_, b)| Path::new(&a.submission).cmp(Path::new(&b.submission)));
+        return Ok(grades.into_iter().map(|(_, g)| g).collect());
+    }
+    grades.sort_by_key(|(place, _)| *place);
+    // The places of one batch: each of 0..total once.
+    if grades.iter().enumerate().any(|(i, (place, _))| *place != i) {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Error::Usage(format!(
+            "{}: not one batch's shards: their {} grades do not hold each place of the batch \
+             once (shards of different submissions?)",
+            shown.join(", "),
+            grades.len()
+        )));
+    }
+    Ok(grades.into_iter().map(|(_, g)| g).collect())
 }
 
 /// `racegate merge` of grading shards: the batch's CSV (to `--csv`, else standard output) and
@@ -221,11 +262,12 @@ pub fn args_after(command: &str) -> Vec<String> {
         .collect()
 }
 
-/// A grading batch's JSON (an array of grades) as a shard: `{"shard": STAMP, "grades": [...]}`.
-pub fn stamped_grades(batch_json: &str, s: &Stamp) -> String {
+/// A grading batch's JSON (an array of grades) as a shard: `{"shard": STAMP, "places": [...],
+/// "grades": [...]}`, `places` holding each grade's place (from 0) in the whole batch.
+pub fn stamped_grades(batch_json: &str, s: &Stamp, places: &[usize]) -> String {
     let grades: serde_json::Value =
         serde_json::from_str(batch_json).expect("racegate's own JSON parses");
-    let doc = serde_json::json!({ "shard": s, "grades": grades });
+    let doc = serde_json::json!({ "shard": s, "places": places, "grades": grades });
     serde_json::to_string_pretty(&doc).expect("serializable") + "\n"
 }
 
@@ -270,8 +312,9 @@ struct Shard {
 }
 
 /// The shards at `paths` as one run: (the run, whether a shard had no device, the baseline
-/// they name, the mode), or why they do not make one (a usage error naming the files).
-pub fn merged(paths: &[PathBuf]) -> Result<(GateRun, bool, String, String)> {
+/// they name, the mode), or why they do not make one (a usage error naming the files). Shards
+/// that name different baselines are refused unless `baseline_given` (`merge --baseline`).
+pub fn merged(paths: &[PathBuf], baseline_given: bool) -> Result<(GateRun, bool, String, String)> {
     let mut shards: Vec<(PathBuf, Shard, Stamp, Partition)> = Vec::new();
     for p in paths {
         let text = crate::source::files::read_text(p, "a shard", 256 << 20)?;
@@ -296,6 +339,20 @@ pub fn merged(paths: &[PathBuf]) -> Result<(GateRun, bool, String, String)> {
         .map(|(p, _, st, part)| (p.clone(), st.clone(), *part))
         .collect();
     one_split(&stamps)?;
+    // Notes and checks in the shards' order, whatever order the command line gave them in.
+    shards.sort_by_key(|(_, _, _, part)| part.k);
+    if !baseline_given {
+        let (first_path, first) = (&shards[0].0, &shards[0].1.baseline);
+        if let Some((p, s, _, _)) = shards.iter().find(|(_, s, _, _)| &s.baseline != first) {
+            return Err(Error::Usage(format!(
+                "{} and {} were judged against different baselines ({first} and {}): name the \
+                 one to judge the merged run against with --baseline FILE",
+                first_path.display(),
+                p.display(),
+                s.baseline
+            )));
+        }
+    }
     let first = &shards[0].2;
     let (baseline, mode) = (shards[0].1.baseline.clone(), first.mode.clone());
     let mut run = GateRun::default();
@@ -394,7 +451,7 @@ pub fn run(_global: &Global, a: MergeArgs) -> Result<u8> {
                 .into(),
         ));
     }
-    let (run, no_device, named, mode) = merged(&a.shards)?;
+    let (run, no_device, named, mode) = merged(&a.shards, a.baseline.is_some())?;
     let baseline = a.baseline.clone().unwrap_or_else(|| PathBuf::from(&named));
     let base = Baseline::load(&baseline)?;
     let stale = mode == "manifest";
@@ -430,142 +487,4 @@ pub fn run(_global: &Global, a: MergeArgs) -> Result<u8> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_shards_findings_come_back_as_the_run_had_them() {
-        let run = crate::report::fixtures::gate_run();
-        assert!(!run.findings.is_empty());
-        let d = crate::gate::diff(&run, &Baseline::default(), true);
-        let json = report::json::gate(&run, &d, "b.json", 1);
-        let s = Stamp {
-            partition: "1/1".into(),
-            commit: "c".into(),
-            settings: "s".into(),
-            input: "i".into(),
-            mode: "manifest".into(),
-        };
-        let t = tempfile::tempdir().unwrap();
-        let p = t.path().join("s.json");
-        std::fs::write(&p, stamped(&json, &s)).unwrap();
-        let (back, no_device, baseline, mode) = merged(&[p]).unwrap();
-        assert!(!no_device);
-        assert_eq!((baseline.as_str(), mode.as_str()), ("b.json", "manifest"));
-        let mut want = run.findings.clone();
-        want.sort();
-        assert_eq!(back.findings, want);
-        assert_eq!(back.checked.len(), run.checked.len());
-        // The report a merge writes is the one the run wrote.
-        let d2 = crate::gate::diff(&back, &Baseline::default(), true);
-        assert_eq!(report::json::gate(&back, &d2, "b.json", 1), json);
-    }
-
-    /// A shard that is not JSON is bad input (exit 2): the parser's line and column are its
-    /// cause, printed once after what a shard is.
-    #[test]
-    fn a_shard_that_is_not_json_keeps_the_parsers_reason() {
-        let t = tempfile::tempdir().unwrap();
-        let p = t.path().join("s.json");
-        std::fs::write(&p, "{\"findings\": [,]}").unwrap();
-        let e = merged(&[p]).unwrap_err();
-        let cause = std::error::Error::source(&e);
-        assert!(
-            cause.is_some_and(|c| c.downcast_ref::<serde_json::Error>().is_some()),
-            "{e:?}"
-        );
-        let shown = e.chain().to_string();
-        assert!(shown.contains("--json FILE`): expected value"), "{shown}");
-        assert_eq!(shown.matches("line 1 column").count(), 1, "{shown}");
-        assert_eq!(e.exit_code(), crate::errors::exit::USAGE);
-    }
-
-    #[test]
-    fn grading_shards_merge_into_the_batch_and_mismatched_ones_are_refused() {
-        use crate::grade::orchestrate::{Grade, NotGraded};
-        let mut grades: Vec<Grade> = ["carol.cu", "alice.cu", "bob.cu", "dave.cu"]
-            .iter()
-            .map(|name| {
-                let mut g = crate::report::fixtures::grade();
-                g.submission = name.to_string();
-                g
-            })
-            .collect();
-        // A grade not given: no score in its JSON (null), and exit 3.
-        grades[2].not_graded = Some(NotGraded {
-            reason: "a sanitizer refused the device".into(),
-            exit_code: exit::INCONCLUSIVE,
-        });
-        let stamp = |k: u32| Stamp {
-            partition: format!("{k}/2"),
-            commit: "c".into(),
-            settings: "s".into(),
-            input: "i".into(),
-            mode: "grade".into(),
-        };
-        let t = tempfile::tempdir().unwrap();
-        let write = |name: &str, part: &[Grade], st: &Stamp| {
-            let p = t.path().join(name);
-            let text = stamped_grades(&report::grade::batch_json(part), st);
-            std::fs::write(&p, text).unwrap();
-            p
-        };
-        let one = write("1.json", &grades[..2], &stamp(1));
-        let two = write("2.json", &grades[2..], &stamp(2));
-        assert!(is_grading(&one).unwrap());
-        let back = merged_grades(&[two.clone(), one.clone()]).unwrap();
-        let mut whole = grades.clone();
-        whole.sort_by(|a, b| a.submission.cmp(&b.submission));
-        // The batch a single run writes, row for row, the grade not given included.
-        assert_eq!(report::grade::csv(&back), report::grade::csv(&whole));
-        assert_eq!(
-            report::grade::batch_json(&back),
-            report::grade::batch_json(&whole)
-        );
-        assert_eq!(
-            exit::worst(back.iter().map(|g| g.exit_code())),
-            exit::INCONCLUSIVE
-        );
-        // Refused: a missing shard, a shard twice, another run's settings.
-        let err = |paths: &[PathBuf]| match merged_grades(paths) {
-            Err(e @ Error::Usage(_)) => e.to_string(),
-            other => panic!("{:?}", other.map(|g| g.len())),
-        };
-        assert!(err(std::slice::from_ref(&one)).contains("2/2 missing"));
-        assert!(err(&[one.clone(), one.clone()]).contains("given twice"));
-        let mut other = stamp(2);
-        other.settings = "t".into();
-        let three = write("3.json", &grades[2..], &other);
-        assert!(err(&[one, three]).contains("settings differ"));
-    }
-
-    #[test]
-    fn the_settings_hash_leaves_out_where_reports_go() {
-        let args = |v: &[&str]| -> Vec<String> { v.iter().map(|s| s.to_string()).collect() };
-        let p = Partition { k: 1, n: 2 };
-        let root = Path::new("/nonexistent");
-        let a = stamp(
-            p,
-            &args(&["--trials", "7", "--json", "a.json"]),
-            root,
-            b"m",
-            "manifest",
-        );
-        let b = stamp(
-            p,
-            &args(&["--json=b.json", "--trials", "7", "--github"]),
-            root,
-            b"m",
-            "manifest",
-        );
-        let c = stamp(p, &args(&["--trials", "8"]), root, b"m", "manifest");
-        assert_eq!(
-            a.settings,
-            stamp(p, &args(&["--trials", "7"]), root, b"m", "manifest").settings
-        );
-        assert_ne!(a.settings, c.settings);
-        // Report flags anywhere, with `=` or not, and --github: the same settings.
-        assert_eq!(a.settings, b.settings);
-        assert_eq!(a.commit, "none");
-    }
-}
+mod tests;
