@@ -36,7 +36,18 @@ pub trait Hold {
     /// Runs `f` holding the GPU alone if nothing else holds it now; `None`, without waiting
     /// and without running `f`, otherwise. Without a GPU, `f` simply runs.
     fn try_alone<T>(&self, f: impl FnOnce() -> T) -> Result<Option<T>>;
+
+    /// Runs `f` holding the GPU shared, and says whether any other run held it at some moment
+    /// while `f` ran (looked at every [`WATCH_EVERY`]): a run nobody was beside took its own
+    /// time. Unless a holder can tell, every run counts as crowded.
+    fn watched<T>(&self, f: impl FnOnce() -> T) -> Result<(T, bool)> {
+        let (out, _) = self.with(Access::Shared, f)?;
+        Ok((out, true))
+    }
 }
+
+/// How often a watched run looks for other runs on the GPU.
+pub const WATCH_EVERY: Duration = Duration::from_millis(200);
 
 impl Lease {
     /// A lease for a machine with (`gpu`) or without a CUDA device.
@@ -72,6 +83,34 @@ impl Hold for Lease {
         let out = f();
         drop(held);
         Ok(Some(out))
+    }
+
+    fn watched<T>(&self, f: impl FnOnce() -> T) -> Result<(T, bool)> {
+        if !self.gpu {
+            return Ok((f(), false));
+        }
+        let held = GpuLock::acquire(Access::Shared, LEASE_WAIT, |_| {})?;
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let held = &held;
+        let (out, crowded) = std::thread::scope(|s| {
+            let watcher = s.spawn(move || loop {
+                // A probe that fails cannot show the run was alone: crowded.
+                if held.neighbours().unwrap_or(true) {
+                    return true;
+                }
+                if stopped.recv_timeout(WATCH_EVERY)
+                    != Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                {
+                    // One last look: a run that came in the last moments counts too.
+                    return held.neighbours().unwrap_or(true);
+                }
+            });
+            let out = f();
+            drop(stop);
+            // A watcher that panicked saw nothing it can vouch for: crowded.
+            (out, watcher.join().unwrap_or(true))
+        });
+        Ok((out, crowded))
     }
 }
 
@@ -126,14 +165,15 @@ pub fn measure(
             waited: Duration::ZERO,
         });
     }
-    let (f, _) = lease.with(Access::Shared, run)?;
+    // A wait for a shared slot is a wait too (up to 8 runs share the GPU).
+    let (f, shared_wait) = lease.with(Access::Shared, run)?;
     let f = f?;
     if f.exit != Exit::TimedOut {
         return Ok(Measured {
             seconds: seconds(&f),
             alone: false,
             beside: true,
-            waited: Duration::ZERO,
+            waited: shared_wait,
         });
     }
     let (g, waited) = lease.with(Access::Exclusive, run)?;
@@ -141,7 +181,7 @@ pub fn measure(
         seconds: seconds(&g?),
         alone: true,
         beside: false,
-        waited,
+        waited: shared_wait + waited,
     })
 }
 
@@ -180,7 +220,11 @@ mod tests {
             measure(sh, &t("sleep 0.2"), &spawn, Duration::from_secs(20), &busy).expect("sh runs");
         assert_eq!(busy.0.borrow().as_slice(), [Access::Shared]);
         assert!(m.beside && !m.alone && m.seconds.is_some(), "{m:?}");
-        assert_eq!(m.waited, Duration::ZERO, "it did not wait for the GPU");
+        assert_eq!(
+            m.waited,
+            Duration::from_secs(3),
+            "its wait for a shared slot"
+        );
         let busy = Busy(RefCell::new(Vec::new()));
         let m = measure(
             sh,
@@ -196,7 +240,7 @@ mod tests {
             "a reached cap beside others is run again alone"
         );
         assert!(m.alone && !m.beside && m.seconds.is_none(), "{m:?}");
-        assert_eq!(m.waited, Duration::from_secs(3));
+        assert_eq!(m.waited, Duration::from_secs(6), "both waits");
     }
 
     #[test]

@@ -87,7 +87,11 @@ impl Runs<'_> {
             stdout.finish();
             f.map(|f| (f, stdout))
         };
-        let first = lease.with(Access::Shared, || run_once(timeout))?.0?;
+        let (first, crowded) = lease.watched(|| run_once(timeout))?;
+        let first = First {
+            run: first?,
+            crowded,
+        };
         let missed = |r: &(watchdog::Finished, watchdog::Output)| r.0.exit == Exit::TimedOut;
         let took = |r: &(watchdog::Finished, watchdog::Output)| r.0.elapsed.as_secs_f64();
         let (counts, said) = second_look(&lease, first, timeout, run_once, (missed, took))?;
@@ -171,6 +175,13 @@ impl Runs<'_> {
     }
 }
 
+/// The run a second look starts from: made holding the GPU shared, and whether another run
+/// held it at some moment meanwhile ([`Hold::watched`]).
+pub(super) struct First<R> {
+    pub(super) run: R,
+    pub(super) crowded: bool,
+}
+
 /// What a second look at a run that missed its deadline adds to the report.
 #[derive(Debug, PartialEq)]
 pub(super) enum Said {
@@ -191,25 +202,40 @@ pub(super) enum Said {
 /// end, which may be other programs' tool runs of many minutes). `(missed, took)` read a run.
 pub(super) fn second_look<L: Hold, R>(
     lease: &L,
-    first: R,
+    first: First<R>,
     timeout: Duration,
     run_once: impl Fn(Duration) -> Result<R>,
     (missed, took): (impl Fn(&R) -> bool, impl Fn(&R) -> f64),
 ) -> Result<(R, Said)> {
+    let First {
+        run: first,
+        crowded,
+    } = first;
     if !missed(&first) || !lease.confirms() {
         return Ok((first, Said::Nothing));
     }
     let d = timeout.as_secs_f64();
     if let Some(again) = lease.try_alone(|| run_once(timeout))? {
         let again = again?;
-        // Nothing else held the GPU: the miss was not the neighbours' doing and stays a hang
-        // (an intermittent deadlock hangs some runs only).
+        // Nothing else held the GPU: the miss now is not the neighbours' doing and is a hang.
         if missed(&again) {
             return Ok((again, Said::Nothing));
         }
+        if crowded {
+            // The first run had neighbours: their slowdown or an intermittent hang, which
+            // this run cannot tell apart, so it accuses nothing.
+            let why = format!(
+                "missed its {d:.0} s deadline beside other GPU work and finished in {:.1} s run \
+                 again with the GPU held alone: not a hang",
+                took(&again)
+            );
+            return Ok((again, Said::Slow(why)));
+        }
+        // Nobody was beside the first run either: it missed on its own time (an intermittent
+        // deadlock hangs some runs only), and that miss stays the run.
         let note = format!(
-            "missed its {d:.0} s deadline; run again with nothing else on the GPU it finished in \
-             {:.1} s (an intermittent hang)",
+            "missed its {d:.0} s deadline with no other run on the GPU; run again alone it \
+             finished in {:.1} s (an intermittent hang)",
             took(&again)
         );
         return Ok((first, Said::Note(note)));
@@ -281,6 +307,15 @@ mod tests {
     /// (missed, seconds) one call after another: the run that counts, what is said, how each
     /// run held the GPU and each one's deadline.
     fn look(free: bool, then: &[(bool, f64)]) -> ((bool, f64), Said, Vec<&'static str>, Vec<u64>) {
+        look_after(true, free, then)
+    }
+
+    /// [`look`], with whether another run was beside the first one.
+    fn look_after(
+        crowded: bool,
+        free: bool,
+        then: &[(bool, f64)],
+    ) -> ((bool, f64), Said, Vec<&'static str>, Vec<u64>) {
         let lease = Recorded {
             free,
             held: RefCell::new(Vec::new()),
@@ -292,7 +327,10 @@ mod tests {
             calls.set(k + 1);
             Ok(then[k])
         };
-        let first = (true, 10.0);
+        let first = First {
+            run: (true, 10.0),
+            crowded,
+        };
         let (counts, said) = second_look(
             &lease,
             first,
@@ -332,14 +370,35 @@ mod tests {
     }
 
     #[test]
-    fn with_the_gpu_free_a_missed_run_is_run_again_alone_at_once_and_the_miss_stays() {
-        let (counts, said, held, deadlines) = look(true, &[(false, 1.5)]);
+    fn a_run_that_missed_alone_and_finishes_alone_when_run_again_is_an_intermittent_hang() {
+        let (counts, said, held, deadlines) = look_after(false, true, &[(false, 1.5)]);
         assert_eq!(held, ["alone now"]);
         assert_eq!(deadlines, [10]);
-        // Nothing else was on the GPU: the first run's miss stands (an intermittent hang).
+        // Nothing else was on the GPU then or now: the first run's miss stands.
         assert_eq!(counts, (true, 10.0));
         assert!(matches!(said, Said::Note(ref n) if n.contains("intermittent hang")));
-        let (counts, said, _, _) = look(true, &[(true, 10.0)]);
+        let (counts, said, _, _) = look_after(false, true, &[(true, 10.0)]);
+        assert_eq!((counts, said), ((true, 10.0), Said::Nothing));
+    }
+
+    #[test]
+    fn a_run_that_missed_beside_others_and_finishes_alone_is_slow_not_a_hang() {
+        // The neighbours have gone by the second look: the GPU is free now, but the first run
+        // was not alone, so its miss may be theirs.
+        let (counts, said, held, _) = look_after(true, true, &[(false, 1.5)]);
+        assert_eq!(held, ["alone now"]);
+        assert_eq!(counts, (false, 1.5), "the run alone counts, not the miss");
+        match said {
+            Said::Slow(why) => {
+                assert!(
+                    why.contains("beside other GPU work") && why.contains("1.5 s"),
+                    "{why}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        // Missed alone too: a hang, whoever was beside the first run.
+        let (counts, said, _, _) = look_after(true, true, &[(true, 10.0)]);
         assert_eq!((counts, said), ((true, 10.0), Said::Nothing));
     }
 }

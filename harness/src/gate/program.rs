@@ -147,8 +147,8 @@ pub fn run_target_with(
     }
     if measured.waited > Duration::from_secs(10) {
         run.notes.push(format!(
-            "{subject}: the measuring run waited {:.0} s for the GPU held alone by other \
-             racegate processes",
+            "{subject}: the measuring run waited {:.0} s for the GPU (a free slot beside other \
+             racegate processes' runs, or the GPU alone)",
             measured.waited.as_secs_f64()
         ));
     }

@@ -232,14 +232,27 @@ pub(super) fn again_if_missed<L: Hold>(
                     "run again {how}, it finished in {:.1} s, and that run is its verdict",
                     r.seconds
                 ),
-                None => "the second run did not report it".to_string(),
+                None => "the second run did not report it; the miss stays".to_string(),
             };
             format!(
                 "{subject}: {tool} missed its {secs:.0} s deadline beside other GPU work; {then}"
             )
         })
         .collect();
-    Ok((again, notes))
+    // Only the tools that missed take the second run's verdict: a tool of the group that
+    // finished the first time keeps its findings (a second run may not meet the same race).
+    let mut again = again;
+    let kept = first
+        .into_iter()
+        .map(|r| {
+            let retried = beside.contains(&r.tool.name());
+            match again.iter().position(|a| a.tool == r.tool) {
+                Some(k) if retried => again.swap_remove(k),
+                _ => r,
+            }
+        })
+        .collect();
+    Ok((kept, notes))
 }
 
 #[cfg(test)]
@@ -395,6 +408,55 @@ mod tests {
             "{:?}",
             j.notes
         );
+    }
+
+    #[test]
+    fn only_the_tools_that_missed_take_the_second_runs_verdict() {
+        let race = crate::judge::sanitize::normalize::Finding {
+            kind: "Global".into(),
+            level: "Error".into(),
+            kernel: "k".into(),
+            location: "p.cu:7".into(),
+            accesses: "Write -> Read p.cu:9".into(),
+            what: "race between blocks".into(),
+        };
+        let j = judged(
+            (true, true),
+            120,
+            vec![
+                vec![
+                    (
+                        Tool::Globalcheck,
+                        Outcome::Findings(vec![race.clone()]),
+                        120.0,
+                    ),
+                    (Tool::Fencecheck, hang(), 120.0),
+                ],
+                vec![
+                    (Tool::Globalcheck, Outcome::Clean, 40.0),
+                    (Tool::Fencecheck, Outcome::Clean, 40.0),
+                ],
+            ],
+        );
+        assert_eq!(j.runs.len(), 2, "{:?}", j.runs);
+        // globalcheck finished the first time: its race stays, whatever the second run met.
+        let global = j.runs.iter().find(|r| r.tool == Tool::Globalcheck);
+        assert!(
+            matches!(global.map(|r| &r.outcome), Some(Outcome::Findings(f)) if f == &[race]),
+            "{:?}",
+            j.runs
+        );
+        let fence = j.runs.iter().find(|r| r.tool == Tool::Fencecheck);
+        assert!(matches!(fence.map(|r| &r.outcome), Some(Outcome::Clean)));
+        assert_eq!(j.notes.len(), 1, "{:?}", j.notes);
+        // A tool the second run did not report keeps its miss.
+        let j = judged(
+            (true, true),
+            120,
+            vec![vec![(Tool::Fencecheck, hang(), 120.0)], vec![]],
+        );
+        assert!(matches!(j.runs[0].outcome, Outcome::Hang { .. }));
+        assert!(j.notes[0].contains("the miss stays"), "{:?}", j.notes);
     }
 
     #[test]

@@ -33,7 +33,9 @@ pub enum Access {
 }
 
 /// How many runs hold the GPU shared at once, machine-wide, unless `RACEGATE_GPU_SLOTS` says
-/// otherwise. Without a bound, four gates of seven tool runs each put 28 contexts on one GPU
+/// otherwise. Each process reads the variable for itself: processes that share one GPU should
+/// be given the same value (a process told 2 still takes only slot files 0 and 1, so a smaller
+/// number bounds that process's runs, not the others'). Without a bound, four gates of seven tool runs each put 28 contexts on one GPU
 /// (H100, run 33): each run slowed past deadlines derived from the program run alone. A run
 /// waiting for a slot has not started: the wait is not its deadline's.
 pub const DEFAULT_SLOTS: usize = 8;
@@ -42,7 +44,11 @@ pub const DEFAULT_SLOTS: usize = 8;
 /// slot.
 pub struct GpuLock {
     _file: std::fs::File,
-    _slot: Option<std::fs::File>,
+    /// A shared holder's slot: its number and its file.
+    slot: Option<(usize, std::fs::File)>,
+    /// The lock file, whose slot files [`GpuLock::neighbours`] looks at.
+    path: std::path::PathBuf,
+    slots: usize,
 }
 
 /// The number of shared slots: `RACEGATE_GPU_SLOTS`, else [`DEFAULT_SLOTS`].
@@ -168,10 +174,14 @@ impl GpuLock {
                     return Ok(None);
                 }
                 if !told && start.elapsed() >= note_after {
-                    let holder = holder(&file);
+                    let who = match k {
+                        0 => format!(
+                            "all {slots} runs that may share it are on it (RACEGATE_GPU_SLOTS)"
+                        ),
+                        _ => format!("{} holds {}", holder(&file), path.display()),
+                    };
                     note(&format!(
-                        "waiting for the GPU: {holder} holds {} (giving up after {:.0} s)",
-                        path.display(),
+                        "waiting for the GPU: {who} (giving up after {:.0} s)",
                         deadline.as_secs_f64()
                     ));
                     told = true;
@@ -182,7 +192,7 @@ impl GpuLock {
         drop(turn);
         let slot = slot.map(|i| {
             let mut files = slot_files;
-            files.swap_remove(i)
+            (i, files.swap_remove(i))
         });
         // Ours now: say who holds it (a shared holder may overwrite another's pid: the file
         // names one of them, which is all a waiting grader's message needs).
@@ -194,8 +204,28 @@ impl GpuLock {
             .map_err(|e| Error::io("writing", path, e))?;
         Ok(Some(GpuLock {
             _file: file,
-            _slot: slot,
+            slot,
+            path: path.to_path_buf(),
+            slots,
         }))
+    }
+
+    /// Whether another run holds one of the GPU's shared slots now, this holder's own aside:
+    /// each other slot file is tried with a shared lock, let go at once. A holder alone has
+    /// none by construction.
+    pub fn neighbours(&self) -> Result<bool> {
+        let Some((mine, _)) = &self.slot else {
+            return Ok(false);
+        };
+        for i in (0..self.slots).filter(|i| i != mine) {
+            let p = self.path.with_extension(format!("slot-{i}"));
+            match open(&p)?.try_lock_shared() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => return Ok(true),
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("locking", &p, e)),
+            }
+        }
+        Ok(false)
     }
 }
 
@@ -254,6 +284,36 @@ mod tests {
         drop((second, third));
         let alone = GpuLock::take(&path, Access::Exclusive, Duration::ZERO, keep, 2).expect("ok");
         assert!(alone.is_some());
+    }
+
+    #[test]
+    fn a_shared_holder_sees_whether_another_run_holds_a_slot() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("gpu-0.lock");
+        let take =
+            |d: Duration| GpuLock::take(&path, Access::Shared, d, keep, 3).expect("no error");
+        let first = take(Duration::ZERO).expect("a free slot");
+        assert!(
+            !first.neighbours().expect("probed"),
+            "its own slot is no neighbour"
+        );
+        let second = take(Duration::ZERO).expect("another slot");
+        assert!(first.neighbours().expect("probed"));
+        assert!(second.neighbours().expect("probed"));
+        drop(second);
+        assert!(
+            !first.neighbours().expect("probed"),
+            "the other run has gone"
+        );
+        // The probe leaves every slot free for a taker.
+        let (a, b) = (take(Duration::ZERO), take(Duration::ZERO));
+        assert!(a.is_some() && b.is_some());
+        drop(first);
+        let alone = GpuLock::take(&path, Access::Exclusive, Duration::ZERO, keep, 3);
+        assert!(
+            alone.expect("no error").is_none(),
+            "two shared holders are in the way"
+        );
     }
 
     #[test]
