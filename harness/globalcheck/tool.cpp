@@ -111,6 +111,9 @@ struct State {
     // Launches per kernel (its mangled name), written at exit ("launch_counts"): racegate plans
     // compute-sanitizer's sampled passes from them.
     std::map<std::string, unsigned long long> per_kernel;
+    // The most shared memory (static and dynamic bytes) a launch of each kernel had, -1 once a
+    // launch's is not known: racecheck, which checks shared memory only, skips kernels with none.
+    std::map<std::string, long long> per_kernel_shared;
     // RACEGATE_GC_SAMPLE=F: a judging run checks each kernel's first F launches, then those
     // whose number is a power of two; the others run unjudged (0: every launch).
     unsigned long long sample_first = 0;
@@ -362,6 +365,10 @@ size_t up(size_t n) { return (n + 255) & ~(size_t)255; }
 
 void launch_begin(Sanitizer_LaunchData* d)
 {
+    // This launch's dynamic shared size, taken once: a later launch by another API must not
+    // see it.
+    const long long dyn = dyn_hint;
+    dyn_hint = -1;
     if (off("RACEGATE_GC_TRACE"))
         line("{\"stage\":\"launch begin\"}");
     if (in_graph > 0) {
@@ -371,7 +378,22 @@ void launch_begin(Sanitizer_LaunchData* d)
         g->graph_launches++;
         return;
     }
-    const unsigned long long nth = ++g->per_kernel[d->functionName ? d->functionName : "?"];
+    const std::string kname = d->functionName ? d->functionName : "?";
+    const unsigned long long nth = ++g->per_kernel[kname];
+    {
+        // The launch's shared memory: the function's static size and the launch API's dynamic
+        // size (the driver API callback before this one); unknown if either is.
+        int st = 0;
+        long long used = -1;
+        if (dyn >= 0 && driver().func_attr
+            && driver().func_attr(&st, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, d->function) == CUDA_SUCCESS)
+            used = (st > 0 ? st : 0) + dyn;
+        auto seen = g->per_kernel_shared.find(kname);
+        if (seen == g->per_kernel_shared.end())
+            g->per_kernel_shared[kname] = used;
+        else if (seen->second >= 0)
+            seen->second = used < 0 ? -1 : std::max(seen->second, used);
+    }
     if (g->refused)
         return;
     // Whether this launch is judged (its state read back at the launch's end).
@@ -476,8 +498,8 @@ void launch_begin(Sanitizer_LaunchData* d)
             driver().dev_attr(&reserved, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, d->device);
         p.sm_static = st > 0 ? (uint64_t)st : 0;
         p.sm_reserved = reserved > 0 ? (uint64_t)reserved : 0;
-        p.sm_dynamic_known = dyn_hint >= 0;
-        p.sm_dynamic = dyn_hint > 0 ? (uint64_t)dyn_hint : 0;
+        p.sm_dynamic_known = dyn >= 0;
+        p.sm_dynamic = dyn > 0 ? (uint64_t)dyn : 0;
         p.cluster = (unsigned long long)d->clusterDim_x * d->clusterDim_y * d->clusterDim_z > 1;
         // Offsets in the shared window are covered from 0, the reserved part included (where
         // it lies is the hardware's), so that no user variable falls outside.
@@ -504,7 +526,6 @@ void launch_begin(Sanitizer_LaunchData* d)
             }
         }
     }
-    dyn_hint = -1;
     char* base = (char*)scratch(total);
     if (!base) {
         line("{\"error\":\"no device memory for launch " + std::to_string(p.launch) + " of " + esc(p.kernel) + "\"}");
@@ -718,7 +739,10 @@ void launch_counts()
     std::string s = "{\"launch_counts\":[";
     bool first = true;
     for (const auto& [k, n] : g->per_kernel) {
-        s += std::string(first ? "" : ",") + "{\"kernel\":\"" + esc(k) + "\",\"launches\":" + std::to_string(n) + "}";
+        auto sh = g->per_kernel_shared.find(k);
+        const long long shared = sh == g->per_kernel_shared.end() ? -1 : sh->second;
+        s += std::string(first ? "" : ",") + "{\"kernel\":\"" + esc(k) + "\",\"launches\":" + std::to_string(n)
+             + ",\"shared\":" + std::to_string(shared) + "}";
         first = false;
     }
     line(s + "],\"sampled_out\":" + std::to_string(g->sampled_out) + "}");
@@ -914,8 +938,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_GRAPHS);
     if (streams)
         streams_enable(handle);
-    if (g->mode & GC_MODE_SHARED)
-        sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
+    // The launch API's dynamic shared size: sharedcheck's window, and every kernel's shared
+    // memory in the launch counts.
+    sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
     atexit(launch_counts);
     if (off("RACEGATE_GC_TRACE")) {
         line("{\"stage\":\"enabled\"}");

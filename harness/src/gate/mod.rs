@@ -36,6 +36,7 @@ pub mod program;
 pub mod sampled_runs;
 pub mod sampling;
 pub mod sanitizers;
+pub mod shared_free;
 mod stress_state;
 pub mod target;
 pub mod variance;

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::measure::Hold;
 use super::sampling::{describe, merge, own_tools_checked, plan, LaunchCounts, Sampling};
-use crate::judge::sanitize::{Outcome, SanitizerRun};
+use super::shared_free;
+use crate::judge::sanitize::{Outcome, SanitizerRun, Tool};
 use crate::run::lease::Access;
 
 /// The sanitizer options by which a user chooses launches themselves (`--sanitizer-arg`): then
@@ -140,12 +141,28 @@ impl Sampled {
             notes.extend(said);
             Ok::<_, crate::Error>(runs)
         };
-        let passes = match (group, self.on(), &self.counts) {
-            ([tool], Some(s), Some(c)) if !tool.is_own() => plan(c, s),
+        // racecheck leaves out the kernels measured to use no shared memory, whether or not
+        // launches are sampled (unless the user chose the kernels).
+        let skip = match (group, &self.counts) {
+            ([Tool::Racecheck], Some(c)) if !self.user_filter => shared_free::skipped(c),
             _ => Vec::new(),
         };
+        let passes = match (group, self.on(), &self.counts) {
+            ([tool], Some(s), Some(c)) if !tool.is_own() => {
+                plan(&shared_free::without(c, &skip), s)
+            }
+            _ => Vec::new(),
+        };
+        let passes = shared_free::exclude(passes, &skip);
+        if !skip.is_empty() {
+            part.notes.push(shared_free::note(subject, &skip));
+        }
         if passes.len() < 2 {
-            let runs = once(sc)?;
+            let mut one = sc.clone();
+            if let Some(p) = passes.first() {
+                one.extra_args.extend(p.args.iter().cloned());
+            }
+            let runs = once(&one)?;
             part.notes.extend(notes);
             return Ok(runs);
         }

@@ -13,7 +13,7 @@
 //! (`RACEGATE_GC_SAMPLE`): each kernel's first launches, then those whose number is a power of
 //! two. `--every-launch` turns sampling off.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::judge::sanitize::normalize::Finding;
 use crate::judge::sanitize::{Outcome, SanitizerRun};
@@ -33,9 +33,12 @@ impl Default for Sampling {
     }
 }
 
-/// How often each kernel (its mangled name) was launched in one run of the program.
+/// How often each kernel (its mangled name) was launched in one run of the program, and the
+/// kernels whose every counted launch had no shared memory (static or dynamic, both known):
+/// racecheck, which checks shared memory only, has nothing to check in them
+/// ([`super::shared_free`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LaunchCounts(pub BTreeMap<String, u64>);
+pub struct LaunchCounts(pub BTreeMap<String, u64>, pub BTreeSet<String>);
 
 impl LaunchCounts {
     /// The counts the injected tool wrote (`{"launch_counts":[{"kernel":K,"launches":N},...]}`
@@ -45,6 +48,9 @@ impl LaunchCounts {
     /// not loaded, or the program launched nothing).
     pub fn from_report(text: &str) -> Option<LaunchCounts> {
         let mut runs: Vec<BTreeMap<String, u64>> = Vec::new();
+        // Per kernel, whether every run that launched it saw it use no shared memory (a count
+        // without the "shared" field, from an older tool, or -1, is not known to be none).
+        let mut none_shared: BTreeMap<String, bool> = BTreeMap::new();
         for line in text.lines() {
             let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
                 continue;
@@ -52,6 +58,12 @@ impl LaunchCounts {
             let Some(counts) = v.get("launch_counts").and_then(|c| c.as_array()) else {
                 continue;
             };
+            for c in counts {
+                if let Some(k) = c.get("kernel").and_then(|k| k.as_str()) {
+                    let none = c.get("shared").and_then(serde_json::Value::as_i64) == Some(0);
+                    *none_shared.entry(k.to_string()).or_insert(true) &= none;
+                }
+            }
             runs.push(
                 counts
                     .iter()
@@ -64,6 +76,10 @@ impl LaunchCounts {
                     .collect(),
             );
         }
+        let shared_free = none_shared
+            .into_iter()
+            .filter_map(|(k, none)| none.then_some(k))
+            .collect();
         let names: std::collections::BTreeSet<&String> =
             runs.iter().flat_map(BTreeMap::keys).collect();
         let out = names
@@ -73,7 +89,7 @@ impl LaunchCounts {
                 (k.clone(), fewest.unwrap_or(0))
             })
             .collect();
-        (!runs.is_empty()).then_some(LaunchCounts(out))
+        (!runs.is_empty()).then_some(LaunchCounts(out, shared_free))
     }
 }
 
@@ -275,7 +291,10 @@ mod tests {
     }
 
     fn counts(of: &[(&str, u64)]) -> LaunchCounts {
-        LaunchCounts(of.iter().map(|(k, n)| (k.to_string(), *n)).collect())
+        LaunchCounts(
+            of.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+            BTreeSet::new(),
+        )
     }
 
     #[test]
@@ -346,7 +365,7 @@ mod tests {
             let of: Vec<(String, u64)> = (0..n)
                 .map(|i| (format!("_Z{i}k{round}"), (x >> (8 * i)) % 40))
                 .collect();
-            let c = LaunchCounts(of.iter().cloned().collect());
+            let c = LaunchCounts(of.iter().cloned().collect(), BTreeSet::new());
             let s = Sampling {
                 first: 1 + x % 5,
                 later: x % 3,
@@ -495,7 +514,7 @@ mod tests {
     #[test]
     fn the_runs_stay_bounded_whatever_the_number_of_kernels() {
         let many: Vec<(String, u64)> = (0..100).map(|i| (format!("_Z{i}k"), 50 + i)).collect();
-        let c = LaunchCounts(many.into_iter().collect());
+        let c = LaunchCounts(many.into_iter().collect(), BTreeSet::new());
         let p = plan(&c, Sampling::default());
         // The rest, OWN_PASSES kernels alone, the others together, the last launches.
         assert_eq!(p.len(), 1 + OWN_PASSES + 1 + 1, "{p:?}");

@@ -20,11 +20,16 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
 /// `racegate gate --json gate.json ARGS` in `dir` with a clean fake compute-sanitizer: the exit
 /// code, the JSON document and both outputs.
 fn gate(dir: &Path, args: &[&str]) -> (i32, serde_json::Value, String) {
+    // It keeps each call's arguments in `sanitizer-args`.
     let fake = script(
         dir,
         "compute-sanitizer",
-        "#!/bin/sh\nsave=\nwhile [ $# -gt 0 ]; do [ \"$1\" = --save ] && { save=$2; shift; }; shift; done\n\
-         echo '<?xml version=\"1.0\"?><ComputeSanitizerOutput></ComputeSanitizerOutput>' > \"$save\"\n",
+        &format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nsave=\n\
+             while [ $# -gt 0 ]; do [ \"$1\" = --save ] && {{ save=$2; shift; }}; shift; done\n\
+             echo '<?xml version=\"1.0\"?><ComputeSanitizerOutput></ComputeSanitizerOutput>' > \"$save\"\n",
+            dir.join("sanitizer-args").display()
+        ),
     );
     let json = dir.join("gate.json");
     let _ = std::fs::remove_file(&json);
@@ -206,6 +211,37 @@ fn runs_the_injection_never_reached_are_not_called_jittered() {
     );
     assert!(
         !notes(&doc).iter().any(|n| n.contains("not jittered")),
+        "{text}"
+    );
+}
+
+#[test]
+fn racecheck_leaves_out_the_kernels_the_counted_runs_saw_use_no_shared_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    // A program whose runs under jitter write what racegate's injected tool writes at exit:
+    // each kernel's launches and shared memory. The fake sanitizer keeps its arguments.
+    let counts = r#"{"launch_counts":[{"kernel":"_Z9transposev","launches":1,"shared":0},{"kernel":"_Z4tilev","launches":1,"shared":4096}],"sampled_out":0}"#;
+    script(
+        dir.path(),
+        "counted",
+        &format!(
+            "#!/bin/sh\n[ -n \"$RACEGATE_GC_DIR\" ] && echo '{counts}' >> \"$RACEGATE_GC_DIR/report.jsonl\"\n\
+             echo 'Test passed'\n"
+        ),
+    );
+    let (_, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./counted"]);
+    let seen = std::fs::read_to_string(dir.path().join("sanitizer-args")).unwrap_or_default();
+    let racecheck: Vec<&str> = seen.lines().filter(|l| l.contains("racecheck")).collect();
+    assert_eq!(racecheck.len(), 1, "{seen}\n{text}");
+    assert!(
+        racecheck[0].contains("--kernel-name-exclude kne=_Z9transposev")
+            && !racecheck[0].contains("_Z4tilev"),
+        "{seen}\n{text}"
+    );
+    assert!(
+        notes(&doc)
+            .iter()
+            .any(|n| n.contains("racecheck left out 1 kernel(s)") && n.contains("_Z9transposev")),
         "{text}"
     );
 }

@@ -18,12 +18,12 @@ use crate::judge::sanitize::tool::{
 };
 use crate::proc::watchdog::{self, Exit};
 
-/// The shadow budget unless `RACEGATE_GLOBALCHECK_BUDGET_MB` says otherwise: 8 GiB of shadow,
-/// which covers 1 GiB of tracked data (32 bytes of shadow per 4-byte word): a program's three
-/// 256 MiB vectors fit. Shadow is taken as launches touch allocations, and a shadow the device
-/// cannot give leaves its allocation untracked (inconclusive), so the budget is a ceiling; four
-/// gates at once on an 80 GB GPU stay within it.
-pub const DEFAULT_BUDGET_MB: u64 = 8192;
+/// The shadow budget unless `RACEGATE_GLOBALCHECK_BUDGET_MB` says otherwise: 16 GiB of shadow,
+/// which covers 2 GiB of tracked data (32 bytes of shadow per 4-byte word): a 16384x16384
+/// float matrix and its sums fit (8 GiB left the sums untracked, run 34). Shadow is taken as
+/// launches touch allocations, and a shadow the device cannot give leaves its allocation
+/// untracked (inconclusive), so the budget is a ceiling, reached only by programs that large.
+pub const DEFAULT_BUDGET_MB: u64 = 16384;
 
 /// sharedcheck's shadow budget per launch unless `RACEGATE_SHAREDCHECK_BUDGET_MB` says
 /// otherwise: 32.5 bytes per shared word per block (a 48 KiB window of 4096 blocks fits).
