@@ -184,7 +184,9 @@ impl Gate {
     /// sanitizers, then the manifest's programs, as `racegate gate` does. Errors, by
     /// [`Error::exit_code`]: no worker (the default, but [`run_worker_if_requested`] was never
     /// called) or a kernel whose entry or arguments do not match its code is bad input (2); no CUDA device is 4; NVRTC missing is 3. Inconclusive runs are in
-    /// [`GateRun::inconclusive`], never counted as clean.
+    /// [`GateRun::inconclusive`], never counted as clean. Reports inside a library's own code
+    /// that are known false positives (CUB's, under initcheck) are no finding: each is named in
+    /// [`GateRun::notes`], as `racegate gate` does without `--keep-library-reports`.
     pub fn run(&self) -> Result<GateRun> {
         let worker = self.worker_exe()?;
         if self.adopt_orphans {
@@ -193,7 +195,8 @@ impl Gate {
         crate::build::compile_child::compile_in_children(worker.clone());
         device::check_signatures(&self.catalog, true)?;
         device::require()?;
-        gate::run_manifest(&self.catalog, &self.config()?, &worker, |_| {})
+        let run = gate::run_manifest(&self.catalog, &self.config()?, &worker, |_| {})?;
+        Ok(gate::library_reports::settled(run, false))
     }
 
     /// The worker: the one set, else the running executable if it serves the worker

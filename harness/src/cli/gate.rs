@@ -12,7 +12,7 @@ use crate::source::catalog::Catalog;
 use crate::source::files;
 use crate::{build::toolchain, report, Error, Result};
 
-use super::gate_args::{oracles, CtestArgs, OracleArgs};
+use super::gate_args::{oracles, CtestArgs, LibraryArgs, OracleArgs};
 use super::output::JsonArg;
 use super::progress::Progress;
 use super::settings::Global;
@@ -123,6 +123,8 @@ pub struct GateArgs {
     oracle: Box<OracleArgs>,
     #[command(flatten)]
     ctest: Box<CtestArgs>,
+    #[command(flatten)]
+    library: LibraryArgs,
     /// Write SARIF 2.1.0 here (for GitHub code scanning).
     #[arg(long, value_name = "FILE")]
     sarif: Option<PathBuf>,
@@ -323,7 +325,7 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
             no_device: Some(why),
             ..place
         };
-        return finish(&run, &place, a);
+        return finish(run, &place, a);
     }
     a.out.text(&format!(
         "racegate gate: {} kernel(s) from {}\n",
@@ -349,7 +351,7 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
         super::progress::show_gate_event(&progress, e)
     })?;
     progress.finish();
-    finish(&run, &place, a)
+    finish(run, &place, a)
 }
 
 fn manifest_shown(catalog: &Catalog) -> String {
@@ -441,7 +443,7 @@ fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
         Some(why) => super::gate_no_device::judged_without_device(run, &tools, why),
         None => run,
     };
-    finish(&run, &place, a)
+    finish(run, &place, a)
 }
 
 fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
@@ -473,7 +475,7 @@ fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
         Some(why) => super::gate_no_device::judged_without_device(run, &tools, why),
         None => run,
     };
-    finish(&run, &place, a)
+    finish(run, &place, a)
 }
 
 /// This command line's words after `gate`: what a shard's settings are hashed from.
@@ -500,7 +502,8 @@ fn code(place: &Place, run: &GateRun, new: usize) -> u8 {
 
 /// Compares the run with the baseline (or updates it), prints and writes the reports, and says
 /// the exit code.
-fn finish(run: &GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
+fn finish(run: GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
+    let run = &gate::library_reports::settled(run, a.library.keep_library_reports);
     let shown = place.baseline_shown();
     if a.update_baseline {
         if let Some(why) = &place.no_device {

@@ -230,7 +230,13 @@ pub fn heading(id: &str) -> Option<&'static str> {
         "trials" | "runs" | "seed" | "timeout" | "sanitize_timeout" | "stress_timeout" | "jobs"
         | "every_launch" | "no_jitter" | "no_shrink" | "shrink_budget" | "compile_timeout"
         | "compile_memory" | "gpu_wait" | "exclusive_gpu" | "budget" => "Runs and deadlines",
-        "tools" | "tool" | "sanitizer_arg" | "operators" | "run" | "no_compile" => "Detectors",
+        "tools"
+        | "tool"
+        | "sanitizer_arg"
+        | "keep_library_reports"
+        | "operators"
+        | "run"
+        | "no_compile" => "Detectors",
         "mask" | "no_builtin_masks" | "expect" | "bless" | "check" | "check_timeout"
         | "pass_regex" | "fail_regex" | "will_fail" => "A program's oracle",
         "ctest" | "tests_regex" => "CTest",

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fingerprint::Identity;
 use crate::judge::battery::Battery;
+use crate::judge::sanitize::known_false_positives::KnownFalsePositive;
 use crate::judge::sanitize::Tool;
 
 /// How to gate: the battery every kernel gets, the tools, and how a program is judged.
@@ -226,11 +227,26 @@ pub struct Inconclusive {
     pub reason: String,
 }
 
+/// A tool's report inside a library's own code that the built-in list knows as a false
+/// positive: set aside from the findings (the gate's `library_reports`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LibraryReport {
+    /// The finding it would be.
+    pub finding: GateFinding,
+    /// The entry of the list it matched, with its upstream issue.
+    pub known: &'static KnownFalsePositive,
+}
+
 /// What a gate run saw.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct GateRun {
     /// Everything found, sorted, before the baseline (see [`crate::Gate::diff`]).
     pub findings: Vec<GateFinding>,
+    /// Reports inside a library's own code that are known false positives, not in `findings`:
+    /// named in `notes`, or put back into `findings` (`--keep-library-reports`), once the run
+    /// is whole (`library_reports::settled`).
+    #[serde(skip)]
+    pub library_reports: Vec<LibraryReport>,
     /// Runs that decided nothing: never counted as clean.
     pub inconclusive: Vec<Inconclusive>,
     /// Every (subject, detector) that ran, inconclusive ones included, for JUnit.
@@ -314,6 +330,7 @@ impl GateRun {
 
     pub(crate) fn absorb(&mut self, other: GateRun) {
         self.findings.extend(other.findings);
+        self.library_reports.extend(other.library_reports);
         self.inconclusive.extend(other.inconclusive);
         self.checked.extend(other.checked);
         self.notes.extend(other.notes);
@@ -323,6 +340,9 @@ impl GateRun {
     pub(crate) fn tidy(&mut self) {
         self.findings.sort();
         self.findings.dedup();
+        self.library_reports
+            .sort_by(|a, b| a.finding.cmp(&b.finding));
+        self.library_reports.dedup_by(|a, b| a.finding == b.finding);
         self.inconclusive.sort();
         self.inconclusive.dedup();
         self.checked

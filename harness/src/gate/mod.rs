@@ -10,7 +10,8 @@
 //!
 //! One file per role: [`finding`] (what a run holds), [`fingerprint`] (a finding's identity),
 //! [`baseline`] (accepted findings, the diff), [`manifest_run`] and [`program`] (the two modes),
-//! [`sanitizers`] (sanitizer runs as findings), `stress_state` (what the stress runs said, for
+//! [`sanitizers`] (sanitizer runs as findings), [`library_reports`] (known false positives
+//! inside a library's own code, set aside and noted), `stress_state` (what the stress runs said, for
 //! the jobs after them), [`masks`] (what may vary between runs),
 //! [`oracles`] and [`judge`] (regexes, golden outputs and checkers judging a program's runs),
 //! [`variance`] (outputs that differ: jitter's races told from run-to-run noise), [`jitter`]
@@ -24,6 +25,7 @@ pub mod finding;
 pub mod fingerprint;
 pub mod jitter;
 pub mod judge;
+pub mod library_reports;
 pub mod manifest_programs;
 pub mod manifest_run;
 pub mod masks;

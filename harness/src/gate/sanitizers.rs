@@ -3,8 +3,9 @@
 //! missed its deadline waits for the plain runs' verdict: a hang only if the code also hangs
 //! without the tool (or the tool itself saw a deadlock), inconclusive otherwise.
 
-use super::finding::{GateFinding, GateRun};
+use super::finding::{GateFinding, GateRun, LibraryReport};
 use super::fingerprint::{access_identity, Identity, Sources};
+use crate::judge::sanitize::known_false_positives;
 use crate::judge::sanitize::normalize::Finding;
 use crate::judge::sanitize::{Outcome, SanitizerRun, Tool};
 
@@ -167,8 +168,9 @@ impl PendingHang {
     }
 }
 
-/// Adds the findings of one sanitizer run of `subject` to `out`; a hang is returned to be
-/// resolved against the plain runs.
+/// Adds the findings of one sanitizer run of `subject` to `out`, those the built-in list knows
+/// as false positives inside a library's own code to `out.library_reports`; a hang is returned
+/// to be resolved against the plain runs.
 pub fn add(
     subject: &str,
     r: &SanitizerRun,
@@ -193,8 +195,15 @@ pub fn add(
         }),
         Outcome::Findings(fs) => {
             for f in fs {
-                out.findings
-                    .push(finding(subject, &det, f, fallback_file, sources));
+                let g = finding(subject, &det, f, fallback_file, sources);
+                // A known false positive inside a library's own code is set aside, to be noted
+                // (or kept) once the run is whole.
+                match known_false_positives::known(r.tool, f) {
+                    Some(known) => out
+                        .library_reports
+                        .push(LibraryReport { finding: g, known }),
+                    None => out.findings.push(g),
+                }
             }
             None
         }
