@@ -35,8 +35,7 @@ impl Default for Sampling {
 
 /// How often each kernel (its mangled name) was launched in one run of the program, and the
 /// kernels whose every counted launch had no shared memory (static or dynamic, both known):
-/// racecheck, which checks shared memory only, has nothing to check in them
-/// ([`super::shared_free`]).
+/// racecheck, which checks shared memory only, has nothing to check in them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LaunchCounts(pub BTreeMap<String, u64>, pub BTreeSet<String>);
 

@@ -171,6 +171,11 @@ impl PendingHang {
 /// Adds the findings of one sanitizer run of `subject` to `out`, those the built-in list knows
 /// as false positives inside a library's own code to `out.library_reports`; a hang is returned
 /// to be resolved against the plain runs.
+/// compute-sanitizer's warning that its error buffer overflowed (initcheck under a flood of
+/// reports, run 34): "Warning: Error buffer overflow has been detected. Some records have been
+/// dropped".
+const DROPPED: &str = "Some records have been dropped";
+
 pub fn add(
     subject: &str,
     r: &SanitizerRun,
@@ -195,6 +200,19 @@ pub fn add(
         }),
         Outcome::Findings(fs) => {
             for f in fs {
+                // The tool's own buffer overflowed: what it dropped is not judged, and the
+                // warning is no finding of the program.
+                if f.what.contains(DROPPED) {
+                    out.mark_inconclusive(
+                        subject,
+                        &det,
+                        format!(
+                            "{det} dropped records (\"{}\"): what it dropped is not judged",
+                            f.what
+                        ),
+                    );
+                    continue;
+                }
                 let g = finding(subject, &det, f, fallback_file, sources);
                 // A known false positive inside a library's own code is set aside, to be noted
                 // (or kept) once the run is whole.
