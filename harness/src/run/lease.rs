@@ -229,6 +229,22 @@ impl GpuLock {
     }
 }
 
+/// How long a whole racegate command waits for its share of the GPU (another racegate holding it
+/// alone for longer is stuck, or runs a program of hours).
+pub const COMMAND_WAIT: Duration = Duration::from_secs(3 * 3600);
+
+/// A share of the GPU held for a whole command whose GPU work does not take the lease run by run
+/// (`check`, a manifest's kernels, `mutate`): it waits while another racegate process holds the
+/// GPU alone to confirm a hang or take a timing, and such a process waits for it; it counts as
+/// one of the [`slots`], whatever it runs inside. `None` on a machine without a device, where
+/// there is nothing to share. Says on stderr whom it waits for after [`NOTE_AFTER`].
+pub fn for_command() -> Result<Option<GpuLock>> {
+    if crate::run::device::probe().is_err() {
+        return Ok(None);
+    }
+    GpuLock::acquire(Access::Shared, COMMAND_WAIT, |m| eprintln!("racegate: {m}")).map(Some)
+}
+
 /// The lock file at `p`, opened to lock (made if missing).
 fn open(p: &Path) -> Result<std::fs::File> {
     std::fs::OpenOptions::new()

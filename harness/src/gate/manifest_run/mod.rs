@@ -182,6 +182,9 @@ pub fn run_manifest(
     let stress_left =
         stress::StressLeft::new(jobs.iter().filter(|j| matches!(j, Job::Stress(_))).count());
     let own_tools = cfg.tools.iter().any(|t| t.is_own());
+    // The kernels' jobs share the GPU with other racegate processes; the manifest's programs,
+    // after them, take the lease run by run (and may need it alone).
+    let gpu = crate::run::lease::for_command()?;
     let results = std::thread::scope(|s| {
         // Builds ahead, beside the first jobs (which wait for or make their own).
         s.spawn(|| crate::judge::battery::prebuild(&cfg.battery, catalog, &all, own_tools));
@@ -244,6 +247,7 @@ pub fn run_manifest(
             },
         )
     });
+    drop(gpu);
     let mut run = GateRun {
         subjects: catalog.cases.iter().map(|c| c.name.clone()).collect(),
         ..Default::default()
