@@ -247,6 +247,7 @@ pub fn run_manifest(
             },
         )
     });
+    let had_gpu = gpu.is_some();
     drop(gpu);
     let mut run = GateRun {
         subjects: catalog.cases.iter().map(|c| c.name.clone()).collect(),
@@ -257,6 +258,10 @@ pub fn run_manifest(
         let (part, hangs) = r?;
         run.absorb(part);
         pending.extend(hangs);
+    }
+    // A stress hang beside other GPU work counts once the GPU held alone confirms it.
+    if had_gpu {
+        alone::confirm(catalog, cfg, exe, &mut run)?;
     }
     for h in pending {
         let subject = h.subject().to_string();
@@ -500,5 +505,6 @@ fn stress_job(
     Ok(end)
 }
 
+mod alone;
 #[cfg(test)]
 mod tests;
