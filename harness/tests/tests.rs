@@ -2,15 +2,9 @@
 //! subject, each with its `trials()`:
 //!
 //! * `compile`: `compile::<file>` and `compile_jitter::<file>`, NVRTC builds every `.cu` (host);
-//! * `cli`: `cli::<name>`, the racegate binary end to end (host);
 //! * `snapshots`: `snapshot::<case>::<tool>`, H200 sanitizer XML fixture -> findings ->
 //!   normalized text -> the snapshot under `snapshots/` (host);
-//! * `sanitizer`: `sanitize::<name>`, a fake compute-sanitizer that exits 255, and none at all
-//!   (host);
-//! * `templates`: `ci::<name>`, the CI templates have the shape their CI systems require (host);
-//! * `gate`: `gate::<name>`, `racegate gate -- PROGRAM` with fake sanitizers and programs: PATH,
-//!   masks and diffs, bytes, children, baselines, fingerprints, SARIF against its schema (host);
-//! * `grade`: `grade::{host,gpu}::<name>`, `racegate grade` on folders, formats and limits;
+//! * `grade`: `grade::gpu::<name>`, `racegate grade` on a GPU: the performance rubric;
 //! * `samples`: `grade::{host,gpu}::<exercise>::<sample>`, each sample submission gets the grade
 //!   its `expected.toml` gives;
 //! * `gpu`: `<case>::<detector>`, the case's declared expectation (flag / clean / may) holds on
@@ -29,20 +23,16 @@
 //! nextest's `--run-ignored only|all`) fails with "no CUDA device: ..." (`util::no_device`):
 //! nextest judges a test by its exit code, so a runtime "ignored" would be a pass there. Under
 //! `CI=true` a missing NVRTC fails the compile trials instead of skipping them. The fixed tables
-//! of cases (`header::<name>`, `manifest::<name>`) are plain `#[test]`s in the `host` target
-//! (`tests/host/`).
+//! of cases and the mechanisms tested end to end with fakes (`header::<name>`, `gate::<name>`,
+//! `cli::<name>`, ...) are plain `#[test]`s in the `host` target (`tests/host/`).
 
-mod cli;
 mod compile;
-mod gate;
 mod gpu;
 mod grade;
 mod manifest_gpu;
 mod mutate_gpu;
 mod samples;
-mod sanitizer;
 mod snapshots;
-mod templates;
 mod util;
 
 use libtest_mimic::Arguments;
@@ -61,13 +51,9 @@ fn main() {
     let device = racegate::run::device::probe();
     let mut trials: Vec<libtest_mimic::Trial> = Vec::new();
     trials.extend(compile::trials(&catalog));
-    trials.extend(cli::trials(&root));
     trials.extend(snapshots::trials(&catalog));
-    trials.extend(templates::trials(&root));
-    trials.extend(gate::trials(&root));
     trials.extend(grade::trials(&root, &device));
     trials.extend(samples::trials(&root, &device));
-    trials.extend(sanitizer::trials(&root));
     trials.extend(gpu::trials(&catalog, &device));
     trials.extend(manifest_gpu::trials(&root, &device));
     trials.extend(mutate_gpu::trials(&root, &device));

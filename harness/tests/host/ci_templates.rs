@@ -1,111 +1,96 @@
-//! `ci::<name>`: the CI templates under `ci/` parse as YAML and have the shape their CI systems
-//! require (host); the GitLab ones validate against GitLab's CI schema (a committed fixture, see
+//! `ci_templates::<name>`: the CI templates under `ci/` parse as YAML and have the shape their CI systems
+//! require; the GitLab ones validate against GitLab's CI schema (a committed fixture, see
 //! `fixtures/gitlab/SOURCE.md`), and the user-facing ones gate a user's project without touching
 //! their `stages:`. actionlint checks the GitHub ones in `ci/lint-templates`.
 
 use std::path::Path;
 
-use libtest_mimic::{Failed, Trial};
+use crate::{repo_root, Failed};
 
-pub fn trials(root: &Path) -> Vec<Trial> {
-    let gh = root.join("ci/github/racegate-gpu.yml");
-    let gl = root.join("ci/gitlab/racegate.gitlab-ci.yml");
-    let (r1, r2) = (root.to_path_buf(), root.to_path_buf());
-    vec![
-        Trial::test("ci::gitlab_templates_match_the_schema", move || {
-            gitlab_schema(&r1)
-        })
-        .with_kind("host"),
-        Trial::test("ci::user_templates_gate_the_users_project", move || {
-            user_templates(&r2)
-        })
-        .with_kind("host"),
-        Trial::test("ci::github_workflow_is_valid", move || {
-            let y = load_yaml(&gh)?;
-            if y["name"].as_str().is_none() || y["on"].is_badvalue() {
-                return Err("a workflow needs `name` and `on`".into());
+#[test]
+fn github_workflow_is_valid() -> Result<(), Failed> {
+    let gh = repo_root().join("ci/github/racegate-gpu.yml");
+    let y = load_yaml(&gh)?;
+    if y["name"].as_str().is_none() || y["on"].is_badvalue() {
+        return Err("a workflow needs `name` and `on`".into());
+    }
+    let jobs = y["jobs"].as_hash().ok_or("no `jobs` mapping")?;
+    for (name, job) in jobs {
+        let name = name.as_str().unwrap_or("?");
+        if job["runs-on"].is_badvalue() || job["steps"].as_vec().is_none_or(|s| s.is_empty()) {
+            return Err(format!("job `{name}` needs `runs-on` and `steps`").into());
+        }
+        for step in job["steps"].as_vec().unwrap() {
+            if step["uses"].is_badvalue() == step["run"].is_badvalue() {
+                return Err(format!(
+                    "job `{name}`: every step has exactly one of `uses` and `run`"
+                )
+                .into());
             }
-            let jobs = y["jobs"].as_hash().ok_or("no `jobs` mapping")?;
-            for (name, job) in jobs {
-                let name = name.as_str().unwrap_or("?");
-                if job["runs-on"].is_badvalue()
-                    || job["steps"].as_vec().is_none_or(|s| s.is_empty())
-                {
-                    return Err(format!("job `{name}` needs `runs-on` and `steps`").into());
-                }
-                for step in job["steps"].as_vec().unwrap() {
-                    if step["uses"].is_badvalue() == step["run"].is_badvalue() {
-                        return Err(format!(
-                            "job `{name}`: every step has exactly one of `uses` and `run`"
-                        )
-                        .into());
-                    }
-                }
-            }
-            let gpu = &y["jobs"]["gpu"];
-            let labels: Vec<&str> = gpu["runs-on"]
-                .as_vec()
-                .ok_or("gpu job: runs-on must be a label list")?
-                .iter()
-                .filter_map(|l| l.as_str())
-                .collect();
-            if !labels.contains(&"self-hosted")
-                || !labels.contains(&"gpu")
-                || gpu["concurrency"].is_badvalue()
-            {
-                return Err(
-                    "the gpu job runs on [self-hosted, gpu] runners with a concurrency group"
-                        .into(),
-                );
-            }
-            Ok(())
-        })
-        .with_kind("host"),
-        Trial::test("ci::gitlab_job_is_valid", move || {
-            let y = load_yaml(&gl)?;
-            let stages: Vec<&str> = y["stages"]
-                .as_vec()
-                .ok_or("no `stages`")?
-                .iter()
-                .filter_map(|s| s.as_str())
-                .collect();
-            let map = y.as_hash().ok_or("not a mapping")?;
-            let mut jobs = 0;
-            for (k, job) in map {
-                let k = k.as_str().unwrap_or("");
-                if ["stages", "include", "variables", "default", "workflow"].contains(&k) {
-                    continue;
-                }
-                jobs += 1;
-                if job["script"].as_vec().is_none_or(|s| s.is_empty()) {
-                    return Err(format!("job `{k}` has no script").into());
-                }
-                let stage = job["stage"]
-                    .as_str()
-                    .ok_or(format!("job `{k}` has no stage"))?;
-                if !stages.contains(&stage) {
-                    return Err(format!("job `{k}`: stage `{stage}` is not in `stages`").into());
-                }
-            }
-            let gpu = &y["racegate:gpu"];
-            let tags: Vec<&str> = gpu["tags"]
-                .as_vec()
-                .ok_or("gpu job has no tags")?
-                .iter()
-                .filter_map(|t| t.as_str())
-                .collect();
-            if jobs < 2 || !tags.contains(&"gpu") {
-                return Err("expected a build job and a `gpu`-tagged job".into());
-            }
-            if gpu["artifacts"]["when"].as_str() != Some("always")
-                || gpu["artifacts"]["reports"]["junit"].is_badvalue()
-            {
-                return Err("the gpu job must publish JUnit reports `when: always`".into());
-            }
-            Ok(())
-        })
-        .with_kind("host"),
-    ]
+        }
+    }
+    let gpu = &y["jobs"]["gpu"];
+    let labels: Vec<&str> = gpu["runs-on"]
+        .as_vec()
+        .ok_or("gpu job: runs-on must be a label list")?
+        .iter()
+        .filter_map(|l| l.as_str())
+        .collect();
+    if !labels.contains(&"self-hosted")
+        || !labels.contains(&"gpu")
+        || gpu["concurrency"].is_badvalue()
+    {
+        return Err(
+            "the gpu job runs on [self-hosted, gpu] runners with a concurrency group".into(),
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn gitlab_job_is_valid() -> Result<(), Failed> {
+    let gl = repo_root().join("ci/gitlab/racegate.gitlab-ci.yml");
+    let y = load_yaml(&gl)?;
+    let stages: Vec<&str> = y["stages"]
+        .as_vec()
+        .ok_or("no `stages`")?
+        .iter()
+        .filter_map(|s| s.as_str())
+        .collect();
+    let map = y.as_hash().ok_or("not a mapping")?;
+    let mut jobs = 0;
+    for (k, job) in map {
+        let k = k.as_str().unwrap_or("");
+        if ["stages", "include", "variables", "default", "workflow"].contains(&k) {
+            continue;
+        }
+        jobs += 1;
+        if job["script"].as_vec().is_none_or(|s| s.is_empty()) {
+            return Err(format!("job `{k}` has no script").into());
+        }
+        let stage = job["stage"]
+            .as_str()
+            .ok_or(format!("job `{k}` has no stage"))?;
+        if !stages.contains(&stage) {
+            return Err(format!("job `{k}`: stage `{stage}` is not in `stages`").into());
+        }
+    }
+    let gpu = &y["racegate:gpu"];
+    let tags: Vec<&str> = gpu["tags"]
+        .as_vec()
+        .ok_or("gpu job has no tags")?
+        .iter()
+        .filter_map(|t| t.as_str())
+        .collect();
+    if jobs < 2 || !tags.contains(&"gpu") {
+        return Err("expected a build job and a `gpu`-tagged job".into());
+    }
+    if gpu["artifacts"]["when"].as_str() != Some("always")
+        || gpu["artifacts"]["reports"]["junit"].is_badvalue()
+    {
+        return Err("the gpu job must publish JUnit reports `when: always`".into());
+    }
+    Ok(())
 }
 
 fn load_yaml(path: &Path) -> Result<yaml_rust2::Yaml, Failed> {
@@ -137,7 +122,9 @@ fn to_json(y: &yaml_rust2::Yaml) -> serde_json::Value {
 }
 
 /// Every GitLab template validates against GitLab's own CI schema.
-fn gitlab_schema(root: &Path) -> Result<(), Failed> {
+#[test]
+fn gitlab_templates_match_the_schema() -> Result<(), Failed> {
+    let root = &repo_root();
     let text =
         std::fs::read_to_string(root.join("harness/tests/fixtures/gitlab/gitlab-ci-schema.json"))
             .map_err(|e| e.to_string())?;
@@ -174,7 +161,9 @@ fn gitlab_schema(root: &Path) -> Result<(), Failed> {
 /// The templates for a user's repository: install racegate (no `ci/setup`, which users do not
 /// have), gate the manifest and a program, publish SARIF and JUnit (GitLab: Code Quality too),
 /// and GitLab's never defines `stages:`.
-fn user_templates(root: &Path) -> Result<(), Failed> {
+#[test]
+fn user_templates_gate_the_users_project() -> Result<(), Failed> {
+    let root = &repo_root();
     let gh = std::fs::read_to_string(root.join("ci/github/racegate-gate.yml"))
         .map_err(|e| e.to_string())?;
     let gl_path = root.join("ci/gitlab/racegate-gate.gitlab-ci.yml");

@@ -5,73 +5,10 @@
 //! `tests/host/no_device_artifacts.rs`'s.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use libtest_mimic::{Failed, Trial};
-
-use crate::util::{racegate_exe, temp_dir, write_script};
-
-pub fn trials(root: &Path) -> Vec<Trial> {
-    let t = |name: &str, f: fn(&Path) -> Result<(), Failed>| {
-        let r = root.to_path_buf();
-        Trial::test(format!("gate::{name}"), move || f(&r)).with_kind("host")
-    };
-    vec![
-        t("program_findings_and_the_baseline_flow", baseline_flow),
-        t("a_program_found_through_path_starts", path_program),
-        t(
-            "plain_runs_get_the_jitter_injection_unless_no_jitter",
-            jitter_injection,
-        ),
-        t(
-            "timings_are_masked_and_a_real_difference_fails_with_a_diff",
-            masks_and_diff,
-        ),
-        t("output_that_is_not_utf8_is_judged_normally", invalid_utf8),
-        t(
-            "a_setsid_child_does_not_hold_the_gate_past_its_deadline",
-            setsid_child,
-        ),
-        t(
-            "an_update_that_judged_nothing_leaves_the_baseline_byte_for_byte",
-            update_nothing,
-        ),
-        t(
-            "a_fingerprint_survives_lines_inserted_above_the_race",
-            fingerprint_survives,
-        ),
-        t(
-            "a_sanitizer_deadline_is_inconclusive_when_plain_runs_finish",
-            sanitizer_deadline,
-        ),
-        t("an_old_baseline_is_refused_with_what_to_do", old_baseline),
-        t(
-            "a_killed_update_never_leaves_a_broken_baseline",
-            killed_update,
-        ),
-        t("sarif_validates_against_the_2_1_0_schema", sarif_schema),
-        t(
-            "a_deterministic_wrong_answer_fails_expect_and_passes_after_bless",
-            golden_flow,
-        ),
-        t(
-            "a_checker_decides_with_its_exit_and_its_message",
-            checker_flow,
-        ),
-        t("regex_verdicts_follow_ctest", regex_flow),
-        t("ctest_discovery_parses_the_json_v1_sample", ctest_parse),
-        t("ctest_discovery_parses_real_ctest_output", ctest_parse_real),
-        t(
-            "a_ctest_suite_is_gated_with_its_test_properties",
-            ctest_flow,
-        ),
-        t(
-            "a_bad_program_table_is_bad_input_with_file_line_key",
-            program_table,
-        ),
-    ]
-}
+use crate::runner::racegate;
+use crate::{temp_dir, write_script, Failed};
 
 /// The exit code a gate gives when it would give `want` with a device: the same, since every
 /// gate here is judged as on one.
@@ -126,21 +63,18 @@ fn gate(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Gate {
     } else {
         &[]
     };
-    let out = Command::new(racegate_exe())
-        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
-        .arg("gate")
-        .arg("--json")
-        .arg(&json)
+    let ran = racegate(["gate", "--json"])
+        .args([&json])
         .args(four)
         .args(args)
-        .current_dir(dir)
-        .envs(env.iter().copied())
-        .output()
-        .expect("racegate runs");
+        .at(dir)
+        .program_device()
+        .envs(env)
+        .run();
     Gate {
-        code: out.status.code().unwrap_or(-1),
-        out: String::from_utf8_lossy(&out.stdout).into_owned(),
-        err: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: ran.exit(),
+        out: ran.stdout,
+        err: ran.stderr,
         json: std::fs::read_to_string(&json)
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
@@ -191,7 +125,8 @@ const FLAKY: &str = "#!/bin/sh\nif [ -n \"$CUDA_INJECTION64_PATH\" ]; then echo 
 
 /// A program whose output changes under jitter: a new finding; `--update-baseline` accepts it into
 /// the program baseline (the default file of program mode), and the next run has nothing new.
-fn baseline_flow(_: &Path) -> Result<(), Failed> {
+#[test]
+fn program_findings_and_the_baseline_flow() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let fake = refusing_sanitizer(dir.path())?;
     write_script(dir.path(), "flaky", FLAKY)?;
@@ -237,7 +172,8 @@ fn baseline_flow(_: &Path) -> Result<(), Failed> {
 
 /// The plain runs of a program get globalcheck's tool in jitter mode (built from the pinned
 /// wheels of `ci/setup` here), with a seed per run; `--no-jitter` runs them without it.
-fn jitter_injection(_: &Path) -> Result<(), Failed> {
+#[test]
+fn plain_runs_get_the_jitter_injection_unless_no_jitter() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let fake = clean_sanitizer(dir.path())?;
     write_script(
@@ -273,7 +209,8 @@ fn jitter_injection(_: &Path) -> Result<(), Failed> {
 }
 
 /// `gate -- echo hi`: a bare name is found through PATH.
-fn path_program(_: &Path) -> Result<(), Failed> {
+#[test]
+fn a_program_found_through_path_starts() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let fake = clean_sanitizer(dir.path())?;
     let g = gate(
@@ -297,7 +234,8 @@ fn path_program(_: &Path) -> Result<(), Failed> {
 
 /// Timings, timestamps, addresses and pids differ run to run and pass; a counter that differs
 /// fails, with a unified diff of the two outputs.
-fn masks_and_diff(_: &Path) -> Result<(), Failed> {
+#[test]
+fn timings_are_masked_and_a_real_difference_fails_with_a_diff() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let fake = clean_sanitizer(dir.path())?;
     let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
@@ -350,7 +288,8 @@ fn masks_and_diff(_: &Path) -> Result<(), Failed> {
 }
 
 /// Bytes that are not UTF-8 on stdout are output like any other.
-fn invalid_utf8(_: &Path) -> Result<(), Failed> {
+#[test]
+fn output_that_is_not_utf8_is_judged_normally() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let fake = clean_sanitizer(dir.path())?;
     write_script(
@@ -394,7 +333,8 @@ fn running(marker: &str) -> bool {
 /// while the suite's GPU trials use it; the gate is still judged as on one, by
 /// `RACEGATE_TEST_PROGRAM_DEVICE`) and no schedule jitter (`--no-jitter`: its tool is built on
 /// first use where nvcc is found).
-fn setsid_child(_: &Path) -> Result<(), Failed> {
+#[test]
+fn a_setsid_child_does_not_hold_the_gate_past_its_deadline() -> Result<(), Failed> {
     // Without setsid (util-linux) this would test nothing: a failure, not a pass.
     if !["/usr/bin/setsid", "/bin/setsid"]
         .iter()
@@ -468,7 +408,9 @@ fn setsid_child(_: &Path) -> Result<(), Failed> {
 
 /// A race accepted with a working sanitizer, then `--update-baseline` where every tool is
 /// inconclusive: the baseline file does not change by a byte.
-fn update_nothing(root: &Path) -> Result<(), Failed> {
+#[test]
+fn an_update_that_judged_nothing_leaves_the_baseline_byte_for_byte() -> Result<(), Failed> {
+    let root = &crate::repo_root();
     let dir = temp_dir("racegate-gate-")?;
     let fixture = race_fixture(root, dir.path(), 0)?;
     let clean = clean_sanitizer(dir.path())?;
@@ -523,7 +465,9 @@ fn race_fixture(root: &Path, dir: &Path, inserted: u32) -> Result<PathBuf, Faile
 
 /// The H200 race accepted, then the source edited (a blank line and a comment above the racy
 /// line): the rerun finds the race at another line and reports nothing new.
-fn fingerprint_survives(root: &Path) -> Result<(), Failed> {
+#[test]
+fn a_fingerprint_survives_lines_inserted_above_the_race() -> Result<(), Failed> {
+    let root = &crate::repo_root();
     let dir = temp_dir("racegate-gate-")?;
     let clean = clean_sanitizer(dir.path())?;
     let run = |xml: &Path, extra: &[&str]| {
@@ -558,7 +502,8 @@ fn fingerprint_survives(root: &Path) -> Result<(), Failed> {
 
 /// A sanitizer that runs past its deadline while every plain run finishes: inconclusive, not
 /// a hang finding.
-fn sanitizer_deadline(_: &Path) -> Result<(), Failed> {
+#[test]
+fn a_sanitizer_deadline_is_inconclusive_when_plain_runs_finish() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let slow = write_script(dir.path(), "slow-sanitizer", "#!/bin/sh\nsleep 30\n")?;
     let g = gate(
@@ -585,7 +530,8 @@ fn sanitizer_deadline(_: &Path) -> Result<(), Failed> {
 
 /// A baseline written by racegate before fingerprints is refused with what to do, and left as
 /// it is.
-fn old_baseline(_: &Path) -> Result<(), Failed> {
+#[test]
+fn an_old_baseline_is_refused_with_what_to_do() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let fake = clean_sanitizer(dir.path())?;
     let base = dir.path().join(racegate::gate::PROGRAM_BASELINE);
@@ -607,7 +553,8 @@ fn old_baseline(_: &Path) -> Result<(), Failed> {
 
 /// `--update-baseline` killed at several moments: the baseline is always the old one or the
 /// new one, whole.
-fn killed_update(_: &Path) -> Result<(), Failed> {
+#[test]
+fn a_killed_update_never_leaves_a_broken_baseline() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let fake = clean_sanitizer(dir.path())?;
     write_script(dir.path(), "flaky", FLAKY)?;
@@ -615,11 +562,11 @@ fn killed_update(_: &Path) -> Result<(), Failed> {
     let old = "{\n  \"version\": 2,\n  \"accepted\": []\n}\n";
     for delay_ms in [0u64, 20, 50, 100, 150, 200, 300, 400] {
         std::fs::write(&base, old).map_err(|e| e.to_string())?;
-        let mut child = Command::new(racegate_exe())
-            .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
-            .args(["gate", "--update-baseline", "--runs", "2", "--", "./flaky"])
-            .current_dir(dir.path())
+        let mut child = racegate(["gate", "--update-baseline", "--runs", "2", "--", "./flaky"])
+            .at(dir.path())
+            .program_device()
             .env("RACEGATE_COMPUTE_SANITIZER", &fake)
+            .command()
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -637,7 +584,9 @@ fn killed_update(_: &Path) -> Result<(), Failed> {
 
 /// The SARIF of a run with an accepted race (suppressed), a new output difference (no line) and
 /// the program outside the root (a `file://` URI) validates against the SARIF 2.1.0 schema.
-fn sarif_schema(root: &Path) -> Result<(), Failed> {
+#[test]
+fn sarif_validates_against_the_2_1_0_schema() -> Result<(), Failed> {
+    let root = &crate::repo_root();
     let dir = temp_dir("racegate-gate-")?;
     let clean = clean_sanitizer(dir.path())?;
     let xml = race_fixture(root, dir.path(), 0)?;
@@ -777,7 +726,8 @@ fn sarif_schema(root: &Path) -> Result<(), Failed> {
 
 /// The same wrong answer every run: variance sees nothing, `--expect` fails with a diff and
 /// leaves the output in FILE.new; `--bless` writes FILE and the next run passes.
-fn golden_flow(_: &Path) -> Result<(), Failed> {
+#[test]
+fn a_deterministic_wrong_answer_fails_expect_and_passes_after_bless() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let fake = clean_sanitizer(dir.path())?;
     let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
@@ -835,7 +785,8 @@ fn golden_flow(_: &Path) -> Result<(), Failed> {
 /// `--check CMD`: `sh -c`, the output in `$RACEGATE_OUTPUT` and on stdin; exit 0 accepts, a
 /// rejection is a finding carrying the checker's message; a checker past its deadline is
 /// inconclusive.
-fn checker_flow(_: &Path) -> Result<(), Failed> {
+#[test]
+fn a_checker_decides_with_its_exit_and_its_message() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let fake = clean_sanitizer(dir.path())?;
     let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
@@ -892,7 +843,8 @@ fn checker_flow(_: &Path) -> Result<(), Failed> {
 
 /// CTest's meaning: a pass regex overrides the exit code, a fail regex fails a run that exits
 /// 0, WILL_FAIL inverts; a signal still fails under WILL_FAIL.
-fn regex_flow(_: &Path) -> Result<(), Failed> {
+#[test]
+fn regex_verdicts_follow_ctest() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let fake = clean_sanitizer(dir.path())?;
     let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
@@ -964,7 +916,9 @@ fn regex_flow(_: &Path) -> Result<(), Failed> {
 
 /// The real `ctest --show-only=json-v1` of `examples/ctest`, written by CMake 4.4.3 on the H200
 /// (docs/h200/run-12, copied unedited): both tests, their commands, regexes, timeout, folder.
-fn ctest_parse_real(root: &Path) -> Result<(), Failed> {
+#[test]
+fn ctest_discovery_parses_real_ctest_output() -> Result<(), Failed> {
+    let root = &crate::repo_root();
     let p = root.join("harness/tests/fixtures/ctest/h200-show-only-json-v1.json");
     let tests = racegate::gate::ctest::parse(&std::fs::read_to_string(p)?)?;
     let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
@@ -987,7 +941,9 @@ fn ctest_parse_real(root: &Path) -> Result<(), Failed> {
 /// The committed `ctest --show-only=json-v1` sample: commands, regexes, WILL_FAIL, TIMEOUT (0
 /// is none), WORKING_DIRECTORY, ENVIRONMENT (a value with `=` kept whole), a test without a
 /// command, DISABLED, and a FIXTURES_SETUP test listed last that runs first.
-fn ctest_parse(root: &Path) -> Result<(), Failed> {
+#[test]
+fn ctest_discovery_parses_the_json_v1_sample() -> Result<(), Failed> {
+    let root = &crate::repo_root();
     let p = root.join("harness/tests/fixtures/ctest/show-only-json-v1.json");
     let tests = racegate::gate::ctest::parse(&std::fs::read_to_string(p)?)?;
     let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
@@ -1031,7 +987,8 @@ fn ctest_parse(root: &Path) -> Result<(), Failed> {
 /// `--ctest` with a fake `ctest`: the pass regex overrides an exit code, a test whose output
 /// misses it is a regex finding, WILL_FAIL turns a failing exit into a pass, the working folder
 /// and environment reach the test, `-R` goes to ctest, and a folder without tests is bad input.
-fn ctest_flow(_: &Path) -> Result<(), Failed> {
+#[test]
+fn a_ctest_suite_is_gated_with_its_test_properties() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     let fake = clean_sanitizer(dir.path())?;
     let build = dir.path().join("build");
@@ -1108,7 +1065,8 @@ fn ctest_flow(_: &Path) -> Result<(), Failed> {
 
 /// A `[[program]]` key with a bad value stops `racegate gate` with exit 2 and the manifest's
 /// file, line and key, before anything runs (whatever the machine).
-fn program_table(_: &Path) -> Result<(), Failed> {
+#[test]
+fn a_bad_program_table_is_bad_input_with_file_line_key() -> Result<(), Failed> {
     let dir = temp_dir("racegate-gate-")?;
     std::fs::write(
         dir.path().join("racegate.toml"),

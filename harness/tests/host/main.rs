@@ -12,7 +12,9 @@ mod atomic_write;
 mod bounded_messages;
 mod build_paths;
 mod check_no_device;
+mod ci_templates;
 mod clear_errors;
+mod cli;
 mod cli_help;
 mod compile_child;
 mod confinement;
@@ -23,7 +25,9 @@ mod error_chain;
 mod exit_codes;
 mod fencecheck;
 mod formatting;
+mod gate;
 mod globalcheck;
+mod grade;
 mod group_write;
 mod header;
 mod hostile;
@@ -51,6 +55,8 @@ mod progress_lines;
 mod readme;
 mod relative_places;
 mod rubric;
+mod runner;
+mod sanitize;
 mod sanitize_batch;
 mod scalar_signedness;
 mod scanner_forms;
@@ -60,7 +66,7 @@ mod unconfined;
 mod variance;
 
 use std::ffi::OsStr;
-use std::fmt::Debug;
+use std::fmt::{self, Debug, Display};
 use std::path::{Path, PathBuf};
 
 /// The package folder (`harness/`). Runtime first: a nextest archive run elsewhere remaps it.
@@ -68,6 +74,14 @@ fn package_dir() -> PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// The repository root (the parent of `harness/`).
+fn repo_root() -> PathBuf {
+    package_dir()
+        .parent()
+        .expect("harness/ has a parent")
+        .to_path_buf()
 }
 
 /// The racegate binary. Runtime first: a nextest archive carries it to another path.
@@ -103,19 +117,12 @@ fn assert_rejects<T: Debug>(r: Result<T, racegate::Error>, at: &str, want: &str)
 /// Runs racegate in `dir` with `args`, no GPU (`RACEGATE_NO_GPU`), `env` set (a `None` value
 /// removes the variable): its exit code, and its standard output and error together.
 fn run_in(dir: &Path, args: &[&str], env: &[(&str, Option<&OsStr>)]) -> (Option<i32>, String) {
-    let mut cmd = std::process::Command::new(racegate_exe());
-    cmd.args(args).current_dir(dir).env("RACEGATE_NO_GPU", "1");
-    for (k, v) in env {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
-    let out = cmd.output().expect("racegate runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
+    let ran = runner::racegate(args)
+        .at(dir)
+        .no_gpu()
+        .envs_or_removed(env)
+        .run();
+    (ran.code, ran.text())
 }
 
 /// Copies the folder `from` to `to`, recursively (an example project into a test's folder).
@@ -129,4 +136,55 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(&src, &dst).expect("copy a file");
         }
     }
+}
+
+/// Why a test that returns `Result<(), Failed>` failed: its message, printed as written (a
+/// `#[test]` that returns `Err` prints the error's `Debug`, which here is the text itself).
+struct Failed(String);
+
+impl<T: Display> From<T> for Failed {
+    fn from(why: T) -> Self {
+        Failed(why.to_string())
+    }
+}
+
+impl Debug for Failed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether this is CI (`CI` set, and not to `false` or `0`), where what a test needs must be
+/// there rather than the test not run.
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// Whether NVRTC loads, for a test that compiles: without it the test is not run (it says so
+/// on stderr and passes), except under CI, where it fails.
+#[track_caller]
+fn nvrtc_or_not_run() -> bool {
+    if racegate::build::toolchain::nvrtc().is_ok() {
+        return true;
+    }
+    assert!(!in_ci(), "NVRTC is needed (CI=true)");
+    eprintln!("NOT RUN: no NVRTC (racegate setup)");
+    false
+}
+
+/// A temporary folder, removed when dropped; `prefix` names it so a leftover is recognizable.
+fn temp_dir(prefix: &str) -> Result<tempfile::TempDir, Failed> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| Failed::from(format!("no temporary folder: {e}")))
+}
+
+/// Writes an executable shell script `dir/name` (a fake compute-sanitizer, a flaky program).
+fn write_script(dir: &Path, name: &str, body: &str) -> Result<PathBuf, Failed> {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, body)?;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))?;
+    Ok(p)
 }

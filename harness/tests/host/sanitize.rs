@@ -1,102 +1,73 @@
 //! `sanitize::<name>`: `racegate sanitize` with a fake compute-sanitizer that exits 255, and
-//! with none at all; both are inconclusive, never clean (host).
+//! with none at all; both are inconclusive, never clean. Without a device both stop at "no CUDA
+//! device" after the host side, and say what it did.
 
 use std::path::Path;
 
-use libtest_mimic::{Completion, Trial};
+use crate::runner::racegate;
+use crate::{nvrtc_or_not_run, repo_root, temp_dir, write_script, Failed};
 
-use crate::util::{in_ci, run_cli, temp_dir, write_script};
+#[test]
+fn a_sanitizer_that_exits_255_is_inconclusive() -> Result<(), Failed> {
+    if !nvrtc_or_not_run() {
+        return Ok(());
+    }
+    let dir = temp_dir("racegate-fake-")?;
+    let ran = dir.path().join("ran");
+    let fake = write_script(
+        dir.path(),
+        "compute-sanitizer",
+        &format!(
+            "#!/bin/sh\ntouch '{}'\necho '========= Error: Device not supported' >&2\nexit 255\n",
+            ran.display()
+        ),
+    )?;
+    let json = dir.path().join("out.json");
+    let out = racegate(["sanitize", "matmul_naive", "--tool", "racecheck", "--json"])
+        .args([&json])
+        .at(repo_root())
+        .env("RACEGATE_COMPUTE_SANITIZER", &fake)
+        .run();
+    let (code, stdout, stderr) = (out.exit(), &out.stdout, &out.stderr);
+    // Without a device the command stops at "no CUDA device" (4 comes before 3), after the host
+    // side: what it wrote says so, and the tool never ran.
+    if racegate::run::device::probe().is_err() {
+        no_device_report(code, stderr, &json, &["signatures checked"])?;
+        if ran.exists() {
+            return Err("the sanitizer ran without a device".into());
+        }
+        return Ok(());
+    }
+    if code != 3 || !stdout.contains("INCONCLUSIVE") || !stdout.contains("Device not supported") {
+        return Err(format!("exit {code}\n{stdout}\n{stderr}").into());
+    }
+    Ok(())
+}
 
-pub fn trials(root: &Path) -> Vec<Trial> {
-    let mut out = Vec::new();
-    let r = root.to_path_buf();
-    out.push(
-        Trial::ignorable_test(
-            "sanitize::a_sanitizer_that_exits_255_is_inconclusive",
-            move || {
-                if racegate::build::toolchain::nvrtc().is_err() && !in_ci() {
-                    return Ok(Completion::ignored_with(
-                        "NVRTC not installed (run racegate setup)",
-                    ));
-                }
-                let dir = temp_dir("racegate-fake-")?;
-                let ran = dir.path().join("ran");
-                let fake = write_script(
-                    dir.path(),
-                    "compute-sanitizer",
-                    &format!(
-                        "#!/bin/sh\ntouch '{}'\necho '========= Error: Device not supported' >&2\nexit 255\n",
-                        ran.display()
-                    ),
-                )?;
-                let json = dir.path().join("out.json");
-                let (code, stdout, stderr) = run_cli(
-                    &r,
-                    &[
-                        "sanitize",
-                        "matmul_naive",
-                        "--tool",
-                        "racecheck",
-                        "--json",
-                        json.to_str().unwrap(),
-                    ],
-                    &[("RACEGATE_COMPUTE_SANITIZER", fake.to_str().unwrap())],
-                );
-                // Without a device the command stops at "no CUDA device" (4 comes before 3),
-                // after the host side: what it wrote says so, and the tool never ran.
-                if racegate::run::device::probe().is_err() {
-                    no_device_report(code, &stderr, &json, &["signatures checked"])?;
-                    if ran.exists() {
-                        return Err("the sanitizer ran without a device".into());
-                    }
-                    return Ok(Completion::Completed);
-                }
-                if code != 3
-                    || !stdout.contains("INCONCLUSIVE")
-                    || !stdout.contains("Device not supported")
-                {
-                    return Err(format!("exit {code}\n{stdout}\n{stderr}").into());
-                }
-                Ok(Completion::Completed)
-            },
-        )
-        .with_kind("host"),
-    );
-    let r = root.to_path_buf();
-    out.push(
-        Trial::test("sanitize::no_sanitizer_is_inconclusive", move || {
-            let dir = temp_dir("racegate-nosan-")?;
-            let json = dir.path().join("out.json");
-            let (code, stdout, stderr) = run_cli(
-                &r,
-                &[
-                    "sanitize",
-                    "matmul_naive",
-                    "--tool",
-                    "memcheck",
-                    "--json",
-                    json.to_str().unwrap(),
-                ],
-                &[
-                    (
-                        "RACEGATE_COMPUTE_SANITIZER",
-                        "/nonexistent/compute-sanitizer",
-                    ),
-                    ("PATH", "/usr/bin:/bin"),
-                    ("CUDA_HOME", "/nonexistent"),
-                ],
-            );
-            if racegate::run::device::probe().is_err() {
-                return no_device_report(code, &stderr, &json, &["signatures checked"]);
-            }
-            if code != 3 || !stdout.contains("INCONCLUSIVE: compute-sanitizer not found") {
-                return Err(format!("exit {code}\n{stdout}\n{stderr}").into());
-            }
-            Ok(())
-        })
-        .with_kind("host"),
-    );
-    out
+#[test]
+fn no_sanitizer_is_inconclusive() -> Result<(), Failed> {
+    let dir = temp_dir("racegate-nosan-")?;
+    let json = dir.path().join("out.json");
+    let out = racegate(["sanitize", "matmul_naive", "--tool", "memcheck", "--json"])
+        .args([&json])
+        .at(repo_root())
+        .envs(&[
+            (
+                "RACEGATE_COMPUTE_SANITIZER",
+                "/nonexistent/compute-sanitizer",
+            ),
+            ("PATH", "/usr/bin:/bin"),
+            ("CUDA_HOME", "/nonexistent"),
+        ])
+        .run();
+    let (code, stdout, stderr) = (out.exit(), &out.stdout, &out.stderr);
+    if racegate::run::device::probe().is_err() {
+        return no_device_report(code, stderr, &json, &["signatures checked"]);
+    }
+    if code != 3 || !stdout.contains("INCONCLUSIVE: compute-sanitizer not found") {
+        return Err(format!("exit {code}\n{stdout}\n{stderr}").into());
+    }
+    Ok(())
 }
 
 /// Without a device: exit 4 with "no CUDA device" on stderr, and the JSON asked for written
@@ -107,7 +78,7 @@ fn no_device_report(
     stderr: &str,
     json: &Path,
     host_checks: &[&str],
-) -> Result<(), libtest_mimic::Failed> {
+) -> Result<(), Failed> {
     let text = std::fs::read_to_string(json)
         .map_err(|e| format!("exit {code}: no JSON at {}: {e}\n{stderr}", json.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
