@@ -11,6 +11,7 @@ use crate::run::launch::Gpu;
 use crate::run::schedule::JitterMode;
 use crate::{report, run::bench, Error, Result};
 
+use super::flags::{default, SeedArg, TrialsArg};
 use super::output::JsonArg;
 use super::settings::Global;
 use super::settings::{self, Settings};
@@ -23,8 +24,16 @@ pub const HELP: &str = concat!(
     "  racegate bench --detection --seeds 5 --trials 100 --table docs/detection-table.md --json detection.json"
 );
 
+/// `--trials`' default here: one run of the detection table, which runs --seeds of them per
+/// case and jitter mode, as many trials as `gate` gives a kernel.
+const TRIALS: u32 = 100;
+
 #[derive(clap::Args)]
 #[command(after_long_help = HELP)]
+#[command(
+    mut_arg("trials", default!(TRIALS)),
+    mut_arg("seed", default!(1))
+)]
 pub struct BenchArgs {
     /// Cases (default: every correct kernel; with --detection, every variant stress must flag).
     cases: Vec<String>,
@@ -45,12 +54,10 @@ pub struct BenchArgs {
     /// Detection: independent stress runs per case and mode.
     #[arg(long, default_value_t = 5)]
     seeds: u32,
-    /// Detection: trials per run.
-    #[arg(long, default_value_t = 100)]
-    trials: u32,
-    /// Detection: the first seed (run s uses seed + 1000 s).
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    trials: TrialsArg,
+    #[command(flatten)]
+    seed: SeedArg,
     /// Detection: the jitter modes, side by side.
     #[arg(long, value_delimiter = ',', default_value = "dense,pct,none")]
     modes: Vec<JitterMode>,
@@ -158,7 +165,7 @@ fn parts_table(rows: &[bench::JitterRow]) -> String {
 }
 
 fn run_detection(catalog: &crate::source::catalog::Catalog, a: BenchArgs) -> Result<u8> {
-    if a.seeds == 0 || a.trials == 0 {
+    if a.seeds == 0 || a.trials.trials == 0 {
         return Err(Error::Usage(
             "--seeds and --trials must be at least 1".into(),
         ));
@@ -188,8 +195,8 @@ fn run_detection(catalog: &crate::source::catalog::Catalog, a: BenchArgs) -> Res
     let s = Settings::new(None)?;
     let cfg = DetectionConfig {
         seeds: a.seeds,
-        trials: a.trials,
-        seed: a.seed,
+        trials: a.trials.trials,
+        seed: a.seed.get(),
         timeout: Duration::from_secs_f64(a.timeout),
         per_set: crate::run::stress::DEFAULT_PER_SET,
         arch: s.arch.clone(),

@@ -11,11 +11,11 @@ use crate::judge::perf::runner::PerfConfig;
 use crate::{report, Result};
 
 use super::compile::compile_all;
+use super::flags::{default, JobsArg, SanitizeTimeoutArg, SeedArg, StressTimeoutArg, TrialsArg};
 use super::output::{out, outln, JsonArg};
 use super::progress::{Progress, Status};
 use super::settings::Global;
 use super::settings::{self, Settings};
-use super::values;
 
 /// The end of `racegate check --help`: the exit codes, then examples.
 pub const HELP: &str = concat!(
@@ -25,8 +25,20 @@ pub const HELP: &str = concat!(
     "  racegate check matmul_tiled16 --trials 20 --junit check.xml --table table.md"
 );
 
+/// `--trials`' default here: each case runs this many with jitter and as many without, for
+/// every case of the catalog.
+const TRIALS: u32 = 50;
+/// `--sanitize-timeout`'s default here, in seconds: the slowest normal run on the H200 took
+/// under 10 s, and a deadlocked one is killed at the deadline.
+const SANITIZE_TIMEOUT: f64 = 20.0;
+
 #[derive(clap::Args)]
 #[command(after_long_help = HELP)]
+#[command(
+    mut_arg("trials", default!(TRIALS)),
+    mut_arg("seed", default!(1)),
+    mut_arg("sanitize_timeout", default!(SANITIZE_TIMEOUT))
+)]
 pub struct CheckArgs {
     /// Cases to check (default: all).
     cases: Vec<String>,
@@ -34,25 +46,16 @@ pub struct CheckArgs {
     /// to, so N jobs together check every case exactly once.
     #[arg(long, value_name = "K/N", value_parser = crate::source::partition::parse_flag)]
     partition: Option<crate::source::partition::Partition>,
-    /// Stress trials per case and jitter setting.
-    #[arg(long, default_value_t = 50, value_parser = values::at_least_one)]
-    trials: u32,
-    /// Seed of the first stress trial.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Processes at once (stress workers and sanitizers); default: the number of cores.
-    #[arg(long, value_parser = values::jobs)]
-    jobs: Option<usize>,
-    /// Deadline of one stress trial, in seconds.
-    #[arg(long, default_value_t = 5.0, value_parser = values::seconds)]
-    stress_timeout: f64,
-    /// Deadline of one sanitizer run, in seconds (the slowest normal run on the H200 took
-    /// under 10 s; a deadlocked one is killed at the deadline). A case whose stress run
-    /// finished no trial (the first one missed --stress-timeout) gets at most 10 s per tool
-    /// run (or --stress-timeout, when longer), as in `gate` and `grade`: it hangs under the
-    /// tool too, and while it spins it slows every other cell.
-    #[arg(long, default_value_t = 20.0, value_parser = values::seconds)]
-    sanitize_timeout: f64,
+    #[command(flatten)]
+    trials: TrialsArg,
+    #[command(flatten)]
+    seed: SeedArg,
+    #[command(flatten)]
+    jobs: JobsArg,
+    #[command(flatten)]
+    stress_timeout: StressTimeoutArg,
+    #[command(flatten)]
+    sanitize_timeout: SanitizeTimeoutArg,
     /// Write the course table (markdown: rows are cases, columns detectors) here.
     #[arg(long, value_name = "FILE")]
     table: Option<PathBuf>,
@@ -88,8 +91,13 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     )?;
     a.html.check(&outputs)?;
     let selected = catalog.select(&a.cases)?;
-    let s = Settings::new(a.jobs)?;
-    let cfg = s.battery(a.trials, a.seed, a.stress_timeout, a.sanitize_timeout);
+    let s = Settings::new(a.jobs.jobs)?;
+    let cfg = s.battery(
+        a.trials.trials,
+        a.seed.get(),
+        a.stress_timeout.stress_timeout,
+        a.sanitize_timeout.seconds_or(SANITIZE_TIMEOUT),
+    );
     let dev = crate::run::device::probe();
     let compiled = match compile_all(&catalog, &a.cases, false, None) {
         // Without a device the answer is 4 whatever else is missing (the one table).

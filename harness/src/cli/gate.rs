@@ -12,6 +12,7 @@ use crate::source::catalog::Catalog;
 use crate::source::files;
 use crate::{build::toolchain, report, Error, Result};
 
+use super::flags::{default, JobsArg, SanitizeTimeoutArg, TrialsArg};
 use super::gate_args::{oracles, CtestArgs, LibraryArgs, OracleArgs};
 use super::output::JsonArg;
 use super::progress::Progress;
@@ -33,7 +34,12 @@ current folder for `gate -- PROGRAM`. Findings match by fingerprint (no line num
     "  racegate gate --sanitizer-arg=--racecheck-detect-level=error -- ./app"
 );
 
+/// `--trials`' default here: the gate stresses with jitter only, as many trials as `check` runs
+/// with and without it.
+const TRIALS: u32 = 100;
+
 #[derive(clap::Args)]
+#[command(mut_arg("trials", default!(TRIALS)))]
 pub struct GateArgs {
     /// Accept every current finding: write the baseline from this run, keeping the entries of
     /// detectors that could not judge (inconclusive or not run); an unchanged baseline is not
@@ -44,17 +50,13 @@ pub struct GateArgs {
     /// racegate-program-baseline.json in the current folder for a program).
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
-    /// Stress trials per kernel.
-    #[arg(long, default_value_t = 100, value_parser = values::at_least_one)]
-    trials: u32,
+    #[command(flatten)]
+    trials: TrialsArg,
     /// Plain runs of a program (outputs compared across them after masking).
     #[arg(long, default_value_t = 3, value_parser = values::at_least_one)]
     runs: u32,
-    /// Processes at once; default: the number of cores. At most half of them are stress runs
-    /// (RACEGATE_STRESS_AT_ONCE=N sets another count): the others run the tools of the kernels
-    /// already stressed.
-    #[arg(long, value_parser = values::jobs)]
-    jobs: Option<usize>,
+    #[command(flatten)]
+    jobs: JobsArg,
     /// Deadline of a stress trial (default 10 s) or of a program's plain run, in seconds.
     ///
     /// A program's deadlines are measured by default: its first plain run is timed under a
@@ -63,15 +65,9 @@ pub struct GateArgs {
     /// says each deadline and where it came from. Given, this deadline wins.
     #[arg(long, value_parser = values::seconds)]
     timeout: Option<f64>,
-    /// Deadline of one sanitizer run, in seconds (default: 120 s for kernels; for a program a
-    /// multiple of its measured run, at least 120 s).
-    ///
-    /// A sanitizer past it is inconclusive unless the code also hangs without it (or the tool
-    /// saw a deadlock). A manifest kernel whose stress run finished no trial (the first one
-    /// missed --timeout) gets at most 10 s per tool run (or --timeout, when longer): it hangs
-    /// under the tool too, and while it spins it slows every other run.
-    #[arg(long, value_parser = values::seconds)]
-    sanitize_timeout: Option<f64>,
+    // No default: 120 s for kernels (`KERNEL_SANITIZE_TIMEOUT`), measured for a program.
+    #[command(flatten)]
+    sanitize_timeout: SanitizeTimeoutArg,
     /// Run one shard of the work: K/N (1 <= K <= N). Each of a manifest's kernels and programs,
     /// or each --ctest test, goes to the shard its name hashes to, so N jobs (a CI matrix)
     /// together run every item exactly once; the baseline's entries of other shards are kept.
@@ -166,7 +162,7 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
     if a.runs == 0 {
         return Err(Error::Usage("--runs must be at least 1".into()));
     }
-    let s = Settings::new(a.jobs)?;
+    let s = Settings::new(a.jobs.jobs)?;
     // A program has streams of its own to judge; a manifest's kernels are launched by racegate.
     let programs = !a.program.is_empty() || a.ctest.ctest.is_some();
     let mut tools = if a.tools.is_empty() && programs {
@@ -181,10 +177,10 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
     let cfg = GateConfig {
         // The gate stresses from seed 1, so a run and its rerun see the same inputs.
         battery: s.battery(
-            a.trials,
+            a.trials.trials,
             1,
             a.timeout.unwrap_or(KERNEL_TIMEOUT),
-            a.sanitize_timeout.unwrap_or(KERNEL_SANITIZE_TIMEOUT),
+            a.sanitize_timeout.seconds_or(KERNEL_SANITIZE_TIMEOUT),
         ),
         runs: a.runs,
         tools,
@@ -194,7 +190,8 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
         jitter: !a.no_jitter,
         shrink: (!a.no_shrink).then(|| std::time::Duration::from_secs_f64(a.shrink_budget)),
         program_timeout: a.timeout.map(std::time::Duration::from_secs_f64),
-        program_sanitize_timeout: a.sanitize_timeout.map(std::time::Duration::from_secs_f64),
+        program_sanitize_timeout: (a.sanitize_timeout.sanitize_timeout)
+            .map(std::time::Duration::from_secs_f64),
         sampling: (!a.every_launch).then(Default::default),
         tools_chosen: !a.tools.is_empty(),
     };

@@ -12,6 +12,7 @@ use crate::grade::score::Item;
 use crate::grade::{self as grading, spec};
 use crate::{report, Error, Result};
 
+use super::flags::{default, SanitizeTimeoutArg, SeedArg, TrialsArg};
 use super::output::{self, note};
 use super::progress::{Progress, Status};
 use super::settings::Global;
@@ -62,7 +63,20 @@ enum GradeFormat {
     Csv,
 }
 
+/// `--trials`' default here: few, as a batch grades many submissions and the course's kernels
+/// are small (the H200 ran a submission's eight `reduce` trials in under a second).
+const TRIALS: u32 = 8;
+/// `--sanitize-timeout`'s default here, in seconds, longer than `check`'s: a submission's tools
+/// share the GPU with other submissions' (`--jobs`), and a neighbour may slow a submission down,
+/// not cost it points.
+const SANITIZE_TIMEOUT: f64 = 60.0;
+
 #[derive(clap::Args)]
+#[command(
+    mut_arg("trials", default!(TRIALS)),
+    mut_arg("seed", default!(1)),
+    mut_arg("sanitize_timeout", default!(SANITIZE_TIMEOUT))
+)]
 pub struct GradeArgs {
     /// The exercise, as grading/exercises/NAME.toml names it.
     #[arg(long)]
@@ -85,28 +99,23 @@ pub struct GradeArgs {
     /// Write the output here instead of standard output (checked before grading starts).
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Randomized correctness trials.
-    #[arg(long, default_value_t = 8, value_parser = values::at_least_one)]
-    trials: u32,
+    #[command(flatten)]
+    trials: TrialsArg,
     /// Do not look for the smallest failing input after wrong results (by default one more
     /// worker run tries the exercise's sizes from the smallest up, three runs each, and the
     /// feedback names the smallest that fails; the score does not change).
     #[arg(long)]
     no_shrink: bool,
-    /// The public seed (mixed with the secret).
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    seed: SeedArg,
     /// Deadline per trial, in seconds. The course's kernels take microseconds to milliseconds
     /// a trial (the H200: a whole submission's eight `reduce` trials, worker start included,
     /// under a second), so 5 s ends only infinite loops and deadlocks; raise it for an exercise
     /// whose correct solutions may be far slower.
     #[arg(long, default_value_t = 5.0, value_parser = values::seconds)]
     timeout: f64,
-    /// Deadline per sanitizer run, in seconds. When the kernel hung in every correctness trial
-    /// it ran, at most 10 s (a kernel that finishes runs the small geometry in a few seconds, and
-    /// racecheck reports a barrier deadlock after 3 s).
-    #[arg(long, default_value_t = 60.0, value_parser = values::seconds)]
-    sanitize_timeout: f64,
+    #[command(flatten)]
+    sanitize_timeout: SanitizeTimeoutArg,
     /// Deadline per compile of a submission, in seconds.
     #[arg(long, default_value_t = 30.0, value_parser = values::seconds)]
     compile_timeout: f64,
@@ -313,11 +322,11 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         )));
     }
     let cfg = grading::GradeConfig {
-        trials: a.trials,
-        seed: a.seed,
+        trials: a.trials.trials,
+        seed: a.seed.get(),
         secret,
         timeout: Duration::from_secs_f64(a.timeout),
-        sanitize_timeout: Duration::from_secs_f64(a.sanitize_timeout),
+        sanitize_timeout: Duration::from_secs_f64(a.sanitize_timeout.seconds_or(SANITIZE_TIMEOUT)),
         arch: s.arch.clone(),
         sanitizer: s.sanitizer.clone(),
         device: device.is_ok(),

@@ -3,6 +3,7 @@
 //!
 //! The `racegate` command line, one file per command. `app` holds the top-level parser and
 //! the dispatch; each command file holds its `#[derive(Args)]` struct and its `run()`;
+//! `flags` defines once each flag several commands share (`--trials`, `--seed`, `--jobs`, ...);
 //! `settings` works out the values several commands derive (jobs, worker, arch, sanitizer);
 //! `values` parses and checks flag values; `output` writes to stdout without panicking.
 
@@ -11,6 +12,7 @@ mod bench;
 mod check;
 mod compile;
 mod doctor;
+mod flags;
 mod gate;
 mod gate_args;
 mod gate_no_device;

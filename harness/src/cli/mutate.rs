@@ -16,6 +16,7 @@ use crate::source::files;
 use crate::source::manifest::Check;
 use crate::{build::toolchain, report, Error, Result};
 
+use super::flags::{default, JobsArg, SanitizeTimeoutArg, SeedArg, StressTimeoutArg, TrialsArg};
 use super::output::{outln, JsonArg};
 use super::progress::{Progress, Status};
 use super::settings::{self, Global, Settings};
@@ -54,7 +55,19 @@ equivalent without a reason); 3 inconclusive (NVRTC missing, a tool failing, the
 4 --run without a CUDA device. When several hold, the first of 2, 4, 3, 1 wins."
 );
 
+/// `--trials`' default here, fewer than `check`'s: every mutant of a kernel runs the battery of
+/// each of its cases (with jitter only), and a kernel has tens of mutants.
+const TRIALS: u32 = 20;
+/// `--sanitize-timeout`'s default here, in seconds, as `check`'s: a mutant runs the tools on its
+/// case's small sanitizer geometry, as the catalog's kernels do there.
+const SANITIZE_TIMEOUT: f64 = 20.0;
+
 #[derive(clap::Args)]
+#[command(
+    mut_arg("trials", default!(TRIALS)),
+    mut_arg("seed", default!(1)),
+    mut_arg("sanitize_timeout", default!(SANITIZE_TIMEOUT))
+)]
 pub struct MutateArgs {
     /// KERNEL.cu files (a catalog kernel under kernels/, or a manifest kernel's source), or with
     /// a manifest its kernels' names (globs work); default: every correct kernel of the catalog,
@@ -74,21 +87,16 @@ pub struct MutateArgs {
     /// Run the battery on every mutant (needs a CUDA device); without it the mutants are listed.
     #[arg(long)]
     run: bool,
-    /// Stress trials per mutant and case (stress stops the mutant's battery when it fails).
-    #[arg(long, default_value_t = 20, value_parser = values::at_least_one)]
-    trials: u32,
-    /// Seed of the first stress trial.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Runs at once (each a stress worker or a sanitizer); default: the number of cores.
-    #[arg(long, value_parser = values::jobs)]
-    jobs: Option<usize>,
-    /// Deadline of one stress trial, in seconds.
-    #[arg(long, default_value_t = 5.0, value_parser = values::seconds)]
-    stress_timeout: f64,
-    /// Deadline of one sanitizer run, in seconds.
-    #[arg(long, default_value_t = 20.0, value_parser = values::seconds)]
-    sanitize_timeout: f64,
+    #[command(flatten)]
+    trials: TrialsArg,
+    #[command(flatten)]
+    seed: SeedArg,
+    #[command(flatten)]
+    jobs: JobsArg,
+    #[command(flatten)]
+    stress_timeout: StressTimeoutArg,
+    #[command(flatten)]
+    sanitize_timeout: SanitizeTimeoutArg,
     /// The detectors to run, comma-separated, in the order they run. Default: every one but
     /// streamcheck (a mutant is a kernel racegate launches).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_enum)]
@@ -189,7 +197,7 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
         }
         return run_battery(&catalog, &units, operators, &a);
     }
-    let s = Settings::new(a.jobs)?;
+    let s = Settings::new(a.jobs.jobs)?;
     let listed = crate::proc::pool::run_all(
         units.iter().collect(),
         s.jobs,
@@ -282,9 +290,14 @@ fn run_battery(
     }
     // The mutants' batteries share the GPU with other racegate processes for the whole run.
     let _gpu = crate::run::lease::for_command()?;
-    let s = Settings::new(a.jobs)?;
+    let s = Settings::new(a.jobs.jobs)?;
     let cfg = MutateConfig {
-        battery: s.battery(a.trials, a.seed, a.stress_timeout, a.sanitize_timeout),
+        battery: s.battery(
+            a.trials.trials,
+            a.seed.get(),
+            a.stress_timeout.stress_timeout,
+            a.sanitize_timeout.seconds_or(SANITIZE_TIMEOUT),
+        ),
         tools: match a.tools.is_empty() {
             true => Tool::KERNELS.to_vec(),
             false => a.tools.clone(),
@@ -307,7 +320,7 @@ fn run_battery(
         "{count} mutant(s) of {} kernel(s), {} runs at a time, {} stress trials each",
         units.len(),
         cfg.battery.jobs,
-        a.trials
+        a.trials.trials
     );
     let progress = Progress::new((count + units.len()) as u64, "mutants", a.out.on_stdout());
     let report = mutate::run(catalog, units, operators, &cfg, &s.worker, |ev| match ev {

@@ -12,6 +12,7 @@ use crate::errors::exit;
 use crate::judge::sanitize::{self, Outcome, SanitizeConfig, Tool};
 use crate::{report, Result};
 
+use super::flags::{default, SeedArg};
 use super::output::JsonArg;
 use super::settings::Global;
 use super::settings::{self, Settings};
@@ -28,6 +29,11 @@ pub const HELP: &str = concat!(
 
 #[derive(clap::Args)]
 #[command(after_long_help = HELP)]
+// A case's inputs from the seed every sanitizer run of racegate's uses; a program makes its own.
+#[command(
+    mut_arg("seed", default!(sanitize::SANITIZE_SEED)),
+    mut_arg("seed", |a| a.conflicts_with("program"))
+)]
 #[command(
     override_usage = "racegate sanitize [OPTIONS] --tool <TOOL> <CASE>\n       racegate sanitize [OPTIONS] --tool <TOOL> -- <PROGRAM>..."
 )]
@@ -55,9 +61,8 @@ pub struct SanitizeArgs {
     /// Deadline in seconds; past it the sanitizer and its target are killed (Hang).
     #[arg(long, default_value_t = 120.0, value_parser = values::seconds)]
     timeout: f64,
-    /// Seed for the problem's inputs (a case's; a program makes its own).
-    #[arg(long, default_value_t = sanitize::SANITIZE_SEED, conflicts_with = "program")]
-    seed: u64,
+    #[command(flatten)]
+    seed: SeedArg,
     /// The explanation of each kind of finding under the report (what it means, the usual cause,
     /// the fix) in this language: en or ko (default: from LC_ALL/LANG, else English).
     #[arg(long, value_name = "LANG", value_parser = super::report::parse_lang)]
@@ -74,7 +79,7 @@ pub struct SanitizeArgs {
 fn config(a: &SanitizeArgs, s: &Settings) -> SanitizeConfig {
     SanitizeConfig {
         keep_xml: a.save_xml.clone(),
-        seed: a.seed,
+        seed: a.seed.get(),
         size: a.size,
         ..SanitizeConfig::new(
             a.tool[0],

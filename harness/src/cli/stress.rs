@@ -11,6 +11,7 @@ use crate::run::trial::TrialResult;
 use crate::source::exercises::SizeChoice;
 use crate::{report, Error, Result};
 
+use super::flags::{default, SeedArg, TrialsArg};
 use super::output::JsonArg;
 use super::progress::{Progress, Status};
 use super::settings::Global;
@@ -25,17 +26,20 @@ pub const HELP: &str = concat!(
     "  racegate stress scale --size 1000 --seed 7 --json stress.json   # a racegate.toml kernel"
 );
 
+/// `--trials`' default here: one case, so more trials than a cell of `check`'s matrix gets.
+const TRIALS: u32 = 200;
+
 #[derive(clap::Args)]
 #[command(after_long_help = HELP)]
+#[command(mut_arg("trials", default!(TRIALS)))]
 pub struct StressArgs {
     /// The case, as `racegate list` names it (e.g. matmul_tiled16::no_sync_after_compute).
     case: String,
-    /// Number of trials.
-    #[arg(long, default_value_t = 200, value_parser = values::at_least_one)]
-    trials: u32,
-    /// Seed of the first trial (trial t uses seed + t); random when omitted.
-    #[arg(long)]
-    seed: Option<u64>,
+    #[command(flatten)]
+    trials: TrialsArg,
+    // No default: a seed drawn at random, named in each failure's repro command.
+    #[command(flatten)]
+    seed: SeedArg,
     /// Problem size: N (every dimension N), LO..HI (each dimension drawn from the range),
     /// or `sanitize` (the small geometry sanitizers use). Default: the family's range.
     #[arg(long, value_parser = stress::parse_size)]
@@ -85,7 +89,7 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
     let catalog = super::list::catalog(global)?;
     a.out.check(&catalog)?;
     let case = catalog.get(&a.case)?;
-    if a.trials == 0 {
+    if a.trials.trials == 0 {
         return Err(Error::Usage("--trials must be at least 1".into()));
     }
     settings::validate(&catalog, true)?;
@@ -112,14 +116,14 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
         per_set: a.per_set,
         jitter_mode: mode,
         ..StressConfig::new(
-            a.trials,
-            a.seed.unwrap_or_else(settings::random_seed),
+            a.trials.trials,
+            a.seed.get(),
             mode != JitterMode::None,
             Duration::from_secs_f64(a.timeout),
             &s.arch,
         )
     };
-    let progress = Progress::new(a.trials as u64, "trials", a.out.on_stdout());
+    let progress = Progress::new(a.trials.trials as u64, "trials", a.out.on_stdout());
     let r = stress::run(&catalog, case, &cfg, &s.worker, |StressEvent::Trial(t)| {
         let (status, detail) = match &t.result {
             TrialResult::Pass => (Status::Pass, None),
