@@ -4,7 +4,7 @@
 //! cut; control bytes a submission makes
 //! the compiler echo reach the human `--output` file as visible `\xNN`, never raw.
 
-use std::process::Command;
+use crate::runner::racegate;
 
 /// Forty `extern "C"` kernels, each named by 14 doublings of a 16-byte piece (256 KiB).
 fn name_flood() -> String {
@@ -28,9 +28,8 @@ fn grade(src: &str, format: &str) -> (Option<i32>, Vec<u8>, String) {
     std::fs::write(&sub, src).expect("write");
     let out = tmp.path().join("grade.out");
     let root = super::package_dir().join("..");
-    let r = Command::new(super::racegate_exe())
-        .arg("--root")
-        .arg(&root)
+    let r = racegate(["--root"])
+        .args([&root])
         .args([
             "grade",
             "--exercise",
@@ -39,17 +38,11 @@ fn grade(src: &str, format: &str) -> (Option<i32>, Vec<u8>, String) {
             format,
             "--output",
         ])
-        .arg(&out)
-        .arg(&sub)
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .expect("racegate runs");
+        .args([&out, &sub])
+        .no_gpu()
+        .run();
     let written = std::fs::read(&out).unwrap_or_default();
-    (
-        r.status.code(),
-        written,
-        String::from_utf8_lossy(&r.stderr).into_owned(),
-    )
+    (r.code, written, r.stderr)
 }
 
 #[test]

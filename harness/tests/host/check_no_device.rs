@@ -3,12 +3,12 @@
 //! with every cell not run and what its header expects, `--junit`), and exits 4; a compile that
 //! fails is said in the JSON, not hidden.
 
-use std::process::Command;
+use crate::repo_root;
+use crate::runner::racegate;
 
 fn check(dir: &std::path::Path, cases: &[&str]) -> (i32, String) {
     let f = |n: &str| dir.join(n).to_str().unwrap().to_string();
-    let out = Command::new(crate::racegate_exe())
-        .arg("check")
+    racegate(["check"])
         .args(cases)
         .args([
             "--json",
@@ -18,16 +18,10 @@ fn check(dir: &std::path::Path, cases: &[&str]) -> (i32, String) {
             "--junit",
             &f("j.xml"),
         ])
-        .current_dir(crate::package_dir().parent().unwrap())
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+        .at(repo_root())
+        .no_gpu()
+        .run()
+        .exit_text()
 }
 
 #[test]
@@ -71,23 +65,21 @@ fn check_lists_the_perf_expectations_as_skipped_without_a_device() {
     let t = tempfile::tempdir().unwrap();
     let json = t.path().join("c.json");
     let run = |extra: &[&str]| {
-        let out = Command::new(crate::racegate_exe())
-            .args([
-                "check",
-                "transpose_padded",
-                "--json",
-                json.to_str().unwrap(),
-            ])
-            .args(extra)
-            .current_dir(crate::package_dir().parent().unwrap())
-            .env("RACEGATE_NO_GPU", "1")
-            .env("RACEGATE_NCU", "/nonexistent")
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let out = racegate([
+            "check",
+            "transpose_padded",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .args(extra)
+        .at(repo_root())
+        .no_gpu()
+        .env("RACEGATE_NCU", "/nonexistent")
+        .run();
+        let text = out.stdout.clone();
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        (out.status.code().unwrap_or(-1), text, v)
+        (out.exit(), text, v)
     };
     let (code, text, v) = run(&[]);
     assert_eq!(code, 4, "{text}");

@@ -3,16 +3,9 @@
 //! that is not text; `grade --manifest`. And the grading secret never reaches a program that
 //! `gate` runs, whichever variable carried it.
 
-use std::ffi::OsStr;
 use std::path::Path;
 
-fn racegate(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let env: Vec<(&str, Option<&OsStr>)> = env
-        .iter()
-        .map(|(k, v)| (*k, Some(OsStr::new(*v))))
-        .collect();
-    super::run_in(dir, args, &env)
-}
+use crate::runner::racegate;
 
 fn mkfifo(p: &Path) {
     let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
@@ -41,7 +34,7 @@ fn a_manifest_source_that_is_no_file_says_what_it_is() {
             ),
         )
         .unwrap();
-        let (code, text) = racegate(dir, &["list"], &[]);
+        let (code, text) = racegate(["list"]).at(dir).no_gpu().run().code_text();
         assert_eq!(code, Some(2), "{source}: {text}");
         assert!(text.contains(says), "{source}: {text}");
     }
@@ -65,7 +58,7 @@ fn values_too_large_roots_that_do_not_exist_and_bad_secrets_are_named() {
         let mut args = vec!["--root", root, "grade", "--exercise", "reduce"];
         args.extend_from_slice(extra);
         args.push(sub);
-        racegate(dir, &args, &[])
+        racegate(&args).at(dir).no_gpu().run().code_text()
     };
     for (extra, says) in [
         (vec!["--compile-memory", "99999999999999"], "at most"),
@@ -84,18 +77,18 @@ fn values_too_large_roots_that_do_not_exist_and_bad_secrets_are_named() {
         assert_eq!(code, Some(2), "{extra:?}: {text}");
         assert!(text.contains(says), "{extra:?}: {text}");
     }
-    let (code, text) = racegate(
-        dir,
-        &[
-            "--root",
-            "/nonexistent-racegate",
-            "grade",
-            "--exercise",
-            "reduce",
-            sub,
-        ],
-        &[],
-    );
+    let (code, text) = racegate([
+        "--root",
+        "/nonexistent-racegate",
+        "grade",
+        "--exercise",
+        "reduce",
+        sub,
+    ])
+    .at(dir)
+    .no_gpu()
+    .run()
+    .code_text();
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("no such folder"), "{text}");
 }
@@ -112,14 +105,15 @@ fn the_grading_secret_never_reaches_a_gated_program() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.join("prog.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let (_, text) = racegate(
-        dir,
-        &["gate", "--tools", "memcheck", "--", "./prog.sh"],
-        &[
+    let (_, text) = racegate(["gate", "--tools", "memcheck", "--", "./prog.sh"])
+        .at(dir)
+        .no_gpu()
+        .envs(&[
             ("RACEGATE_GRADE_SECRET", "topsecret-4242"),
             ("RACEGATE_GRADE_SECRET_FILE", "/etc/hostname"),
-        ],
-    );
+        ])
+        .run()
+        .code_text();
     let env = std::fs::read_to_string(&seen).unwrap_or_default();
     // The control: the program ran (and so had an environment to look at).
     assert!(env.contains("PATH="), "the program never ran: {text}");
@@ -132,7 +126,11 @@ fn a_kernel_file_that_is_not_there_keeps_the_os_reason_once() {
     let tmp = tempfile::tempdir().unwrap();
     let root = super::package_dir().parent().unwrap().to_path_buf();
     let root = root.to_str().unwrap();
-    let (code, out) = racegate(tmp.path(), &["--root", root, "mutate", "nope.cu"], &[]);
+    let (code, out) = racegate(["--root", root, "mutate", "nope.cu"])
+        .at(tmp.path())
+        .no_gpu()
+        .run()
+        .code_text();
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("no kernel file nope.cu"), "{out}");
     assert!(out.contains("racegate list"), "the hint stays: {out}");

@@ -3,21 +3,9 @@
 //! list that `--help`, the README's table and the parser's error show is one list,
 //! `Tool::ALL` with `Tool::describe`.
 
-use std::process::Command;
-
 use racegate::judge::sanitize::tool::Tool;
 
-fn racegate(args: &[&str]) -> String {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .output()
-        .expect("racegate runs");
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use crate::runner::racegate;
 
 const COMMANDS: [&str; 13] = [
     "list", "compile", "stress", "sanitize", "check", "bench", "perf", "gate", "grade", "mutate",
@@ -26,14 +14,14 @@ const COMMANDS: [&str; 13] = [
 
 #[test]
 fn every_short_help_fits_a_screen_and_the_long_help_keeps_the_text() {
-    let top = racegate(&["-h"]);
+    let top = racegate(["-h"]).run().text();
     for command in COMMANDS.iter().map(|c| vec![*c]).chain([vec![]]) {
         let mut short_args = command.clone();
         short_args.push("-h");
         let short = if command.is_empty() {
             top.clone()
         } else {
-            racegate(&short_args)
+            racegate(&short_args).run().text()
         };
         let lines: Vec<&str> = short.lines().collect();
         assert!(
@@ -49,14 +37,17 @@ fn every_short_help_fits_a_screen_and_the_long_help_keeps_the_text() {
         }
         let mut long_args = command.clone();
         long_args.push("--help");
-        let long = racegate(&long_args);
+        let long = racegate(&long_args).run().text();
         assert!(
             long.len() > short.len(),
             "{command:?}: --help is no longer than -h"
         );
     }
     // The long text of an option is in --help only; -h has its first sentence.
-    let (short, long) = (racegate(&["gate", "-h"]), racegate(&["gate", "--help"]));
+    let (short, long) = (
+        racegate(["gate", "-h"]).run().text(),
+        racegate(["gate", "--help"]).run().text(),
+    );
     let whole = "By default a kernel launched more than 6 times is sampled";
     assert!(long.contains(whole), "{long}");
     assert!(!short.contains(whole), "{short}");
@@ -78,7 +69,7 @@ fn the_tool_list_of_help_readme_and_parser_is_one() {
         ["sanitize", "--help"],
         ["mutate", "--help"],
     ] {
-        let help = racegate(&args);
+        let help = racegate(args).run().text();
         for t in Tool::ALL {
             let line = format!("{}: {}", t.name(), t.describe());
             assert!(help.contains(&line), "{args:?} lacks `{line}`\n{help}");
@@ -86,7 +77,9 @@ fn the_tool_list_of_help_readme_and_parser_is_one() {
     }
     // The parser: every name accepted (a usage error would be exit 2 before any work), and an
     // unknown one refused naming exactly the list.
-    let err = racegate(&["gate", "--tools", "racechek", "--", "true"]);
+    let err = racegate(["gate", "--tools", "racechek", "--", "true"])
+        .run()
+        .text();
     let names: Vec<&str> = Tool::ALL.iter().map(|t| t.name()).collect();
     assert!(
         err.contains(&format!("[possible values: {}]", names.join(", "))),

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use racegate::build::compile_child::{compile, LimitHit, Limits, Outcome, Request};
 
+use crate::runner::racegate;
+
 fn root() -> std::path::PathBuf {
     super::package_dir().parent().unwrap().to_path_buf()
 }
@@ -347,9 +349,9 @@ args = [{ name = "out", kind = "out", type = "f32", len = "1" }]
 "#,
     )
     .unwrap();
-    let mut rg = std::process::Command::new(super::racegate_exe())
-        .args(["compile", "--manifest", "racegate.toml"])
-        .current_dir(dir.path())
+    let mut rg = racegate(["compile", "--manifest", "racegate.toml"])
+        .at(dir.path())
+        .command()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

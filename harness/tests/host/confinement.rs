@@ -12,6 +12,8 @@ use racegate::build::compile_child::{compile, Limits, Outcome, Request};
 use racegate::build::compile_jail::probe_confinement;
 use racegate::proc::confine::Wanted;
 
+use crate::runner::racegate;
+
 fn root() -> PathBuf {
     super::package_dir().parent().unwrap().to_path_buf()
 }
@@ -299,11 +301,11 @@ fn the_grading_secret_is_in_no_environment_block() {
     let sub = dir.path().join("slow.cu");
     std::fs::write(&sub, bomb).unwrap();
     let marker = format!("racegate_secret_{}", std::process::id());
-    let child = std::process::Command::new(super::racegate_exe())
-        .current_dir(root())
-        .args(["grade", "--exercise", "reduce", "--compile-timeout", "8"])
-        .arg(&sub)
+    let child = racegate(["grade", "--exercise", "reduce", "--compile-timeout", "8"])
+        .args([&sub])
+        .at(root())
         .env("RACEGATE_GRADE_SECRET", &marker)
+        .command()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -11,9 +11,11 @@
 //! run, so the processes left behind are found by their command line.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+
+use crate::runner::{racegate, Racegate};
 
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
@@ -89,9 +91,8 @@ pub(super) fn assert_none_left(marker: &str, settle: Duration, what: &str) {
 
 /// `racegate gate` on `sh -c script`, one plain run, no jitter, one sanitizer (inconclusive
 /// here), in a scratch folder.
-pub(super) fn gate_cmd(dir: &Path, script: &str, env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(super::racegate_exe());
-    cmd.args([
+pub(super) fn gate_cmd(dir: &Path, script: &str, env: &[(&str, &str)]) -> Racegate {
+    racegate([
         "gate",
         "--runs",
         "1",
@@ -105,30 +106,20 @@ pub(super) fn gate_cmd(dir: &Path, script: &str, env: &[(&str, &str)]) -> Comman
         "-c",
         script,
     ])
-    .current_dir(dir)
+    .at(dir)
     // The plain run is the job under test: on a GPU machine compute-sanitizer would run the
     // script too, and end it on TERM by itself (H200 run 21), hiding racegate's grace period.
     .env(
         "RACEGATE_COMPUTE_SANITIZER",
         "/nonexistent/compute-sanitizer",
     )
-    .envs(env.iter().copied())
-    .stdin(Stdio::null());
-    cmd
+    .envs(env)
 }
 
 /// Runs the gate to its end: the exit code and everything it printed.
 fn gate(script: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
-    let out = gate_cmd(dir.path(), script, env)
-        .output()
-        .expect("racegate runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), text)
+    gate_cmd(dir.path(), script, env).run().code_text()
 }
 
 /// Whether racegate can make cgroups here (it can wherever this process can: racegate runs as
@@ -264,6 +255,7 @@ fn with_cgroups_turned_off_the_job_stays_in_racegates_cgroup() {
 fn interrupt(script: &str, marker: &str, signals: &[i32], gap: Duration) -> (Child, Duration) {
     let dir = tempfile::tempdir().unwrap();
     let mut child = gate_cmd(dir.path(), script, &[])
+        .command()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -6,51 +6,18 @@
 
 use std::process::Command;
 
-fn racegate(dir: &std::path::Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("racegate runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::repo_root;
+use crate::runner::racegate;
 
 /// `--jobs 0` would run nothing: bad input, on any machine (it was exit 4 without a device).
 #[test]
 fn jobs_zero_is_refused() {
     let dir = super::exit_codes::project(super::exit_codes::GOOD, "");
     for cmd in ["gate", "check"] {
-        let (code, err) = racegate(dir.path(), &[cmd, "--jobs", "0"]);
+        let (code, _, err) = racegate([cmd, "--jobs", "0"]).at(dir.path()).run().parts();
         assert_eq!(code, 2, "{cmd}: {err}");
         assert!(err.contains("--jobs"), "{cmd}: {err}");
     }
-}
-
-/// The repository root (`--root` for `grade`, which finds `grading/` there).
-fn repo() -> std::path::PathBuf {
-    super::package_dir().parent().unwrap().to_path_buf()
-}
-
-/// Runs racegate with `env` added: exit code, stdout, stderr.
-fn racegate_env(
-    dir: &std::path::Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> (i32, String, String) {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(dir)
-        .envs(env.iter().copied())
-        .output()
-        .expect("racegate runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// `-` is standard output for `--json` only; every other report flag of every command refuses
@@ -72,7 +39,7 @@ fn a_dash_is_standard_output_for_json_only() {
         if *cmd == "sanitize" {
             args.extend(["--tool", "memcheck", "k"]);
         }
-        let (code, out, err) = racegate_env(dir.path(), &args, &[("RACEGATE_NO_GPU", "1")]);
+        let (code, out, err) = racegate(&args).at(dir.path()).no_gpu().run().parts();
         assert_eq!(code, 2, "{cmd} {flag} -: {out}{err}");
         assert!(
             err.contains(&format!("{flag} -: only --json writes to standard output")),
@@ -84,18 +51,18 @@ fn a_dash_is_standard_output_for_json_only() {
         );
     }
     // `--json -` is standard output, and `./-` is still a file named `-`.
-    let (code, out, err) = racegate_env(
-        dir.path(),
-        &["list", "--json", "-"],
-        &[("RACEGATE_NO_GPU", "1")],
-    );
+    let (code, out, err) = racegate(["list", "--json", "-"])
+        .at(dir.path())
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 0, "{err}");
     serde_json::from_str::<serde_json::Value>(&out).expect("only JSON on stdout");
-    let (code, _, err) = racegate_env(
-        dir.path(),
-        &["gate", "--sarif", "./-"],
-        &[("RACEGATE_NO_GPU", "1")],
-    );
+    let (code, _, err) = racegate(["gate", "--sarif", "./-"])
+        .at(dir.path())
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 4, "{err}");
     assert!(dir.path().join("-").is_file());
 }
@@ -107,12 +74,12 @@ fn a_manifest_that_is_not_a_file_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let m = dir.path().join("racegate.toml");
     std::fs::create_dir(&m).unwrap();
-    let (code, _, err) = racegate_env(dir.path(), &["list"], &[]);
+    let (code, _, err) = racegate(["list"]).at(dir.path()).run().parts();
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("racegate.toml is a directory"), "{err}");
     std::fs::remove_dir(&m).unwrap();
     std::os::unix::fs::symlink("nowhere.toml", &m).unwrap();
-    let (code, _, err) = racegate_env(dir.path(), &["list"], &[]);
+    let (code, _, err) = racegate(["list"]).at(dir.path()).run().parts();
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("racegate.toml"), "{err}");
     assert!(!err.contains("no kernels/ folder"), "{err}");
@@ -123,7 +90,7 @@ fn a_manifest_that_is_not_a_file_is_refused_by_name() {
 /// "compiles" for every correct submission). The default limits grade normally.
 #[test]
 fn a_compile_memory_too_small_for_the_reference_is_bad_input() {
-    let root = repo();
+    let root = repo_root();
     if racegate::build::toolchain::nvrtc().is_err() {
         let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
         assert!(!ci, "NVRTC is needed (CI=true)");
@@ -134,20 +101,20 @@ fn a_compile_memory_too_small_for_the_reference_is_bad_input() {
     let sub = sub.to_str().unwrap();
     let root_s = root.to_str().unwrap();
     for mib in ["256", "300"] {
-        let (code, out, err) = racegate_env(
-            &root,
-            &[
-                "--root",
-                root_s,
-                "grade",
-                "--exercise",
-                "reduce",
-                "--compile-memory",
-                mib,
-                sub,
-            ],
-            &[("RACEGATE_NO_GPU", "1")],
-        );
+        let (code, out, err) = racegate([
+            "--root",
+            root_s,
+            "grade",
+            "--exercise",
+            "reduce",
+            "--compile-memory",
+            mib,
+            sub,
+        ])
+        .at(&root)
+        .no_gpu()
+        .run()
+        .parts();
         assert_eq!(code, 2, "--compile-memory {mib}: {out}{err}");
         assert!(
             err.contains("--compile-memory is too small") && err.contains("Nothing was graded"),
@@ -160,7 +127,7 @@ fn a_compile_memory_too_small_for_the_reference_is_bad_input() {
         let mut args = vec!["--root", root_s, "grade", "--exercise", "reduce"];
         args.extend_from_slice(extra);
         args.push(sub);
-        let (code, out, err) = racegate_env(&root, &args, &[("RACEGATE_NO_GPU", "1")]);
+        let (code, out, err) = racegate(&args).at(&root).no_gpu().run().parts();
         assert_eq!(code, 4, "{extra:?}: {out}{err}");
         assert!(out.contains("PASS compiles"), "{extra:?}: {out}");
         assert!(!err.contains("too small"), "{err}");
@@ -172,7 +139,7 @@ fn a_compile_memory_too_small_for_the_reference_is_bad_input() {
 /// the command line names as an input (the rubric) is refused as an output.
 #[test]
 fn every_early_exit_leaves_an_existing_output_as_it_was() {
-    let root = repo();
+    let root = repo_root();
     let root_s = root.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results.json");
@@ -220,7 +187,7 @@ fn every_early_exit_leaves_an_existing_output_as_it_was() {
     for extra in &early {
         std::fs::write(&results, r#"{"score": 100.0}"#).unwrap();
         let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
-        let (code, out, err) = racegate_env(&root, &args, &[("RACEGATE_NO_GPU", "1")]);
+        let (code, out, err) = racegate(&args).at(&root).no_gpu().run().parts();
         assert_ne!(code, 0, "{extra:?}: {out}{err}");
         if extra.contains(&"256") && !err.contains("too small") {
             // No NVRTC here: the limits cannot be checked (the test above says so).
@@ -248,7 +215,7 @@ fn every_early_exit_leaves_an_existing_output_as_it_was() {
         sub,
     ]
     .to_vec();
-    let (code, _, err) = racegate_env(&root, &args, &[("RACEGATE_NO_GPU", "1")]);
+    let (code, _, err) = racegate(&args).at(&root).no_gpu().run().parts();
     assert_eq!(code, 2, "{err}");
     assert!(rubric_json.is_file(), "the rubric was removed: {err}");
 }
@@ -261,7 +228,7 @@ fn every_early_exit_leaves_an_existing_output_as_it_was() {
 #[test]
 fn an_unreadable_student_folder_is_skipped_and_the_batch_goes_on() {
     use std::os::unix::fs::PermissionsExt;
-    let root = repo();
+    let root = repo_root();
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let batch = dir.path().join("batch");

@@ -4,19 +4,11 @@
 //! not NVRTC, a size over `u32`/`i64`, and a byte-order mark in a kernel `mutate` reads.
 
 use std::path::Path;
-use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use racegate::source::manifest::Manifest;
 
-fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(dir)
-        .envs(env.iter().copied())
-        .output()
-        .expect("racegate runs")
-}
+use crate::runner::racegate;
 
 /// A one-kernel manifest whose `y` argument (line 9) takes `gen`, and whose sizes are `sizes`.
 fn manifest(sizes: &str, gen: &str) -> String {
@@ -137,9 +129,9 @@ fn list_time(n: usize) -> Duration {
     let out_path = dir.path().join("out.txt");
     // Reaped by wait4 below, which gives this child's own CPU time.
     #[allow(clippy::zombie_processes)]
-    let child = Command::new(super::racegate_exe())
-        .arg("list")
-        .current_dir(dir.path())
+    let child = racegate(["list"])
+        .at(dir.path())
+        .command()
         .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -208,7 +200,7 @@ fn control_characters_of_file_names_are_escaped_on_the_terminal() {
         ));
     }
     std::fs::write(dir.path().join("racegate.toml"), &text).unwrap();
-    let out = run(dir.path(), &["list"], &[]);
+    let out = racegate(["list"]).at(dir.path()).output();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -225,7 +217,7 @@ fn control_characters_of_file_names_are_escaped_on_the_terminal() {
     // Each one in an error's file name too (the file is gone).
     for (i, c) in controls.iter().enumerate() {
         std::fs::remove_file(dir.path().join(format!("k{c}[31m{i}.cu"))).unwrap();
-        let out = run(dir.path(), &["list"], &[]);
+        let out = racegate(["list"]).at(dir.path()).output();
         assert_eq!(out.status.code(), Some(2));
         assert_eq!(
             raw_controls(&out.stderr),
@@ -251,17 +243,16 @@ fn control_characters_of_file_names_are_escaped_on_the_terminal() {
 #[test]
 fn control_characters_of_a_programs_output_are_escaped_on_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(
-        dir.path(),
-        &[
-            "gate",
-            "--",
-            "sh",
-            "-c",
-            "printf \"$(printf '\\\\%03o' $(seq 0 255) | tr -d '\\n')\" >&2; exit 3",
-        ],
-        &[("RACEGATE_NO_GPU", "1")],
-    );
+    let out = racegate([
+        "gate",
+        "--",
+        "sh",
+        "-c",
+        "printf \"$(printf '\\\\%03o' $(seq 0 255) | tr -d '\\n')\" >&2; exit 3",
+    ])
+    .at(dir.path())
+    .no_gpu()
+    .output();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("\\x1b"),
@@ -298,7 +289,10 @@ fn a_library_that_is_not_nvrtc_is_a_tool_failure() {
         .collect();
     assert!(!libs.is_empty(), "no libm.so.6 or libc.so.6 found");
     for lib in &libs {
-        let out = run(dir.path(), &["compile"], &[("RACEGATE_NVRTC_LIB", lib)]);
+        let out = racegate(["compile"])
+            .at(dir.path())
+            .envs(&[("RACEGATE_NVRTC_LIB", lib)])
+            .output();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{lib}: {err}");
         assert!(
@@ -317,7 +311,7 @@ fn a_byte_order_mark_does_not_change_mutate() {
     let mut outs = Vec::new();
     for bom in ["", "\u{feff}"] {
         let dir = super::exit_codes::project(&format!("{bom}{one_line}"), "");
-        let out = run(dir.path(), &["mutate", "--json", "-"], &[]);
+        let out = racegate(["mutate", "--json", "-"]).at(dir.path()).output();
         assert_eq!(
             out.status.code(),
             Some(0),

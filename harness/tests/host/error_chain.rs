@@ -1,24 +1,16 @@
 //! Every error the binary prints carries its cause chain, OS error text included, and a path
 //! the user got wrong is bad input (exit 2), not inconclusive (issue #25).
 
-use std::process::Command;
-
-fn racegate(args: &[&str]) -> (i32, String) {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(super::package_dir().parent().unwrap())
-        .output()
-        .expect("racegate runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::repo_root;
+use crate::runner::racegate;
 
 /// Was `error: writing /proc/version` with no reason.
 #[test]
 fn an_io_error_prints_the_os_reason() {
-    let (code, err) = racegate(&["list", "--json", "/proc/version"]);
+    let (code, _, err) = racegate(["list", "--json", "/proc/version"])
+        .at(repo_root())
+        .run()
+        .parts();
     assert!(
         err.contains("error: writing /proc/version: ") && err.contains("(os error "),
         "{err}"
@@ -30,7 +22,10 @@ fn an_io_error_prints_the_os_reason() {
 /// exit 2, with the reason (was exit 3, no reason).
 #[test]
 fn a_path_that_cannot_exist_is_bad_input() {
-    let (code, err) = racegate(&["list", "--json", "/proc/self/no-such-file.json"]);
+    let (code, _, err) = racegate(["list", "--json", "/proc/self/no-such-file.json"])
+        .at(repo_root())
+        .run()
+        .parts();
     assert!(
         err.contains("/proc/self/no-such-file.json: No such file or directory (os error 2)"),
         "{err}"
@@ -46,18 +41,16 @@ fn a_process_that_cannot_start_prints_the_os_reason() {
     let prog = t.path().join("badinterp");
     std::fs::write(&prog, "#!/nonexistent/interpreter\n").unwrap();
     std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let out = Command::new(super::racegate_exe())
-        .args(["gate", "--tools", "racecheck", "--"])
-        .arg(&prog)
-        .current_dir(t.path())
-        .output()
-        .expect("racegate runs");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, _, err) = racegate(["gate", "--tools", "racecheck", "--"])
+        .args([&prog])
+        .at(t.path())
+        .run()
+        .parts();
     assert!(
         err.contains("could not start") && err.contains("(os error 2)"),
         "{err}"
     );
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(code, 3, "{err}");
     // The chain holds the cause as a source, not as text.
     let e = racegate::Error::process("could not start x", std::io::Error::from_raw_os_error(2));
     assert_eq!(

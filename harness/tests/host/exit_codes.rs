@@ -2,27 +2,8 @@
 //! (`racegate::errors`; README, "Exit codes"). Where a device changes the answer (precedence:
 //! 2, then 4, then 3, then 1), the test says which code each machine must give.
 
-use std::path::Path;
-use std::process::Command;
-
-fn racegate(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(dir)
-        .envs(env.iter().copied())
-        .output()
-        .expect("racegate runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
-
-fn root() -> std::path::PathBuf {
-    super::package_dir().parent().unwrap().to_path_buf()
-}
+use crate::repo_root;
+use crate::runner::racegate;
 
 fn has_device() -> bool {
     racegate::run::device::probe().is_ok()
@@ -59,7 +40,7 @@ pub(super) const GOOD: &str = "extern \"C\" __global__ void k(float* y, int n) {
 
 #[test]
 fn code_0_everything_held() {
-    let (code, out) = racegate(&root(), &["list"], &[]);
+    let (code, out) = racegate(["list"]).at(repo_root()).run().exit_text();
     assert_eq!(code, 0, "{out}");
 }
 
@@ -69,50 +50,56 @@ fn code_1_a_kernel_that_does_not_compile() {
         "extern \"C\" __global__ void k(float* y, int n) { y[0] = undeclared; }\n",
         "",
     );
-    let (code, out) = racegate(p.path(), &["compile", "--manifest", "racegate.toml"], &[]);
+    let (code, out) = racegate(["compile", "--manifest", "racegate.toml"])
+        .at(p.path())
+        .run()
+        .exit_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("undeclared"), "NVRTC's log is shown: {out}");
 }
 
 #[test]
 fn code_2_unknown_case_bad_flag_malformed_toml() {
-    let (code, out) = racegate(&root(), &["stress", "no_such_case"], &[]);
+    let (code, out) = racegate(["stress", "no_such_case"])
+        .at(repo_root())
+        .run()
+        .exit_text();
     assert_eq!(code, 2, "{out}");
-    let (code, out) = racegate(
-        &root(),
-        &["stress", "counter_single", "--per-set", "0"],
-        &[],
-    );
+    let (code, out) = racegate(["stress", "counter_single", "--per-set", "0"])
+        .at(repo_root())
+        .run()
+        .exit_text();
     assert_eq!(code, 2, "{out}");
     // A program that does not exist, or a case and a program at once, is bad input.
-    let (code, out) = racegate(
-        &root(),
-        &[
-            "sanitize",
-            "--tool",
-            "globalcheck",
-            "--",
-            "no_such_program_here",
-        ],
-        &[],
-    );
+    let (code, out) = racegate([
+        "sanitize",
+        "--tool",
+        "globalcheck",
+        "--",
+        "no_such_program_here",
+    ])
+    .at(repo_root())
+    .run()
+    .exit_text();
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("no_such_program_here"), "{out}");
-    let (code, out) = racegate(
-        &root(),
-        &[
-            "sanitize",
-            "counter_single",
-            "--tool",
-            "racecheck",
-            "--",
-            "true",
-        ],
-        &[],
-    );
+    let (code, out) = racegate([
+        "sanitize",
+        "counter_single",
+        "--tool",
+        "racecheck",
+        "--",
+        "true",
+    ])
+    .at(repo_root())
+    .run()
+    .exit_text();
     assert_eq!(code, 2, "{out}");
     let p = project(GOOD, "[[kernel]\n");
-    let (code, out) = racegate(p.path(), &["list", "--manifest", "racegate.toml"], &[]);
+    let (code, out) = racegate(["list", "--manifest", "racegate.toml"])
+        .at(p.path())
+        .run()
+        .exit_text();
     assert_eq!(code, 2, "{out}");
     assert!(
         out.contains("racegate.toml:"),
@@ -123,21 +110,21 @@ fn code_2_unknown_case_bad_flag_malformed_toml() {
 #[test]
 fn code_2_wins_over_4() {
     // Bad input is reported before the missing device.
-    let (code, out) = racegate(
-        &root(),
-        &["stress", "no_such_case"],
-        &[("RACEGATE_NO_GPU", "1")],
-    );
+    let (code, out) = racegate(["stress", "no_such_case"])
+        .at(repo_root())
+        .no_gpu()
+        .run()
+        .exit_text();
     assert_eq!(code, 2, "{out}");
 }
 
 #[test]
 fn code_3_nvrtc_missing() {
-    let (code, out) = racegate(
-        &root(),
-        &["compile", "counter_single"],
-        &[("RACEGATE_NVRTC_LIB", "/nonexistent/libnvrtc.so.13")],
-    );
+    let (code, out) = racegate(["compile", "counter_single"])
+        .at(repo_root())
+        .envs(&[("RACEGATE_NVRTC_LIB", "/nonexistent/libnvrtc.so.13")])
+        .run()
+        .exit_text();
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("NVRTC"), "{out}");
 }
@@ -145,30 +132,30 @@ fn code_3_nvrtc_missing() {
 #[test]
 fn code_3_or_4_stress_without_nvrtc() {
     // A missing tool is inconclusive (3), never "found" (1); with no device, 4 comes first.
-    let (code, out) = racegate(
-        &root(),
-        &["stress", "counter_single", "--trials", "1"],
-        &[("RACEGATE_NVRTC_LIB", "/nonexistent/libnvrtc.so.13")],
-    );
+    let (code, out) = racegate(["stress", "counter_single", "--trials", "1"])
+        .at(repo_root())
+        .envs(&[("RACEGATE_NVRTC_LIB", "/nonexistent/libnvrtc.so.13")])
+        .run()
+        .exit_text();
     assert_eq!(code, if has_device() { 3 } else { 4 }, "{out}");
 }
 
 #[test]
 fn code_3_or_4_grade_without_nvrtc_is_not_graded() {
     // The machine's failure, never the submission's: no score, and 4 first without a device.
-    let one = root().join("harness/tests/submissions/reduce/correct.cu");
-    let (code, out) = racegate(
-        &root(),
-        &[
-            "grade",
-            "--exercise",
-            "reduce",
-            "--format",
-            "gradescope",
-            one.to_str().unwrap(),
-        ],
-        &[("RACEGATE_NVRTC_LIB", "/nonexistent/libnvrtc.so.13")],
-    );
+    let one = repo_root().join("harness/tests/submissions/reduce/correct.cu");
+    let (code, out) = racegate([
+        "grade",
+        "--exercise",
+        "reduce",
+        "--format",
+        "gradescope",
+        one.to_str().unwrap(),
+    ])
+    .at(repo_root())
+    .envs(&[("RACEGATE_NVRTC_LIB", "/nonexistent/libnvrtc.so.13")])
+    .run()
+    .exit_text();
     assert_eq!(code, if has_device() { 3 } else { 4 }, "{out}");
     assert!(out.contains("not graded") && out.contains("NVRTC"), "{out}");
     assert!(
@@ -179,11 +166,11 @@ fn code_3_or_4_grade_without_nvrtc_is_not_graded() {
 
 #[test]
 fn code_4_no_device() {
-    let (code, out) = racegate(
-        &root(),
-        &["stress", "counter_single", "--trials", "1"],
-        &[("RACEGATE_NO_GPU", "1")],
-    );
+    let (code, out) = racegate(["stress", "counter_single", "--trials", "1"])
+        .at(repo_root())
+        .no_gpu()
+        .run()
+        .exit_text();
     assert_eq!(code, 4, "{out}");
     assert!(out.contains("no CUDA device"), "{out}");
 }
@@ -193,7 +180,7 @@ fn every_help_ends_with_the_table() {
     for cmd in [
         "list", "compile", "stress", "sanitize", "check", "bench", "gate", "grade",
     ] {
-        let (code, out) = racegate(&root(), &[cmd, "--help"], &[]);
+        let (code, out) = racegate([cmd, "--help"]).at(repo_root()).run().exit_text();
         assert_eq!(code, 0, "{cmd}: {out}");
         assert!(
             out.contains("Exit codes: 0") && out.contains("4 no CUDA device"),
@@ -206,10 +193,9 @@ fn every_help_ends_with_the_table() {
 fn code_4_every_command_that_needs_a_device() {
     // Each command that runs work on a GPU, on a machine without one: 4, and the message says
     // so. `list` and `compile` (without --load) need no device.
-    let no_gpu = [("RACEGATE_NO_GPU", "1")];
     let p = project(GOOD, "");
     let manifest = format!("{}/racegate.toml", p.path().display());
-    let submission = root().join("harness/tests/submissions/reduce/correct.cu");
+    let submission = repo_root().join("harness/tests/submissions/reduce/correct.cu");
     let submission = submission.to_str().unwrap();
     let cases: Vec<(&str, Vec<&str>)> = vec![
         ("stress", vec!["stress", "counter_single", "--trials", "1"]),
@@ -239,9 +225,9 @@ fn code_4_every_command_that_needs_a_device() {
         let cwd = if what == "gate -- PROGRAM" {
             scratch.path().to_path_buf()
         } else {
-            root()
+            repo_root()
         };
-        let (code, out) = racegate(&cwd, &args, &no_gpu);
+        let (code, out) = racegate(&args).at(&cwd).no_gpu().run().exit_text();
         assert_eq!(code, 4, "racegate {what}:\n{out}");
         assert!(
             out.contains("no CUDA device"),
@@ -249,7 +235,7 @@ fn code_4_every_command_that_needs_a_device() {
         );
     }
     for args in [vec!["list"], vec!["list", "--json", "-"]] {
-        let (code, out) = racegate(&root(), &args, &no_gpu);
+        let (code, out) = racegate(&args).at(repo_root()).no_gpu().run().exit_text();
         assert_eq!(code, 0, "{out}");
     }
 }
@@ -257,21 +243,21 @@ fn code_4_every_command_that_needs_a_device() {
 #[test]
 fn code_2_a_format_that_cannot_be_honoured() {
     // A platform format grades one submission; two of them take csv or json.
-    let sub = root().join("harness/tests/submissions/reduce");
+    let sub = repo_root().join("harness/tests/submissions/reduce");
     let (a, b) = (sub.join("correct.cu"), sub.join("empty.cu"));
-    let (code, out) = racegate(
-        &root(),
-        &[
-            "grade",
-            "--exercise",
-            "reduce",
-            "--format",
-            "gradescope",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-        ],
-        &[("RACEGATE_NO_GPU", "1")],
-    );
+    let (code, out) = racegate([
+        "grade",
+        "--exercise",
+        "reduce",
+        "--format",
+        "gradescope",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ])
+    .at(repo_root())
+    .no_gpu()
+    .run()
+    .exit_text();
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("use --format csv or --format json"), "{out}");
 }

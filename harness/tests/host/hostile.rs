@@ -11,35 +11,25 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// What a run of racegate left: its exit code, its stderr and stdout, and its peak resident
-/// memory in KiB (VmHWM, as last seen while it ran).
-struct Ran {
+use crate::runner::{racegate, Racegate};
+
+/// What a watched run of racegate left: its exit code, its stderr and stdout, and its peak
+/// resident memory in KiB (VmHWM, as last seen while it ran).
+struct Watched {
     code: i32,
     stderr: String,
     stdout: String,
     peak_kib: u64,
 }
 
-/// Runs racegate in `dir` with `env` added (a `None` value removes the variable), killed after
-/// `secs`: a run past it fails the test, as the hang it is.
-fn racegate(dir: &Path, args: &[&str], env: &[(&str, Option<&OsStr>)], secs: u64) -> Ran {
+/// Runs `rg`, killed after `secs`: a run past it fails the test, as the hang it is.
+fn watched(rg: Racegate, secs: u64) -> Watched {
     let out = tempfile::tempdir().unwrap();
     let (o, e) = (out.path().join("stdout"), out.path().join("stderr"));
-    let mut cmd = Command::new(super::racegate_exe());
-    // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
-    cmd.env("RACEGATE_TEST_PROGRAM_DEVICE", "1");
-    cmd.args(args)
-        .current_dir(dir)
-        .env("RACEGATE_NO_GPU", "1")
-        .stdin(Stdio::null())
+    let mut cmd = rg.command();
+    cmd.stdin(Stdio::null())
         .stdout(std::fs::File::create(&o).unwrap())
         .stderr(std::fs::File::create(&e).unwrap());
-    for (k, v) in env {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
     let mut child = cmd.spawn().expect("racegate runs");
     let start = Instant::now();
     let mut peak_kib = 0;
@@ -58,13 +48,13 @@ fn racegate(dir: &Path, args: &[&str], env: &[(&str, Option<&OsStr>)], secs: u64
             let _ = child.kill();
             let _ = child.wait();
             panic!(
-                "racegate {args:?} still ran after {secs} s (it hangs); stderr so far:\n{}",
+                "{cmd:?} still ran after {secs} s (it hangs); stderr so far:\n{}",
                 std::fs::read_to_string(&e).unwrap_or_default()
             );
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    Ran {
+    Watched {
         code: status.code().unwrap_or(-1),
         stderr: std::fs::read_to_string(&e).unwrap(),
         stdout: std::fs::read_to_string(&o).unwrap(),
@@ -123,7 +113,7 @@ fn gate_true_with<'a>(flags: &[&'a str]) -> Vec<&'a str> {
 }
 
 #[track_caller]
-fn refused(r: &Ran, path: &Path, kind: &str) {
+fn refused(r: &Watched, path: &Path, kind: &str) {
     assert_eq!(r.code, 2, "{}", r.stderr);
     let shown = path.display().to_string();
     assert!(
@@ -142,43 +132,96 @@ fn a_fifo_as_baseline_expect_manifest_report_or_step_summary_ends_at_once_with_e
     let f = fifo.to_str().unwrap();
     const FIFO: &str = "is a FIFO (named pipe), not a regular file";
     refused(
-        &racegate(d, &gate_true_with(&["--baseline", f]), &[], 60),
+        &watched(
+            racegate(gate_true_with(&["--baseline", f]))
+                .at(d)
+                .program_device()
+                .no_gpu(),
+            60,
+        ),
         &fifo,
         FIFO,
     );
     refused(
-        &racegate(d, &gate_true_with(&["--expect", f]), &[], 60),
+        &watched(
+            racegate(gate_true_with(&["--expect", f]))
+                .at(d)
+                .program_device()
+                .no_gpu(),
+            60,
+        ),
         &fifo,
         FIFO,
     );
     let summary = [("GITHUB_STEP_SUMMARY", Some(fifo.as_os_str()))];
     refused(
-        &racegate(d, &gate_true_with(&["--github"]), &summary, 60),
+        &watched(
+            racegate(gate_true_with(&["--github"]))
+                .at(d)
+                .program_device()
+                .no_gpu()
+                .envs_or_removed(&summary),
+            60,
+        ),
         &fifo,
         FIFO,
     );
     refused(
-        &racegate(d, &["--manifest", f, "list"], &[], 60),
+        &watched(
+            racegate(["--manifest", f, "list"])
+                .at(d)
+                .program_device()
+                .no_gpu(),
+            60,
+        ),
         &fifo,
         FIFO,
     );
     refused(
-        &racegate(d, &["gate", "--manifest", f], &[], 60),
+        &watched(
+            racegate(["gate", "--manifest", f])
+                .at(d)
+                .program_device()
+                .no_gpu(),
+            60,
+        ),
         &fifo,
         FIFO,
     );
-    refused(&racegate(d, &["list", "--json", f], &[], 60), &fifo, FIFO);
+    refused(
+        &watched(
+            racegate(["list", "--json", f])
+                .at(d)
+                .program_device()
+                .no_gpu(),
+            60,
+        ),
+        &fifo,
+        FIFO,
+    );
     // A directory is refused as such, before the run (it used to be exit 3 after it).
     let sub = d.join("sub");
     std::fs::create_dir(&sub).unwrap();
     let s = sub.to_str().unwrap();
     refused(
-        &racegate(d, &gate_true_with(&["--baseline", s]), &[], 60),
+        &watched(
+            racegate(gate_true_with(&["--baseline", s]))
+                .at(d)
+                .program_device()
+                .no_gpu(),
+            60,
+        ),
         &sub,
         "is a directory, not a regular file",
     );
     refused(
-        &racegate(d, &gate_true_with(&["--sarif", s]), &[], 60),
+        &watched(
+            racegate(gate_true_with(&["--sarif", s]))
+                .at(d)
+                .program_device()
+                .no_gpu(),
+            60,
+        ),
         &sub,
         "is a directory, not a regular file",
     );
@@ -191,38 +234,63 @@ fn a_report_written_over_an_input_is_refused_and_the_input_kept() {
     let manifest = d.join("racegate.toml");
     let before = std::fs::read(&manifest).unwrap();
     // `mutate` lists offline and writes its JSON: over the manifest it read, it must not.
-    let r = racegate(
-        d,
-        &["mutate", "--no-compile", "--json", "racegate.toml"],
-        &[],
+    let r = watched(
+        racegate(["mutate", "--no-compile", "--json", "racegate.toml"])
+            .at(d)
+            .program_device()
+            .no_gpu(),
         60,
     );
     refused(&r, Path::new("racegate.toml"), "an input of this run");
     // Another spelling of the same file, and a kernel the manifest names.
     std::fs::create_dir(d.join("sub")).unwrap();
-    let r = racegate(d, &["list", "--json", "sub/../racegate.toml"], &[], 60);
+    let r = watched(
+        racegate(["list", "--json", "sub/../racegate.toml"])
+            .at(d)
+            .program_device()
+            .no_gpu(),
+        60,
+    );
     refused(
         &r,
         Path::new("sub/../racegate.toml"),
         "an input of this run",
     );
-    let r = racegate(d, &["gate", "--json", "k.cu"], &[], 60);
+    let r = watched(
+        racegate(["gate", "--json", "k.cu"])
+            .at(d)
+            .program_device()
+            .no_gpu(),
+        60,
+    );
     refused(&r, Path::new("k.cu"), "an input of this run");
     assert_eq!(std::fs::read(&manifest).unwrap(), before);
     // Program mode: the baseline it compares with.
     let base = d.join("b.json");
     std::fs::write(&base, "{\"version\": 2, \"accepted\": []}\n").unwrap();
     let base_before = std::fs::read(&base).unwrap();
-    let r = racegate(
-        d,
-        &gate_true_with(&["--baseline", "b.json", "--junit", "b.json"]),
-        &[],
+    let r = watched(
+        racegate(gate_true_with(&[
+            "--baseline",
+            "b.json",
+            "--junit",
+            "b.json",
+        ]))
+        .at(d)
+        .program_device()
+        .no_gpu(),
         60,
     );
     refused(&r, Path::new("b.json"), "an input of this run");
     assert_eq!(std::fs::read(&base).unwrap(), base_before);
     // And the refusal is only for inputs: a fresh file takes the report.
-    let r = racegate(d, &["list", "--json", "list.json"], &[], 60);
+    let r = watched(
+        racegate(["list", "--json", "list.json"])
+            .at(d)
+            .program_device()
+            .no_gpu(),
+        60,
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(std::fs::read_to_string(d.join("list.json"))
         .unwrap()
@@ -283,7 +351,14 @@ fn a_library_planted_in_the_cache_where_others_can_write_is_refused_and_never_ru
         ("CUDA_HOME", None),
         ("CUDA_PATH", None),
     ];
-    let r = racegate(&root, &["compile"], &env, 120);
+    let r = watched(
+        racegate(["compile"])
+            .at(&root)
+            .program_device()
+            .no_gpu()
+            .envs_or_removed(&env),
+        120,
+    );
     assert!(
         !marker.exists(),
         "the planted library's constructor ran in racegate: {}",
@@ -301,7 +376,14 @@ fn a_library_planted_in_the_cache_where_others_can_write_is_refused_and_never_ru
     // A folder of the cache others could write is refused the same way.
     mode(&lib, 0o755);
     mode(&cache.join("nvrtc"), 0o777);
-    let r = racegate(&root, &["compile"], &env, 120);
+    let r = watched(
+        racegate(["compile"])
+            .at(&root)
+            .program_device()
+            .no_gpu()
+            .envs_or_removed(&env),
+        120,
+    );
     assert!(!marker.exists(), "{}", r.stderr);
     assert!(
         r.code == 3
@@ -313,7 +395,14 @@ fn a_library_planted_in_the_cache_where_others_can_write_is_refused_and_never_ru
     // The control: made private, the same file is loaded (its constructor runs), so the test
     // above reached the cache and only the check kept the library out.
     mode(&cache.join("nvrtc"), 0o755);
-    let _ = racegate(&root, &["compile"], &env, 120);
+    let _ = watched(
+        racegate(["compile"])
+            .at(&root)
+            .program_device()
+            .no_gpu()
+            .envs_or_removed(&env),
+        120,
+    );
     assert!(
         marker.exists(),
         "the cache was never searched: the test proves nothing"
@@ -373,9 +462,8 @@ fn two_hundred_megabytes_of_output_are_kept_bounded_and_a_difference_in_the_midd
     let dir = tempfile::tempdir().unwrap();
     let script = "head -c 100000000 /dev/zero | tr '\\0' x; echo; date +%N; \
                   head -c 100000000 /dev/zero | tr '\\0' x";
-    let r = racegate(
-        dir.path(),
-        &[
+    let r = watched(
+        racegate([
             "gate",
             "--no-jitter",
             "--no-builtin-masks",
@@ -391,8 +479,10 @@ fn two_hundred_megabytes_of_output_are_kept_bounded_and_a_difference_in_the_midd
             "sh",
             "-c",
             script,
-        ],
-        &[],
+        ])
+        .at(dir.path())
+        .program_device()
+        .no_gpu(),
         600,
     );
     let json = std::fs::read_to_string(dir.path().join("gate.json")).unwrap_or_default();
@@ -480,7 +570,7 @@ fn a_grade_written_over_its_own_inputs_is_refused_and_the_inputs_kept() {
             ],
         ),
     ] {
-        let ran = racegate(&root, &args, &[], 60);
+        let ran = watched(racegate(&args).at(&root).program_device().no_gpu(), 60);
         assert_eq!(ran.code, 2, "--output {output}: {}", ran.stderr);
         assert!(
             ran.stderr.contains("an input of this run"),

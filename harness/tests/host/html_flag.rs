@@ -2,22 +2,8 @@
 //! `check` and `grade` share the same code) writes the HTML report of the result its `--json`
 //! holds, in the language asked for.
 
-use std::process::Command;
-
-fn racegate(args: &[&str]) -> (i32, String) {
-    let out = Command::new(crate::racegate_exe())
-        .args(args)
-        .current_dir(crate::package_dir().parent().unwrap())
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
+use crate::repo_root;
+use crate::runner::racegate;
 
 #[test]
 fn mutate_writes_its_report_in_the_language_asked_for() {
@@ -27,14 +13,18 @@ fn mutate_writes_its_report_in_the_language_asked_for() {
     ] {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("report");
-        let (code, text) = racegate(&[
+        let (code, text) = racegate([
             "mutate",
             "kernels/atomic_counter.cu",
             "--html",
             dir.to_str().unwrap(),
             "--lang",
             lang,
-        ]);
+        ])
+        .at(repo_root())
+        .no_gpu()
+        .run()
+        .exit_text();
         assert_eq!(code, 0, "{text}");
         let index = std::fs::read_to_string(dir.join("index.html")).unwrap();
         assert!(index.contains(heading), "{lang}: {index}");
@@ -50,7 +40,7 @@ fn a_gate_without_a_device_still_writes_its_report() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("gate-report");
     let baseline = t.path().join("b.json");
-    let (code, text) = racegate(&[
+    let (code, text) = racegate([
         "gate",
         "--baseline",
         baseline.to_str().unwrap(),
@@ -60,7 +50,11 @@ fn a_gate_without_a_device_still_writes_its_report() {
         "en",
         "--",
         "/bin/true",
-    ]);
+    ])
+    .at(repo_root())
+    .no_gpu()
+    .run()
+    .exit_text();
     assert_eq!(code, 4, "{text}");
     let index = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(
@@ -73,14 +67,18 @@ fn a_gate_without_a_device_still_writes_its_report() {
 fn a_language_racegate_does_not_speak_is_refused_before_any_work() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("r");
-    let (code, text) = racegate(&[
+    let (code, text) = racegate([
         "mutate",
         "kernels/atomic_counter.cu",
         "--html",
         dir.to_str().unwrap(),
         "--lang",
         "fr",
-    ]);
+    ])
+    .at(repo_root())
+    .no_gpu()
+    .run()
+    .exit_text();
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("en, ko"), "{text}");
     assert!(!dir.exists());
@@ -133,16 +131,12 @@ fn a_hostile_file_name_is_only_text_in_the_grade_report() {
     )
     .unwrap();
     let dir = t.path().join("report");
-    let out = Command::new(crate::racegate_exe())
-        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
-        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
-        .args(["grade", "--exercise", "reduce", "--html"])
-        .arg(&dir)
-        .arg(&sub)
-        .current_dir(crate::package_dir().parent().unwrap())
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .unwrap();
+    let out = racegate(["grade", "--exercise", "reduce", "--html"])
+        .args([&dir, &sub])
+        .at(repo_root())
+        .program_device()
+        .no_gpu()
+        .run();
     assert!(dir.join("index.html").is_file(), "{out:?}");
     assert_inert(&dir, "a&lt;img");
 }
@@ -163,19 +157,16 @@ fn a_programs_hostile_output_is_only_text_in_the_gate_report() {
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
     let dir = t.path().join("report");
     let baseline = t.path().join("b.json");
-    let out = Command::new(crate::racegate_exe())
-        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
-        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
-        .args(["gate", "--baseline"])
-        .arg(&baseline)
-        .arg("--html")
-        .arg(&dir)
-        .arg("--")
-        .arg(&prog)
-        .current_dir(t.path())
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .unwrap();
+    let out = racegate(["gate", "--baseline"])
+        .args([&baseline])
+        .args(["--html"])
+        .args([&dir])
+        .args(["--"])
+        .args([&prog])
+        .at(t.path())
+        .program_device()
+        .no_gpu()
+        .run();
     assert!(dir.join("index.html").is_file(), "{out:?}");
     assert_inert(&dir, "&lt;script&gt;alert(2)");
 }

@@ -2,20 +2,10 @@
 //! `1e300`, every trial count refuses 0 (exit 2, a message naming the flag, never a panic), and
 //! a closed or full standard output is no crash.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-fn racegate(args: &[&str]) -> (i32, String) {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(super::package_dir().parent().unwrap())
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .expect("racegate runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::repo_root;
+use crate::runner::racegate;
 
 #[test]
 fn deadlines_and_counts_are_checked_in_every_command() {
@@ -37,7 +27,7 @@ fn deadlines_and_counts_are_checked_in_every_command() {
         for bad in ["-1", "0", "nan", "inf", "1e300"] {
             let with = format!("{flag}={bad}");
             let args: Vec<&str> = cmd.iter().copied().chain([with.as_str()]).collect();
-            let (code, err) = racegate(&args);
+            let (code, _, err) = racegate(&args).at(repo_root()).no_gpu().run().parts();
             assert_eq!(code, 2, "{args:?}: {err}");
             assert!(
                 err.contains(flag) && !err.contains("panicked"),
@@ -52,7 +42,7 @@ fn deadlines_and_counts_are_checked_in_every_command() {
         &["gate", "--runs", "0"],
         &["stress", "counter_single", "--trials", "0"],
     ] {
-        let (code, err) = racegate(cmd);
+        let (code, _, err) = racegate(cmd).at(repo_root()).no_gpu().run().parts();
         assert_eq!(code, 2, "{cmd:?}: {err}");
         assert!(err.contains("must be at least 1"), "{cmd:?}: {err}");
     }
@@ -62,9 +52,9 @@ fn deadlines_and_counts_are_checked_in_every_command() {
 fn a_full_or_closed_stdout_is_no_crash() {
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
     if let Ok(full) = full {
-        let out = Command::new(super::racegate_exe())
-            .arg("list")
-            .current_dir(super::package_dir().parent().unwrap())
+        let out = racegate(["list"])
+            .at(repo_root())
+            .command()
             .stdout(Stdio::from(full))
             .output()
             .unwrap();
@@ -76,9 +66,9 @@ fn a_full_or_closed_stdout_is_no_crash() {
         );
     }
     // A reader that closes the pipe before racegate writes.
-    let mut child = Command::new(super::racegate_exe())
-        .arg("list")
-        .current_dir(super::package_dir().parent().unwrap())
+    let mut child = racegate(["list"])
+        .at(repo_root())
+        .command()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

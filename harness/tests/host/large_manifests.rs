@@ -4,6 +4,8 @@
 
 use std::time::Instant;
 
+use crate::runner::racegate;
+
 const KERNEL: &str = "extern \"C\" __global__ void k(float* y, int n) \
                       { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 1; }\n";
 
@@ -31,7 +33,7 @@ fn kernels(n: usize) -> String {
 #[test]
 fn kernels_sharing_a_source_are_compiled_once_with_a_line_each() {
     let dir = project(&kernels(300));
-    let (code, text) = super::run_in(dir.path(), &["gate"], &[]);
+    let (code, text) = racegate(["gate"]).at(dir.path()).no_gpu().run().code_text();
     assert!(matches!(code, Some(3 | 4)), "{code:?}: {text}");
     if code == Some(4) {
         assert_eq!(
@@ -65,7 +67,7 @@ fn argument_checks_grow_linearly() {
     let time = |n: usize| {
         let dir = project(&wide(n));
         let t = Instant::now();
-        let (code, text) = super::run_in(dir.path(), &["list"], &[]);
+        let (code, text) = racegate(["list"]).at(dir.path()).no_gpu().run().code_text();
         assert_eq!(code, Some(0), "{text}");
         t.elapsed().as_secs_f64()
     };

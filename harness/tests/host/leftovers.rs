@@ -18,6 +18,8 @@ use super::containment::{
     assert_none_left, cgroup2_mount, cgroups_here, gate_cmd, marked, running,
 };
 
+use crate::runner::racegate;
+
 /// A cgroup for this test's racegates alone, under this process's own; removed (with anything
 /// still in it) when dropped.
 struct Scope(PathBuf);
@@ -154,13 +156,12 @@ enum Next {
 impl Next {
     /// Runs it (in `scope` when there is one); its line about the leftovers.
     fn run(self, scope: Option<&Scope>, env: &[(&str, &str)]) -> String {
-        let mut cmd = Command::new(super::racegate_exe());
-        match self {
-            Next::Doctor => cmd.arg("doctor"),
-            Next::List => cmd.arg("list").current_dir(super::package_dir()),
+        let rg = match self {
+            Next::Doctor => racegate(["doctor"]),
+            Next::List => racegate(["list"]).at(super::package_dir()),
         };
-        cmd.envs(env.iter().copied())
-            .stdin(Stdio::null())
+        let mut cmd = rg.envs(env).command();
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let out = start(scope, &mut cmd).wait_with_output().unwrap();
@@ -214,13 +215,13 @@ fn killed_and_live(env: &[(&str, &str)], cgroups: bool, next: Next) {
         (c, log)
     };
     let (mut cmd, live_log) = logged(
-        gate_cmd(dirs.0.path(), &script(&live_m), &env),
+        gate_cmd(dirs.0.path(), &script(&live_m), &env).command(),
         dirs.0.path(),
     );
     let mut live = start(scope.as_ref(), &mut cmd);
     wait_for(&live_m, &mut live, &live_log);
     let (mut cmd, dead_log) = logged(
-        gate_cmd(dirs.1.path(), &script(&dead_m), &env),
+        gate_cmd(dirs.1.path(), &script(&dead_m), &env).command(),
         dirs.1.path(),
     );
     let mut dead = start(scope.as_ref(), &mut cmd);

@@ -10,6 +10,8 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::runner::racegate;
+
 /// A library whose constructor appends a line to `$PLANTED_MARKER`.
 const PLANTED: &str = "#include <stdio.h>\n#include <stdlib.h>\n\
 __attribute__((constructor)) static void planted(void) {\n\
@@ -48,23 +50,16 @@ pub(super) fn plant_tool(dir: &Path, name: &str, marker: &Path) -> PathBuf {
     at
 }
 
-/// racegate in `dir` with `args`, no GPU, none of the variables that name NVRTC or a toolkit
-/// unless `env` sets them: (exit code, stdout and stderr).
-pub(super) fn racegate(dir: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> (Option<i32>, String) {
-    let mut all: Vec<(&str, Option<&OsStr>)> = [
-        "RACEGATE_NVRTC_LIB",
-        "CUDA_HOME",
-        "CUDA_PATH",
-        "RACEGATE_COMPUTE_SANITIZER",
-        "LD_LIBRARY_PATH",
-        "CXX",
-    ]
-    .iter()
-    .map(|k| (*k, None))
-    .collect();
-    all.extend(env.iter().map(|(k, v)| (*k, Some(*v))));
-    super::run_in(dir, args, &all)
-}
+/// The variables that name NVRTC, a toolkit or a tool: the trust tests remove them, so that a
+/// run sees only the places the test sets.
+pub(super) const PLACE_VARIABLES: [&str; 6] = [
+    "RACEGATE_NVRTC_LIB",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "RACEGATE_COMPUTE_SANITIZER",
+    "LD_LIBRARY_PATH",
+    "CXX",
+];
 
 /// The checkout's NVRTC (`ci/setup`), when there is one.
 pub(super) fn real_nvrtc() -> Option<PathBuf> {
@@ -114,7 +109,13 @@ fn an_ld_library_path_that_names_the_current_folder_is_refused_before_anything_l
                 env.push(("RACEGATE_NVRTC_LIB", l.as_os_str()));
             }
             for args in [&["compile"][..], &["doctor"]] {
-                let (code, text) = racegate(&work, args, &env);
+                let (code, text) = racegate(args)
+                    .at(&work)
+                    .no_gpu()
+                    .envs_removed(&PLACE_VARIABLES)
+                    .envs(&env)
+                    .run()
+                    .code_text();
                 assert!(
                     !marker.exists(),
                     "LD_LIBRARY_PATH={value} racegate {args:?} (RACEGATE_NVRTC_LIB {lib:?}) \
@@ -148,16 +149,18 @@ fn nvrtc_is_opened_by_path_only_so_a_libnvrtc_so_on_the_search_path_is_never_ask
     // A clean, absolute LD_LIBRARY_PATH whose folder holds a `libnvrtc.so`: cudarc's bindings
     // asked for that name first and got it instead of the file racegate checked.
     let lib_dir = work.join("lib");
-    let (code, text) = racegate(
-        &work,
-        &["compile"],
-        &[
+    let (code, text) = racegate(["compile"])
+        .at(&work)
+        .no_gpu()
+        .envs_removed(&PLACE_VARIABLES)
+        .envs(&[
             ("LD_LIBRARY_PATH", lib_dir.as_os_str()),
             ("RACEGATE_NVRTC_LIB", real.as_os_str()),
             ("PLANTED_MARKER", marker.as_os_str()),
             ("RACEGATE_CACHE", cache.as_os_str()),
-        ],
-    );
+        ])
+        .run()
+        .code_text();
     assert!(
         !marker.exists(),
         "a libnvrtc.so on LD_LIBRARY_PATH was loaded beside the NVRTC named:\n{text}"
@@ -165,15 +168,17 @@ fn nvrtc_is_opened_by_path_only_so_a_libnvrtc_so_on_the_search_path_is_never_ask
     assert_eq!(code, Some(0), "{text}");
     // The control: the same planted file, named, is loaded (and refused as not NVRTC).
     let planted = work.join("lib/libnvrtc.so");
-    let (code, text) = racegate(
-        &work,
-        &["compile"],
-        &[
+    let (code, text) = racegate(["compile"])
+        .at(&work)
+        .no_gpu()
+        .envs_removed(&PLACE_VARIABLES)
+        .envs(&[
             ("RACEGATE_NVRTC_LIB", planted.as_os_str()),
             ("PLANTED_MARKER", marker.as_os_str()),
             ("RACEGATE_CACHE", cache.as_os_str()),
-        ],
-    );
+        ])
+        .run()
+        .code_text();
     assert!(marker.exists(), "the planted library never runs: {text}");
     assert!(
         text.contains("is not NVRTC: it lacks nvrtcVersion"),

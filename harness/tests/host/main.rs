@@ -1,9 +1,12 @@
-//! Plain `#[test]`s for the fixed tables of cases: the `//@` header parser (`header::<name>`),
-//! the racegate.toml manifest parser (`manifest::<name>`), on good and bad input written here,
-//! the exit-code table through the real binary (`exit_codes::<name>`), `racegate mutate`'s
-//! operators, ids and report (`mutate::<name>`), paths a user gives handled as hostile
-//! (`hostile::<name>`), and the shape of the source tree (`layout::<name>`: no import circle,
-//! no long file).
+//! Plain `#[test]`s for the fixed tables of cases and the mechanisms tested through the binary,
+//! one module per subject: the `//@` header parser (`header::<name>`), the racegate.toml
+//! manifest parser (`manifest::<name>`), on good and bad input written here, the exit-code table
+//! (`exit_codes::<name>`), `racegate gate -- PROGRAM` with fake sanitizers and programs
+//! (`gate::<name>`), `racegate mutate`'s operators, ids and report (`mutate::<name>`), paths a
+//! user gives handled as hostile (`hostile::<name>`), and the shape of the source tree
+//! (`layout::<name>`: no import circle, no long file).
+//! Every test that runs the racegate binary builds the run with `runner::racegate(ARGS)`, and
+//! says there what the run needs (its folder, `RACEGATE_NO_GPU`, the other variables).
 //! Everything data-driven (one trial per `.cu`, fixture or sample) or needing a GPU is in the
 //! libtest-mimic target, `tests/tests.rs`.
 
@@ -65,7 +68,6 @@ mod streamcheck;
 mod unconfined;
 mod variance;
 
-use std::ffi::OsStr;
 use std::fmt::{self, Debug, Display};
 use std::path::{Path, PathBuf};
 
@@ -112,17 +114,6 @@ fn assert_rejects<T: Debug>(r: Result<T, racegate::Error>, at: &str, want: &str)
             );
         }
     }
-}
-
-/// Runs racegate in `dir` with `args`, no GPU (`RACEGATE_NO_GPU`), `env` set (a `None` value
-/// removes the variable): its exit code, and its standard output and error together.
-fn run_in(dir: &Path, args: &[&str], env: &[(&str, Option<&OsStr>)]) -> (Option<i32>, String) {
-    let ran = runner::racegate(args)
-        .at(dir)
-        .no_gpu()
-        .envs_or_removed(env)
-        .run();
-    (ran.code, ran.text())
 }
 
 /// Copies the folder `from` to `to`, recursively (an example project into a test's folder).

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use racegate::run::lease::{Access, GpuLock};
 
+use crate::runner::racegate;
+
 #[test]
 fn a_correct_program_slower_than_ten_seconds_is_not_a_hang() {
     let tmp = tempfile::tempdir().unwrap();
@@ -17,27 +19,23 @@ fn a_correct_program_slower_than_ten_seconds_is_not_a_hang() {
     std::fs::write(&prog, "#!/bin/sh\nsleep 11\necho done\n").unwrap();
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
     let json = dir.join("gate.json");
-    let out = Command::new(super::racegate_exe())
-        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
-        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
-        .args([
-            "gate",
-            "--runs",
-            "1",
-            "--no-jitter",
-            "--tools",
-            "memcheck",
-            "--json",
-        ])
-        .arg(&json)
-        .args(["--", "./slow.sh"])
-        .current_dir(dir)
-        .env("RACEGATE_NO_GPU", "1")
-        .env("RACEGATE_COMPUTE_SANITIZER", "/bin/true")
-        .output()
-        .expect("racegate runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text = racegate([
+        "gate",
+        "--runs",
+        "1",
+        "--no-jitter",
+        "--tools",
+        "memcheck",
+        "--json",
+    ])
+    .args([&json])
+    .args(["--", "./slow.sh"])
+    .at(dir)
+    .program_device()
+    .no_gpu()
+    .env("RACEGATE_COMPUTE_SANITIZER", "/bin/true")
+    .run()
+    .text();
     let report = std::fs::read_to_string(&json).unwrap_or_default();
     let v: serde_json::Value = serde_json::from_str(&report).expect("the gate's JSON");
     let findings = v["findings"].as_array().expect("findings");

@@ -3,18 +3,14 @@
 //! report rendered from fixed outcomes, the command through the real binary, and every mutant of
 //! every correct catalog kernel and of the corpus built by NVRTC, with and without jitter.
 
-use std::path::Path;
-use std::process::Command;
-
 use racegate::mutate::{
     self, mutants, score::KernelResult, Equivalents, MutantResult, MutationReport, Operator,
     OperatorScore, Outcome, Unit,
 };
 use racegate::source::catalog::{Catalog, Detector};
 
-fn root() -> std::path::PathBuf {
-    super::package_dir().parent().unwrap().to_path_buf()
-}
+use crate::repo_root;
+use crate::runner::racegate;
 
 /// Every mutant of `src` by `op`, applied: the whole mutated texts.
 fn mutated(op: Operator, src: &str) -> Vec<String> {
@@ -312,32 +308,19 @@ fn the_report_scores_per_operator_and_shows_survivors() {
     assert_eq!(json["per_operator"][0]["survived"], 1);
 }
 
-fn racegate(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(dir)
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .expect("racegate runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn the_command_lists_runs_and_refuses() {
-    let r = root();
-    let (code, out, err) = racegate(
-        &r,
-        &[
-            "mutate",
-            "kernels/reduce_sequential.cu",
-            "--operators",
-            "remove-barrier",
-        ],
-    );
+    let r = repo_root();
+    let (code, out, err) = racegate([
+        "mutate",
+        "kernels/reduce_sequential.cu",
+        "--operators",
+        "remove-barrier",
+    ])
+    .at(&r)
+    .no_gpu()
+    .run()
+    .parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("remove-barrier:reduce_sequential.cu:"),
@@ -348,18 +331,19 @@ fn the_command_lists_runs_and_refuses() {
         out.contains("2 mutant(s) of 1 kernel(s), 0 stillborn"),
         "{out}"
     );
-    let (code, json, _) = racegate(
-        &r,
-        &[
-            "mutate",
-            "kernels/transpose.cu",
-            "--entry",
-            "transpose_padded",
-            "--no-compile",
-            "--json",
-            "-",
-        ],
-    );
+    let (code, json, _) = racegate([
+        "mutate",
+        "kernels/transpose.cu",
+        "--entry",
+        "transpose_padded",
+        "--no-compile",
+        "--json",
+        "-",
+    ])
+    .at(&r)
+    .no_gpu()
+    .run()
+    .parts();
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&json).expect("only JSON on stdout");
     assert_eq!(
@@ -367,13 +351,25 @@ fn the_command_lists_runs_and_refuses() {
         serde_json::json!(["transpose_padded"])
     );
     assert_eq!(v["ran"], false);
-    let (code, out, err) = racegate(&r, &["mutate", "kernels/reduce_sequential.cu", "--run"]);
+    let (code, out, err) = racegate(["mutate", "kernels/reduce_sequential.cu", "--run"])
+        .at(&r)
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 4, "no device: {out}{err}");
     assert!(out.contains("no CUDA device"), "{out}");
-    let (code, _, err) = racegate(&r, &["mutate", "--operators", "padding-remover"]);
+    let (code, _, err) = racegate(["mutate", "--operators", "padding-remover"])
+        .at(&r)
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 2);
     assert!(err.contains("unknown operator `padding-remover`"), "{err}");
-    let (code, _, err) = racegate(&r, &["mutate", "kernels/nope.cu"]);
+    let (code, _, err) = racegate(["mutate", "kernels/nope.cu"])
+        .at(&r)
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 2, "{err}");
 }
 
@@ -383,7 +379,7 @@ fn an_equivalent_without_a_reason_is_bad_input() {
     let k = dir.path().join("kernels");
     std::fs::create_dir(&k).unwrap();
     std::fs::copy(
-        root().join("kernels/reduce_sequential.cu"),
+        repo_root().join("kernels/reduce_sequential.cu"),
         k.join("reduce_sequential.cu"),
     )
     .unwrap();
@@ -392,10 +388,11 @@ fn an_equivalent_without_a_reason_is_bad_input() {
         "[[equivalent]]\nid = \"remove-barrier:reduce_sequential.cu:0\"\n",
     )
     .unwrap();
-    let (code, _, err) = racegate(
-        dir.path(),
-        &["mutate", "kernels/reduce_sequential.cu", "--no-compile"],
-    );
+    let (code, _, err) = racegate(["mutate", "kernels/reduce_sequential.cu", "--no-compile"])
+        .at(dir.path())
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("kernels/reduce_sequential.cu.equivalent.toml:1: `remove-barrier:reduce_sequential.cu:0` has no reason"), "{err}");
     std::fs::write(
@@ -403,23 +400,32 @@ fn an_equivalent_without_a_reason_is_bad_input() {
         "[[equivalent]]\nid = \"remove-barrier:reduce_sequential.cu:0\"\nreason = \"gone\"\n",
     )
     .unwrap();
-    let (code, out, err) = racegate(
-        dir.path(),
-        &["mutate", "kernels/reduce_sequential.cu", "--no-compile"],
-    );
+    let (code, out, err) = racegate(["mutate", "kernels/reduce_sequential.cu", "--no-compile"])
+        .at(dir.path())
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("warning: kernels/reduce_sequential.cu.equivalent.toml:2: `remove-barrier:reduce_sequential.cu:0` is no mutant"), "{out}");
     // A file in no catalog case: listed, but with no oracle to run against (bad input, before
     // the device is even asked for).
     std::fs::create_dir(dir.path().join("other")).unwrap();
     std::fs::write(dir.path().join("other/k.cu"), REDUCE).unwrap();
-    let (code, out, err) = racegate(dir.path(), &["mutate", "other/k.cu", "--no-compile"]);
+    let (code, out, err) = racegate(["mutate", "other/k.cu", "--no-compile"])
+        .at(dir.path())
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("other/k.cu (no case: nothing to run it as): 6 mutant(s)"),
         "{out}"
     );
-    let (code, _, err) = racegate(dir.path(), &["mutate", "other/k.cu", "--run"]);
+    let (code, _, err) = racegate(["mutate", "other/k.cu", "--run"])
+        .at(dir.path())
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no oracle"), "{err}");
 }
@@ -487,16 +493,17 @@ fn build_all(catalog: &Catalog, keep: impl Fn(&racegate::source::catalog::Case) 
 
 #[test]
 fn every_mutant_of_every_correct_kernel_compiles() {
-    let catalog = Catalog::discover(&root()).unwrap();
+    let catalog = Catalog::discover(&repo_root()).unwrap();
     let n = build_all(&catalog, |c| !c.is_variant());
     assert!(n > 50, "{n}");
 }
 
 #[test]
 fn every_mutant_of_the_corpus_compiles() {
-    let m =
-        racegate::source::manifest::Manifest::load(&root().join("examples/corpus/racegate.toml"))
-            .unwrap();
+    let m = racegate::source::manifest::Manifest::load(
+        &repo_root().join("examples/corpus/racegate.toml"),
+    )
+    .unwrap();
     let catalog = Catalog::from_manifest(m);
     let n = build_all(&catalog, |_| true);
     assert!(n > 50, "{n}");
@@ -524,7 +531,11 @@ args = [
 "#,
     )
     .unwrap();
-    let (code, json, err) = racegate(dir.path(), &["mutate", "--no-compile", "--json", "-"]);
+    let (code, json, err) = racegate(["mutate", "--no-compile", "--json", "-"])
+        .at(dir.path())
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let functions: Vec<&str> = v["kernels"][0]["mutants"]
@@ -540,18 +551,19 @@ args = [
 fn mutants_of_an_entry_point_this_run_leaves_out_are_not_its_own() {
     // `--entry transpose_padded`: the file's other two kernels are other cases' entry points; a
     // mutant inside them could change nothing `transpose_padded` runs, and would only survive.
-    let (code, json, err) = racegate(
-        &root(),
-        &[
-            "mutate",
-            "kernels/transpose.cu",
-            "--entry",
-            "transpose_padded",
-            "--no-compile",
-            "--json",
-            "-",
-        ],
-    );
+    let (code, json, err) = racegate([
+        "mutate",
+        "kernels/transpose.cu",
+        "--entry",
+        "transpose_padded",
+        "--no-compile",
+        "--json",
+        "-",
+    ])
+    .at(repo_root())
+    .no_gpu()
+    .run()
+    .parts();
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let functions: Vec<&str> = v["kernels"][0]["mutants"]
@@ -621,7 +633,11 @@ args = [
 "#,
     )
     .unwrap();
-    let (code, json, err) = racegate(dir.path(), &["mutate", "--no-compile", "--json", "-"]);
+    let (code, json, err) = racegate(["mutate", "--no-compile", "--json", "-"])
+        .at(dir.path())
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let functions: std::collections::BTreeSet<&str> = v["kernels"][0]["mutants"]
@@ -639,7 +655,11 @@ args = [
         v["kernels"][0]["unreachable"],
         serde_json::json!(["untested"])
     );
-    let (code, out, err) = racegate(dir.path(), &["mutate", "--no-compile"]);
+    let (code, out, err) = racegate(["mutate", "--no-compile"])
+        .at(dir.path())
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("not mutated: not reachable from any tested entry: untested\n"),
@@ -655,7 +675,11 @@ args = [
         format!("{toml}\n{second}"),
     )
     .unwrap();
-    let (code, json, err) = racegate(dir.path(), &["mutate", "--no-compile", "--json", "-"]);
+    let (code, json, err) = racegate(["mutate", "--no-compile", "--json", "-"])
+        .at(dir.path())
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let mut all = std::collections::BTreeSet::new();

@@ -2,25 +2,11 @@
 //! `mutate --run` still write every artifact asked for (verdict `no_device`), and still exit 4.
 
 use std::path::Path;
-use std::process::Command;
+
+use crate::runner::racegate;
 
 fn example_gate() -> std::path::PathBuf {
     super::package_dir().join("../examples/gate")
-}
-
-/// Runs racegate in examples/gate without a device; the exit code and standard output.
-fn racegate(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(example_gate())
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn json(p: &Path) -> serde_json::Value {
@@ -32,7 +18,7 @@ fn json(p: &Path) -> serde_json::Value {
 fn gate_writes_every_report_without_a_device() {
     let t = tempfile::tempdir().unwrap();
     let f = |n: &str| t.path().join(n);
-    let (code, _, err) = racegate(&[
+    let (code, _, err) = racegate([
         "gate",
         "--json",
         f("g.json").to_str().unwrap(),
@@ -44,7 +30,11 @@ fn gate_writes_every_report_without_a_device() {
         f("g.md").to_str().unwrap(),
         "--codequality",
         f("cq.json").to_str().unwrap(),
-    ]);
+    ])
+    .at(example_gate())
+    .no_gpu()
+    .run()
+    .parts();
     assert_eq!(code, 4, "{err}");
     let v = json(&f("g.json"));
     assert_eq!(v["verdict"], "no_device");
@@ -97,22 +87,7 @@ fn a_programs_exit_without_a_device_is_no_finding_and_enters_no_baseline() {
     .unwrap();
     let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
     std::fs::set_permissions(&prog, mode).unwrap();
-    let run = |args: &[&str]| {
-        let out = Command::new(super::racegate_exe())
-            .args(args)
-            .current_dir(t.path())
-            .env("RACEGATE_NO_GPU", "1")
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        )
-    };
+    let run = |args: &[&str]| racegate(args).at(t.path()).no_gpu().run().exit_text();
     let (code, text) = run(&[
         "gate",
         "--json",
@@ -170,7 +145,11 @@ fn a_programs_exit_without_a_device_is_no_finding_and_enters_no_baseline() {
 
 #[test]
 fn gate_json_to_stdout_without_a_device() {
-    let (code, out, err) = racegate(&["gate", "--json", "-"]);
+    let (code, out, err) = racegate(["gate", "--json", "-"])
+        .at(example_gate())
+        .no_gpu()
+        .run()
+        .parts();
     assert_eq!(code, 4, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(v["verdict"], "no_device");
@@ -193,12 +172,16 @@ fn stress_and_sanitize_write_their_json_without_a_device() {
         if args[0] == "sanitize" {
             args.extend(["--save-log", log.to_str().unwrap()]);
         }
-        let (code, _, err) = racegate(&args);
+        let (code, _, err) = racegate(&args).at(example_gate()).no_gpu().run().parts();
         assert_eq!(code, 4, "{args:?}: {err}");
         let v = json(&j);
         assert_eq!(v["verdict"], "no_device", "{args:?}");
         assert_eq!(v["subject"], "scale", "{args:?}");
-        let (code, out, err) = racegate(&[&base[..], &["--json", "-"]].concat());
+        let (code, out, err) = racegate([&base[..], &["--json", "-"]].concat())
+            .at(example_gate())
+            .no_gpu()
+            .run()
+            .parts();
         assert_eq!(code, 4, "{err}");
         let v: serde_json::Value =
             serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"));
@@ -261,7 +244,7 @@ fn bench_perf_and_mutate_write_their_artifacts_without_a_device() {
     ];
     for (args, wrote) in runs {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, _, err) = racegate(&args);
+        let (code, _, err) = racegate(&args).at(example_gate()).no_gpu().run().parts();
         assert_eq!(code, 4, "{args:?}: {err}");
         for w in wrote {
             let p = t.path().join(w);
@@ -282,7 +265,7 @@ fn bench_perf_and_mutate_write_their_artifacts_without_a_device() {
         vec!["perf", "--table", kept.to_str().unwrap()],
         vec!["mutate", "--run", "--table", kept.to_str().unwrap()],
     ] {
-        let (code, _, err) = racegate(&args);
+        let (code, _, err) = racegate(&args).at(example_gate()).no_gpu().run().parts();
         assert_eq!(code, 4, "{args:?}: {err}");
         assert!(err.contains("left as it was"), "{args:?}: {err}");
         assert_eq!(

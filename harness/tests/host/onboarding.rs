@@ -2,26 +2,13 @@
 //! `list` on a manifest shows the manifest's columns; every command's --help ends with its exit
 //! codes and has an example.
 
-use std::path::Path;
-use std::process::Command;
-
-fn racegate(dir: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(dir)
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), text)
-}
+use crate::runner::racegate;
 
 #[test]
 fn list_in_an_empty_folder_names_the_manifest_first() {
     let t = tempfile::tempdir().unwrap();
     for args in [&["list"][..], &["stress", "x"], &["compile"]] {
-        let (code, text) = racegate(t.path(), args);
+        let (code, text) = racegate(args).at(t.path()).no_gpu().run().exit_text();
         assert_eq!(code, 2, "{text}");
         let (toml, flag) = (text.find("racegate.toml"), text.find("--manifest"));
         let kernels = text.find("kernels/").expect(&text);
@@ -32,7 +19,11 @@ fn list_in_an_empty_folder_names_the_manifest_first() {
 
 #[test]
 fn list_on_a_manifest_shows_its_columns() {
-    let (code, text) = racegate(&super::package_dir().join("../examples/gate"), &["list"]);
+    let (code, text) = racegate(["list"])
+        .at(super::package_dir().join("../examples/gate"))
+        .no_gpu()
+        .run()
+        .exit_text();
     assert_eq!(code, 0, "{text}");
     let head = text.lines().next().unwrap();
     for col in ["KERNEL", "FILE", "ENTRY", "ORACLE", "LAUNCHES"] {
@@ -55,7 +46,11 @@ fn every_owned_command_help_has_exit_codes_and_an_example() {
     for cmd in [
         "list", "stress", "sanitize", "compile", "check", "gate", "mutate",
     ] {
-        let (code, text) = racegate(&dir, &[cmd, "--help"]);
+        let (code, text) = racegate([cmd, "--help"])
+            .at(&dir)
+            .no_gpu()
+            .run()
+            .exit_text();
         assert_eq!(code, 0, "{text}");
         let tail = &text[text.find("Options:").unwrap()..];
         assert!(tail.contains("Exit codes:"), "{cmd}: {tail}");

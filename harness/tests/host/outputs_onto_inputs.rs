@@ -6,9 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-fn racegate_at(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
-    super::run_in(dir, args, &[])
-}
+use crate::runner::racegate;
 
 /// The ways to name `input` from `dir` that are not its plain path: made fresh in `aims/`.
 fn aims(dir: &Path, input: &Path, n: usize) -> Vec<(String, PathBuf)> {
@@ -48,7 +46,7 @@ fn refused_everywhere(dir: &Path, command: &[&str], flags: &[&str], inputs: &[Pa
                 let aim_s = aim.to_str().unwrap();
                 let mut args: Vec<&str> = command.to_vec();
                 args.extend([*flag, aim_s]);
-                let (code, text) = racegate_at(dir, &args);
+                let (code, text) = racegate(&args).at(dir).no_gpu().run().code_text();
                 assert_eq!(
                     code,
                     Some(2),
@@ -120,19 +118,20 @@ fn a_program_gates_report_aimed_at_the_program_or_its_checker_is_refused() {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     for (flag, target) in [("--json", &check), ("--sarif", &prog), ("--junit", &data)] {
-        let (code, text) = racegate_at(
-            &dir,
-            &[
-                "gate",
-                "--check",
-                "./check.sh --strict",
-                flag,
-                target.to_str().unwrap(),
-                "--",
-                "./prog.sh",
-                "input.dat",
-            ],
-        );
+        let (code, text) = racegate([
+            "gate",
+            "--check",
+            "./check.sh --strict",
+            flag,
+            target.to_str().unwrap(),
+            "--",
+            "./prog.sh",
+            "input.dat",
+        ])
+        .at(&dir)
+        .no_gpu()
+        .run()
+        .code_text();
         assert_eq!(code, Some(2), "{flag}: {text}");
         assert!(text.contains("an input of this run"), "{text}");
     }
@@ -182,7 +181,11 @@ fn a_grade_output_aimed_at_any_input_is_refused_before_work() {
         &["--output"],
         &[rubric.clone(), secret.clone()],
     );
-    let (code, text) = racegate_at(&dir, &[&command[..], &["--output", &sub_s]].concat());
+    let (code, text) = racegate([&command[..], &["--output", &sub_s]].concat())
+        .at(&dir)
+        .no_gpu()
+        .run()
+        .code_text();
     assert_eq!(code, Some(2), "{text}");
 }
 
@@ -202,40 +205,42 @@ fn an_html_folder_that_cannot_be_one_or_holds_the_output_is_refused_before_work(
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let under_file = file.join("sub");
     for html in [&file, &fifo, Path::new("/dev/full"), &under_file] {
-        let (code, text) = racegate_at(
-            &dir,
-            &[
-                "--root",
-                root_s,
-                "grade",
-                "--exercise",
-                "reduce",
-                "--html",
-                html.to_str().unwrap(),
-                sub_s,
-            ],
-        );
-        assert_eq!(code, Some(2), "--html {}: {text}", html.display());
-        assert!(text.contains("not a folder"), "{text}");
-    }
-    let h = dir.join("h");
-    std::fs::create_dir(&h).unwrap();
-    let inside = h.join("index.html");
-    let (code, text) = racegate_at(
-        &dir,
-        &[
+        let (code, text) = racegate([
             "--root",
             root_s,
             "grade",
             "--exercise",
             "reduce",
             "--html",
-            h.to_str().unwrap(),
-            "--output",
-            inside.to_str().unwrap(),
+            html.to_str().unwrap(),
             sub_s,
-        ],
-    );
+        ])
+        .at(&dir)
+        .no_gpu()
+        .run()
+        .code_text();
+        assert_eq!(code, Some(2), "--html {}: {text}", html.display());
+        assert!(text.contains("not a folder"), "{text}");
+    }
+    let h = dir.join("h");
+    std::fs::create_dir(&h).unwrap();
+    let inside = h.join("index.html");
+    let (code, text) = racegate([
+        "--root",
+        root_s,
+        "grade",
+        "--exercise",
+        "reduce",
+        "--html",
+        h.to_str().unwrap(),
+        "--output",
+        inside.to_str().unwrap(),
+        sub_s,
+    ])
+    .at(&dir)
+    .no_gpu()
+    .run()
+    .code_text();
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("is inside the --html folder"), "{text}");
     assert!(!inside.exists(), "nothing written before the refusal");

@@ -3,17 +3,17 @@
 //! check and its runs not made stand for it); bad partitions are usage errors before any work.
 
 use std::collections::BTreeSet;
-use std::process::Command;
+
+use crate::repo_root;
+use crate::runner::racegate;
 
 fn gate_subjects(dir: &std::path::Path, extra: &[&str], json: &str) -> BTreeSet<String> {
-    let out = Command::new(super::racegate_exe())
-        .args(["gate", "--json", json])
+    let out = racegate(["gate", "--json", json])
         .args(extra)
-        .current_dir(dir)
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .expect("racegate runs");
-    assert_eq!(out.status.code(), Some(4), "{out:?}");
+        .at(dir)
+        .no_gpu()
+        .run();
+    assert_eq!(out.code, Some(4), "{out:?}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join(json)).unwrap()).unwrap();
     v["checked"]
@@ -51,19 +51,13 @@ fn the_shards_of_a_gate_hold_every_kernel_exactly_once() {
 #[test]
 fn a_bad_partition_is_a_usage_error() {
     for bad in ["0/2", "3/2", "x", "1/0"] {
-        let out = Command::new(super::racegate_exe())
-            .args(["check", "--partition", bad])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{bad}: {out:?}");
+        let out = racegate(["check", "--partition", bad]).run();
+        assert_eq!(out.code, Some(2), "{bad}: {out:?}");
     }
     // One program is one item.
-    let out = Command::new(super::racegate_exe())
-        .args(["gate", "--partition", "1/2", "--", "true"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("one program is one item"));
+    let out = racegate(["gate", "--partition", "1/2", "--", "true"]).run();
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("one program is one item"));
 }
 
 /// `racegate merge`: the shards of a gate make the whole run's result (the same checks, the
@@ -82,14 +76,7 @@ fn merged_shards_are_the_whole_run_and_mismatched_ones_are_refused() {
             &p(&format!("s{k}.json")),
         );
     }
-    let merge = |args: &[&str]| {
-        Command::new(super::racegate_exe())
-            .arg("merge")
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .expect("racegate runs")
-    };
+    let merge = |args: &[&str]| racegate(["merge"]).args(args).at(&dir).run();
     let out = merge(&[
         &p("s1.json"),
         &p("s2.json"),
@@ -100,7 +87,7 @@ fn merged_shards_are_the_whole_run_and_mismatched_ones_are_refused() {
         &p("m.xml"),
     ]);
     // No device in any shard: 4, as the whole run.
-    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert_eq!(out.code, Some(4), "{out:?}");
     let read = |f: &str| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(t.path().join(f)).unwrap()).unwrap()
     };
@@ -126,7 +113,7 @@ fn merged_shards_are_the_whole_run_and_mismatched_ones_are_refused() {
         "--json",
         &p("m2.json"),
     ]);
-    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert_eq!(out.code, Some(4), "{out:?}");
     assert_eq!(read("m2.json"), merged);
     // Refused, exit 2, nothing written: a missing shard, a duplicated one, another run's, one
     // judged against another baseline (unless merge names the one to judge against).
@@ -161,11 +148,8 @@ fn merged_shards_are_the_whole_run_and_mismatched_ones_are_refused() {
         let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
         a.extend(["--json", &out_file]);
         let out = merge(&a);
-        assert_eq!(out.status.code(), Some(2), "{why}: {out:?}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains(why),
-            "{why}: {out:?}"
-        );
+        assert_eq!(out.code, Some(2), "{why}: {out:?}");
+        assert!(out.stderr.contains(why), "{why}: {out:?}");
         assert!(
             !t.path().join("refused.json").exists(),
             "{why}: wrote its output"
@@ -179,7 +163,7 @@ fn merged_shards_are_the_whole_run_and_mismatched_ones_are_refused() {
         "--baseline",
         &elsewhere,
     ]);
-    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert_eq!(out.code, Some(4), "{out:?}");
 }
 
 /// The mutants `racegate mutate --no-compile` lists in the catalog, as `file#id`, and the JSON.
@@ -187,16 +171,14 @@ fn mutants_listed(extra: &[&str]) -> (BTreeSet<String>, serde_json::Value) {
     let t = tempfile::tempdir().unwrap();
     let json = t.path().join("m.json");
     let root = super::package_dir().join("..");
-    let out = Command::new(super::racegate_exe())
-        .arg("--root")
-        .arg(&root)
+    let out = racegate(["--root"])
+        .args([&root])
         .args(["mutate", "--no-compile", "--json"])
-        .arg(&json)
+        .args([&json])
         .args(extra)
-        .current_dir(t.path())
-        .output()
-        .expect("racegate runs");
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+        .at(t.path())
+        .run();
+    assert_eq!(out.code, Some(0), "{out:?}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let ids = v["kernels"]
@@ -240,14 +222,6 @@ fn the_shards_of_mutate_hold_every_mutant_exactly_once_and_carry_their_stamp() {
     }
 }
 
-/// `racegate --root REPO ARGS` in `dir`, without a GPU: the exit code and the output.
-fn racegate_at(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
-    let root = super::package_dir().join("..");
-    let mut all = vec!["--root", root.to_str().unwrap()];
-    all.extend_from_slice(args);
-    super::run_in(dir, &all, &[])
-}
-
 /// A batch's JSON without its timings (`execution_seconds`): what a merge must give back.
 fn untimed(path: &std::path::Path) -> serde_json::Value {
     let mut v: serde_json::Value =
@@ -261,6 +235,7 @@ fn untimed(path: &std::path::Path) -> serde_json::Value {
 #[test]
 fn a_grading_batch_in_two_shards_merges_into_the_whole_batch() {
     let t = tempfile::tempdir().unwrap();
+    let repo = repo_root();
     let subs = super::package_dir().join("tests/submissions/reduce");
     // A file given before the folder: the batch grades it first, which neither its name's nor
     // its path's order puts first.
@@ -270,7 +245,12 @@ fn a_grading_batch_in_two_shards_merges_into_the_whole_batch() {
         let mut args = vec!["grade", "--exercise", "reduce", "--format", "json"];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--output", out, "0-first.cu", subs]);
-        racegate_at(t.path(), &args)
+        racegate(["--root", repo.to_str().unwrap()])
+            .args(&args)
+            .at(t.path())
+            .no_gpu()
+            .run()
+            .code_text()
     };
     let (whole_code, text) = grade(&[], "whole.json");
     assert!(t.path().join("whole.json").exists(), "{text}");
@@ -278,9 +258,8 @@ fn a_grading_batch_in_two_shards_merges_into_the_whole_batch() {
         let (code, text) = grade(&["--partition", &format!("{k}/2")], &format!("g{k}.json"));
         assert_eq!(code, whole_code, "{text}");
     }
-    let (code, text) = racegate_at(
-        t.path(),
-        &[
+    let (code, text) = racegate(["--root", repo.to_str().unwrap()])
+        .args([
             "merge",
             "g1.json",
             "g2.json",
@@ -288,8 +267,11 @@ fn a_grading_batch_in_two_shards_merges_into_the_whole_batch() {
             "merged.json",
             "--csv",
             "m.csv",
-        ],
-    );
+        ])
+        .at(t.path())
+        .no_gpu()
+        .run()
+        .code_text();
     assert_eq!(code, whole_code, "{text}");
     assert_eq!(
         untimed(&t.path().join("merged.json")),
@@ -306,10 +288,20 @@ fn a_grading_batch_in_two_shards_merges_into_the_whole_batch() {
         "a header and a row a submission: {csv}"
     );
     // One shard alone, or a shard with a gate's report flag: refused, nothing written.
-    let (code, text) = racegate_at(t.path(), &["merge", "g1.json", "--csv", "x.csv"]);
+    let (code, text) = racegate(["--root", repo.to_str().unwrap()])
+        .args(["merge", "g1.json", "--csv", "x.csv"])
+        .at(t.path())
+        .no_gpu()
+        .run()
+        .code_text();
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("2/2 missing"), "{text}");
     assert!(!t.path().join("x.csv").exists());
-    let (code, text) = racegate_at(t.path(), &["merge", "g1.json", "g2.json", "--sarif", "x"]);
+    let (code, text) = racegate(["--root", repo.to_str().unwrap()])
+        .args(["merge", "g1.json", "g2.json", "--sarif", "x"])
+        .at(t.path())
+        .no_gpu()
+        .run()
+        .code_text();
     assert_eq!(code, Some(2), "{text}");
 }

@@ -10,7 +10,8 @@ use racegate::judge::perf::ncu::{self, Counters};
 use racegate::source::case::perf_lines;
 use racegate::source::catalog::{parse_file, Catalog};
 
-use super::{assert_rejects, package_dir, racegate_exe};
+use super::{assert_rejects, package_dir, repo_root};
+use crate::runner::racegate;
 
 fn fixtures() -> PathBuf {
     package_dir().join("tests/fixtures")
@@ -199,33 +200,28 @@ fn a_perf_header_names_a_declared_entry_and_known_keys() {
     }
 }
 
-fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let root = package_dir().join("..");
-    let mut cmd = std::process::Command::new(racegate_exe());
-    cmd.args(["--root", root.to_str().unwrap()]).args(args);
-    cmd.env("CUDA_VISIBLE_DEVICES", "");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn perf_exits_2_on_bad_input_and_4_without_a_device_with_the_json_saying_so() {
-    let (code, _, err) = run(&["perf", "no_such_kernel"], &[]);
+    let root = repo_root();
+    let (code, _, err) = racegate(["--root", root.to_str().unwrap()])
+        .args(["perf", "no_such_kernel"])
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .run()
+        .parts();
     assert_eq!(code, 2, "{err}");
-    let (code, _, err) = run(&["perf", "--check", "--no-counters"], &[]);
+    let (code, _, err) = racegate(["--root", root.to_str().unwrap()])
+        .args(["perf", "--check", "--no-counters"])
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .run()
+        .parts();
     assert_eq!(code, 2, "{err}");
     // No device here (CUDA_VISIBLE_DEVICES is empty): 4 before anything is timed, whatever ncu.
-    let (code, json, err) = run(
-        &["perf", "transpose_padded", "--check", "--json", "-"],
-        &[("RACEGATE_NCU", "/nonexistent/ncu")],
-    );
+    let (code, json, err) = racegate(["--root", root.to_str().unwrap()])
+        .args(["perf", "transpose_padded", "--check", "--json", "-"])
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .envs(&[("RACEGATE_NCU", "/nonexistent/ncu")])
+        .run()
+        .parts();
     assert_eq!(code, 4, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).expect("only JSON on stdout");
     assert_eq!(v["verdict"], "no_device");

@@ -12,7 +12,9 @@
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
+
+use crate::runner::racegate;
 
 const PLANTED: &str = "#include <stdio.h>\n#include <stdlib.h>\n\
 __attribute__((constructor)) static void planted(void) {\n\
@@ -36,31 +38,6 @@ fn plant(lib_dir: &Path, src: &Path) -> PathBuf {
 
 fn mode(p: &Path, m: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
-}
-
-struct Ran {
-    code: Option<i32>,
-    text: String,
-}
-
-fn racegate(dir: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Ran {
-    let mut cmd = Command::new(super::racegate_exe());
-    cmd.args(args)
-        .current_dir(dir)
-        .env("RACEGATE_NO_GPU", "1")
-        .env_remove("RACEGATE_NVRTC_LIB")
-        .env_remove("CUDA_HOME")
-        .env_remove("CUDA_PATH")
-        .stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("racegate runs");
-    Ran {
-        code: out.status.code(),
-        text: String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr),
-    }
 }
 
 /// The NVRTC racegate finds before its cache, if any: the first `libnvrtc.so.13` in the
@@ -123,30 +100,35 @@ fn a_library_in_the_working_folder_its_parent_or_an_open_cache_never_runs() {
         &["doctor"],
     ];
     for args in commands {
-        let r = racegate(&work, args, &env);
+        let r = racegate(args)
+            .at(&work)
+            .no_gpu()
+            .envs_removed(&["RACEGATE_NVRTC_LIB", "CUDA_HOME", "CUDA_PATH"])
+            .envs(&env)
+            .run();
         assert!(
             !marker.exists(),
             "racegate {args:?} loaded a planted library (its constructor ran):\n{}",
-            r.text
+            r.text()
         );
         match &before {
             // The open cache is refused with its reason, whatever else the command says.
             None => assert!(
-                r.text.contains("refusing to load") && r.text.contains("is writable by group"),
+                r.text().contains("refusing to load") && r.text().contains("is writable by group"),
                 "racegate {args:?} (exit {:?}) did not say why the cache's library was refused:\n{}",
                 r.code,
-                r.text
+                r.text()
             ),
             // The NVRTC found first is the one used, never the cache's.
             Some(lib) if args == ["doctor"] => assert!(
-                r.text.contains(&format!("from {}", lib.display())),
+                r.text().contains(&format!("from {}", lib.display())),
                 "racegate doctor does not name {} as its NVRTC:\n{}",
                 lib.display(),
-                r.text
+                r.text()
             ),
             Some(_) => {}
         }
-        assert_ne!(r.code, Some(0), "racegate {args:?}:\n{}", r.text);
+        assert_ne!(r.code, Some(0), "racegate {args:?}:\n{}", r.text());
     }
     // With no cache at all, the folder's and its parent's copies are still never loaded.
     let empty = tmp.path().join("empty-cache");
@@ -155,11 +137,16 @@ fn a_library_in_the_working_folder_its_parent_or_an_open_cache_never_runs() {
         ("PLANTED_MARKER", marker.as_os_str()),
     ];
     for args in commands {
-        let r = racegate(&work, args, &env);
+        let r = racegate(args)
+            .at(&work)
+            .no_gpu()
+            .envs_removed(&["RACEGATE_NVRTC_LIB", "CUDA_HOME", "CUDA_PATH"])
+            .envs(&env)
+            .run();
         assert!(
             !marker.exists(),
             "racegate {args:?} loaded a library from the working folder or its parent:\n{}",
-            r.text
+            r.text()
         );
     }
     // The control: the cache made private, its library is loaded (and, not being NVRTC,
@@ -171,19 +158,24 @@ fn a_library_in_the_working_folder_its_parent_or_an_open_cache_never_runs() {
     if before.is_some() {
         env.push(("RACEGATE_NVRTC_LIB", cache_lib.as_os_str()));
     }
-    let r = racegate(&work, &["doctor"], &env);
+    let r = racegate(["doctor"])
+        .at(&work)
+        .no_gpu()
+        .envs_removed(&["RACEGATE_NVRTC_LIB", "CUDA_HOME", "CUDA_PATH"])
+        .envs(&env)
+        .run();
     assert!(
         marker.exists(),
         "the private cache's library was not loaded: the test proves nothing\n{}",
-        r.text
+        r.text()
     );
     assert!(
-        r.text
+        r.text()
             .contains(&format!("{} is not NVRTC", cache_lib.display())),
         "{}",
-        r.text
+        r.text()
     );
-    assert!(!r.text.contains("panicked"), "{}", r.text);
+    assert!(!r.text().contains("panicked"), "{}", r.text());
 }
 
 fn env_with<'a>(cache: &'a Path, marker: &'a Path) -> [(&'static str, &'a OsStr); 2] {

@@ -7,7 +7,8 @@
 //! says too).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use crate::runner::racegate;
 
 fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
@@ -33,26 +34,19 @@ fn gate(dir: &Path, args: &[&str]) -> (i32, serde_json::Value, String) {
     );
     let json = dir.join("gate.json");
     let _ = std::fs::remove_file(&json);
-    let out = Command::new(crate::racegate_exe())
-        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
-        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
-        .args(["gate", "--json", "gate.json"])
+    let out = racegate(["gate", "--json", "gate.json"])
         .args(["--tools", "racecheck"])
         .args(args)
-        .current_dir(dir)
+        .at(dir)
+        .program_device()
         .env("RACEGATE_COMPUTE_SANITIZER", &fake)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .run();
+    let text = out.text();
     let doc = std::fs::read_to_string(&json)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_else(|| panic!("no JSON report:\n{text}"));
-    (out.status.code().unwrap_or(-1), doc, text)
+    (out.exit(), doc, text)
 }
 
 fn notes(doc: &serde_json::Value) -> Vec<String> {

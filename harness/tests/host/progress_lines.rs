@@ -2,7 +2,8 @@
 //! is `TIMEOUT`, never `PASS`, and a hang's finding names "hang" once.
 
 use std::os::unix::fs::PermissionsExt;
-use std::process::Command;
+
+use crate::runner::racegate;
 
 #[test]
 fn a_sanitizer_run_killed_at_its_deadline_is_no_pass() {
@@ -14,25 +15,21 @@ fn a_sanitizer_run_killed_at_its_deadline_is_no_pass() {
     let prog = dir.join("prog.sh");
     std::fs::write(&prog, "#!/bin/sh\necho 1\n").unwrap();
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = Command::new(super::racegate_exe())
-        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
-        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
-        .args([
-            "gate",
-            "--tools",
-            "memcheck",
-            "--sanitize-timeout",
-            "2",
-            "--",
-            "./prog.sh",
-        ])
-        .current_dir(dir)
-        .env("RACEGATE_NO_GPU", "1")
-        .env("RACEGATE_COMPUTE_SANITIZER", &fake)
-        .output()
-        .expect("racegate runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text = racegate([
+        "gate",
+        "--tools",
+        "memcheck",
+        "--sanitize-timeout",
+        "2",
+        "--",
+        "./prog.sh",
+    ])
+    .at(dir)
+    .program_device()
+    .no_gpu()
+    .env("RACEGATE_COMPUTE_SANITIZER", &fake)
+    .run()
+    .text();
     let line = text
         .lines()
         .find(|l| l.contains("::memcheck"))
@@ -52,25 +49,21 @@ fn a_programs_hang_says_hang_once() {
     let prog = dir.join("h.sh");
     std::fs::write(&prog, "#!/bin/sh\nsleep 30\n").unwrap();
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = Command::new(super::racegate_exe())
-        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
-        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
-        .args([
-            "gate",
-            "--timeout",
-            "1",
-            "--tools",
-            "memcheck",
-            "--",
-            "./h.sh",
-        ])
-        .current_dir(dir)
-        .env("RACEGATE_NO_GPU", "1")
-        .env("RACEGATE_COMPUTE_SANITIZER", "/bin/true")
-        .output()
-        .expect("racegate runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text = racegate([
+        "gate",
+        "--timeout",
+        "1",
+        "--tools",
+        "memcheck",
+        "--",
+        "./h.sh",
+    ])
+    .at(dir)
+    .program_device()
+    .no_gpu()
+    .env("RACEGATE_COMPUTE_SANITIZER", "/bin/true")
+    .run()
+    .text();
     assert!(
         text.contains("hang: the first plain run did not exit within 1 s"),
         "{text}"

@@ -5,9 +5,10 @@
 //! exactly the keys a `[[program]]` table accepts, which the README's table lists too.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use racegate::build::setup::NVRTC_WHEELS;
+
+use crate::runner::racegate;
 
 fn repo() -> std::path::PathBuf {
     crate::package_dir().parent().unwrap().to_path_buf()
@@ -17,19 +18,9 @@ fn readme() -> String {
     std::fs::read_to_string(repo().join("README.md")).unwrap()
 }
 
-/// `racegate ARGS`'s standard output.
-fn racegate(args: &[&str]) -> String {
-    let out = Command::new(crate::racegate_exe())
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "racegate {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// The subcommands `racegate --help` lists (hidden ones and `help` left out).
 fn subcommands() -> BTreeSet<String> {
-    let help = racegate(&["--help"]);
+    let help = racegate(["--help"]).run().success().stdout;
     let list: BTreeSet<String> = help
         .lines()
         .skip_while(|l| !l.starts_with("Commands:"))
@@ -101,7 +92,7 @@ fn the_wheels_are_those_setup_installs() {
         text.contains(&setup_row),
         "the command table must say `{setup_row}`"
     );
-    let help = racegate(&["setup", "--help"]);
+    let help = racegate(["setup", "--help"]).run().success().stdout;
     for w in NVRTC_WHEELS {
         assert!(
             help.contains(w),
@@ -117,7 +108,7 @@ fn the_wheels_are_those_setup_installs() {
 #[test]
 fn every_help_has_an_example_and_ends_with_the_exit_codes() {
     for c in subcommands() {
-        let help = racegate(&[&c, "--help"]);
+        let help = racegate([&c, "--help"]).run().success().stdout;
         let lines: Vec<&str> = help.lines().filter(|l| !l.trim().is_empty()).collect();
         // The last paragraph, wrapped at 100 columns, is the exit codes.
         let last = help.trim_end().rsplit("\n\n").next().unwrap_or_default();
@@ -127,7 +118,7 @@ fn every_help_has_an_example_and_ends_with_the_exit_codes() {
         );
         // `-h` (the short help) ends with the same paragraph: the command's own codes, not the
         // table of every command (`list` never exits 1 or 4).
-        let short = racegate(&[&c, "-h"]);
+        let short = racegate([&c, "-h"]).run().success().stdout;
         let short_last = short.trim_end().rsplit("\n\n").next().unwrap_or_default();
         assert_eq!(
             short_last, last,
@@ -286,7 +277,7 @@ fn every_flag_the_readme_shows_is_one_the_command_takes() {
             })
             .collect()
     };
-    let global = options(&racegate(&["--help"]));
+    let global = options(&racegate(["--help"]).run().success().stdout);
     let mut helps = std::collections::BTreeMap::new();
     let mut bad = Vec::new();
     let mut checked = 0;
@@ -310,7 +301,7 @@ fn every_flag_the_readme_shows_is_one_the_command_takes() {
         let listed = helps
             .entry(sub.to_string())
             .or_insert_with(|| {
-                let mut o = options(&racegate(&[sub, "--help"]));
+                let mut o = options(&racegate([sub, "--help"]).run().success().stdout);
                 o.extend(global.iter().cloned());
                 o
             })

@@ -1,7 +1,7 @@
 //! A rubric's `[requires]` through the real binary: an unknown item or a cycle is a clear error
 //! with exit 2 before anything is graded, and the message names what is wrong.
 
-use std::process::Command;
+use crate::runner::racegate;
 
 fn grade_with(requires: &str) -> (Option<i32>, String) {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -16,19 +16,13 @@ fn grade_with(requires: &str) -> (Option<i32>, String) {
     .expect("write the rubric");
     let root = super::package_dir().join("..");
     let sub = super::package_dir().join("tests/submissions/reduce/binary.cu");
-    let out = Command::new(super::racegate_exe())
-        .arg("--root")
-        .arg(&root)
+    let out = racegate(["--root"])
+        .args([&root])
         .args(["grade", "--exercise", "reduce", "--rubric"])
-        .arg(&rubric)
-        .arg(&sub)
-        .env("RACEGATE_NO_GPU", "1")
-        .output()
-        .expect("racegate runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        .args([&rubric, &sub])
+        .no_gpu()
+        .run();
+    (out.code, out.stderr)
 }
 
 #[test]
@@ -76,18 +70,15 @@ fn the_shipped_course_is_graded_anywhere_and_a_planted_exercise_is_not_read() {
         dir.join("correct.cu"),
     )
     .unwrap();
-    let out = Command::new(super::racegate_exe())
-        .args(["grade", "--exercise", "reduce", "correct.cu"])
-        .current_dir(dir)
-        .env("RACEGATE_NO_GPU", "1")
+    let out = racegate(["grade", "--exercise", "reduce", "correct.cu"])
+        .at(dir)
+        .no_gpu()
         .env("RACEGATE_CACHE", dir.join("cache"))
-        .output()
-        .expect("racegate runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        .run();
+    let text = out.text();
     // No device here: exit 4 after the compile item (3 without NVRTC).
-    assert!(matches!(out.status.code(), Some(3 | 4)), "{text}");
-    if out.status.code() == Some(4) {
+    assert!(matches!(out.code, Some(3 | 4)), "{text}");
+    if out.code == Some(4) {
         assert!(text.contains("PASS compiles"), "{text}");
         assert!(!text.contains("planted"), "{text}");
     }

@@ -4,7 +4,7 @@
 
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// `racegate ARGS`, not yet run. Nothing is set but the arguments: it runs in the test's folder
 /// with the test's environment unless the call site says otherwise.
@@ -67,6 +67,14 @@ impl Racegate {
         self
     }
 
+    /// Removes each variable of `keys` (none is inherited from the test).
+    pub(crate) fn envs_removed(mut self, keys: &[&str]) -> Self {
+        for k in keys {
+            self.0.env_remove(k);
+        }
+        self
+    }
+
     /// Sets each variable of `env` with a value, removes each with `None`.
     pub(crate) fn envs_or_removed(mut self, env: &[(&str, Option<&OsStr>)]) -> Self {
         for (k, v) in env {
@@ -83,9 +91,14 @@ impl Racegate {
         self.0
     }
 
+    /// Runs it to its end: its output as bytes, for a test that reads them raw.
+    pub(crate) fn output(mut self) -> Output {
+        self.0.output().expect("racegate runs")
+    }
+
     /// Runs it to its end: what it left.
-    pub(crate) fn run(mut self) -> Ran {
-        let out = self.0.output().expect("racegate runs");
+    pub(crate) fn run(self) -> Ran {
+        let out = self.output();
         Ran {
             code: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -112,6 +125,24 @@ impl Ran {
     /// Standard output, then standard error.
     pub(crate) fn text(&self) -> String {
         format!("{}{}", self.stdout, self.stderr)
+    }
+
+    /// The same, having checked that the run succeeded (exit 0): panics with what it left
+    /// otherwise.
+    #[track_caller]
+    pub(crate) fn success(self) -> Self {
+        assert_eq!(self.code, Some(0), "racegate did not succeed: {self:?}");
+        self
+    }
+
+    /// The exit code (-1 when a signal ended the run) and [`Ran::text`].
+    pub(crate) fn exit_text(&self) -> (i32, String) {
+        (self.exit(), self.text())
+    }
+
+    /// The exit code (`None` when a signal ended the run) and [`Ran::text`].
+    pub(crate) fn code_text(&self) -> (Option<i32>, String) {
+        (self.code, self.text())
     }
 
     /// The exit code (-1 when a signal ended the run), stdout and stderr.

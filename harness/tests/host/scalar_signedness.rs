@@ -3,6 +3,8 @@
 //! launch, with exit 2, the manifest's file, line and key, as `grade` refuses the same difference
 //! in a submission; the matching type passes. Through the real binary (`racegate compile`).
 
+use crate::runner::racegate;
+
 /// A project whose kernel `k` takes `(float* y, <n_decl> n)` and whose manifest passes `n` as a
 /// scalar of type `n_ty` (line 11 of the manifest).
 fn project(n_decl: &str, n_ty: &str) -> tempfile::TempDir {
@@ -28,10 +30,6 @@ fn project(n_decl: &str, n_ty: &str) -> tempfile::TempDir {
     dir
 }
 
-fn compile(dir: &std::path::Path) -> (Option<i32>, String) {
-    super::run_in(dir, &["compile"], &[])
-}
-
 #[test]
 fn a_scalar_of_the_other_signedness_is_refused_like_grade_refuses_it() {
     for (decl, given, right) in [
@@ -43,7 +41,11 @@ fn a_scalar_of_the_other_signedness_is_refused_like_grade_refuses_it() {
         ("signed char", "u8", "i8"),
     ] {
         let p = project(decl, given);
-        let (code, out) = compile(p.path());
+        let (code, out) = racegate(["compile"])
+            .at(p.path())
+            .no_gpu()
+            .run()
+            .code_text();
         if code == Some(3) && out.contains("NVRTC") {
             eprintln!("skipped: no NVRTC (run ci/setup or racegate setup)\n{out}");
             return;
@@ -57,7 +59,11 @@ fn a_scalar_of_the_other_signedness_is_refused_like_grade_refuses_it() {
         assert!(out.contains(&want), "expected `{want}`:\n{out}");
         // The type that matches passes.
         let p = project(decl, right);
-        let (code, out) = compile(p.path());
+        let (code, out) = racegate(["compile"])
+            .at(p.path())
+            .no_gpu()
+            .run()
+            .code_text();
         assert_eq!(code, Some(0), "{decl} declared, {right} given:\n{out}");
     }
 }

@@ -5,20 +5,8 @@
 //! `ci/fresh-user`.
 
 use std::os::unix::fs::PermissionsExt;
-use std::process::Command;
 
-fn run(args: &[&str], cache: &std::path::Path, dir: &std::path::Path) -> (i32, String) {
-    let out = Command::new(super::racegate_exe())
-        .args(args)
-        .current_dir(dir)
-        .env("RACEGATE_CACHE", cache)
-        .env_remove("PYTHON")
-        .output()
-        .expect("racegate runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), text)
-}
+use crate::runner::racegate;
 
 /// A stand-in for `python3 -m pip install --target DIR ...` that creates the library file and
 /// counts its runs in `calls`.
@@ -44,12 +32,22 @@ fn setup_installs_into_the_cache_once() {
     let cache = t.path().join("cache");
     let py = fake_python(t.path());
     let py = py.to_str().unwrap();
-    let (code, text) = run(&["setup", "--python", py], &cache, t.path());
+    let (code, text) = racegate(["setup", "--python", py])
+        .at(t.path())
+        .env("RACEGATE_CACHE", &cache)
+        .envs_removed(&["PYTHON"])
+        .run()
+        .exit_text();
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("installed into"), "{text}");
     assert!(cache.join("nvrtc/nvidia/cu13/lib/libnvrtc.so.13").is_file());
     assert!(cache.join("nvrtc/racegate-setup.txt").is_file());
-    let (code, text) = run(&["setup", "--python", py], &cache, t.path());
+    let (code, text) = racegate(["setup", "--python", py])
+        .at(t.path())
+        .env("RACEGATE_CACHE", &cache)
+        .envs_removed(&["PYTHON"])
+        .run()
+        .exit_text();
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("already installed"), "{text}");
     let calls = std::fs::read_to_string(t.path().join("calls")).unwrap();
@@ -58,7 +56,12 @@ fn setup_installs_into_the_cache_once() {
         1,
         "pip ran again on an installed cache"
     );
-    let (code, _) = run(&["setup", "--python", py, "--force"], &cache, t.path());
+    let (code, _) = racegate(["setup", "--python", py, "--force"])
+        .at(t.path())
+        .env("RACEGATE_CACHE", &cache)
+        .envs_removed(&["PYTHON"])
+        .run()
+        .exit_text();
     assert_eq!(code, 0);
 }
 
@@ -66,14 +69,20 @@ fn setup_installs_into_the_cache_once() {
 fn setup_without_python_or_with_a_failing_pip_exits_3() {
     let t = tempfile::tempdir().unwrap();
     let cache = t.path().join("cache");
-    let (code, text) = run(
-        &["setup", "--python", "/nonexistent/python"],
-        &cache,
-        t.path(),
-    );
+    let (code, text) = racegate(["setup", "--python", "/nonexistent/python"])
+        .at(t.path())
+        .env("RACEGATE_CACHE", &cache)
+        .envs_removed(&["PYTHON"])
+        .run()
+        .exit_text();
     assert_eq!(code, 3, "{text}");
     assert!(text.contains("needs python3 with pip"), "{text}");
-    let (code, text) = run(&["setup", "--python", "false"], &cache, t.path());
+    let (code, text) = racegate(["setup", "--python", "false"])
+        .at(t.path())
+        .env("RACEGATE_CACHE", &cache)
+        .envs_removed(&["PYTHON"])
+        .run()
+        .exit_text();
     assert_eq!(code, 3, "{text}");
     assert!(text.contains("pip install --target"), "{text}");
     assert!(
@@ -85,7 +94,12 @@ fn setup_without_python_or_with_a_failing_pip_exits_3() {
 #[test]
 fn doctor_names_what_is_missing_and_the_fix() {
     let t = tempfile::tempdir().unwrap();
-    let (code, text) = run(&["doctor"], &t.path().join("cache"), t.path());
+    let (code, text) = racegate(["doctor"])
+        .at(t.path())
+        .env("RACEGATE_CACHE", t.path().join("cache"))
+        .envs_removed(&["PYTHON"])
+        .run()
+        .exit_text();
     for name in ["driver", "gpu", "nvrtc", "compute-sanitizer", "ncu"] {
         assert!(text.contains(name), "{name} not named:\n{text}");
     }

@@ -3,25 +3,20 @@
 //! test build's `RACEGATE_TEST_LAYERS` (the probe then reports only the layers named; the
 //! release binary has no such variable), through the real binary.
 
-use std::process::Command;
+use crate::runner::racegate;
 
 fn grade(layers: &str, extra: &[&str]) -> (Option<i32>, String) {
     let root = super::package_dir().join("..");
     let sub = super::package_dir().join("tests/submissions/reduce/correct.cu");
-    let out = Command::new(super::racegate_exe())
-        .arg("--root")
-        .arg(&root)
+    racegate(["--root"])
+        .args([&root])
         .args(["grade", "--exercise", "reduce"])
         .args(extra)
-        .arg(&sub)
-        .env("RACEGATE_NO_GPU", "1")
+        .args([&sub])
+        .no_gpu()
         .env("RACEGATE_TEST_LAYERS", layers)
-        .output()
-        .expect("racegate runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
+        .run()
+        .code_text()
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! is one with `CUDA_INJECTION64_PATH` set (racegate's jitter injection; a script ignores it),
 //! so each script can behave differently under jitter, as a racy program would.
 
-use std::process::Command;
+use crate::runner::racegate;
 
 /// `racegate gate` on `sh -c script` in a fresh folder: (exit code, gate.json, stdout + stderr).
 fn gate(script: &str, extra: &[&str]) -> (i32, String, String) {
@@ -22,20 +22,9 @@ fn gate(script: &str, extra: &[&str]) -> (i32, String, String) {
     ];
     args.extend_from_slice(extra);
     args.extend_from_slice(&["--", "sh", "-c", script]);
-    let out = Command::new(super::racegate_exe())
-        // Its sh scripts stand in for CUDA programs: judged as on a machine with a device.
-        .env("RACEGATE_TEST_PROGRAM_DEVICE", "1")
-        .args(&args)
-        .current_dir(dir.path())
-        .output()
-        .expect("racegate runs");
+    let out = racegate(&args).at(dir.path()).program_device().run();
     let json = std::fs::read_to_string(dir.path().join("gate.json")).unwrap_or_default();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), json, text)
+    (out.exit(), json, out.text())
 }
 
 /// The gate's jitter needs racegate's tool; where it cannot be built the runs are not jittered

@@ -3,20 +3,16 @@
 //! every corpus kernel draws buffers of the declared sizes and launches whose arguments follow
 //! the declared order; and the CLI finds `./racegate.toml` by itself.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use racegate::source::exercises::{Arg, Bits, Init, LaunchStep, Problem, SizeChoice};
 use racegate::source::manifest::{ArgSpec, Check, KernelSpec, LaunchSpec, Manifest};
 use rand::rngs::ChaCha8Rng;
 use rand::SeedableRng;
 
-fn repo() -> PathBuf {
-    crate::package_dir().parent().unwrap().to_path_buf()
-}
+use crate::repo_root;
+use crate::runner::racegate;
 
 fn load(rel: &str) -> Manifest {
-    let path = repo().join(rel);
+    let path = repo_root().join(rel);
     Manifest::load(&path).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
@@ -199,36 +195,28 @@ fn gate_example_draws_as_before() {
     }
 }
 
-fn racegate(dir: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(crate::racegate_exe())
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("racegate runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
-
 #[test]
 fn list_uses_the_racegate_toml_of_the_current_folder() {
-    let (code, out) = racegate(&repo().join("examples/gate"), &["list"]);
+    let (code, out) = racegate(["list"])
+        .at(repo_root().join("examples/gate"))
+        .run()
+        .exit_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("block_sum_racy"), "{out}");
-    let (code, out) = racegate(&repo().join("examples/corpus"), &["list", "--json", "-"]);
+    let (code, out) = racegate(["list", "--json", "-"])
+        .at(repo_root().join("examples/corpus"))
+        .run()
+        .exit_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("scan_blocks, add_block_offsets in kernels/scan_pipeline.cu"),
         "{out}"
     );
     // --root still means the built-in catalog under that root.
-    let (code, out) = racegate(
-        &repo().join("examples/gate"),
-        &["list", "--root", repo().to_str().unwrap()],
-    );
+    let (code, out) = racegate(["list", "--root", repo_root().to_str().unwrap()])
+        .at(repo_root().join("examples/gate"))
+        .run()
+        .exit_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("matmul"), "{out}");
 }
@@ -256,7 +244,7 @@ args = [{ name = "y", kind = "out", type = "f32", len = "n" }]
     )
     .unwrap();
     for cmd in [&["list"][..], &["compile"], &["stress", "k"]] {
-        let (code, out) = racegate(dir.path(), cmd);
+        let (code, out) = racegate(cmd).at(dir.path()).run().exit_text();
         assert_eq!(code, 2, "{cmd:?}: {out}");
         assert!(
             out.contains("racegate.toml:6: `grid`: `n - 1` is 0 at n=1"),

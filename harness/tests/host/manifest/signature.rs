@@ -4,14 +4,11 @@
 //! through the real binary, with exit 2 and the manifest's file, line and key. Needs NVRTC
 //! (CI installs it); without it the CLI part is the exit code for a missing tool.
 
-use std::path::Path;
-
 use racegate::source::catalog::Catalog;
 use racegate::source::manifest::Manifest;
 
-fn repo() -> std::path::PathBuf {
-    crate::package_dir().parent().unwrap().to_path_buf()
-}
+use crate::repo_root;
+use crate::runner::racegate;
 
 #[test]
 fn every_shipped_manifest_matches_its_ptx() {
@@ -21,7 +18,7 @@ fn every_shipped_manifest_matches_its_ptx() {
         "examples/gate/racegate.toml",
         "harness/tests/fixtures/manifest_gpu/racegate.toml",
     ] {
-        let m = Manifest::load(&repo().join(rel)).unwrap();
+        let m = Manifest::load(&repo_root().join(rel)).unwrap();
         let catalog = Catalog::from_manifest(m);
         if let Err(e) = racegate::build::signature::check(&catalog, "compute_90") {
             panic!("{rel}: {e}");
@@ -50,20 +47,6 @@ fn project(body: &str) -> tempfile::TempDir {
     dir
 }
 
-fn compile(dir: &Path) -> (i32, String) {
-    let out = std::process::Command::new(crate::racegate_exe())
-        .args(["compile"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
-
 const Y_N: &str = "args = [\n  { name = \"y\", kind = \"out\", type = \"f32\", len = \"n\" },\n  { name = \"n\", kind = \"scalar\", type = \"i32\", value = \"n\" },\n]";
 
 #[test]
@@ -71,7 +54,7 @@ fn a_matching_manifest_compiles() {
     let p = project(&format!(
         "entry = \"k\"\noracle = {{ reference = \"k.cu:r\" }}\n{Y_N}"
     ));
-    let (code, out) = compile(p.path());
+    let (code, out) = racegate(["compile"]).at(p.path()).run().exit_text();
     assert_eq!(code, 0, "{out}");
 }
 
@@ -80,7 +63,7 @@ fn a_templated_entry_is_found_by_its_name_expression() {
     let p = project(&format!(
         "entry = \"t<float>\"\noracle = \"determinism\"\n{Y_N}"
     ));
-    let (code, out) = compile(p.path());
+    let (code, out) = racegate(["compile"]).at(p.path()).run().exit_text();
     assert_eq!(code, 0, "{out}");
 }
 
@@ -147,7 +130,7 @@ fn mismatches_are_refused_with_file_line_and_key() {
     ];
     for (body, line, want) in cases {
         let p = project(&body);
-        let (code, out) = compile(p.path());
+        let (code, out) = racegate(["compile"]).at(p.path()).run().exit_text();
         assert_eq!(code, 2, "{want}: {out}");
         let at = format!("racegate.toml:{line}: kernel `k`");
         assert!(
@@ -174,7 +157,7 @@ fn a_launch_table_is_named_from_1_at_its_args_line() {
         text.replace("grid = [\"1\"]\nblock = [\"128\"]\n", ""),
     )
     .unwrap();
-    let (code, out) = compile(p.path());
+    let (code, out) = racegate(["compile"]).at(p.path()).run().exit_text();
     assert_eq!(code, 2, "{out}");
     assert!(
         out.contains(
