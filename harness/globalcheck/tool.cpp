@@ -849,6 +849,10 @@ void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
             if (n->nodeType == CU_GRAPH_NODE_TYPE_KERNEL) {
                 sanitizerSetLaunchCallbackData(n->launchData.hLaunch, n->launchData.function, n->launchData.hStream,
                                                nullptr);
+                // Its shared memory is not measured here: a kernel also launched in a graph is
+                // never known to have none (racecheck keeps it).
+                if (n->launchData.functionName)
+                    g->per_kernel_shared[n->launchData.functionName] = -1;
                 if (!n->isGraphUpload)
                     g->graph_launches++;
             }

@@ -168,8 +168,6 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
         }
         Ok(d) => d,
     };
-    // The matrix shares the GPU with other racegate processes for the whole run.
-    let _gpu = crate::run::lease::for_command()?;
     if cfg.sanitizer.is_none() {
         outln!("compute-sanitizer not found: the four sanitizer columns will be inconclusive");
     }

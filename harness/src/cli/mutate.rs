@@ -288,8 +288,6 @@ fn run_battery(
         a.html.write_value(&doc, &catalog.root)?;
         return Ok(exit::NO_DEVICE);
     }
-    // The mutants' batteries share the GPU with other racegate processes for the whole run.
-    let _gpu = crate::run::lease::for_command()?;
     let s = Settings::new(a.jobs.jobs)?;
     let cfg = MutateConfig {
         battery: s.battery(

@@ -168,14 +168,14 @@ impl PendingHang {
     }
 }
 
-/// Adds the findings of one sanitizer run of `subject` to `out`, those the built-in list knows
-/// as false positives inside a library's own code to `out.library_reports`; a hang is returned
-/// to be resolved against the plain runs.
 /// compute-sanitizer's warning that its error buffer overflowed (initcheck under a flood of
 /// reports, run 34): "Warning: Error buffer overflow has been detected. Some records have been
 /// dropped".
 const DROPPED: &str = "Some records have been dropped";
 
+/// Adds the findings of one sanitizer run of `subject` to `out`, those the built-in list knows
+/// as false positives inside a library's own code to `out.library_reports`; a hang is returned
+/// to be resolved against the plain runs.
 pub fn add(
     subject: &str,
     r: &SanitizerRun,

@@ -295,6 +295,8 @@ pub fn run(
         cfg.battery.jobs,
         stress::Slot::default,
         |slot, task| -> Result<Done> {
+            // Each mutant's battery shares the GPU with other racegate processes.
+            let _gpu = crate::run::lease::job_share()?;
             let t0 = Instant::now();
             match task {
                 Task::Control(u) => {

@@ -1,8 +1,8 @@
 //! The GPU lease: which racegate processes are on the GPU at once, across threads and
 //! processes (grading batches, gates, several of them on one machine). Two ways in:
 //! [`Access::Shared`], several runs side by side, and [`Access::Exclusive`], one run with the GPU
-//! to itself: a verdict that a neighbour could cause (a missed deadline, a run out of device
-//! memory) is taken again there before it counts, and a timing is taken there.
+//! to itself: a missed deadline, which a neighbour could cause, is taken again there before it
+//! counts (grading also retakes a run out of device memory there), and a timing is taken there.
 //!
 //! An advisory lock (`flock`) on a file in racegate's private cache folder
 //! ([`crate::build::cache`]): the kernel releases it when the holder drops it or its process
@@ -229,17 +229,20 @@ impl GpuLock {
     }
 }
 
-/// How long a whole racegate command waits for its share of the GPU (another racegate holding it
-/// alone for longer is stuck, or runs a program of hours).
+/// How long a job waits for its share of the GPU, or a confirmation for the GPU alone (another
+/// racegate holding it alone for longer is stuck, or runs a program of hours).
 pub const COMMAND_WAIT: Duration = Duration::from_secs(3 * 3600);
 
-/// A share of the GPU held for a whole command whose GPU work does not take the lease run by run
-/// (`check`, a manifest's kernels, `mutate`): it waits while another racegate process holds the
-/// GPU alone to confirm a hang or take a timing, and such a process waits for it; it counts as
-/// one of the [`slots`], whatever it runs inside. `None` on a machine without a device, where
-/// there is nothing to share. Says on stderr whom it waits for after [`NOTE_AFTER`].
-pub fn for_command() -> Result<Option<GpuLock>> {
-    if crate::run::device::probe().is_err() {
+/// A share of the GPU for one job of a command whose jobs do not take the lease run by run
+/// (`check`'s cells, a manifest's kernel jobs, `mutate`'s mutants): held while the job runs and
+/// given back after it, so that a process waiting for the GPU alone (to confirm a hang, take a
+/// timing) waits for the jobs in flight only, and new jobs wait for it; each job counts as one
+/// of the [`slots`]. `None` on a machine without a device (asked once per process), where there
+/// is nothing to share. Says on stderr whom it waits for after [`NOTE_AFTER`]. A job holding it
+/// must not ask for the GPU alone: its own share would be in the way.
+pub fn job_share() -> Result<Option<GpuLock>> {
+    static DEVICE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*DEVICE.get_or_init(|| crate::run::device::probe().is_ok()) {
         return Ok(None);
     }
     GpuLock::acquire(Access::Shared, COMMAND_WAIT, |m| eprintln!("racegate: {m}")).map(Some)

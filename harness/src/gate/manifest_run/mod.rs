@@ -182,9 +182,6 @@ pub fn run_manifest(
     let stress_left =
         stress::StressLeft::new(jobs.iter().filter(|j| matches!(j, Job::Stress(_))).count());
     let own_tools = cfg.tools.iter().any(|t| t.is_own());
-    // The kernels' jobs share the GPU with other racegate processes; the manifest's programs,
-    // after them, take the lease run by run (and may need it alone).
-    let gpu = crate::run::lease::for_command()?;
     let results = std::thread::scope(|s| {
         // Builds ahead, beside the first jobs (which wait for or make their own).
         s.spawn(|| crate::judge::battery::prebuild(&cfg.battery, catalog, &all, own_tools));
@@ -208,6 +205,9 @@ pub fn run_manifest(
                 }
             },
             |slot, job| -> Result<(GateRun, Vec<PendingHang>)> {
+                // Each kernel job shares the GPU with other racegate processes; the manifest's
+                // programs, after the jobs, take the lease run by run (and may need it alone).
+                let _gpu = crate::run::lease::job_share()?;
                 let mut out = GateRun::default();
                 let mut pending = Vec::new();
                 stress_left.before(matches!(job, Job::Stress(_)), slot);
@@ -247,8 +247,6 @@ pub fn run_manifest(
             },
         )
     });
-    let had_gpu = gpu.is_some();
-    drop(gpu);
     let mut run = GateRun {
         subjects: catalog.cases.iter().map(|c| c.name.clone()).collect(),
         ..Default::default()
@@ -260,8 +258,8 @@ pub fn run_manifest(
         pending.extend(hangs);
     }
     // A stress hang beside other GPU work counts once the GPU held alone confirms it.
-    if had_gpu {
-        alone::confirm(catalog, cfg, exe, &mut run)?;
+    if crate::run::device::probe().is_ok() {
+        alone::confirm(catalog, cfg, exe, &mut run);
     }
     for h in pending {
         let subject = h.subject().to_string();

@@ -222,6 +222,8 @@ pub fn run(
                 )
             },
             |slot, task| {
+                // Each cell's runs share the GPU with other racegate processes.
+                let _gpu = crate::run::lease::job_share()?;
                 stress_left.before(matches!(task, Task::Stress(..)), slot);
                 let _span = crate::proc::timeline::span("job", || task_label(&task));
                 let cells = run_task(slot, catalog, &task, cfg, exe, &after_hang);

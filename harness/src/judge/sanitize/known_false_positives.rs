@@ -103,10 +103,11 @@ pub const LIST: &[KnownFalsePositive] = &[
     },
 ];
 
-/// Where CUB's own headers are: the CUDA toolkit's and the pip wheels' CCCL
-/// (`.../include/cccl/cub/`), older toolkits (`.../include/cub/`), the cccl repository
-/// (`cub/cub/`).
-const CUB_FOLDERS: &[&str] = &["/include/cccl/cub/", "/include/cub/", "/cub/cub/"];
+/// Where CUB's own headers are: an installed CCCL, the CUDA toolkit's or a pip wheel's
+/// (`.../include/cccl/cub/`), or an older toolkit's (`.../include/cub/`). A CUB inside the
+/// gated tree (a vendored or patched copy, CCCL's own repository) is the user's code, never set
+/// aside.
+const CUB_FOLDERS: &[&str] = &["/include/cccl/cub/", "/include/cub/"];
 
 /// The entry of [`LIST`] that `f`, a normalized finding of `tool`, matches, if any.
 pub fn known(tool: Tool, f: &Finding) -> Option<&'static KnownFalsePositive> {
@@ -124,14 +125,18 @@ pub fn known(tool: Tool, f: &Finding) -> Option<&'static KnownFalsePositive> {
     })
 }
 
-/// The path of `file` inside CUB's own folder (`thread/thread_load.cuh`), when it is there.
+/// The path of `file` inside an installed CUB's folder (`thread/thread_load.cuh`), when it is
+/// there. Paths under the gated root are relative (normalized so): only an absolute path, one
+/// outside the root, or a Python environment's installed package under it can be an installed
+/// library's.
 fn cub_header(file: &str) -> Option<&str> {
-    // A relative path (a toolkit under the root) is looked at from its first folder on.
-    let at = |folder: &str| match file.rfind(folder) {
-        Some(i) => Some(&file[i + folder.len()..]),
-        None => file.strip_prefix(&folder[1..]),
-    };
-    CUB_FOLDERS.iter().find_map(|folder| at(folder))
+    if !file.starts_with('/') && !file.contains("/site-packages/") {
+        return None;
+    }
+    CUB_FOLDERS.iter().find_map(|folder| {
+        let i = file.rfind(folder)?;
+        Some(&file[i + folder.len()..])
+    })
 }
 
 /// A function's own name from the name a tool gives: `ThreadLoad` from `ThreadLoad`,
@@ -189,7 +194,7 @@ mod tests {
     }
 
     #[test]
-    fn cubs_headers_are_found_in_the_toolkit_the_wheels_and_the_cccl_repository() {
+    fn cubs_headers_are_found_in_the_toolkit_and_the_wheels_never_in_the_gated_tree() {
         for (file, header) in [
             (
                 "/usr/local/cuda-13.0/targets/x86_64-linux/include/cccl/cub/thread/thread_load.cuh",
@@ -203,11 +208,10 @@ mod tests {
                 ".venv/lib/python3.12/site-packages/nvidia/cu13/include/cccl/cub/block/block_merge_sort.cuh",
                 Some("block/block_merge_sort.cuh"),
             ),
-            (
-                "/home/coder/cccl/cub/cub/block/block_merge_sort.cuh",
-                Some("block/block_merge_sort.cuh"),
-            ),
-            ("cub/cub/agent/agent_merge_sort.cuh", Some("agent/agent_merge_sort.cuh")),
+            // CCCL's own repository, or a CUB vendored into the gated tree: the user's code.
+            ("/home/coder/cccl/cub/cub/block/block_merge_sort.cuh", None),
+            ("cub/cub/agent/agent_merge_sort.cuh", None),
+            ("third_party/cccl/include/cccl/cub/thread/thread_load.cuh", None),
             ("src/thread_load.cuh", None),
             ("kernels/cub_like/thread/thread_load.cuh", None),
         ] {
