@@ -234,8 +234,8 @@ pub(super) fn second_look<L: Hold, R>(
         // Nobody was beside the first run either: it missed on its own time (an intermittent
         // deadlock hangs some runs only), and that miss stays the run.
         let note = format!(
-            "missed its {d:.0} s deadline with no other run on the GPU; run again alone it \
-             finished in {:.1} s (an intermittent hang)",
+            "missed its {d:.0} s deadline with no other racegate run seen on the GPU; run again \
+             alone it finished in {:.1} s (an intermittent hang)",
             took(&again)
         );
         return Ok((first, Said::Note(note)));
