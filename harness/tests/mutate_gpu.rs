@@ -11,7 +11,7 @@ use crate::util::{gpu_slots, run_cli, Device};
 /// `matmul_tiled16::no_sync_after_load` and `::no_sync_after_compute`: stress 50/50). The
 /// transpose's padding and swizzle removed are slow, not wrong: killed by `perf` (Nsight
 /// Compute's bank conflicts against `//@ perf: ... bank-conflicts=none`), so this one needs ncu
-/// with counters permitted, as on the H200 (issue #28).
+/// with counters permitted, as on the H200.
 const RUNS: [(&str, &str); 3] = [
     (
         "kernels/reduce_sequential.cu",

@@ -4,7 +4,7 @@
 //! (the file checks, compilation and the signature check, with no GPU: never graded, exit 4)
 //! and `grade::gpu::<folder>::<sample>` (the whole grade: exit 0 at full points, else 1). Both
 //! run with `RACEGATE_GRADE_SECRET` set and fail if the secret shows in any output; `within`
-//! bounds the host grade's seconds. `hostile/` holds every attack on the grader (issue #13).
+//! bounds the host grade's seconds. `hostile/` holds every attack on the grader.
 //! Missing samples, an unreadable `expected.toml` or a sample it does not list each fail a
 //! trial of their own.
 

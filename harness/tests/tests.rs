@@ -145,7 +145,7 @@ mod selftest {
         s.join(", ")
     }
 
-    /// Issue #32: with `--run-ignored only` nextest reported 10 GPU trials as PASS on a machine
+    /// With `--run-ignored only` nextest once reported 10 GPU trials as PASS on a machine
     /// without a GPU. Every GPU trial is listed as ignored without a device, and run anyway it
     /// fails with "no CUDA device", in one process (`cargo test -- --ignored`) and in one
     /// process per test, judged by the exit code, as nextest runs them.
@@ -253,7 +253,7 @@ mod selftest {
         Ok(())
     }
 
-    /// Issue #32: the `gpu` test group's filter named `^grade::gpu::` and `^snapshot::`, but
+    /// The `gpu` test group's filter once named `^grade::gpu::` and `^snapshot::`, but
     /// nextest sees `[gpu] grade::gpu::...` and `[host] snapshot::...`, so GPU trials ran outside
     /// the group and host snapshots inside it. Every override of `.config/nextest.toml` that
     /// names the group, applied to what `--list` prints (the names nextest sees), must take in

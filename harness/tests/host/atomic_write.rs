@@ -1,6 +1,6 @@
-//! The one atomic write and the lock around read-modify-write of a baseline (issue #25):
-//! concurrent `--update-baseline` runs lost entries (8 runs each adding one left 4 to 7), and a
-//! rewritten file lost its mode (0664 became 0600).
+//! `atomic_write::<name>`: the one atomic write and the lock around read-modify-write of a
+//! baseline: concurrent `--update-baseline` runs lost entries (8 runs each adding one left 4 to 7),
+//! and a rewritten file lost its mode (0664 became 0600).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

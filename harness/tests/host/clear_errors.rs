@@ -1,7 +1,7 @@
 //! Bad input named clearly, before any work, with exit 2: a manifest source that is a FIFO, a
-//! folder or a device; limits too large to hold; a `--root` that does not exist; a secret file
-//! that is not text; `grade --manifest`. And the grading secret never reaches a program that
-//! `gate` runs, whichever variable carried it.
+//! folder or a device; a `racegate.toml` that is no file; limits too large to hold; a `--root`
+//! that does not exist; a secret file that is not text; `grade --manifest`. And the grading
+//! secret never reaches a program that `gate` runs, whichever variable carried it.
 
 use std::path::Path;
 
@@ -137,4 +137,22 @@ fn a_kernel_file_that_is_not_there_keeps_the_os_reason_once() {
     assert_eq!(out.matches("No such file or directory").count(), 1, "{out}");
     // The OS error is the cause, printed last in the chain, not text inside the message.
     assert!(out.trim_end().ends_with("(os error 2)"), "{out}");
+}
+
+/// A `racegate.toml` that is a folder (or anything not a file) is refused by name, not passed
+/// over for a search for `kernels/` that then says there is no manifest.
+#[test]
+fn a_manifest_that_is_not_a_file_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("racegate.toml");
+    std::fs::create_dir(&m).unwrap();
+    let (code, _, err) = racegate(["list"]).at(dir.path()).run().parts();
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("racegate.toml is a directory"), "{err}");
+    std::fs::remove_dir(&m).unwrap();
+    std::os::unix::fs::symlink("nowhere.toml", &m).unwrap();
+    let (code, _, err) = racegate(["list"]).at(dir.path()).run().parts();
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("racegate.toml"), "{err}");
+    assert!(!err.contains("no kernels/ folder"), "{err}");
 }

@@ -1,10 +1,10 @@
-//! Containment that does not rest on the child's cooperation, through the real binary (issue
-//! #23): a program under `racegate gate -- PROGRAM` that starts a process which leaves its
-//! session and clears its environment (`env -i setsid`), or double-forks, leaves nothing
-//! running after racegate; each job runs in a cgroup v2 of its own that is gone afterwards
-//! (where this machine lets racegate make one; with `RACEGATE_NO_CGROUP=1` the fallback, racegate
-//! as child subreaper killing by parent pid, does the same); and SIGINT or SIGTERM to racegate
-//! ends every job and exits 130 or 143 (a second signal at once).
+//! `containment::<name>`: containment that does not rest on the child's cooperation, through the
+//! real binary: a program under `racegate gate -- PROGRAM` that starts a process which leaves its
+//! session and clears its environment (`env -i setsid`), or double-forks, leaves nothing running
+//! after racegate; each job runs in a cgroup v2 of its own that is gone afterwards (where this
+//! machine lets racegate make one; with `RACEGATE_NO_CGROUP=1` the fallback, racegate as child
+//! subreaper killing by parent pid, does the same); and SIGINT or SIGTERM to racegate ends every
+//! job and exits 130 or 143 (a second signal at once).
 //!
 //! Program mode runs the program plainly without a GPU (the sanitizer runs are inconclusive,
 //! the exit is 4), which is all these tests need. Each `sleep` carries a number unique to the

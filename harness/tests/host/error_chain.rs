@@ -1,5 +1,5 @@
-//! Every error the binary prints carries its cause chain, OS error text included, and a path
-//! the user got wrong is bad input (exit 2), not inconclusive (issue #25).
+//! `error_chain::<name>`: every error the binary prints carries its cause chain, OS error text
+//! included, and a path the user got wrong is bad input (exit 2), not inconclusive.
 
 use crate::repo_root;
 use crate::runner::racegate;

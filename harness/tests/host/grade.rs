@@ -1,12 +1,13 @@
-//! `grade::<name>`: `racegate grade` end to end without a device, on folders of students, a
-//! batch with hostile files, an oversized file, the output formats and another user's cache
-//! folder. What each sample submission gets is `racegate-tests`' `grade::host::<exercise>::*`,
+//! `grade::<name>`: `racegate grade` end to end without a device, on folders of students (one
+//! of them unreadable), a batch with hostile files, an oversized file, the output formats,
+//! another user's cache folder and a compile memory limit too small for the exercise's reference. What each sample submission gets is `racegate-tests`' `grade::host::<exercise>::*`,
 //! and the graded runs on a GPU its `grade::gpu::*`.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use crate::runner::racegate;
-use crate::{repo_root, temp_dir, Failed};
+use crate::{nvrtc_or_not_run, repo_root, temp_dir, Failed};
 
 /// The sample submissions, one folder per exercise.
 fn submissions(root: &Path) -> PathBuf {
@@ -304,4 +305,112 @@ fn batch_csv_and_formats() -> Result<(), Failed> {
         return Err(format!("unknown exercise: exit {code}: {stderr}").into());
     }
     Ok(())
+}
+
+/// A `--compile-memory` so small that the exercise's own reference cannot compile is the
+/// configuration's fault: exit 2 naming the flag, nothing graded (it was a zero for
+/// "compiles" for every correct submission). The default limits grade normally.
+#[test]
+fn a_compile_memory_too_small_for_the_reference_is_bad_input() {
+    let root = repo_root();
+    if !nvrtc_or_not_run() {
+        return;
+    }
+    let sub = root.join("harness/tests/submissions/reduce/correct.cu");
+    let sub = sub.to_str().unwrap();
+    let root_s = root.to_str().unwrap();
+    for mib in ["256", "300"] {
+        let (code, out, err) = racegate([
+            "--root",
+            root_s,
+            "grade",
+            "--exercise",
+            "reduce",
+            "--compile-memory",
+            mib,
+            sub,
+        ])
+        .at(&root)
+        .no_gpu()
+        .run()
+        .parts();
+        assert_eq!(code, 2, "--compile-memory {mib}: {out}{err}");
+        assert!(
+            err.contains("--compile-memory is too small") && err.contains("Nothing was graded"),
+            "{err}"
+        );
+        assert!(!out.contains("compiles"), "graded anyway: {out}");
+    }
+    // Limits the reference fits in, given or by default, grade as always (no false alarm).
+    for extra in [&["--compile-memory", "1024"][..], &[]] {
+        let mut args = vec!["--root", root_s, "grade", "--exercise", "reduce"];
+        args.extend_from_slice(extra);
+        args.push(sub);
+        let (code, out, err) = racegate(&args).at(&root).no_gpu().run().parts();
+        assert_eq!(code, 4, "{extra:?}: {out}{err}");
+        assert!(out.contains("PASS compiles"), "{extra:?}: {out}");
+        assert!(!err.contains("too small"), "{err}");
+    }
+}
+
+/// One student's folder that cannot be read is skipped with a note; the others are graded
+/// (it aborted the whole batch). Permissions bind root only through another uid: as root the
+/// command runs as `nobody` (setpriv), so the test runs everywhere. The course is the one
+/// racegate ships (no `--root`), written into the test's own cache: `nobody` may be unable to
+/// reach the checkout at all (a GPU runner's copy under a private `mktemp -d` folder).
+#[test]
+fn an_unreadable_student_folder_is_skipped_and_the_batch_goes_on() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let batch = dir.path().join("batch");
+    let cache = dir.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    let correct = root.join("harness/tests/submissions/reduce/correct.cu");
+    for student in ["alice", "bob", "carol"] {
+        let d = batch.join(student);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::copy(&correct, d.join("reduce.cu")).unwrap();
+    }
+    std::fs::set_permissions(batch.join("bob"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let root_uid = unsafe { libc::getuid() } == 0;
+    let mut cmd = if root_uid {
+        for p in [&batch, &cache] {
+            std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+        }
+        for s in ["alice", "carol"] {
+            std::os::unix::fs::chown(batch.join(s), Some(65534), Some(65534)).unwrap();
+        }
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(crate::racegate_exe());
+        c
+    } else {
+        Command::new(crate::racegate_exe())
+    };
+    let out = cmd
+        .args(["grade", "--exercise", "reduce"])
+        .arg(&batch)
+        .env("RACEGATE_NO_GPU", "1")
+        .env("RACEGATE_CACHE", &cache)
+        .env("HOME", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .expect("racegate runs");
+    std::fs::set_permissions(batch.join("bob"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, stdout, stderr) = (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(code, 4, "no device: {stdout}{stderr}");
+    assert!(
+        stderr.contains("bob: a folder that cannot be read: Permission denied"),
+        "{stderr}"
+    );
+    for s in ["alice/reduce.cu", "carol/reduce.cu"] {
+        assert!(stdout.contains(s), "{s} not graded: {stdout}{stderr}");
+    }
+    assert!(!stdout.contains("bob"), "{stdout}");
 }

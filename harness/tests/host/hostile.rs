@@ -1,10 +1,10 @@
-//! Paths a user gives, handled as hostile, through the real binary (issue #23 item 5): a FIFO
-//! as the baseline, the `--expect` file, the manifest, a report file or `$GITHUB_STEP_SUMMARY`
-//! ends the run at once with exit 2 and a message naming it (every run here has a deadline, so
-//! a hang fails the test); a report written over an input of the run is refused and the input
-//! kept; a library planted in racegate's cache where others could write it is refused and its
-//! code never runs; 200 MB of program output cost racegate a bounded amount of memory, and a
-//! difference in its middle is still seen.
+//! `hostile::<name>`: paths a user gives, handled as hostile, through the real binary: a FIFO as
+//! the baseline, the `--expect` file, the manifest, a report file or `$GITHUB_STEP_SUMMARY` ends
+//! the run at once with exit 2 and a message naming it (every run here has a deadline, so a hang
+//! fails the test); a report written over an input of the run is refused and the input kept; a
+//! library planted in racegate's cache where others could write it is refused and its code never
+//! runs; 200 MB of program output cost racegate a bounded amount of memory, and a difference in its
+//! middle is still seen.
 
 use std::ffi::OsStr;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! line for each kernel as it goes; checking a kernel's arguments is linear in their number
 //! (measured as a ratio of two sizes side by side, never against a clock).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::runner::racegate;
 
@@ -81,4 +81,68 @@ fn argument_checks_grow_linearly() {
         ratio < 8.0,
         "32000 arguments took {ratio:.1}x as long as 8000 ({small:.2} s, {large:.2} s)"
     );
+}
+
+/// A folder with `k.cu` and a manifest of `n` kernels sharing it.
+fn many_kernels(n: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), crate::exit_codes::GOOD).unwrap();
+    let mut text = String::with_capacity(n * 200);
+    for i in 0..n {
+        text.push_str(&format!(
+            "[[kernel]]\nname = \"k{i}\"\nsource = \"k.cu\"\nentry = \"k\"\nsizes = {{ n = [1, 9] }}\n\
+             grid = [\"1\"]\nblock = [\"1\"]\noracle = \"determinism\"\n\
+             args = [{{ name = \"y\", kind = \"out\", type = \"f32\", len = \"n\" }}, \
+             {{ name = \"n\", kind = \"scalar\", type = \"i32\", value = \"n\" }}]\n"
+        ));
+    }
+    std::fs::write(dir.path().join("racegate.toml"), text).unwrap();
+    dir
+}
+
+/// `racegate list` of n kernels: the CPU time of that child alone (from `wait4`), so that other
+/// tests running beside it do not skew the comparison.
+fn list_time(n: usize) -> Duration {
+    let dir = many_kernels(n);
+    let out_path = dir.path().join("out.txt");
+    // Reaped by wait4 below, which gives this child's own CPU time.
+    #[allow(clippy::zombie_processes)]
+    let child = racegate(["list"])
+        .at(dir.path())
+        .command()
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("racegate runs");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 reaps our own child and fills both.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "list of {n}: {status}"
+    );
+    let stdout = std::fs::read_to_string(&out_path).unwrap();
+    assert!(
+        stdout.contains(&format!("k{}  ", n - 1)),
+        "the last kernel is listed"
+    );
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// `list` is linear in the kernels: 20,000 take at most about twice the CPU time of 10,000 (3x
+/// allowed), and neither takes long. Each line number was a count of the newlines before it
+/// and each name a search of the names before it: 20,000 kernels took 6 minutes.
+#[test]
+fn list_of_many_kernels_is_linear() {
+    let small = list_time(10_000);
+    let big = list_time(20_000);
+    assert!(
+        big < small * 3,
+        "10,000 kernels: {small:?}, 20,000: {big:?} (quadratic?)"
+    );
+    assert!(big < Duration::from_secs(60), "20,000 kernels: {big:?}");
 }

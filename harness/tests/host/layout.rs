@@ -1,5 +1,5 @@
 //! The shape of the source tree, checked: no import circle between the files of `harness/src`,
-//! `main.rs` under 150 lines and no file over 600 (issue #11). Run alone with
+//! `main.rs` under 150 lines and no file over 600. Run alone with
 //! `cargo test --test host layout`.
 //!
 //! Each file is a module (`a/b.rs` is `a::b`, `a/mod.rs` is `a`); a path such as

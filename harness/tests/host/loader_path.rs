@@ -186,3 +186,39 @@ fn nvrtc_is_opened_by_path_only_so_a_libnvrtc_so_on_the_search_path_is_never_ask
     );
     assert_eq!(code, Some(3), "{text}");
 }
+
+/// `RACEGATE_NVRTC_LIB` at libraries that are not NVRTC: a tool failure (exit 3) naming the path
+/// and what it lacks, never cudarc's panic (exit 101).
+#[test]
+fn a_library_that_is_not_nvrtc_is_a_tool_failure() {
+    let dir = crate::exit_codes::project(crate::exit_codes::GOOD, "");
+    let libs: Vec<String> = ["libm.so.6", "libc.so.6", "libpthread.so.0", "libdl.so.2"]
+        .iter()
+        .flat_map(|l| {
+            [
+                "/lib/x86_64-linux-gnu",
+                "/usr/lib/x86_64-linux-gnu",
+                "/lib64",
+                "/usr/lib64",
+                "/lib/aarch64-linux-gnu",
+            ]
+            .iter()
+            .map(move |d| format!("{d}/{l}"))
+        })
+        .filter(|p| Path::new(p).is_file())
+        .collect();
+    assert!(!libs.is_empty(), "no libm.so.6 or libc.so.6 found");
+    for lib in &libs {
+        let out = racegate(["compile"])
+            .at(dir.path())
+            .envs(&[("RACEGATE_NVRTC_LIB", lib)])
+            .output();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{lib}: {err}");
+        assert!(
+            err.contains(lib.as_str()) && err.contains("nvrtcCreateProgram"),
+            "{lib}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{lib}: {err}");
+    }
+}

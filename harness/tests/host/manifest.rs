@@ -1,9 +1,11 @@
 //! `manifest::<name>`: the racegate.toml parser on one good kernel and the ways to get it wrong;
-//! every error names the file and line. The keys of issue #12 are in `manifest/keys.rs` (arguments)
-//! and `manifest/launches.rs` (launches and the reference's), the checks over the whole size
-//! range in `manifest/checks.rs`, and the two example manifests (`examples/corpus`,
-//! `examples/gate`) in `manifest/examples.rs`.
+//! every error names the file and line. The argument keys are in `manifest/keys.rs`, the launch
+//! keys (and the reference's) in `manifest/launches.rs`, the checks over the whole size range in
+//! `manifest/checks.rs`, values past the parser's bounds in `manifest/bounds.rs`, the manifests
+//! against their kernels' compiled code in `manifest/signature.rs`, and the two example
+//! manifests (`examples/corpus`, `examples/gate`) in `manifest/examples.rs`.
 
+mod bounds;
 mod checks;
 mod examples;
 mod keys;

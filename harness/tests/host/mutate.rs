@@ -694,3 +694,29 @@ args = [
         "{all:?}"
     );
 }
+
+/// A kernel with a UTF-8 byte-order mark mutates exactly as without it: the same mutants, ids
+/// and diffs (the mark stayed in the text `mutate` read, and in its line 1).
+#[test]
+fn a_byte_order_mark_does_not_change_mutate() {
+    let one_line = "extern \"C\" __global__ void k(float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 1.0f; }\n";
+    let mut outs = Vec::new();
+    for bom in ["", "\u{feff}"] {
+        let dir = crate::exit_codes::project(&format!("{bom}{one_line}"), "");
+        let out = racegate(["mutate", "--json", "-"]).at(dir.path()).output();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(json.contains("bounds-off-by-one"), "{json}");
+        assert!(
+            !json.contains('\u{feff}'),
+            "the mark is in the mutants: {json}"
+        );
+        outs.push(json);
+    }
+    assert_eq!(outs[0], outs[1]);
+}

@@ -1,5 +1,6 @@
-//! Issue #32: without a device, manifest-mode `gate`, `stress`, `sanitize`, `bench`, `perf` and
-//! `mutate --run` still write every artifact asked for (verdict `no_device`), and still exit 4.
+//! `no_device_artifacts::<name>`: without a device, manifest-mode `gate`, `stress`, `sanitize`,
+//! `bench`, `perf` and `mutate --run` still write every artifact asked for (verdict `no_device`),
+//! and still exit 4.
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
-//! Issue #32: onboarding outside racegate's checkout names racegate.toml and --manifest first;
-//! `list` on a manifest shows the manifest's columns; every command's --help ends with its exit
-//! codes and has an example.
+//! `onboarding::<name>`: outside racegate's checkout, the first errors name racegate.toml and
+//! --manifest first; `list` on a manifest shows the manifest's columns; every command's --help ends
+//! with its exit codes and has an example.
 
 use crate::runner::racegate;
 

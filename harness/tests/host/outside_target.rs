@@ -1,6 +1,6 @@
-//! Issue #32: racegate run from outside its checkout (a `CARGO_TARGET_DIR` elsewhere, a temporary
-//! folder as the current one) still finds the NVRTC that `ci/setup` put in the checkout's
-//! `.racegate/nvrtc`, and `racegate doctor` says where it looked.
+//! `outside_target::<name>`: racegate run from outside its checkout (a `CARGO_TARGET_DIR`
+//! elsewhere, a temporary folder as the current one) still finds the NVRTC that `ci/setup` put in
+//! the checkout's `.racegate/nvrtc`, and `racegate doctor` says where it looked.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

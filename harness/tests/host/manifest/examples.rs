@@ -1,7 +1,7 @@
-//! `manifest::examples::<name>`: the two manifests the repository ships, `examples/corpus`
-//! (38 user-shaped kernels written against the format of issue #12) and `examples/gate`, parse;
-//! every corpus kernel draws buffers of the declared sizes and launches whose arguments follow
-//! the declared order; and the CLI finds `./racegate.toml` by itself.
+//! `manifest::examples::<name>`: the two manifests the repository ships, `examples/corpus` (38
+//! user-shaped kernels written against the manifest format) and `examples/gate`, parse; every
+//! corpus kernel draws buffers of the declared sizes and launches whose arguments follow the
+//! declared order; and the CLI finds `./racegate.toml` by itself.
 
 use racegate::source::exercises::{Arg, Bits, Init, LaunchStep, Problem, SizeChoice};
 use racegate::source::manifest::{ArgSpec, Check, KernelSpec, LaunchSpec, Manifest};

@@ -1,6 +1,6 @@
-//! `manifest::keys::<name>`: the argument keys of issue #12 (types, scalar values, generators,
-//! `compare`, `unwritten`, the kernel-level `tolerance`) and `include`, on a good kernel: what
-//! each parses to, what a drawn problem then holds, and the mistakes each can be written with.
+//! `manifest::keys::<name>`: the argument keys (types, scalar values, generators, `compare`,
+//! `unwritten`, the kernel-level `tolerance`) and `include`, on a good kernel: what each parses to,
+//! what a drawn problem then holds, and the mistakes each can be written with.
 
 use racegate::source::exercises::{Arg, Bits, Elem, Init, Problem, Tolerance};
 use racegate::source::manifest::gen::Gen;

@@ -1,5 +1,5 @@
-//! The misses found in review of streamcheck (issue 29), each fixed or made inconclusive, on
-//! synthetic traces: the lines are written by hand in the recorder's format
+//! `streamcheck::misses::<name>`: the misses found in review of streamcheck, each fixed or made
+//! inconclusive, on synthetic traces: the lines are written by hand in the recorder's format
 //! (`harness/globalcheck/streams.cpp`), not captured on a GPU. Where the fix is the recorder's
 //! (guards at launches and on managed/mapped memory, the `unguard` line), these test what the model
 //! concludes from the lines the recorder now writes; the recorder itself was not run on the device.
