@@ -90,26 +90,7 @@ impl Hold for Lease {
             return Ok((f(), false));
         }
         let held = GpuLock::acquire(Access::Shared, LEASE_WAIT, |_| {})?;
-        let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        let held = &held;
-        let (out, crowded) = std::thread::scope(|s| {
-            let watcher = s.spawn(move || loop {
-                // A probe that fails cannot show the run was alone: crowded.
-                if held.neighbours().unwrap_or(true) {
-                    return true;
-                }
-                if stopped.recv_timeout(WATCH_EVERY)
-                    != Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-                {
-                    // One last look: a run that came in the last moments counts too.
-                    return held.neighbours().unwrap_or(true);
-                }
-            });
-            let out = f();
-            drop(stop);
-            // A watcher that panicked saw nothing it can vouch for: crowded.
-            (out, watcher.join().unwrap_or(true))
-        });
+        let (out, crowded) = held.watch(WATCH_EVERY, f);
         Ok((out, crowded))
     }
 }

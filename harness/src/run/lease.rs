@@ -48,7 +48,6 @@ pub struct GpuLock {
     slot: Option<(usize, std::fs::File)>,
     /// The lock file, whose slot files [`GpuLock::neighbours`] looks at.
     path: std::path::PathBuf,
-    slots: usize,
 }
 
 /// The number of shared slots: `RACEGATE_GPU_SLOTS`, else [`DEFAULT_SLOTS`].
@@ -206,8 +205,28 @@ impl GpuLock {
             _file: file,
             slot,
             path: path.to_path_buf(),
-            slots,
         }))
+    }
+
+    /// Runs `f` and says whether another run held one of the GPU's shared slots at some moment
+    /// meanwhile ([`GpuLock::neighbours`], looked at `every` and once more at the end). A look
+    /// that fails cannot show the run was alone: crowded.
+    pub fn watch<T>(&self, every: Duration, f: impl FnOnce() -> T) -> (T, bool) {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        std::thread::scope(|s| {
+            let watcher = s.spawn(move || loop {
+                if self.neighbours().unwrap_or(true) {
+                    return true;
+                }
+                if stopped.recv_timeout(every) != Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                    return self.neighbours().unwrap_or(true);
+                }
+            });
+            let out = f();
+            drop(stop);
+            // A watcher that panicked saw nothing it can vouch for: crowded.
+            (out, watcher.join().unwrap_or(true))
+        })
     }
 
     /// Whether another run holds one of the GPU's shared slots now, this holder's own aside:
@@ -217,8 +236,23 @@ impl GpuLock {
         let Some((mine, _)) = &self.slot else {
             return Ok(false);
         };
-        for i in (0..self.slots).filter(|i| i != mine) {
-            let p = self.path.with_extension(format!("slot-{i}"));
+        let own = self.path.with_extension(format!("slot-{mine}"));
+        // Every slot file there is, not only this process's count of them: another process may
+        // have been told of more slots (`RACEGATE_GPU_SLOTS`).
+        let prefix = format!(
+            "{}.slot-",
+            self.path.file_stem().unwrap_or_default().to_string_lossy()
+        );
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let entries = std::fs::read_dir(dir).map_err(|e| Error::io("listing", dir, e))?;
+        for entry in entries {
+            let p = entry.map_err(|e| Error::io("listing", dir, e))?.path();
+            let named = p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix));
+            if !named || p == own {
+                continue;
+            }
             match open(&p)?.try_lock_shared() {
                 Ok(()) => {}
                 Err(std::fs::TryLockError::WouldBlock) => return Ok(true),
@@ -333,6 +367,29 @@ mod tests {
             alone.expect("no error").is_none(),
             "two shared holders are in the way"
         );
+    }
+
+    #[test]
+    fn a_watched_run_sees_a_neighbour_that_came_and_went_while_it_ran() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("gpu-0.lock");
+        let take = || {
+            GpuLock::take(&path, Access::Shared, Duration::ZERO, keep, 3)
+                .expect("no error")
+                .expect("a free slot")
+        };
+        let mine = take();
+        let every = Duration::from_millis(20);
+        let ((), crowded) = mine.watch(every, || std::thread::sleep(Duration::from_millis(100)));
+        assert!(!crowded, "nobody else held a slot");
+        let ((), crowded) = mine.watch(every, || {
+            std::thread::sleep(Duration::from_millis(60));
+            let other = take();
+            std::thread::sleep(Duration::from_millis(250));
+            drop(other);
+            std::thread::sleep(Duration::from_millis(60));
+        });
+        assert!(crowded, "a neighbour held a slot in the middle of the run");
     }
 
     #[test]
