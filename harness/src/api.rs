@@ -37,11 +37,16 @@ use crate::source::catalog::Catalog;
 use crate::source::manifest::Manifest;
 use crate::{cli::workers, run::device, Error, Result};
 
-// Every type a public result holds is reachable from here (`Diff::relabelled` holds
-// `Relabelled`).
+// Every type the public API reaches is named here: the results and what they hold
+// (`Diff::relabelled` holds `Relabelled`, `GateRun::library_reports` a `LibraryReport` and its
+// `KnownFalsePositive`) and `GateRun::events`' `GateEvent`. The results are
+// `#[non_exhaustive]`: racegate makes them, a user reads them.
+pub use crate::gate::finding::LibraryReport;
 pub use crate::gate::{
-    Accepted, Checked, Detection, Diff, GateFinding, GateRun, Identity, Inconclusive, Relabelled,
+    Accepted, Checked, Detection, Diff, GateEvent, GateFinding, GateRun, Identity, Inconclusive,
+    Relabelled,
 };
+pub use crate::judge::sanitize::known_false_positives::KnownFalsePositive;
 pub use crate::judge::sanitize::Tool;
 
 /// A gate on the kernels of one `racegate.toml`, with its options.

@@ -23,6 +23,7 @@ pub const VERSION: u32 = 2;
 /// An accepted finding: its identity, its fingerprint (what is matched), and where it was when
 /// accepted (for people; never matched).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Accepted {
     /// Who found what where, without the line.
     #[serde(flatten)]
@@ -221,6 +222,7 @@ fn is_stale(run: &GateRun, a: &Accepted) -> bool {
 
 /// A run compared with a baseline.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct Diff<'a> {
     /// Findings the baseline does not accept: these fail the gate.
     pub new: Vec<&'a GateFinding>,
@@ -240,6 +242,7 @@ pub struct Diff<'a> {
 
 /// A baseline entry matched by fingerprint whose label differs from the finding's.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Relabelled<'a> {
     /// The finding, as this run labels it.
     pub finding: &'a GateFinding,

@@ -47,6 +47,7 @@ pub struct GateConfig {
 
 /// One thing the gate found.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[non_exhaustive]
 pub struct GateFinding {
     /// Who found what where, without the line: the baseline's key.
     #[serde(flatten)]
@@ -150,6 +151,7 @@ pub fn summary(id: &Identity) -> String {
 
 /// When stress first caught a bug, and how often it showed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Detection {
     /// The first failing trial (0-based).
     pub trial: u32,
@@ -188,6 +190,7 @@ impl Detection {
 
 /// A (subject, detector) that ran, and for how long.
 #[derive(Clone, Debug, PartialEq, PartialOrd, Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct Checked {
     /// The kernel or program.
     pub subject: String,
@@ -200,6 +203,7 @@ pub struct Checked {
 /// One run of the gate (a detector on a subject) as it finishes, for progress: a reporter
 /// renders it, the engine never prints.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct GateEvent<'a> {
     /// The kernel or program.
     pub subject: &'a str,
@@ -218,6 +222,7 @@ pub struct GateEvent<'a> {
 
 /// A run that decided nothing, and why.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct Inconclusive {
     /// The kernel or program.
     pub subject: String,
@@ -230,6 +235,7 @@ pub struct Inconclusive {
 /// A tool's report inside a library's own code that the built-in list knows as a false
 /// positive: set aside from the findings (the gate's `library_reports`).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LibraryReport {
     /// The finding it would be.
     pub finding: GateFinding,
@@ -239,6 +245,7 @@ pub struct LibraryReport {
 
 /// What a gate run saw.
 #[derive(Clone, Debug, Default, Serialize)]
+#[non_exhaustive]
 pub struct GateRun {
     /// Everything found, sorted, before the baseline (see [`crate::Gate::diff`]).
     pub findings: Vec<GateFinding>,

@@ -18,6 +18,7 @@ use crate::source::files;
 /// The parts a fingerprint is made of: kernel or program, detector, kind, function, normalized
 /// source text, and the occurrence among identical lines of that function; no line numbers.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Identity {
     /// The manifest kernel, or the program's name.
     pub subject: String,

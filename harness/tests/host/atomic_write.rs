@@ -103,23 +103,16 @@ fn eight_concurrent_baseline_updates_keep_every_entry() {
             let path = &path;
             s.spawn(move || {
                 let subject = format!("k{i}");
-                let mut run = GateRun {
-                    findings: vec![GateFinding::new(
-                        Identity {
-                            subject: subject.clone(),
-                            detector: "racecheck".into(),
-                            kind: "Analysis: Race condition".into(),
-                            function: subject.clone(),
-                            source: "x=1;".into(),
-                            occurrence: 0,
-                        },
-                        "k.cu",
-                        Some(1),
-                        "m".into(),
-                    )],
-                    subjects: vec![subject.clone()],
-                    ..Default::default()
-                };
+                // The results are `#[non_exhaustive]`: filled in field by field.
+                let mut id = Identity::default();
+                id.subject = subject.clone();
+                id.detector = "racecheck".into();
+                id.kind = "Analysis: Race condition".into();
+                id.function = subject.clone();
+                id.source = "x=1;".into();
+                let mut run = GateRun::default();
+                run.findings = vec![GateFinding::new(id, "k.cu", Some(1), "m".into())];
+                run.subjects = vec![subject.clone()];
                 run.mark_checked(&subject, "racecheck", 1.0);
                 let u = Baseline::update(path, &run, false).unwrap();
                 assert!(u.written);

@@ -28,6 +28,7 @@ use super::tool::Tool;
 /// One entry of the list: a tool's report at a function of a library header, and the upstream
 /// issue that reports it.
 #[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct KnownFalsePositive {
     /// The tool that reports it.
     pub tool: Tool,

@@ -13,6 +13,7 @@ use crate::source::catalog::Detector;
 /// A compute-sanitizer tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Tool {
     /// Shared-memory data races.
     Racecheck,
