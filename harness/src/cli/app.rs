@@ -238,3 +238,63 @@ pub(crate) fn run(cli: Cli) -> Result<u8> {
         Command::Internal(i) => internal::run(g, i),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+
+    /// The arguments of the command `args` names, defaults filled in as clap parses them.
+    fn parsed(args: &str) -> clap::ArgMatches {
+        let argv = std::iter::once("racegate").chain(args.split_whitespace());
+        let m = <Cli as clap::CommandFactory>::command()
+            .try_get_matches_from(argv)
+            .unwrap_or_else(|e| panic!("{args}: {e}"));
+        m.subcommand().expect("a command").1.clone()
+    }
+
+    /// Each command's defaults of the shared flags (`flags`), parsed as they are when the flag
+    /// is not given: one definition of each flag, one default per command.
+    #[test]
+    fn every_command_keeps_its_defaults() {
+        let (stress, grade) = ("stress x", "grade --exercise x s.cu");
+        let sanitize = "sanitize --tool racecheck x";
+        for (args, n) in [
+            (stress, 200),
+            ("check", 50),
+            ("gate", 100),
+            ("mutate", 20),
+            (grade, 8),
+            ("bench", 100),
+        ] {
+            assert_eq!(parsed(args).get_one::<u32>("trials"), Some(&n), "{args}");
+        }
+        let seed = crate::judge::sanitize::SANITIZE_SEED;
+        for (args, n) in [
+            (stress, None),
+            ("check", Some(1)),
+            ("mutate", Some(1)),
+            (grade, Some(1)),
+            ("bench", Some(1)),
+            (sanitize, Some(seed)),
+        ] {
+            assert_eq!(parsed(args).get_one::<u64>("seed").copied(), n, "{args}");
+        }
+        for args in ["check", "gate", "mutate"] {
+            assert_eq!(parsed(args).get_one::<usize>("jobs"), None, "{args}");
+        }
+        for (args, flag, s) in [
+            ("check", "stress_timeout", Some(5.0)),
+            ("mutate", "stress_timeout", Some(5.0)),
+            ("check", "sanitize_timeout", Some(20.0)),
+            ("mutate", "sanitize_timeout", Some(20.0)),
+            (grade, "sanitize_timeout", Some(60.0)),
+            ("gate", "sanitize_timeout", None),
+        ] {
+            assert_eq!(
+                parsed(args).get_one::<f64>(flag).copied(),
+                s,
+                "{args} {flag}"
+            );
+        }
+    }
+}

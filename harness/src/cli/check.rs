@@ -11,7 +11,9 @@ use crate::judge::perf::runner::PerfConfig;
 use crate::{report, Result};
 
 use super::compile::compile_all;
-use super::flags::{default, JobsArg, SanitizeTimeoutArg, SeedArg, StressTimeoutArg, TrialsArg};
+use super::flags::{
+    default, JobsArg, PartitionArg, SanitizeTimeoutArg, SeedArg, StressTimeoutArg, TrialsArg,
+};
 use super::output::{out, outln, JsonArg};
 use super::progress::{Progress, Status};
 use super::settings::Global;
@@ -42,10 +44,8 @@ const SANITIZE_TIMEOUT: f64 = 20.0;
 pub struct CheckArgs {
     /// Cases to check (default: all).
     cases: Vec<String>,
-    /// Check one shard of the cases: K/N (1 <= K <= N), each case in the shard its name hashes
-    /// to, so N jobs together check every case exactly once.
-    #[arg(long, value_name = "K/N", value_parser = crate::source::partition::parse_flag)]
-    partition: Option<crate::source::partition::Partition>,
+    #[command(flatten)]
+    shard: PartitionArg,
     #[command(flatten)]
     trials: TrialsArg,
     #[command(flatten)]
@@ -75,7 +75,7 @@ pub struct CheckArgs {
 pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     a.out.claim_stdout();
     let catalog = super::list::catalog(global)?;
-    let catalog = match a.partition {
+    let catalog = match a.shard.partition {
         Some(p) => crate::source::partition::catalog(catalog, p),
         None => catalog,
     };

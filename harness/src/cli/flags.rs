@@ -6,7 +6,7 @@
 //!
 //! A flag with no default of its own (`--trials`) is required until its command gives one, so a
 //! command cannot forget it unseen; one whose absence means something (`--jobs`: the number of
-//! cores) is an `Option`.
+//! cores) is an `Option`. The tests of `app` parse every command and check each default.
 
 use super::values;
 
@@ -105,62 +105,39 @@ impl SanitizeTimeoutArg {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::app::Cli;
+/// `--partition K/N`: one shard of a command's items.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct PartitionArg {
+    /// Run one shard of the work: K/N (1 <= K <= N).
+    ///
+    /// Each item goes to the shard its name hashes to, so N jobs (a CI matrix) together run
+    /// every item exactly once: `check`'s cases, `gate`'s manifest kernels and programs or
+    /// --ctest tests (one program after `--` is one item, and refuses it), `grade`'s
+    /// submissions, `mutate`'s mutants (by file and id, listed or run). A shard of `gate`,
+    /// `grade` or `mutate` writes its stamp (partition, commit, settings) into its JSON, and
+    /// `racegate merge` joins the shards of a `gate` or `grade` run into the one result; a
+    /// `gate` shard keeps the baseline's entries of the other shards.
+    #[arg(long, value_name = "K/N", value_parser = crate::source::partition::parse_flag)]
+    pub partition: Option<crate::source::partition::Partition>,
+}
 
-    /// The arguments of the command `args` names, defaults filled in as clap parses them.
-    fn parsed(args: &str) -> clap::ArgMatches {
-        let argv = std::iter::once("racegate").chain(args.split_whitespace());
-        let m = <Cli as clap::CommandFactory>::command()
-            .try_get_matches_from(argv)
-            .unwrap_or_else(|e| panic!("{args}: {e}"));
-        m.subcommand().expect("a command").1.clone()
-    }
+/// `--lang LANG`: the language of the explanations, wherever a command gives them.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct LangArg {
+    /// Language of the explanations: en or ko.
+    ///
+    /// What each kind of finding means, its usual cause and its fix: under the text report
+    /// (`stress`, `sanitize`, `gate`), in the HTML report (--html, `report`) and in each failed
+    /// item's feedback (`grade`, in the course's words). Default: from LC_ALL, LC_MESSAGES or
+    /// LANG, else English.
+    #[arg(long, value_name = "LANG", value_parser = values::lang)]
+    pub lang: Option<crate::report::explain::Lang>,
+}
 
-    /// Each command's defaults, parsed as they are when the flag is not given: one definition
-    /// of each flag, one default per command.
-    #[test]
-    fn every_command_keeps_its_defaults() {
-        let (stress, grade) = ("stress x", "grade --exercise x s.cu");
-        let sanitize = "sanitize --tool racecheck x";
-        for (args, n) in [
-            (stress, 200),
-            ("check", 50),
-            ("gate", 100),
-            ("mutate", 20),
-            (grade, 8),
-            ("bench", 100),
-        ] {
-            assert_eq!(parsed(args).get_one::<u32>("trials"), Some(&n), "{args}");
-        }
-        let seed = crate::judge::sanitize::SANITIZE_SEED;
-        for (args, n) in [
-            (stress, None),
-            ("check", Some(1)),
-            ("mutate", Some(1)),
-            (grade, Some(1)),
-            ("bench", Some(1)),
-            (sanitize, Some(seed)),
-        ] {
-            assert_eq!(parsed(args).get_one::<u64>("seed").copied(), n, "{args}");
-        }
-        for args in ["check", "gate", "mutate"] {
-            assert_eq!(parsed(args).get_one::<usize>("jobs"), None, "{args}");
-        }
-        for (args, flag, s) in [
-            ("check", "stress_timeout", Some(5.0)),
-            ("mutate", "stress_timeout", Some(5.0)),
-            ("check", "sanitize_timeout", Some(20.0)),
-            ("mutate", "sanitize_timeout", Some(20.0)),
-            (grade, "sanitize_timeout", Some(60.0)),
-            ("gate", "sanitize_timeout", None),
-        ] {
-            assert_eq!(
-                parsed(args).get_one::<f64>(flag).copied(),
-                s,
-                "{args} {flag}"
-            );
-        }
+impl LangArg {
+    /// The language given, else the environment's ([`crate::report::explain::Lang::from_env`]).
+    pub fn get(self) -> crate::report::explain::Lang {
+        self.lang
+            .unwrap_or_else(crate::report::explain::Lang::from_env)
     }
 }

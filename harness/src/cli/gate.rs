@@ -12,7 +12,7 @@ use crate::source::catalog::Catalog;
 use crate::source::files;
 use crate::{build::toolchain, report, Error, Result};
 
-use super::flags::{default, JobsArg, SanitizeTimeoutArg, TrialsArg};
+use super::flags::{default, JobsArg, PartitionArg, SanitizeTimeoutArg, TrialsArg};
 use super::gate_args::{oracles, CtestArgs, LibraryArgs, OracleArgs};
 use super::output::JsonArg;
 use super::progress::Progress;
@@ -68,11 +68,8 @@ pub struct GateArgs {
     // No default: 120 s for kernels (`KERNEL_SANITIZE_TIMEOUT`), measured for a program.
     #[command(flatten)]
     sanitize_timeout: SanitizeTimeoutArg,
-    /// Run one shard of the work: K/N (1 <= K <= N). Each of a manifest's kernels and programs,
-    /// or each --ctest test, goes to the shard its name hashes to, so N jobs (a CI matrix)
-    /// together run every item exactly once; the baseline's entries of other shards are kept.
-    #[arg(long, value_name = "K/N", value_parser = crate::source::partition::parse_flag)]
-    partition: Option<crate::source::partition::Partition>,
+    #[command(flatten)]
+    shard: PartitionArg,
     /// Check every kernel launch of a program under the tools. By default a kernel launched
     /// more than 6 times is sampled: compute-sanitizer checks its first 4 launches and its last
     /// 2, racegate's own tools its first 4 and then each launch numbered by a power of two; the
@@ -270,12 +267,12 @@ fn preflight(a: &GateArgs, place: &Place, mut inputs: Vec<PathBuf>) -> Result<()
 
 fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
     let catalog = settings::catalog(global, Some(Path::new(crate::source::manifest::FILE)))?;
-    let catalog = match a.partition {
+    let catalog = match a.shard.partition {
         Some(p) => crate::source::partition::catalog(catalog, p),
         None => catalog,
     };
     // A shard's stamp hashes the manifest as read now (the one its kernels came from).
-    let stamp = match (a.partition, &catalog.manifest) {
+    let stamp = match (a.shard.partition, &catalog.manifest) {
         (Some(p), Some(m)) => {
             let bytes =
                 std::fs::read(&m.path).map_err(|e| Error::io("reading", m.path.clone(), e))?;
@@ -303,7 +300,7 @@ fn run_manifest(global: &Global, a: &GateArgs) -> Result<u8> {
             .clone()
             .unwrap_or_else(|| catalog.manifest_dir().join(gate::BASELINE)),
         // A shard judges its own subjects only: the others' entries are not stale.
-        stale_subjects: a.partition.is_none(),
+        stale_subjects: a.shard.partition.is_none(),
         no_device: None,
         stamp,
         manifest: true,
@@ -383,7 +380,7 @@ fn program_place(global: &Global, a: &GateArgs, cwd: &Path) -> Place {
 
 fn run_program(global: &Global, a: &GateArgs) -> Result<u8> {
     let program = &a.program;
-    if let Some(p) = a.partition {
+    if let Some(p) = a.shard.partition {
         return Err(Error::Usage(format!(
             "--partition {p}: one program is one item; shard a manifest's kernels and programs, \
              or --ctest tests"
@@ -447,7 +444,7 @@ fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
     let cwd = settings::current_dir()?;
     let (cfg, _) = config(a)?;
     let mut place = program_place(global, a, &cwd);
-    place.stamp = a.partition.map(|p| {
+    place.stamp = a.shard.partition.map(|p| {
         let input = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         let input = input.display().to_string();
         super::merge::stamp(p, &gate_args(), &place.root, input.as_bytes(), "ctest")
@@ -456,7 +453,7 @@ fn run_ctest(global: &Global, a: &GateArgs, dir: &Path) -> Result<u8> {
     preflight(a, &place, checker)?;
     // Bad input first: a folder without tests is exit 2 whatever the machine.
     let mut tests = gate::ctest::discover(dir, a.ctest.tests_regex.as_deref())?;
-    if let Some(p) = a.partition {
+    if let Some(p) = a.shard.partition {
         tests.retain(|t| p.has(&t.name));
     }
     a.out.text(&format!(
@@ -541,10 +538,7 @@ fn finish(run: GateRun, place: &Place, a: &GateArgs) -> Result<u8> {
     let code = code(place, run, d.new.len());
     a.out
         .text(&report::text::gate(run, &d, Path::new(&shown)))?;
-    let lang = a
-        .html
-        .lang
-        .unwrap_or_else(crate::report::explain::Lang::from_env);
+    let lang = a.html.lang.get();
     a.out.text(&report::explain_text::gate(&d.new, lang))?;
     if let Some(why) = &place.no_device {
         a.out.text(&format!(

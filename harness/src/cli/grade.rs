@@ -12,7 +12,7 @@ use crate::grade::score::Item;
 use crate::grade::{self as grading, spec};
 use crate::{report, Error, Result};
 
-use super::flags::{default, SanitizeTimeoutArg, SeedArg, TrialsArg};
+use super::flags::{default, PartitionArg, SanitizeTimeoutArg, SeedArg, TrialsArg};
 use super::output::{self, note};
 use super::progress::{Progress, Status};
 use super::settings::Global;
@@ -85,10 +85,8 @@ pub struct GradeArgs {
     /// folder per student; .CU counts too).
     #[arg(required = true)]
     submissions: Vec<PathBuf>,
-    /// Grade one shard of the submissions: K/N (1 <= K <= N), each file in the shard its name
-    /// hashes to, so N graders together grade every submission exactly once.
-    #[arg(long, value_name = "K/N", value_parser = crate::source::partition::parse_flag)]
-    partition: Option<crate::source::partition::Partition>,
+    #[command(flatten)]
+    shard: PartitionArg,
     /// The rubric (default: grading/rubric.toml).
     #[arg(long, value_name = "FILE")]
     rubric: Option<PathBuf>,
@@ -149,10 +147,8 @@ pub struct GradeArgs {
     /// an infrastructure failure (exit 3, not graded).
     #[arg(long)]
     allow_unconfined: bool,
-    /// Language of the explanations each failed item gets: en or ko (Korean, in the course's
-    /// words). Default: from LC_ALL, LC_MESSAGES or LANG, else English.
-    #[arg(long, value_name = "LANG", value_parser = super::report::parse_lang)]
-    lang: Option<crate::report::explain::Lang>,
+    #[command(flatten)]
+    lang: super::flags::LangArg,
     /// Also write the grades as an HTML report into this folder: an index of submissions and
     /// items, one page per submission with each item's detail and explanation.
     #[arg(long, value_name = "DIR")]
@@ -233,7 +229,7 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
     // Each kept submission's place in the whole batch: a shard's JSON carries them, so that a
     // merge gives the grades back in the batch's order (folders sorted, files as given).
     let mut places: Vec<usize> = (0..files.len()).collect();
-    if let Some(p) = a.partition {
+    if let Some(p) = a.shard.partition {
         // By each submission's id, whatever folder the batch sits in.
         (places, files) = files
             .into_iter()
@@ -340,14 +336,12 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
     };
     let grade = |f: PathBuf| grading::grade(&root, &spec, &rubric, &f, &cfg, &s.worker);
     let fb = report::grade::Feedback {
-        lang: a
-            .lang
-            .unwrap_or_else(crate::report::explain::Lang::from_env),
+        lang: a.lang.get(),
         see: spec.see.clone(),
     };
     let grades = if batch {
         // A shard's JSON carries its stamp: the exercise and its rubric are its input.
-        let stamp = match a.partition {
+        let stamp = match a.shard.partition {
             Some(p) => {
                 let mut input = a.exercise.clone().into_bytes();
                 input.extend(

@@ -16,7 +16,9 @@ use crate::source::files;
 use crate::source::manifest::Check;
 use crate::{build::toolchain, report, Error, Result};
 
-use super::flags::{default, JobsArg, SanitizeTimeoutArg, SeedArg, StressTimeoutArg, TrialsArg};
+use super::flags::{
+    default, JobsArg, PartitionArg, SanitizeTimeoutArg, SeedArg, StressTimeoutArg, TrialsArg,
+};
 use super::output::{outln, JsonArg};
 use super::progress::{Progress, Status};
 use super::settings::{self, Global, Settings};
@@ -73,11 +75,8 @@ pub struct MutateArgs {
     /// a manifest its kernels' names (globs work); default: every correct kernel of the catalog,
     /// or every kernel of the manifest.
     targets: Vec<String>,
-    /// Run (or list) one shard of the mutants: K/N (1 <= K <= N), each mutant in the shard its
-    /// file and id hash to, so N jobs together judge every mutant exactly once. With --json the
-    /// result carries the shard's stamp (partition, commit, settings).
-    #[arg(long, value_name = "K/N", value_parser = crate::source::partition::parse_flag)]
-    partition: Option<crate::source::partition::Partition>,
+    #[command(flatten)]
+    shard: PartitionArg,
     /// Only these entry points of the files (repeatable).
     #[arg(long, value_name = "NAME")]
     entry: Vec<String>,
@@ -177,7 +176,7 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
         // device function none of them calls): listed in the report as not mutated.
         mutate::keep_reachable(u, &others);
     }
-    if let Some(p) = a.partition {
+    if let Some(p) = a.shard.partition {
         // By each mutant's stable id in its file, whatever else changed: a kernel whose
         // mutants all went to other shards is left out here (its control run with them).
         for u in &mut units {
@@ -362,7 +361,7 @@ fn shard_id(file: &str, id: &str) -> String {
 
 /// Writes `value` where `--json` says, with the shard's stamp when `--partition` was given.
 fn write_json(a: &MutateArgs, catalog: &Catalog, value: &impl serde::Serialize) -> Result<()> {
-    let Some(p) = a.partition else {
+    let Some(p) = a.shard.partition else {
         return a.out.write(value);
     };
     let args: Vec<String> = std::env::args()

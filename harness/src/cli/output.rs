@@ -24,8 +24,8 @@ pub struct JsonArg {
     pub json: Option<PathBuf>,
 }
 
-/// `--html DIR` and `--lang`, the same on every command that reports: the result, as its
-/// `--json` has it, rendered as the HTML report (`report::html`).
+/// `--html DIR` and `--lang` ([`super::flags::LangArg`]), the same on every command that reports:
+/// the result, as its `--json` has it, rendered as the HTML report (`report::html`).
 #[derive(clap::Args)]
 pub struct HtmlArg {
     /// Also write the result as an HTML report into this folder: an index with the verdict and
@@ -33,10 +33,8 @@ pub struct HtmlArg {
     /// and the repro command (nothing outside the folder is referenced).
     #[arg(long, value_name = "DIR")]
     pub html: Option<PathBuf>,
-    /// Language of the explanations, in the HTML report and under the text report (`gate`): en
-    /// or ko. Default: from LC_ALL, LC_MESSAGES or LANG, else English.
-    #[arg(long, value_name = "LANG", value_parser = super::report::parse_lang)]
-    pub lang: Option<crate::report::explain::Lang>,
+    #[command(flatten)]
+    pub lang: super::flags::LangArg,
 }
 
 impl HtmlArg {
@@ -56,10 +54,8 @@ impl HtmlArg {
         };
         let doc: serde_json::Value = serde_json::from_str(json)
             .map_err(|e| Error::input("the result is not JSON (racegate's bug)", e))?;
-        let lang = self
-            .lang
-            .unwrap_or_else(crate::report::explain::Lang::from_env);
-        let pages = crate::report::html::render(&doc, root, lang, None).map_err(Error::Usage)?;
+        let pages =
+            crate::report::html::render(&doc, root, self.lang.get(), None).map_err(Error::Usage)?;
         crate::report::html::write(dir, &pages)
             .map_err(|e| Error::io("writing the report into", dir, e))
     }

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use crate::errors::{exit, Error};
-use crate::report::explain::Lang;
 use crate::report::html;
 use crate::Result;
 
@@ -18,17 +17,11 @@ pub struct ReportArgs {
     /// outside the folder is referenced (no CDN, no script).
     #[arg(long, value_name = "DIR")]
     html: PathBuf,
-    /// Language of the explanations: en or ko. Default: from LC_ALL, LC_MESSAGES or LANG,
-    /// else English.
-    #[arg(long, value_name = "LANG", value_parser = parse_lang)]
-    lang: Option<Lang>,
+    #[command(flatten)]
+    lang: super::flags::LangArg,
     /// A course section to read, shown beside every fix hint (e.g. "2.8 동기화 I").
     #[arg(long, value_name = "SECTION")]
     see: Option<String>,
-}
-
-pub(super) fn parse_lang(s: &str) -> std::result::Result<Lang, String> {
-    Lang::parse(s).ok_or_else(|| format!("`{s}` is not a language racegate speaks (en, ko)"))
 }
 
 pub const HELP: &str = "Examples:
@@ -60,7 +53,7 @@ pub fn run(global: &Global, a: ReportArgs) -> Result<u8> {
     let doc: serde_json::Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
         .map_err(|e| Error::input(format!("{}: not JSON", a.result.display()), e))?;
     let root = settings::root_or_cwd(global);
-    let lang = a.lang.unwrap_or_else(Lang::from_env);
+    let lang = a.lang.get();
     let pages = html::render(&doc, &root, lang, a.see.as_deref())
         .map_err(|e| Error::Usage(format!("{}: {e}", a.result.display())))?;
     html::write(&a.html, &pages).map_err(|source| Error::Io {
@@ -95,7 +88,7 @@ mod tests {
         let a = ReportArgs {
             result: result.clone(),
             html: d.path().join("out"),
-            lang: None,
+            lang: super::super::flags::LangArg { lang: None },
             see: None,
         };
         let e = run(&global, a).unwrap_err();

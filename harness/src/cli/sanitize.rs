@@ -63,10 +63,8 @@ pub struct SanitizeArgs {
     timeout: f64,
     #[command(flatten)]
     seed: SeedArg,
-    /// The explanation of each kind of finding under the report (what it means, the usual cause,
-    /// the fix) in this language: en or ko (default: from LC_ALL/LANG, else English).
-    #[arg(long, value_name = "LANG", value_parser = super::report::parse_lang)]
-    lang: Option<crate::report::explain::Lang>,
+    #[command(flatten)]
+    lang: super::flags::LangArg,
     #[command(flatten)]
     out: JsonArg,
     /// A program to run under the tool instead of a case, after `--` (found through PATH like a
@@ -178,9 +176,7 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
         settings::write_file(p, &format!("$ {}\n{}", r[0].command, logs.join("\n")))?;
     }
     let text: Vec<String> = r.iter().map(report::sanitizer).collect();
-    let lang = a
-        .lang
-        .unwrap_or_else(crate::report::explain::Lang::from_env);
+    let lang = a.lang.get();
     a.out.text(&format!(
         "{}{}",
         text.join("\n"),

@@ -67,10 +67,8 @@ pub struct StressArgs {
     /// Seconds the minimal-repro search may take.
     #[arg(long, default_value_t = 30.0, value_parser = values::seconds)]
     shrink_budget: f64,
-    /// The explanation of each kind of finding under the report (what it means, the usual cause,
-    /// the fix) in this language: en or ko (default: from LC_ALL/LANG, else English).
-    #[arg(long, value_name = "LANG", value_parser = super::report::parse_lang)]
-    lang: Option<crate::report::explain::Lang>,
+    #[command(flatten)]
+    lang: super::flags::LangArg,
     #[command(flatten)]
     out: JsonArg,
 }
@@ -138,11 +136,7 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
     })?;
     progress.finish();
     let mut text = report::stress(&r);
-    text.push_str(&crate::report::explain_text::stress(
-        &r,
-        a.lang
-            .unwrap_or_else(crate::report::explain::Lang::from_env),
-    ));
+    text.push_str(&crate::report::explain_text::stress(&r, a.lang.get()));
     // Wrong results and faults shrink (a fault ends its worker at once); a hang would cost a
     // deadline per candidate.
     let shrinkable = matches!(

@@ -57,6 +57,12 @@ pub fn mebibytes(s: &str) -> Result<u64, String> {
     }
 }
 
+/// A language of the explanations (`--lang`): en or ko.
+pub fn lang(s: &str) -> Result<crate::report::explain::Lang, String> {
+    crate::report::explain::Lang::parse(s)
+        .ok_or_else(|| format!("`{s}` is not a language racegate speaks (en, ko)"))
+}
+
 /// The tools as clap knows them: [`Tool::ALL`] is the one list the parser, `--help` (each with
 /// [`Tool::describe`]), the error for an unknown name and the README's table read.
 impl clap::ValueEnum for crate::judge::sanitize::Tool {
