@@ -54,14 +54,14 @@ pub enum Command {
     /// checked against an exact oracle. Each trial runs in a worker process with a deadline.
     #[command(after_help = exit_codes_of(stress::HELP), after_long_help = exit_codes_last(stress::HELP))]
     Stress(stress::StressArgs),
-    /// Run one sanitizer tool (compute-sanitizer's four, or one of racegate's own) on a case, on the
-    /// family's small sanitizer geometry (every loop and branch runs), or on an existing program
-    /// given after `--`, and print the normalized findings.
+    /// Run one sanitizer tool (compute-sanitizer's or racegate's own; --help lists them) on a
+    /// case, on the family's small sanitizer geometry (every loop and branch runs), or on an
+    /// existing program given after `--`, and print the normalized findings.
     #[command(after_help = exit_codes_of(sanitize::HELP), after_long_help = exit_codes_last(sanitize::HELP))]
     Sanitize(sanitize::SanitizeArgs),
-    /// Run the detection matrix: every case under stress (with and without jitter), the
-    /// watchdog, the four compute-sanitizer tools and racegate's globalcheck, sharedcheck and
-    /// fencecheck, judged against each header's `expect`.
+    /// Run the detection matrix: every case under stress (with and without jitter), under the
+    /// watchdog and under each sanitizer tool that judges kernels (every one but streamcheck;
+    /// `racegate sanitize --help` lists them), judged against each header's `expect`.
     /// Without a GPU it compiles every kernel, says what it could not run, and exits 4.
     #[command(after_help = exit_codes_of(check::HELP), after_long_help = exit_codes_last(check::HELP))]
     Check(check::CheckArgs),
@@ -76,8 +76,8 @@ pub enum Command {
     Perf(perf::PerfArgs),
     /// Gate a merge on your own kernels or CUDA program. With a manifest (./racegate.toml or
     /// --manifest FILE): every kernel under stress (its oracle: a reference kernel or
-    /// determinism), the four compute-sanitizer tools and racegate's own (global and shared
-    /// memory races, missing fences). With `-- PROGRAM ARGS`: the program under each of them and
+    /// determinism) and every sanitizer tool but streamcheck (compute-sanitizer's and racegate's
+    /// own: --help lists them). With `-- PROGRAM ARGS`: the program under each of them and
     /// streamcheck (streams, copies and the host), and run several times plainly, with schedule
     /// jitter injected. New findings (not in the baseline) fail.
     #[command(after_help = exit_codes_of(gate::HELP), after_long_help = exit_codes_last(gate::HELP))]
@@ -89,9 +89,9 @@ pub enum Command {
     #[command(after_help = exit_codes_of(merge::HELP), after_long_help = exit_codes_last(merge::HELP))]
     Merge(merge::MergeArgs),
     /// Grade course exercise submissions: compile (device code only), check the kernel's name
-    /// and signature, then score correctness on randomized sizes with jitter and the four
-    /// sanitizers (and globalcheck, where the rubric gives it points) against a rubric. One file prints its grade; several files or a folder give
-    /// a summary (CSV or JSON).
+    /// and signature, then score correctness on randomized sizes with jitter and the sanitizer
+    /// tools the rubric gives points to, against the rubric. One file prints its grade; several
+    /// files or a folder give a summary (CSV or JSON).
     #[command(after_help = exit_codes_of(grade::HELP), after_long_help = exit_codes_last(grade::HELP))]
     Grade(grade::GradeArgs),
     /// Mutation testing: small named changes to a correct kernel (a barrier removed, an atomic

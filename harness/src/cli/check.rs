@@ -169,7 +169,14 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
         Ok(d) => d,
     };
     if cfg.sanitizer.is_none() {
-        outln!("compute-sanitizer not found: the four sanitizer columns will be inconclusive");
+        let theirs: Vec<&str> = (crate::judge::sanitize::Tool::KERNELS.iter())
+            .filter(|t| !t.is_own())
+            .map(|t| t.name())
+            .collect();
+        outln!(
+            "compute-sanitizer not found: its columns ({}) will be inconclusive",
+            theirs.join(", ")
+        );
     }
     outln!(
         "device: {}; {} cases, {} processes at a time",

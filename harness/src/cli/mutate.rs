@@ -38,9 +38,10 @@ lines are never touched.\n",
     "Ids: OPERATOR:FILE:HASH, from the operator, the file's name, the function, the normalized text \
 of the site's lines and its occurrence among same-looking sites (no line numbers): an edit elsewhere \
 keeps them.\n",
-    "Outcomes: killed (by the first detector that noticed: stress with jitter, then racecheck, \
-synccheck, memcheck, initcheck, globalcheck, sharedcheck; the rest are not run; perf for padding-removal and swizzle-removal), timed-out (a hang, killed at the deadline: a \
-detection), survived, stillborn (NVRTC refuses it: not scored), equivalent (marked harmless: not \
+    "Outcomes: killed (by the first detector that noticed: stress with jitter, then each tool of \
+--tools in its order, by default every one but streamcheck in the order --help lists them; the \
+rest are not run; perf for padding-removal and swizzle-removal), timed-out (a hang, killed at the \
+deadline: a detection), survived, stillborn (NVRTC refuses it: not scored), equivalent (marked harmless: not \
 run, not scored), inconclusive (a tool missing or failing, or --budget ran out: not scored). Kill \
 rate = (killed + timed-out) / (mutants - stillborn - equivalent - inconclusive). The unmutated \
 kernel runs the same battery beside its mutants (the control): it must be clean.\n",

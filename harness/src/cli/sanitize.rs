@@ -110,8 +110,14 @@ pub fn run(global: &Global, a: SanitizeArgs) -> Result<u8> {
     tools.dedup();
     if tools.len() > 1 {
         if let Some(t) = tools.iter().find(|t| !t.is_own()) {
+            let own: Vec<&str> = (Tool::ALL.iter())
+                .filter(|t| t.is_own())
+                .map(|t| t.name())
+                .collect();
             return Err(crate::Error::Usage(format!(
-                "--tool {t} cannot share a run with other tools: only racegate's own tools (globalcheck, sharedcheck, ...) can be given together"
+                "--tool {t} cannot share a run with other tools: only racegate's own tools ({}) \
+                 can be given together",
+                own.join(", ")
             )));
         }
     }
