@@ -62,7 +62,7 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "dense,pct,none")]
     modes: Vec<JitterMode>,
     /// Detection: the deadline of one trial, in seconds.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = super::values::seconds)]
     timeout: f64,
     /// Detection: write the markdown table here (docs/detection-table.md).
     #[arg(long)]
