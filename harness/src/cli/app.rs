@@ -289,6 +289,8 @@ mod tests {
             ("mutate", "sanitize_timeout", Some(20.0)),
             (grade, "sanitize_timeout", Some(60.0)),
             ("gate", "sanitize_timeout", None),
+            (stress, "shrink_budget", Some(30.0)),
+            ("gate", "shrink_budget", Some(20.0)),
         ] {
             assert_eq!(
                 parsed(args).get_one::<f64>(flag).copied(),

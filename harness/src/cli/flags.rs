@@ -105,6 +105,29 @@ impl SanitizeTimeoutArg {
     }
 }
 
+/// `--no-shrink`: no minimal-repro search after a failure.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct NoShrinkArg {
+    /// Do not look for a minimal repro after a failure.
+    ///
+    /// By default a kernel that fails (wrong results, or in `stress` and `gate` a fault; never a
+    /// hang) gets the smallest failing size: `stress` and `gate` search, within --shrink-budget,
+    /// for it and a seed that fails on its first trial, re-check them a few times and give the
+    /// command (`stress` prints it, `gate` puts it in the finding's message); `grade` runs one
+    /// more worker that tries the exercise's sizes from the smallest up, three runs each, and
+    /// names the smallest that fails in the feedback (the score does not change).
+    #[arg(long)]
+    pub no_shrink: bool,
+}
+
+/// `--shrink-budget SECONDS`: each command gives its default ([`default!`]).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct ShrinkBudgetArg {
+    /// Seconds the minimal-repro search may take (`gate`: per failing kernel).
+    #[arg(long, value_parser = values::seconds)]
+    pub shrink_budget: f64,
+}
+
 /// `--partition K/N`: one shard of a command's items.
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct PartitionArg {

@@ -12,7 +12,9 @@ use crate::source::catalog::Catalog;
 use crate::source::files;
 use crate::{build::toolchain, report, Error, Result};
 
-use super::flags::{default, JobsArg, PartitionArg, SanitizeTimeoutArg, TrialsArg};
+use super::flags::{
+    default, JobsArg, NoShrinkArg, PartitionArg, SanitizeTimeoutArg, ShrinkBudgetArg, TrialsArg,
+};
 use super::gate_args::{oracles, CtestArgs, LibraryArgs, OracleArgs};
 use super::output::JsonArg;
 use super::progress::Progress;
@@ -37,9 +39,14 @@ current folder for `gate -- PROGRAM`. Findings match by fingerprint (no line num
 /// `--trials`' default here: the gate stresses with jitter only, as many trials as `check` runs
 /// with and without it.
 const TRIALS: u32 = 100;
+/// `--shrink-budget`'s default here, in seconds: per failing kernel, and a run may have several.
+const SHRINK_BUDGET: f64 = 20.0;
 
 #[derive(clap::Args)]
-#[command(mut_arg("trials", default!(TRIALS)))]
+#[command(
+    mut_arg("trials", default!(TRIALS)),
+    mut_arg("shrink_budget", default!(SHRINK_BUDGET))
+)]
 pub struct GateArgs {
     /// Accept every current finding: write the baseline from this run, keeping the entries of
     /// detectors that could not judge (inconclusive or not run); an unchanged baseline is not
@@ -103,14 +110,10 @@ pub struct GateArgs {
     /// then show); where the tool cannot be built the runs are plain and a note says why.
     #[arg(long)]
     no_jitter: bool,
-    /// Do not look for a minimal repro of a kernel that fails under stress. By default each
-    /// such failure (wrong results or a fault; not a hang) gets, within --shrink-budget, the smallest failing size and a seed that
-    /// fails on its first trial, re-checked, in its message.
-    #[arg(long)]
-    no_shrink: bool,
-    /// Seconds a minimal-repro search may take, per failing kernel.
-    #[arg(long, default_value_t = 20.0, value_parser = super::values::seconds)]
-    shrink_budget: f64,
+    #[command(flatten)]
+    no_shrink: NoShrinkArg,
+    #[command(flatten)]
+    shrink_budget: ShrinkBudgetArg,
     /// Boxed: the oracles' flags would make `gate` the one large variant of the commands.
     #[command(flatten)]
     oracle: Box<OracleArgs>,
@@ -185,7 +188,8 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
         masks,
         oracles: oracles(&a.oracle)?,
         jitter: !a.no_jitter,
-        shrink: (!a.no_shrink).then(|| std::time::Duration::from_secs_f64(a.shrink_budget)),
+        shrink: (!a.no_shrink.no_shrink)
+            .then(|| std::time::Duration::from_secs_f64(a.shrink_budget.shrink_budget)),
         program_timeout: a.timeout.map(std::time::Duration::from_secs_f64),
         program_sanitize_timeout: (a.sanitize_timeout.sanitize_timeout)
             .map(std::time::Duration::from_secs_f64),

@@ -12,7 +12,7 @@ use crate::grade::score::Item;
 use crate::grade::{self as grading, spec};
 use crate::{report, Error, Result};
 
-use super::flags::{default, PartitionArg, SanitizeTimeoutArg, SeedArg, TrialsArg};
+use super::flags::{default, NoShrinkArg, PartitionArg, SanitizeTimeoutArg, SeedArg, TrialsArg};
 use super::output::{self, note};
 use super::progress::{Progress, Status};
 use super::settings::Global;
@@ -99,11 +99,8 @@ pub struct GradeArgs {
     output: Option<PathBuf>,
     #[command(flatten)]
     trials: TrialsArg,
-    /// Do not look for the smallest failing input after wrong results (by default one more
-    /// worker run tries the exercise's sizes from the smallest up, three runs each, and the
-    /// feedback names the smallest that fails; the score does not change).
-    #[arg(long)]
-    no_shrink: bool,
+    #[command(flatten)]
+    no_shrink: NoShrinkArg,
     #[command(flatten)]
     seed: SeedArg,
     /// Deadline per trial, in seconds. The course's kernels take microseconds to milliseconds
@@ -331,7 +328,7 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         confinement: shown,
         gpu_wait: Duration::from_secs_f64(a.gpu_wait),
         note,
-        shrink: !a.no_shrink,
+        shrink: !a.no_shrink.no_shrink,
         share_gpu: !a.exclusive_gpu,
     };
     let grade = |f: PathBuf| grading::grade(&root, &spec, &rubric, &f, &cfg, &s.worker);

@@ -11,7 +11,7 @@ use crate::run::trial::TrialResult;
 use crate::source::exercises::SizeChoice;
 use crate::{report, Error, Result};
 
-use super::flags::{default, SeedArg, TrialsArg};
+use super::flags::{default, NoShrinkArg, SeedArg, ShrinkBudgetArg, TrialsArg};
 use super::output::JsonArg;
 use super::progress::{Progress, Status};
 use super::settings::Global;
@@ -28,10 +28,16 @@ pub const HELP: &str = concat!(
 
 /// `--trials`' default here: one case, so more trials than a cell of `check`'s matrix gets.
 const TRIALS: u32 = 200;
+/// `--shrink-budget`'s default here, in seconds: one failing case, where `gate`'s is per
+/// failing kernel of a run that may have several.
+const SHRINK_BUDGET: f64 = 30.0;
 
 #[derive(clap::Args)]
 #[command(after_long_help = HELP)]
-#[command(mut_arg("trials", default!(TRIALS)))]
+#[command(
+    mut_arg("trials", default!(TRIALS)),
+    mut_arg("shrink_budget", default!(SHRINK_BUDGET))
+)]
 pub struct StressArgs {
     /// The case, as `racegate list` names it (e.g. matmul_tiled16::no_sync_after_compute).
     case: String,
@@ -59,14 +65,10 @@ pub struct StressArgs {
     /// Deadline for one trial, in seconds; a trial past it is a Hang.
     #[arg(long, default_value_t = 10.0, value_parser = values::seconds)]
     timeout: f64,
-    /// Do not look for a minimal repro after a failure. By default a failing run (wrong
-    /// results or a fault; not a hang) searches, within --shrink-budget, for the smallest failing size and a seed that
-    /// fails on its first trial, reruns that command a few times and prints it.
-    #[arg(long)]
-    no_shrink: bool,
-    /// Seconds the minimal-repro search may take.
-    #[arg(long, default_value_t = 30.0, value_parser = values::seconds)]
-    shrink_budget: f64,
+    #[command(flatten)]
+    no_shrink: NoShrinkArg,
+    #[command(flatten)]
+    shrink_budget: ShrinkBudgetArg,
     #[command(flatten)]
     lang: super::flags::LangArg,
     #[command(flatten)]
@@ -143,14 +145,14 @@ pub fn run(global: &Global, a: StressArgs) -> Result<u8> {
         r.verdict,
         stress::Verdict::Fail | stress::Verdict::Fault { .. }
     );
-    let shrunk = if shrinkable && !a.no_shrink {
+    let shrunk = if shrinkable && !a.no_shrink.no_shrink {
         let cfg_shrink = shrink::ShrinkConfig {
-            budget: Duration::from_secs_f64(a.shrink_budget),
+            budget: Duration::from_secs_f64(a.shrink_budget.shrink_budget),
             ..Default::default()
         };
         eprintln!(
             "looking for a minimal repro (at most {:.0} s; --no-shrink skips this)",
-            a.shrink_budget
+            a.shrink_budget.shrink_budget
         );
         let found = shrink::shrink(
             &mut stress::Slot::default(),
