@@ -80,7 +80,8 @@ pub struct StressTimeoutArg {
 }
 
 /// `--sanitize-timeout SECONDS`: a command gives its default ([`default!`]) or, without one
-/// (`gate`), works it out ([`SanitizeTimeoutArg::seconds`]).
+/// (`gate`), works it out ([`SanitizeTimeoutArg::seconds_or`]; the others pass the constant their
+/// default was made from).
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct SanitizeTimeoutArg {
     /// Deadline of one sanitizer run, in seconds.
