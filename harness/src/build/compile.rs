@@ -358,7 +358,7 @@ impl Hasher for Fnv {
 
 /// Compiles and stores the PTX where a worker process can load it; returns its path. Within
 /// one process the same file, text and options compile once: a matrix run asks for each file
-/// about six times (stress and four sanitizers), and NVRTC takes ~40 ms a file. The memo is
+/// once per detector that runs it (stress and each sanitizer), and NVRTC takes ~40 ms a file. The memo is
 /// keyed by the source text, so an edited file compiles again; nothing is reused across runs.
 /// A caller that asks while another thread compiles the same key waits for that build instead
 /// of starting its own (the matrix builds ahead while its first cells run). A failed build is

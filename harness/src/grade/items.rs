@@ -1,5 +1,5 @@
 //! The graded items of one submission, each turned into an [`ItemResult`] with the detail a
-//! student reads: compilation, correctness on randomized trials, the four sanitizers, and
+//! student reads: compilation, correctness on randomized trials, the sanitizers the rubric scores, and
 //! performance against the course's reference kernel. An item returns `Err` only for what is
 //! not the submission's fault (a tool missing or failing, a worker lost): the grade is then not
 //! given at all ([`super::Grade::not_graded`]).
