@@ -11,11 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::errors::Result;
 use crate::proc::watchdog::{self, Deadline, Exit};
-use crate::run::lease::{Access, GpuLock};
-
-/// How long a run waits for the GPU lease before the gate gives up (another racegate holding
-/// it alone for longer is stuck, or runs a program of hours).
-const LEASE_WAIT: Duration = Duration::from_secs(3 * 3600);
+use crate::run::lease::{Access, GpuLock, LEASE_WAIT};
 
 /// The GPU lease of one gate: taken around each run when the machine has a device; without
 /// one there is nothing to share, and every run simply runs.

@@ -263,9 +263,20 @@ impl GpuLock {
     }
 }
 
-/// How long a job waits for its share of the GPU, or a confirmation for the GPU alone (another
+/// How long a run waits for the GPU lease, shared or alone, before racegate gives up (another
 /// racegate holding it alone for longer is stuck, or runs a program of hours).
-pub const COMMAND_WAIT: Duration = Duration::from_secs(3 * 3600);
+pub const LEASE_WAIT: Duration = Duration::from_secs(3 * 3600);
+
+/// Whether this machine has a CUDA device, asked once per process.
+pub fn gpu_present() -> bool {
+    static DEVICE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DEVICE.get_or_init(|| crate::run::device::probe().is_ok())
+}
+
+/// Says on stderr whom a wait for the lease waits for.
+pub fn say_wait(m: &str) {
+    eprintln!("racegate: {m}");
+}
 
 /// A share of the GPU for one job of a command whose jobs do not take the lease run by run
 /// (`check`'s cells, a manifest's kernel jobs, `mutate`'s mutants): held while the job runs and
@@ -275,11 +286,10 @@ pub const COMMAND_WAIT: Duration = Duration::from_secs(3 * 3600);
 /// is nothing to share. Says on stderr whom it waits for after [`NOTE_AFTER`]. A job holding it
 /// must not ask for the GPU alone: its own share would be in the way.
 pub fn job_share() -> Result<Option<GpuLock>> {
-    static DEVICE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if !*DEVICE.get_or_init(|| crate::run::device::probe().is_ok()) {
+    if !gpu_present() {
         return Ok(None);
     }
-    GpuLock::acquire(Access::Shared, COMMAND_WAIT, |m| eprintln!("racegate: {m}")).map(Some)
+    GpuLock::acquire(Access::Shared, LEASE_WAIT, say_wait).map(Some)
 }
 
 /// The lock file at `p`, opened to lock (made if missing).

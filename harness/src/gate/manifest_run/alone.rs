@@ -6,18 +6,23 @@
 
 use std::collections::BTreeSet;
 
-use super::super::finding::{GateConfig, GateRun};
+use super::super::finding::{GateConfig, GateFinding, GateRun};
 use super::super::stress_state::StressEnd;
 use crate::errors::Result;
-use crate::run::lease::{Access, GpuLock, COMMAND_WAIT};
+use crate::run::lease::{say_wait, Access, GpuLock, LEASE_WAIT};
 use crate::run::stress;
 use crate::source::catalog::Catalog;
+
+/// Whether `f` is a stress hang (the kind [`super::stress_job`] gives one).
+pub(super) fn is_stress_hang(f: &GateFinding) -> bool {
+    f.id.detector == "stress" && f.id.kind.starts_with("hang")
+}
 
 /// The kernels whose stress hung in `run`.
 fn hung(run: &GateRun) -> BTreeSet<String> {
     run.findings
         .iter()
-        .filter(|f| f.id.detector == "stress" && f.id.kind.starts_with("hang"))
+        .filter(|f| is_stress_hang(f))
         .map(|f| f.id.subject.clone())
         .collect()
 }
@@ -41,9 +46,7 @@ pub(super) fn confirm(
             continue;
         };
         let again = || -> Result<(StressEnd, GateRun)> {
-            let held = GpuLock::acquire(Access::Exclusive, COMMAND_WAIT, |m| {
-                eprintln!("racegate: {m}")
-            })?;
+            let held = GpuLock::acquire(Access::Exclusive, LEASE_WAIT, say_wait)?;
             let mut again = GateRun::default();
             let mut slot = stress::Slot::default();
             let end = super::stress_job(&mut slot, catalog, case, &cfg, exe, &mut again, |_| {})?;
@@ -71,9 +74,8 @@ fn judged(run: &mut GateRun, subject: &str, end: &StressEnd, again: GateRun) {
         ));
         return;
     }
-    run.findings.retain(|f| {
-        !(f.id.subject == subject && f.id.detector == "stress" && f.id.kind.starts_with("hang"))
-    });
+    run.findings
+        .retain(|f| !(f.id.subject == subject && is_stress_hang(f)));
     let then = match end {
         StressEnd::Passed => "passed",
         StressEnd::Flagged => "gave wrong results (its finding stands)",
@@ -99,7 +101,6 @@ fn judged(run: &mut GateRun, subject: &str, end: &StressEnd, again: GateRun) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::finding::GateFinding;
     use crate::gate::fingerprint::Identity;
 
     fn stress_finding(subject: &str, kind: &str) -> GateFinding {

@@ -258,17 +258,15 @@ pub fn run_manifest(
         pending.extend(hangs);
     }
     // A stress hang beside other GPU work counts once the GPU held alone confirms it.
-    if crate::run::device::probe().is_ok() {
+    if crate::run::lease::gpu_present() {
         alone::confirm(catalog, cfg, exe, &mut run);
     }
     for h in pending {
         let subject = h.subject().to_string();
         let plain_hung = stressed.contains(&subject.as_str()).then(|| {
-            run.findings.iter().any(|f| {
-                f.id.subject == subject
-                    && f.id.detector == "stress"
-                    && f.id.kind.starts_with("hang")
-            })
+            run.findings
+                .iter()
+                .any(|f| f.id.subject == subject && alone::is_stress_hang(f))
         });
         h.resolve(plain_hung, &mut run);
     }
