@@ -324,7 +324,9 @@ pub fn run_one(
     }
     run.tidy();
     run.seconds = start.elapsed().as_secs_f64();
-    Ok(run)
+    // Its caller reports this run whole: reports set aside inside a library's own code are
+    // named in notes here, as `racegate gate` and `api::Gate::run` do, never dropped unsaid.
+    Ok(super::library_reports::settled(run, false))
 }
 
 /// One run of `group` on `case` (one tool, or globalcheck and sharedcheck together); each
