@@ -1,7 +1,7 @@
 //! `racegate -h` and `--help`: every command's short help fits a screen (one line per option,
 //! at most 60 lines of at most 100 characters) and its long help keeps the whole text; the tool
-//! list that `--help`, the README's table and the parser's error show is one list,
-//! `Tool::ALL` with `Tool::describe`.
+//! list that `--help`, the README's table and lists and the parser's error show is one list,
+//! `Tool::ALL` (a kernel's: `Tool::KERNELS`) with `Tool::describe`.
 
 use racegate::judge::sanitize::tool::Tool;
 
@@ -102,6 +102,17 @@ fn the_tool_list_of_help_readme_and_parser_is_one() {
         .map(|t| format!("| `{}` | {} |", t.name(), t.describe()))
         .collect();
     assert_eq!(rows, want, "README's detector table");
+    // The README's lists of tools in prose: `sanitize --tool` takes every tool; a crate's trials
+    // and `mutate` run a kernel's (`Tool::KERNELS`), in the same order.
+    let names =
+        |tools: &[Tool], sep: &str| tools.iter().map(|t| t.name()).collect::<Vec<_>>().join(sep);
+    for list in [
+        format!("--tool {}", names(&Tool::ALL, "\\|")),
+        format!("`KERNEL::{}`", names(&Tool::KERNELS, "|")),
+        format!("{} (`--tools` picks)", names(&Tool::KERNELS, ", ")),
+    ] {
+        assert!(readme.contains(&list), "the README lacks `{list}`");
+    }
     // No count of tools written in prose where the code says otherwise.
     for stale in ["all five", "four sanitizers and globalcheck", "all six"] {
         assert!(!readme.contains(stale), "README says `{stale}`");

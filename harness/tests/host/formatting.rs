@@ -4,8 +4,8 @@
 //!
 //! The tests in `with_rustfmt` run rustfmt, which comes with the Rust toolchain: they fail with
 //! what is missing where it is absent, and `.config/nextest.toml` leaves them out of the ci
-//! profile, which runs the archive on GPU machines that have no Rust (README, "Running on a GPU
-//! machine without Rust"). CI's `cargo test` runs them.
+//! profile, which runs the archive on GPU machines that have no Rust (docs/gpu-machine.md,
+//! "Running on a GPU machine without Rust"). CI's `cargo test` runs them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
