@@ -139,8 +139,8 @@ fn dense_table(rows: &[bench::JitterRow]) -> String {
 }
 
 /// Where a trial's time goes, per case: the launch without compares, the compares, the jitter
-/// build with jitter off, the pct prelude's bookkeeping without delays, and the pct jitter on the
-/// earlier out-of-line prelude.
+/// build with jitter off, the pct prelude's bookkeeping without delays, and the pct jitter with
+/// the prelude's barrier hook out of line.
 fn parts_table(rows: &[bench::JitterRow]) -> String {
     let mut s = String::from(
         "\n| case | bare (µs) | launch, no compare (µs) | compares add (µs) | stress (µs) | jitter build, jitter off (µs) | pct bookkeeping, no delay (µs) | the same, no barrier count (µs) | pct (µs) | pct, out-of-line prelude (µs) |\n|---|---|---|---|---|---|---|---|---|---|\n",

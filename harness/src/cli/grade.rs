@@ -544,7 +544,7 @@ fn submissions_in(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
         folders.extend(look(entry, true));
     }
     // A student's folder that cannot be read is skipped with the reason; the batch goes on
-    // (one folder used to abort every student's grade).
+    // (one unreadable folder must not cost every other student the grade).
     let mut unreadable = Vec::new();
     for folder in folders {
         match list(&folder) {

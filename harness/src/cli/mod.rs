@@ -1,9 +1,9 @@
 //! The `racegate` command line and the hidden worker subcommands, one file per command.
 //! The top layer below `api`/`testing`: may import every stage and product.
 //!
-//! The `racegate` command line, one file per command. `app` holds the top-level parser and
-//! the dispatch; each command file holds its `#[derive(Args)]` struct and its `run()`;
-//! `flags` defines once each flag several commands share (`--trials`, `--seed`, `--jobs`, ...);
+//! `app` holds the top-level parser and the dispatch; each command file holds its
+//! `#[derive(Args)]` struct and its `run()`; `flags` defines once each flag several commands
+//! share (`--trials`, `--seed`, `--jobs`, ...);
 //! `settings` works out the values several commands derive (jobs, worker, arch, sanitizer);
 //! `values` parses and checks flag values; `output` writes to stdout without panicking.
 

@@ -1,7 +1,7 @@
 //! Grading course exercises: specs, rubrics, the submission's confined run, scores.
 //! Product layer: may import the stages (`proc/` .. `judge/`) and `gate/`, not `report/` or `cli/`.
 //!
-//! Grading course exercises: exercise specs and rubrics ([`spec`]), checks on the submitted file
+//! Exercise specs and rubrics ([`spec`]), checks on the submitted file
 //! ([`submission`]), one submission's graded run ([`grade()`], [`GradeConfig`], [`Grade`]), the
 //! child process it runs the submission in ([`worker()`]) and scoring ([`score`]). The output
 //! formats are in `report/grade.rs` and `report/junit.rs`.

@@ -284,8 +284,8 @@ impl<'a> Code<'a> {
 /// The name in a function's head: the identifier before the first `(` that does not open an
 /// attribute's arguments.
 fn function_name(head: &[Token]) -> Option<String> {
-    // `template <int (*F)()>`: the parameter list's parentheses name no function (its name
-    // was read as `int`, and reachability then left the template out).
+    // `template <int (*F)()>`: the parameter list's parentheses name no function (read as
+    // one, its name would be `int`, and reachability would leave the template out).
     let mut skip = 0;
     while head.get(skip).is_some_and(|t| t.is_ident("template")) {
         let mut angle = 0i32;

@@ -1,9 +1,8 @@
 //! Mutation testing: small named changes to a correct kernel that the detectors must notice.
 //! Product layer: may import the stages (`proc/` .. `judge/`) and `gate/`, not `report/` or `cli/`.
 //!
-//! Mutation testing for concurrency bugs (`racegate mutate`): small, named changes to a correct
-//! kernel's source (a barrier removed, an atomic made plain, a bound off by one, ...) that the
-//! battery of detectors must notice. A mutant no detector notices is a hole in the gate, or a
+//! The changes (`racegate mutate`) are to a correct kernel's source: a barrier removed, an atomic
+//! made plain, a bound off by one, ... A mutant no detector notices is a hole in the gate, or a
 //! harmless change a person marks `equivalent` with a reason.
 //!
 //! Stages, one file each: the code tokens an operator may touch (`code.rs`, on `cscan`), the

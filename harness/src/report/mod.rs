@@ -1,7 +1,7 @@
 //! Every output format racegate writes, rendered from the products' typed results.
 //! Above the products: may import every stage and product, not `cli/`.
 //!
-//! Report stage: every output racegate writes, one file per format. The engines ([`crate::judge::check`],
+//! One file per format. The engines ([`crate::judge::check`],
 //! [`crate::gate`], [`crate::grade`], [`crate::run::stress`], [`crate::judge::sanitize`], [`crate::run::bench`])
 //! return typed results; the functions here turn them into text and return it, and the CLI
 //! decides where it goes. JSON of a result is serde's, except where a platform fixes the format.

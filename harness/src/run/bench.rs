@@ -66,8 +66,8 @@ pub struct JitterRow {
 /// A stress trial taken apart (µs per iteration, the same problem and rounds as the row):
 /// what the compares add is `stress_us - launch_only_us`; what the pct prelude's bookkeeping
 /// costs without a single delay is `count_only_us - stress_us`; `pct_noinline_us` is the pct
-/// jitter with the prelude's earlier out-of-line barrier hook (`-DRACEGATE_PCT_NOINLINE`), so
-/// the change is measured side by side.
+/// jitter with the prelude's barrier hook out of line (`-DRACEGATE_PCT_NOINLINE`), so inlining
+/// it is measured side by side.
 #[derive(Clone, Debug, Serialize)]
 pub struct Parts {
     /// Reset and poison outputs, poison shared memory, launch, synchronize: no compare.
@@ -169,8 +169,8 @@ pub fn measure(
     let (plain, jittered) = (load(false, None)?, load(true, None)?);
     let noinline = load(true, Some("RACEGATE_PCT_NOINLINE"))?;
     let nocount = load(true, Some("RACEGATE_PCT_NOCOUNT"))?;
-    // The new input set's cost: drawing and uploading it (the builds above are not part of it;
-    // before run 25 they were, and the column showed NVRTC's time).
+    // The new input set's cost: drawing and uploading it (the builds above are not part of it,
+    // so the column does not show NVRTC's time).
     let draw_start = std::time::Instant::now();
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(7);
     let problem = family.problem(&case.entry, SizeChoice::Fixed(size), &mut rng);

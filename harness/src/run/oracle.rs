@@ -45,8 +45,8 @@ pub fn check(buffers: &[Buffer], actual: &[Vec<u8>]) -> Option<Wrong> {
 }
 
 /// Like [`check`], comparing each output as its [`Compare`] says (`sizes` for a prefix
-/// expression). `tolerance` is the old kernel-wide absolute tolerance for float outputs that
-/// declare none of their own.
+/// expression). `tolerance` is the manifest's kernel-wide absolute tolerance for float outputs
+/// that declare none of their own.
 pub fn check_within(
     buffers: &[Buffer],
     actual: &[Vec<u8>],

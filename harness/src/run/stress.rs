@@ -191,8 +191,8 @@ pub fn parse_size(s: &str) -> std::result::Result<SizeChoice, String> {
 
 impl StressPhases {
     /// Takes the worker's ready line (seen `since_spawn` seconds after the spawn): its start,
-    /// and the parts the worker timed, where it says them (a worker of an earlier version
-    /// prints `{"ready":true}` alone: those stay 0). A line that does not parse changes nothing.
+    /// and the parts the worker timed, where it says them (a worker that prints
+    /// `{"ready":true}` alone leaves those 0). A line that does not parse changes nothing.
     fn read_ready(&mut self, line: &str, since_spawn: f64) {
         if let Ok(r) = serde_json::from_str::<Ready>(line) {
             self.start = since_spawn;
@@ -457,7 +457,7 @@ mod tests {
             (p.start, p.catalog, p.open, p.load),
             (0.5, 0.002, 0.35, 0.09)
         );
-        // An earlier worker's bare line: the start is known, its parts are not.
+        // A bare ready line: the start is known, its parts are not.
         let mut old = StressPhases::default();
         old.read_ready(r#"{"ready":true}"#, 0.7);
         assert_eq!((old.start, old.open, old.load), (0.7, 0.0, 0.0));

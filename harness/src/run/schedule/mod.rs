@@ -43,7 +43,7 @@ use serde::Serialize;
 pub enum JitterMode {
     /// No jitter: the kernel is built without the prelude's barrier wrapper.
     None,
-    /// Every warp at every barrier (the old jitter).
+    /// Every warp at every barrier.
     Dense,
     /// A few chosen (barrier instance, warps) points per trial.
     #[default]
@@ -83,13 +83,11 @@ pub const MAX_POINTS: usize = 4;
 /// The added time a pct plan aims at, as a share of one bare launch.
 pub const DEFAULT_BUDGET: f64 = 0.5;
 /// The shortest and longest delay at a point. On the H200, per-thread delays of a few hundred
-/// ns changed nothing, per-warp microseconds did (the old jitter's 0-4 µs caught the matmul
-/// write-after-read race at every size). The shortest is 2 µs (1 µs until run 26): for kernels
-/// of short blocks (the reductions' 1.8 µs) the same budget then goes to fewer, longer delays.
-/// Run 26 measured both (calls C and D): detection and cost alike, because the calibration
-/// launch that sized the budget then counted in every block, so for those kernels nearly every
-/// block took part either way; the launch time is now taken with the prelude off
-/// (`Gpu::calibrate`, `calibrate.rs`).
+/// ns changed nothing, per-warp microseconds did (the dense jitter's 0-4 µs caught the matmul
+/// write-after-read race at every size). The shortest is 2 µs: for kernels of short blocks (the
+/// reductions' 1.8 µs) the same budget then goes to fewer, longer delays. The launch time that
+/// sizes the budget is taken with the prelude off (`Gpu::calibrate`, `calibrate.rs`), so the
+/// calibration launch does not count in every block.
 pub const MIN_DELAY_NS: u32 = 2_000;
 pub const MAX_DELAY_NS: u32 = 20_000;
 /// Barrier instances assumed before anything was counted.

@@ -1,7 +1,7 @@
 //! The one C/C++ token scanner: comments, strings, digraphs, splices; accesses for mutation.
 //! Part of `source/`: may import `errors` and the rest of `source/`.
 //!
-//! The one C/C++ token scanner: comments, string and character literals (with their `L`, `u8`,
+//! It reads comments, string and character literals (with their `L`, `u8`,
 //! `u`, `U` prefixes), raw strings, numbers, identifiers, punctuators and digraphs, after line
 //! splices are joined, with each token's line in the original file. It serves every reader of
 //! source text that must not be fooled by what a comment or a string holds: the refusal of

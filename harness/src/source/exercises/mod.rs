@@ -1,7 +1,7 @@
 //! The course's exercise families: how each problem is built and checked.
 //! Part of `source/`: may import `errors` and the rest of `source/`.
 //!
-//! Exercise families: for each, the argument layout, a seeded input generator, the legal
+//! For each family: the argument layout, a seeded input generator, the legal
 //! geometry and the exact expected outputs. A case's `//@ exercise:` header names its family.
 //!
 //! `problem.rs` holds the `Exercise` trait and what a family hands the launcher; each family

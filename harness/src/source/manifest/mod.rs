@@ -1,8 +1,8 @@
 //! `racegate.toml`: a team's kernels and programs, parsed, validated and drawn into problems.
 //! Part of `source/`: may import `errors` and the rest of `source/`.
 //!
-//! Source stage for users' own kernels: `racegate.toml`, a manifest that describes each kernel
-//! well enough to stress it and sanitize it with no Rust written.
+//! A manifest describes each kernel well enough to stress it and sanitize it with no Rust
+//! written.
 //!
 //! ```toml
 //! [[kernel]]
