@@ -402,57 +402,71 @@ bool launch_args(CUfunction loaded, std::string& args, size_t& count, std::strin
     return true;
 }
 
+// Whether `s` begins with (`pre`) or is (`is`) the literal `p`: the driver calls every
+// callback of the domain, and a std::string per call was part of streamcheck's cost.
+template <size_t N>
+bool pre(const char* s, const char (&p)[N])
+{
+    return strncmp(s, p, N - 1) == 0;
+}
+template <size_t N>
+bool is(const char* s, const char (&p)[N])
+{
+    return strcmp(s, p) == 0;
+}
+
 void driver_api(const Sanitizer_CallbackData* c)
 {
-    if (!c->functionName)
+    const char* fn = c->functionName;
+    if (!fn)
         return;
-    std::string fn = c->functionName;
     if (c->callbackSite == SANITIZER_API_EXIT) {
         if (in_api > 0)
             in_api--;
-        if (fn.rfind("cuLaunch", 0) == 0)
+        if (pre(fn, "cuLaunch"))
             pending.live = false;
         CUresult ret = c->functionReturnValue ? *(const CUresult*)c->functionReturnValue : CUDA_ERROR_UNKNOWN;
         // A query that says "done" orders the host after the work, like a synchronize.
-        if (ret == CUDA_SUCCESS && c->functionParams && (fn == "cuStreamQuery" || fn == "cuStreamQuery_ptsz")) {
+        if (ret == CUDA_SUCCESS && c->functionParams && (is(fn, "cuStreamQuery") || is(fn, "cuStreamQuery_ptsz"))) {
             CUstream s = *(const CUstream*)c->functionParams;
             Sanitizer_StreamHandle h = nullptr;
             sanitizerGetStreamHandle(nullptr, s, &h);
             emit("{\"op\":\"stream_sync\",\"t\":" + n(tid()) + ",\"s\":" + n((uint64_t)(uintptr_t)h) + ",\"api\":"
                  + n(api_stream(s)) + "}");
             lift_if(on_stream, (uint64_t)(uintptr_t)h);
-        } else if (ret == CUDA_SUCCESS && c->functionParams && fn == "cuEventQuery") {
+        } else if (ret == CUDA_SUCCESS && c->functionParams && is(fn, "cuEventQuery")) {
             CUevent e = *(const CUevent*)c->functionParams;
             emit("{\"op\":\"event_sync\",\"t\":" + n(tid()) + ",\"ev\":" + n((uint64_t)(uintptr_t)e) + "}");
         }
         return;
     }
     in_api++;
-    api_ptsz = fn.size() > 5 && (fn.compare(fn.size() - 5, 5, "_ptsz") == 0 || fn.compare(fn.size() - 5, 5, "_ptds") == 0);
-    if (fn.rfind("cuIpcOpenMemHandle", 0) == 0 || fn.rfind("cuIpcOpenEventHandle", 0) == 0)
+    size_t len = strlen(fn);
+    api_ptsz = len > 5 && (strcmp(fn + len - 5, "_ptsz") == 0 || strcmp(fn + len - 5, "_ptds") == 0);
+    if (pre(fn, "cuIpcOpenMemHandle") || pre(fn, "cuIpcOpenEventHandle"))
         emit("{\"op\":\"unjudged\",\"why\":\"memory or events shared with another process (IPC)\"}");
     // Exported: another process may use it, unseen (written at the call, whether it succeeds).
-    if (fn.rfind("cuIpcGetMemHandle", 0) == 0 || fn.rfind("cuIpcGetEventHandle", 0) == 0)
+    if (pre(fn, "cuIpcGetMemHandle") || pre(fn, "cuIpcGetEventHandle"))
         emit("{\"op\":\"unjudged\",\"why\":\"memory or events exported to another process (IPC)\"}");
     // Work captured into a graph runs when the graph is launched, in the graph's order.
-    if (fn.rfind("cuStreamBeginCapture", 0) == 0 || fn.rfind("cuGraphLaunch", 0) == 0)
+    if (pre(fn, "cuStreamBeginCapture") || pre(fn, "cuGraphLaunch"))
         emit("{\"op\":\"unjudged\",\"why\":\"a CUDA graph was captured or launched (its nodes' order is not modelled)\"}");
-    if (fn.rfind("cuLaunchHostFunc", 0) == 0 || fn.rfind("cuStreamAddCallback", 0) == 0)
+    if (pre(fn, "cuLaunchHostFunc") || pre(fn, "cuStreamAddCallback"))
         emit("{\"op\":\"unjudged\",\"why\":\"host functions run in stream order (cudaLaunchHostFunc): their accesses are not seen\"}");
-    if (fn.rfind("cuStreamWaitValue", 0) == 0 || fn.rfind("cuStreamWriteValue", 0) == 0 || fn.rfind("cuStreamBatchMemOp", 0) == 0)
+    if (pre(fn, "cuStreamWaitValue") || pre(fn, "cuStreamWriteValue") || pre(fn, "cuStreamBatchMemOp"))
         emit("{\"op\":\"unjudged\",\"why\":\"stream memory operations (cuStreamWaitValue and the like) order streams in ways not modelled\"}");
     if (!c->functionParams)
         return;
     struct Launch { CUfunction f; unsigned gx, gy, gz, bx, by, bz, shared; CUstream s; void** params; void** extra; };
     struct LaunchEx { const CUlaunchConfig* config; CUfunction f; void** params; void** extra; };
     // Read at the launch callback, inside this call (the function is loaded by then).
-    if (fn.rfind("cuLaunchKernelEx", 0) == 0) {
+    if (pre(fn, "cuLaunchKernelEx")) {
         auto* p = (const LaunchEx*)c->functionParams;
         pending = {true, p->f, p->params, p->extra, api_stream(p->config ? p->config->hStream : nullptr)};
-    } else if (fn.rfind("cuLaunchKernel", 0) == 0) {
+    } else if (pre(fn, "cuLaunchKernel")) {
         auto* p = (const Launch*)c->functionParams;
         pending = {true, p->f, p->params, p->extra, api_stream(p->s)};
-    } else if (fn.rfind("cuLaunchCooperativeKernel", 0) == 0) {
+    } else if (pre(fn, "cuLaunchCooperativeKernel")) {
         auto* p = (const Launch*)c->functionParams;
         pending = {true, p->f, p->params, nullptr, api_stream(p->s)};
     }
@@ -502,7 +516,6 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
     if (!r)
         return;
     std::lock_guard<std::recursive_mutex> hold(r->lock);
-    std::string t = n(tid());
     switch (domain) {
     case SANITIZER_CB_DOMAIN_DRIVER_API:
         driver_api((const Sanitizer_CallbackData*)cbdata);
@@ -559,11 +572,11 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
             else if (it != r->allocs.end())
                 r->allocs.erase(it);
             if (cbid == SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC)  // in stream order, on its stream
-                emit("{\"op\":\"free\",\"base\":" + n(m->address) + ",\"t\":" + t + ",\"s\":"
+                emit("{\"op\":\"free\",\"base\":" + n(m->address) + ",\"t\":" + n(tid()) + ",\"s\":"
                      + n((uint64_t)(uintptr_t)m->hStream) + ",\"api\":" + n(api_stream(m->stream))
                      + ",\"async\":true,\"site\":" + site() + "}");
             else if (known)
-                emit("{\"op\":\"free\",\"base\":" + n(m->address) + ",\"t\":" + t + "}");
+                emit("{\"op\":\"free\",\"base\":" + n(m->address) + ",\"t\":" + n(tid()) + "}");
         } else if (cbid == SANITIZER_CBID_RESOURCE_MEMPOOL_IMPORT_POINTER) {
             emit("{\"op\":\"unjudged\",\"why\":\"memory imported from another process (IPC)\"}");
         }
@@ -581,7 +594,7 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
         bool known = launch_args(d->function, args, count, why);
         // The stream as the program passed it; the launch data's apiStream is for graph launches.
         uint64_t api = pending.live ? pending.api : (uint64_t)(uintptr_t)(d->apiStream ? d->apiStream : d->stream);
-        emit("{\"op\":\"kernel\",\"t\":" + t + ",\"s\":" + n((uint64_t)(uintptr_t)d->hStream) + ",\"api\":" + n(api)
+        emit("{\"op\":\"kernel\",\"t\":" + n(tid()) + ",\"s\":" + n((uint64_t)(uintptr_t)d->hStream) + ",\"api\":" + n(api)
              + ",\"name\":\"" + esc(d->functionName) + "\",\"args\":[" + (known ? args : "") + "],\"args_known\":"
              + (known ? "true,\"params\":" + n(count) : "false,\"args_why\":\"" + esc(why.c_str()) + "\"")
              + ",\"site\":" + site() + "}");
@@ -603,7 +616,7 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
         uint64_t s = (uint64_t)(uintptr_t)(d->hApiStream ? d->hApiStream : d->hDstStream);
         if (d->srcContext != d->dstContext)
             emit("{\"op\":\"unjudged\",\"why\":\"a copy between two contexts (several devices)\"}");
-        emit("{\"op\":\"memcpy\",\"t\":" + t + ",\"s\":" + n(s) + ",\"api\":" + n(api_stream(d->apiStream)) + ",\"src\":"
+        emit("{\"op\":\"memcpy\",\"t\":" + n(tid()) + ",\"s\":" + n(s) + ",\"api\":" + n(api_stream(d->apiStream)) + ",\"src\":"
              + n(d->srcAddress) + ",\"dst\":" + n(d->dstAddress) + ",\"size\":" + n(size) + ",\"dir\":"
              + n((uint64_t)d->direction) + ",\"async\":" + (d->isAsync ? "true" : "false") + ",\"pitched\":"
              + (pitched ? "true" : "false") + ",\"site\":" + site() + "}");
@@ -618,7 +631,7 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
         uint64_t elem = d->elementSize ? d->elementSize : 1;
         bool pitched = d->height > 1;
         uint64_t size = pitched ? d->pitch * (d->height - 1) + d->width * elem : d->width * elem;
-        emit("{\"op\":\"memset\",\"t\":" + t + ",\"s\":" + n((uint64_t)(uintptr_t)d->hStream) + ",\"api\":"
+        emit("{\"op\":\"memset\",\"t\":" + n(tid()) + ",\"s\":" + n((uint64_t)(uintptr_t)d->hStream) + ",\"api\":"
              + n(api_stream(d->stream)) + ",\"addr\":" + n(d->address) + ",\"size\":" + n(size) + ",\"async\":"
              + (d->isAsync ? "true" : "false") + ",\"pitched\":" + (pitched ? "true" : "false") + ",\"site\":" + site() + "}");
         break;
@@ -630,10 +643,10 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
         if (op) {
             if (cbid == SANITIZER_CBID_EVENTS_RECORD)
                 r->event_stream[ev] = s;
-            emit(std::string("{\"op\":\"") + op + "\",\"t\":" + t + ",\"s\":" + n(s) + ",\"api\":" + n(api_stream(d->stream))
+            emit(std::string("{\"op\":\"") + op + "\",\"t\":" + n(tid()) + ",\"s\":" + n(s) + ",\"api\":" + n(api_stream(d->stream))
                  + ",\"ev\":" + n(ev) + ",\"site\":" + site() + "}");
         } else if (cbid == SANITIZER_CBID_EVENTS_SYNCHRONIZE) {
-            emit("{\"op\":\"event_sync\",\"t\":" + t + ",\"ev\":" + n(ev) + "}");
+            emit("{\"op\":\"event_sync\",\"t\":" + n(tid()) + ",\"ev\":" + n(ev) + "}");
             auto it = r->event_stream.find(ev);
             if (it != r->event_stream.end())
                 lift_if(on_stream, it->second);
@@ -644,10 +657,10 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
         auto* d = (const Sanitizer_SynchronizeData*)cbdata;
         if (cbid == SANITIZER_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED) {
             uint64_t s = (uint64_t)(uintptr_t)d->hStream;
-            emit("{\"op\":\"stream_sync\",\"t\":" + t + ",\"s\":" + n(s) + ",\"api\":" + n(api_stream(d->stream)) + "}");
+            emit("{\"op\":\"stream_sync\",\"t\":" + n(tid()) + ",\"s\":" + n(s) + ",\"api\":" + n(api_stream(d->stream)) + "}");
             lift_if(on_stream, s);
         } else if (cbid == SANITIZER_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED) {
-            emit("{\"op\":\"ctx_sync\",\"t\":" + t + "}");
+            emit("{\"op\":\"ctx_sync\",\"t\":" + n(tid()) + "}");
             lift_if(always, 0);
         }
         flush();

@@ -163,7 +163,7 @@ struct LaunchKernelExParams {
     const CUlaunchConfig* config;
 };
 
-bool off(const char* what);
+bool tracing();
 
 void line(const std::string& s)
 {
@@ -172,7 +172,7 @@ void line(const std::string& s)
         // splice. Under RACEGATE_GC_TRACE each line is preceded by the wall clock (where a slow
         // run's time goes: patching, launches, teardown), in the same write.
         std::string text;
-        if (off("RACEGATE_GC_TRACE")) {
+        if (tracing()) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             text = "{\"stage\":\"clock\",\"unix_us\":"
@@ -244,16 +244,21 @@ void symbols(const char* img, size_t n, std::vector<std::string>& funcs, std::ve
     }
 }
 
-bool off(const char* what)
+// Whether RACEGATE_GC_TRACE=1 asks for the tool's stage lines; read once (the callback asks at
+// every driver call, and getenv walks the whole environment).
+bool tracing()
 {
-    const char* v = getenv(what);
-    return v && *v == '1';
+    static const bool on = [] {
+        const char* v = getenv("RACEGATE_GC_TRACE");
+        return v && *v == '1';
+    }();
+    return on;
 }
 
 void module_loaded(Sanitizer_ResourceModuleData* d)
 {
     Module m;
-    if (off("RACEGATE_GC_TRACE"))
+    if (tracing())
         line("{\"stage\":\"module loaded\",\"bytes\":" + std::to_string(d->cubinSize) + "}");
     m.index = g->next_module++;
     SanitizerResult r = sanitizerAddPatchesFromFile(g->patches.c_str(), d->context);
@@ -289,12 +294,12 @@ void module_loaded(Sanitizer_ResourceModuleData* d)
     if (r != SANITIZER_SUCCESS)
         error("patching the module", r);
 
-    if (off("RACEGATE_GC_TRACE"))
+    if (tracing())
         line("{\"stage\":\"patched\"}");
     std::vector<std::string> funcs, globals;
     if (d->pCubin && d->cubinSize)
         symbols(d->pCubin, d->cubinSize, funcs, globals);
-    if (off("RACEGATE_GC_TRACE"))
+    if (tracing())
         line("{\"stage\":\"symbols\",\"functions\":" + std::to_string(funcs.size()) + ",\"globals\":" + std::to_string(globals.size()) + "}");
     std::string fjson;
     for (auto& f : funcs) {
@@ -331,7 +336,7 @@ void module_loaded(Sanitizer_ResourceModuleData* d)
         gjson += std::string(gjson.empty() ? "" : ",") + "{\"name\":\"" + esc(v) + "\",\"base\":" + std::to_string((uint64_t)p)
             + ",\"size\":" + std::to_string(size) + "}";
     }
-    if (off("RACEGATE_GC_TRACE"))
+    if (tracing())
         line("{\"stage\":\"functions and globals\"}");
     std::string cubin = "module-" + std::to_string(m.index) + ".cubin";
     bool elf = d->pCubin && d->cubinSize >= 4 && memcmp(d->pCubin, ELFMAG, SELFMAG) == 0;
@@ -369,7 +374,7 @@ void launch_begin(Sanitizer_LaunchData* d)
     // see it.
     const long long dyn = dyn_hint;
     dyn_hint = -1;
-    if (off("RACEGATE_GC_TRACE"))
+    if (tracing())
         line("{\"stage\":\"launch begin\"}");
     if (in_graph > 0) {
         // A kernel node of a CUDA graph: the tool cannot serialize and read it back like a
@@ -613,7 +618,7 @@ const char* scope_name(unsigned s)
 
 void launch_end()
 {
-    if (off("RACEGATE_GC_TRACE"))
+    if (tracing())
         line("{\"stage\":\"launch end\"}");
     for (auto& p : g->pending) {
         SanitizerResult r = sanitizerStreamSynchronize(p.stream);
@@ -771,9 +776,50 @@ void forget(uint64_t base)
     g->allocs.erase(it);
 }
 
+// RACEGATE_GC_PROFILE=1: the time the tool's callbacks took, per callback domain, written at
+// exit as one "profile" line (where a tool's cost goes; off by default, one branch per callback).
+struct Profile {
+    uint64_t ns[32] = {}, calls[32] = {};
+};
+Profile* profile = nullptr;
+
+uint64_t now_ns()
+{
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void write_profile()
+{
+    if (!profile || !g)
+        return;
+    std::string s = "{\"profile\":[";
+    for (int d = 0; d < 32; d++)
+        if (profile->calls[d])
+            s += std::string(s.back() == '[' ? "" : ",") + "{\"domain\":" + std::to_string(d) + ",\"calls\":"
+                 + std::to_string(profile->calls[d]) + ",\"ns\":" + std::to_string(profile->ns[d]) + "}";
+    line(s + "]}");
+}
+
+void callback_body(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata);
+
 void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata)
 {
-    if (off("RACEGATE_GC_TRACE"))
+    if (!profile) {
+        callback_body(domain, cbid, cbdata);
+        return;
+    }
+    uint64_t t0 = now_ns();
+    callback_body(domain, cbid, cbdata);
+    unsigned d = (unsigned)domain & 31u;
+    __atomic_fetch_add(&profile->ns[d], now_ns() - t0, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&profile->calls[d], 1, __ATOMIC_RELAXED);
+}
+
+void callback_body(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata)
+{
+    if (tracing())
         line("{\"stage\":\"callback\",\"domain\":" + std::to_string((int)domain) + ",\"cbid\":" + std::to_string((int)cbid) + "}");
     std::lock_guard<std::recursive_mutex> guard(g->lock);
     if (busy && (domain == SANITIZER_CB_DOMAIN_RESOURCE || domain == SANITIZER_CB_DOMAIN_DRIVER_API))
@@ -866,11 +912,15 @@ void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid,
         // that follows on this thread does not carry it).
         auto* c = (const Sanitizer_CallbackData*)cbdata;
         if (c->callbackSite == SANITIZER_API_ENTER && c->functionName && c->functionParams) {
-            std::string fn = c->functionName;
-            if (fn == "cuLaunchKernel" || fn == "cuLaunchKernel_ptsz" || fn == "cuLaunchCooperativeKernel"
-                || fn == "cuLaunchCooperativeKernel_ptsz")
+            // No std::string per driver call: this runs at every one of them.
+            const char* fn = c->functionName;
+            auto is = [fn](const char* name) { return strcmp(fn, name) == 0; };
+            if (strncmp(fn, "cuLaunch", 8) != 0)
+                return;
+            if (is("cuLaunchKernel") || is("cuLaunchKernel_ptsz") || is("cuLaunchCooperativeKernel")
+                     || is("cuLaunchCooperativeKernel_ptsz"))
                 dyn_hint = ((const LaunchKernelParams*)c->functionParams)->sharedMemBytes;
-            else if (fn == "cuLaunchKernelEx" || fn == "cuLaunchKernelEx_ptsz") {
+            else if (is("cuLaunchKernelEx") || is("cuLaunchKernelEx_ptsz")) {
                 const CUlaunchConfig* cfg = ((const LaunchKernelExParams*)c->functionParams)->config;
                 if (cfg)
                     dyn_hint = cfg->sharedMemBytes;
@@ -929,13 +979,17 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
     g->out = fopen((g->dir + "/report.jsonl").c_str(), "a");
     line("{\"tool\":\"globalcheck\",\"mode\":" + std::to_string(g->mode) + ",\"budget_bytes\":"
          + std::to_string(g->budget) + ",\"shared_budget_bytes\":" + std::to_string(g->shared_budget) + ",\"patches\":\"" + esc(g->patches) + "\"}");
+    if (const char* pf = getenv("RACEGATE_GC_PROFILE"); pf && *pf == '1') {
+        profile = new Profile();
+        atexit(write_profile);
+    }
     Sanitizer_SubscriberHandle handle;
     SanitizerResult r = sanitizerSubscribe(&handle, callback, nullptr);
     if (r != SANITIZER_SUCCESS) {
         error("subscribing", r);
         return 1;
     }
-    if (off("RACEGATE_GC_TRACE"))
+    if (tracing())
         line("{\"stage\":\"subscribed\"}");
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_RESOURCE);
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_LAUNCH);
@@ -946,7 +1000,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
     // memory in the launch counts.
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
     atexit(launch_counts);
-    if (off("RACEGATE_GC_TRACE")) {
+    if (tracing()) {
         line("{\"stage\":\"enabled\"}");
         atexit([] { line("{\"stage\":\"exit\"}"); });
     }
