@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run 35, call A (2026-12-06): run 34's call D, which did not run there. The 50 corpus programs
 # run 34's calls A and C did not gate, fastest first (run 33's ALL reversed), 4 gates at once with
-# defaults, binary of 737d3ce, DEADLINE=540. The slowest programs get a call of their own (run 34's
+# defaults, binary of 488c405, DEADLINE=540. The slowest programs get a call of their own (run 34's
 # lesson: slowest first filled the four slots for a whole call). The pack is made whatever happens.
 set -u
 . docs/h200/run-33/lib.sh
