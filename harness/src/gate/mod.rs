@@ -1,9 +1,8 @@
 //! The merge gate for a team's own kernels and programs, with its baseline.
 //! Product layer: may import the stages (`proc/` .. `judge/`), not `grade/`, `mutate/`, `report/`, `cli/`.
 //!
-//! The merge gate for users' own code: manifest kernels (stress with their oracle, and the
-//! sanitizers) or an existing CUDA program (`gate -- PROGRAM ARGS`: the sanitizers and repeated
-//! plain runs). Findings are matched with a baseline of accepted ones by fingerprint (no line
+//! It gates manifest kernels (stress with their oracle, and the sanitizers) or an existing CUDA
+//! program (`gate -- PROGRAM ARGS`: the sanitizers and repeated plain runs). Findings are matched with a baseline of accepted ones by fingerprint (no line
 //! numbers): new findings fail the gate, accepted ones are listed, fixed and stale ones are
 //! reported so the baseline can shrink. The run and its [`Diff`] are rendered by
 //! `report/`: text, JSON, JUnit, SARIF 2.1.0, GitHub annotations and a markdown summary.
