@@ -118,6 +118,14 @@ fn env_of(p: &Path) -> String {
     p.to_str().unwrap().to_string()
 }
 
+/// A temporary folder with [`clean_sanitizer`] in it, and the path of that fake as
+/// `RACEGATE_COMPUTE_SANITIZER` takes it.
+fn with_clean_sanitizer() -> Result<(tempfile::TempDir, String), Failed> {
+    let dir = temp_dir("racegate-gate-")?;
+    let fake = env_of(&clean_sanitizer(dir.path())?);
+    Ok((dir, fake))
+}
+
 /// A program whose output differs under schedule jitter (a run with racegate's injection set)
 /// and never without it: a number stable over the plain runs that changes under jitter, as a
 /// race's result would (a number that varies without jitter too is noise, not a finding).
@@ -174,15 +182,13 @@ fn program_findings_and_the_baseline_flow() -> Result<(), Failed> {
 /// wheels of `ci/setup` here), with a seed per run; `--no-jitter` runs them without it.
 #[test]
 fn plain_runs_get_the_jitter_injection_unless_no_jitter() -> Result<(), Failed> {
-    let dir = temp_dir("racegate-gate-")?;
-    let fake = clean_sanitizer(dir.path())?;
+    let (dir, fake) = with_clean_sanitizer()?;
     write_script(
         dir.path(),
         "shows_env",
         "#!/bin/sh\necho \"mode=$RACEGATE_GC_MODE tool=${CUDA_INJECTION64_PATH:+set} seeded=${RACEGATE_GC_SEED:+yes}\"\n",
     )?;
-    let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let env = [("RACEGATE_COMPUTE_SANITIZER", fake.as_str())];
     let want = [
         "--runs",
         "2",
@@ -211,12 +217,11 @@ fn plain_runs_get_the_jitter_injection_unless_no_jitter() -> Result<(), Failed> 
 /// `gate -- echo hi`: a bare name is found through PATH.
 #[test]
 fn a_program_found_through_path_starts() -> Result<(), Failed> {
-    let dir = temp_dir("racegate-gate-")?;
-    let fake = clean_sanitizer(dir.path())?;
+    let (dir, fake) = with_clean_sanitizer()?;
     let g = gate(
         dir.path(),
         &["--runs", "2", "--", "echo", "hi"],
-        &[("RACEGATE_COMPUTE_SANITIZER", &env_of(&fake))],
+        &[("RACEGATE_COMPUTE_SANITIZER", fake.as_str())],
     );
     if g.code != expected(0)
         || g.new_count() != 0
@@ -236,10 +241,8 @@ fn a_program_found_through_path_starts() -> Result<(), Failed> {
 /// fails, with a unified diff of the two outputs.
 #[test]
 fn timings_are_masked_and_a_real_difference_fails_with_a_diff() -> Result<(), Failed> {
-    let dir = temp_dir("racegate-gate-")?;
-    let fake = clean_sanitizer(dir.path())?;
-    let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (dir, fake) = with_clean_sanitizer()?;
+    let env = [("RACEGATE_COMPUTE_SANITIZER", fake.as_str())];
     write_script(
         dir.path(),
         "timings",
@@ -290,8 +293,7 @@ fn timings_are_masked_and_a_real_difference_fails_with_a_diff() -> Result<(), Fa
 /// Bytes that are not UTF-8 on stdout are output like any other.
 #[test]
 fn output_that_is_not_utf8_is_judged_normally() -> Result<(), Failed> {
-    let dir = temp_dir("racegate-gate-")?;
-    let fake = clean_sanitizer(dir.path())?;
+    let (dir, fake) = with_clean_sanitizer()?;
     write_script(
         dir.path(),
         "binary",
@@ -300,7 +302,7 @@ fn output_that_is_not_utf8_is_judged_normally() -> Result<(), Failed> {
     let g = gate(
         dir.path(),
         &["--", "./binary"],
-        &[("RACEGATE_COMPUTE_SANITIZER", &env_of(&fake))],
+        &[("RACEGATE_COMPUTE_SANITIZER", fake.as_str())],
     );
     if g.code != expected(0) || g.new_count() != 0 || !g.findings("exit").is_empty() {
         return Err(g.fail("invalid UTF-8 must not be a finding"));
@@ -342,13 +344,11 @@ fn a_setsid_child_does_not_hold_the_gate_past_its_deadline() -> Result<(), Faile
     {
         return Err("setsid (util-linux) is needed".into());
     }
-    let dir = temp_dir("racegate-gate-")?;
-    let fake = clean_sanitizer(dir.path())?;
+    let (dir, fake) = with_clean_sanitizer()?;
     let env = [
-        ("RACEGATE_COMPUTE_SANITIZER", env_of(&fake)),
-        ("RACEGATE_NO_GPU", "1".to_string()),
+        ("RACEGATE_COMPUTE_SANITIZER", fake.as_str()),
+        ("RACEGATE_NO_GPU", "1"),
     ];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     write_script(
         dir.path(),
         "detach",
@@ -532,15 +532,14 @@ fn a_sanitizer_deadline_is_inconclusive_when_plain_runs_finish() -> Result<(), F
 /// it is.
 #[test]
 fn an_old_baseline_is_refused_with_what_to_do() -> Result<(), Failed> {
-    let dir = temp_dir("racegate-gate-")?;
-    let fake = clean_sanitizer(dir.path())?;
+    let (dir, fake) = with_clean_sanitizer()?;
     let base = dir.path().join(racegate::gate::PROGRAM_BASELINE);
     let old = r#"{"accepted":[{"subject":"echo","detector":"racecheck","key":"Analysis Error k at k.cu:13: Race condition"}]}"#;
     std::fs::write(&base, old).map_err(|e| e.to_string())?;
     let g = gate(
         dir.path(),
         &["--", "echo", "hi"],
-        &[("RACEGATE_COMPUTE_SANITIZER", &env_of(&fake))],
+        &[("RACEGATE_COMPUTE_SANITIZER", fake.as_str())],
     );
     if g.code != 2 || !g.err.contains("older racegate") || !g.err.contains("--update-baseline") {
         return Err(g.fail("an old baseline"));
@@ -555,8 +554,7 @@ fn an_old_baseline_is_refused_with_what_to_do() -> Result<(), Failed> {
 /// new one, whole.
 #[test]
 fn a_killed_update_never_leaves_a_broken_baseline() -> Result<(), Failed> {
-    let dir = temp_dir("racegate-gate-")?;
-    let fake = clean_sanitizer(dir.path())?;
+    let (dir, fake) = with_clean_sanitizer()?;
     write_script(dir.path(), "flaky", FLAKY)?;
     let base = dir.path().join(racegate::gate::PROGRAM_BASELINE);
     let old = "{\n  \"version\": 2,\n  \"accepted\": []\n}\n";
@@ -725,10 +723,8 @@ fn sarif_validates_against_the_2_1_0_schema() -> Result<(), Failed> {
 /// leaves the output in FILE.new; `--bless` writes FILE and the next run passes.
 #[test]
 fn a_deterministic_wrong_answer_fails_expect_and_passes_after_bless() -> Result<(), Failed> {
-    let dir = temp_dir("racegate-gate-")?;
-    let fake = clean_sanitizer(dir.path())?;
-    let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (dir, fake) = with_clean_sanitizer()?;
+    let env = [("RACEGATE_COMPUTE_SANITIZER", fake.as_str())];
     write_script(
         dir.path(),
         "counter",
@@ -784,10 +780,8 @@ fn a_deterministic_wrong_answer_fails_expect_and_passes_after_bless() -> Result<
 /// inconclusive.
 #[test]
 fn a_checker_decides_with_its_exit_and_its_message() -> Result<(), Failed> {
-    let dir = temp_dir("racegate-gate-")?;
-    let fake = clean_sanitizer(dir.path())?;
-    let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (dir, fake) = with_clean_sanitizer()?;
+    let env = [("RACEGATE_COMPUTE_SANITIZER", fake.as_str())];
     write_script(dir.path(), "counter", "#!/bin/sh\necho 'counter: 1'\n")?;
     let accept = r#"grep -q 'counter: 1' "$RACEGATE_OUTPUT" && grep -q counter"#;
     let g = gate(dir.path(), &["--check", accept, "--", "./counter"], &env);
@@ -842,10 +836,8 @@ fn a_checker_decides_with_its_exit_and_its_message() -> Result<(), Failed> {
 /// 0, WILL_FAIL inverts; a signal still fails under WILL_FAIL.
 #[test]
 fn regex_verdicts_follow_ctest() -> Result<(), Failed> {
-    let dir = temp_dir("racegate-gate-")?;
-    let fake = clean_sanitizer(dir.path())?;
-    let env = [("RACEGATE_COMPUTE_SANITIZER", env_of(&fake))];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (dir, fake) = with_clean_sanitizer()?;
+    let env = [("RACEGATE_COMPUTE_SANITIZER", fake.as_str())];
     write_script(
         dir.path(),
         "exit3",
@@ -986,8 +978,7 @@ fn ctest_discovery_parses_the_json_v1_sample() -> Result<(), Failed> {
 /// and environment reach the test, `-R` goes to ctest, and a folder without tests is bad input.
 #[test]
 fn a_ctest_suite_is_gated_with_its_test_properties() -> Result<(), Failed> {
-    let dir = temp_dir("racegate-gate-")?;
-    let fake = clean_sanitizer(dir.path())?;
+    let (dir, fake) = with_clean_sanitizer()?;
     let build = dir.path().join("build");
     std::fs::create_dir_all(build.join("sub"))?;
     std::fs::write(build.join("CTestTestfile.cmake"), "# fake\n")?;
@@ -1019,7 +1010,7 @@ fn a_ctest_suite_is_gated_with_its_test_properties() -> Result<(), Failed> {
         ),
     )?;
     let env = [
-        ("RACEGATE_COMPUTE_SANITIZER", env_of(&fake)),
+        ("RACEGATE_COMPUTE_SANITIZER", fake.clone()),
         ("RACEGATE_CTEST", env_of(&ctest)),
     ];
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();

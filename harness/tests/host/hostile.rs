@@ -351,14 +351,18 @@ fn a_library_planted_in_the_cache_where_others_can_write_is_refused_and_never_ru
         ("CUDA_HOME", None),
         ("CUDA_PATH", None),
     ];
-    let r = watched(
-        racegate(["compile"])
-            .at(&root)
-            .program_device()
-            .no_gpu()
-            .envs_or_removed(&env),
-        120,
-    );
+    // `racegate compile` in the checkout, with the planted cache and nothing else to load.
+    let compile = || {
+        watched(
+            racegate(["compile"])
+                .at(&root)
+                .program_device()
+                .no_gpu()
+                .envs_or_removed(&env),
+            120,
+        )
+    };
+    let r = compile();
     assert!(
         !marker.exists(),
         "the planted library's constructor ran in racegate: {}",
@@ -376,14 +380,7 @@ fn a_library_planted_in_the_cache_where_others_can_write_is_refused_and_never_ru
     // A folder of the cache others could write is refused the same way.
     mode(&lib, 0o755);
     mode(&cache.join("nvrtc"), 0o777);
-    let r = watched(
-        racegate(["compile"])
-            .at(&root)
-            .program_device()
-            .no_gpu()
-            .envs_or_removed(&env),
-        120,
-    );
+    let r = compile();
     assert!(!marker.exists(), "{}", r.stderr);
     assert!(
         r.code == 3
@@ -395,14 +392,7 @@ fn a_library_planted_in_the_cache_where_others_can_write_is_refused_and_never_ru
     // The control: made private, the same file is loaded (its constructor runs), so the test
     // above reached the cache and only the check kept the library out.
     mode(&cache.join("nvrtc"), 0o755);
-    let _ = watched(
-        racegate(["compile"])
-            .at(&root)
-            .program_device()
-            .no_gpu()
-            .envs_or_removed(&env),
-        120,
-    );
+    let _ = compile();
     assert!(
         marker.exists(),
         "the cache was never searched: the test proves nothing"

@@ -32,22 +32,20 @@ fn setup_installs_into_the_cache_once() {
     let cache = t.path().join("cache");
     let py = fake_python(t.path());
     let py = py.to_str().unwrap();
-    let (code, text) = racegate(["setup", "--python", py])
-        .at(t.path())
-        .env("RACEGATE_CACHE", &cache)
-        .envs_removed(&["PYTHON"])
-        .run()
-        .exit_text();
+    let setup = || {
+        racegate(["setup", "--python", py])
+            .at(t.path())
+            .env("RACEGATE_CACHE", &cache)
+            .envs_removed(&["PYTHON"])
+            .run()
+            .exit_text()
+    };
+    let (code, text) = setup();
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("installed into"), "{text}");
     assert!(cache.join("nvrtc/nvidia/cu13/lib/libnvrtc.so.13").is_file());
     assert!(cache.join("nvrtc/racegate-setup.txt").is_file());
-    let (code, text) = racegate(["setup", "--python", py])
-        .at(t.path())
-        .env("RACEGATE_CACHE", &cache)
-        .envs_removed(&["PYTHON"])
-        .run()
-        .exit_text();
+    let (code, text) = setup();
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("already installed"), "{text}");
     let calls = std::fs::read_to_string(t.path().join("calls")).unwrap();

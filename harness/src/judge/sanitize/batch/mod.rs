@@ -397,23 +397,26 @@ fn line_less_owners(batch: &SanitizerRun, files: &[Vec<String>]) -> Option<Vec<b
 /// line-less record (a host API error of another kind, a tool warning such as a dropped-records
 /// buffer overflow) belongs to no case the batch can name, and settles nothing.
 fn after_a_fault(f: &Finding) -> bool {
-    const STICKY: [&str; 9] = [
-        "CUDA_ERROR_ILLEGAL_ADDRESS",
-        "CUDA_ERROR_LAUNCH_FAILED",
-        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
-        "CUDA_ERROR_MISALIGNED_ADDRESS",
-        "CUDA_ERROR_INVALID_ADDRESS_SPACE",
-        "CUDA_ERROR_INVALID_PC",
-        "CUDA_ERROR_HARDWARE_STACK_ERROR",
-        "CUDA_ERROR_ASSERT",
-        "CUDA_ERROR_LAUNCH_TIMEOUT",
-    ];
     f.kind == "Api"
         && f.what
             .strip_prefix("Program hit ")
             .and_then(|rest| rest.split_once(' '))
             .is_some_and(|(code, _)| STICKY.contains(&code))
 }
+
+/// The CUDA errors a device fault leaves behind: sticky, every later call of the process fails
+/// with it ([`after_a_fault`]).
+const STICKY: [&str; 9] = [
+    "CUDA_ERROR_ILLEGAL_ADDRESS",
+    "CUDA_ERROR_LAUNCH_FAILED",
+    "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+    "CUDA_ERROR_MISALIGNED_ADDRESS",
+    "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+    "CUDA_ERROR_INVALID_PC",
+    "CUDA_ERROR_HARDWARE_STACK_ERROR",
+    "CUDA_ERROR_ASSERT",
+    "CUDA_ERROR_LAUNCH_TIMEOUT",
+];
 
 /// Whether a batch's run may settle anything: its target printed its last line (every case
 /// ran, none stopped it with an error), with this run's nonce, and the run took no longer than

@@ -491,17 +491,6 @@ fn a_stop_is_named_exactly_when_a_prefix_of_the_cases_printed_and_the_rest_never
 /// they ran.
 #[test]
 fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_did_not_run() {
-    let sticky = [
-        "CUDA_ERROR_ILLEGAL_ADDRESS",
-        "CUDA_ERROR_LAUNCH_FAILED",
-        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
-        "CUDA_ERROR_MISALIGNED_ADDRESS",
-        "CUDA_ERROR_INVALID_ADDRESS_SPACE",
-        "CUDA_ERROR_INVALID_PC",
-        "CUDA_ERROR_HARDWARE_STACK_ERROR",
-        "CUDA_ERROR_ASSERT",
-        "CUDA_ERROR_LAUNCH_TIMEOUT",
-    ];
     let other = [
         "CUDA_ERROR_INVALID_VALUE",
         "CUDA_ERROR_OUT_OF_MEMORY",
@@ -524,7 +513,7 @@ fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_d
         let ran = [mask & 1 != 0, mask & 2 != 0, mask & 4 != 0];
         let log = says(ran);
         let all_ran = ran.iter().all(|r| *r);
-        for (codes, is_sticky) in [(&sticky[..], true), (&other[..], false)] {
+        for (codes, is_sticky) in [(&STICKY[..], true), (&other[..], false)] {
             for code in codes {
                 for how in ["due to \"unspecified launch failure\"", "(error 719)"] {
                     let text =

@@ -5,10 +5,10 @@
 //! One Sanitizer-API tool (`harness/globalcheck/`: a C++ host part and CUDA device patches) is
 //! injected into the target through `CUDA_INJECTION64_PATH`, whatever set of racegate's own
 //! detectors is chosen: one run, one [`Report`] read once per detector. The stages:
-//! run the target under the tool ([`run`]) -> read its report ([`report`]), with program counters
-//! mapped to source lines through nvdisasm ([`lines`]) -> what each detector concludes
-//! ([`decide`] for what they share, then [`global`], [`shared`], [`fence`], [`streams`]) -> the
-//! same [`crate::judge::sanitize::normalize::Finding`]s as the compute-sanitizer tools. A batch
+//! run the target under the tool ([`run`]; one process: [`target`]) -> read its report
+//! ([`report`]), with program counters mapped to source lines through nvdisasm ([`lines`]) ->
+//! what each detector concludes ([`decide`] for what they share, then [`global`], [`shared`],
+//! [`fence`], [`streams`]) -> the same [`crate::judge::sanitize::normalize::Finding`]s as the compute-sanitizer tools. A batch
 //! of cases in one run is judged per case ([`split`]).
 //!
 //! - [`global`]: globalcheck, races on global memory between warps and blocks.
@@ -25,5 +25,6 @@ pub mod run;
 pub mod shared;
 pub mod split;
 pub mod streams;
+pub mod target;
 
 pub use run::run_target;

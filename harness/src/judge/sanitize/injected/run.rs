@@ -11,11 +11,10 @@ use std::path::Path;
 use super::lines::LineTable;
 use super::report;
 use super::shared::confirm;
+use super::target::run_once;
 use crate::build::globalcheck as build;
 use crate::errors::{Error, Result};
-use crate::judge::sanitize::tool::{
-    read_capture, Capture, Outcome, SanitizeConfig, SanitizerRun, Tool,
-};
+use crate::judge::sanitize::tool::{Capture, Outcome, SanitizeConfig, SanitizerRun, Tool};
 use crate::proc::watchdog::{self, Exit};
 
 /// The shadow budget unless `RACEGATE_GLOBALCHECK_BUDGET_MB` says otherwise: 16 GiB of shadow,
@@ -185,19 +184,10 @@ pub fn run_tools_split(
         .chain(target.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
         .join(" ");
-    let (done, stdout) = watchdog::collect(
-        Path::new(program),
-        args,
-        &watchdog::Spawn::with_env(&env),
-        watchdog::Deadline::within(cfg.timeout),
-        watchdog::Output::bounded(),
-    )?;
+    let (done, stdout, report) = run_once(program, args, &env, dir.path(), cfg.timeout)?;
     let stdout = stdout.text();
     let exit = done.exit.describe(cfg.timeout);
-    let report_path = dir.path().join("report.jsonl");
-    // The target can write into the tool's folder too: the report is read only as a regular
-    // file, up to a bound.
-    let text = match read_capture(&report_path, REPORT_LIMIT) {
+    let text = match report {
         Capture::Text(t) => t,
         // No report: the tool was not loaded (decide says so).
         Capture::Missing => String::new(),
@@ -430,10 +420,6 @@ fn whole_text(out: &watchdog::Output) -> Option<String> {
     let bytes = crate::source::files::read_raw(out.spill_path()?, LINES_LIMIT, false).ok()?;
     Some(crate::source::files::lossy_text(&bytes))
 }
-
-/// The most of globalcheck's report racegate reads (a real one is kilobytes: a line per module
-/// and launch, findings deduplicated into a fixed table).
-const REPORT_LIMIT: u64 = 64 << 20;
 
 /// `module-N.cubin`, the only cubin names the tool writes.
 fn is_cubin_name(name: &str) -> bool {

@@ -12,12 +12,12 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::path::Path;
 
 use crate::errors::{Error, Result};
 use crate::judge::sanitize::injected::report;
-use crate::judge::sanitize::tool::{read_capture, Capture, SanitizeConfig};
-use crate::proc::watchdog::{self, Exit};
+use crate::judge::sanitize::injected::target::run_once;
+use crate::judge::sanitize::tool::{Capture, SanitizeConfig};
+use crate::proc::watchdog::Exit;
 
 /// One confirm run as it ended: the poison it gave, its exit, whether its output was kept
 /// whole, its report (when it could be read) and its output as compared.
@@ -113,14 +113,8 @@ fn confirm_run(
             ("RACEGATE_GC_SPOISON".into(), poison.to_string()),
         ])
         .collect();
-    let (done, out) = watchdog::collect(
-        Path::new(program),
-        args,
-        &watchdog::Spawn::with_env(&env),
-        watchdog::Deadline::within(cfg.timeout),
-        watchdog::Output::bounded(),
-    )?;
-    let report = match read_capture(&dir.path().join("report.jsonl"), 64 << 20) {
+    let (done, out, report) = run_once(program, args, &env, dir.path(), cfg.timeout)?;
+    let report = match report {
         Capture::Text(t) => Some(t),
         _ => None,
     };
