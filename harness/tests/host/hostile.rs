@@ -131,28 +131,10 @@ fn a_fifo_as_baseline_expect_manifest_report_or_step_summary_ends_at_once_with_e
     mkfifo(&fifo);
     let f = fifo.to_str().unwrap();
     const FIFO: &str = "is a FIFO (named pipe), not a regular file";
-    refused(
-        &watched(
-            racegate(gate_true_with(&["--baseline", f]))
-                .at(d)
-                .program_device()
-                .no_gpu(),
-            60,
-        ),
-        &fifo,
-        FIFO,
-    );
-    refused(
-        &watched(
-            racegate(gate_true_with(&["--expect", f]))
-                .at(d)
-                .program_device()
-                .no_gpu(),
-            60,
-        ),
-        &fifo,
-        FIFO,
-    );
+    // racegate with `args` in the project, judged as on a device, ended within 60 s.
+    let run = |args: &[&str]| watched(racegate(args).at(d).program_device().no_gpu(), 60);
+    refused(&run(&gate_true_with(&["--baseline", f])), &fifo, FIFO);
+    refused(&run(&gate_true_with(&["--expect", f])), &fifo, FIFO);
     let summary = [("GITHUB_STEP_SUMMARY", Some(fifo.as_os_str()))];
     refused(
         &watched(
@@ -166,62 +148,20 @@ fn a_fifo_as_baseline_expect_manifest_report_or_step_summary_ends_at_once_with_e
         &fifo,
         FIFO,
     );
-    refused(
-        &watched(
-            racegate(["--manifest", f, "list"])
-                .at(d)
-                .program_device()
-                .no_gpu(),
-            60,
-        ),
-        &fifo,
-        FIFO,
-    );
-    refused(
-        &watched(
-            racegate(["gate", "--manifest", f])
-                .at(d)
-                .program_device()
-                .no_gpu(),
-            60,
-        ),
-        &fifo,
-        FIFO,
-    );
-    refused(
-        &watched(
-            racegate(["list", "--json", f])
-                .at(d)
-                .program_device()
-                .no_gpu(),
-            60,
-        ),
-        &fifo,
-        FIFO,
-    );
-    // A directory is refused as such, before the run (it used to be exit 3 after it).
+    refused(&run(&["--manifest", f, "list"]), &fifo, FIFO);
+    refused(&run(&["gate", "--manifest", f]), &fifo, FIFO);
+    refused(&run(&["list", "--json", f]), &fifo, FIFO);
+    // A directory is refused as such, before the run (not with exit 3 after it).
     let sub = d.join("sub");
     std::fs::create_dir(&sub).unwrap();
     let s = sub.to_str().unwrap();
     refused(
-        &watched(
-            racegate(gate_true_with(&["--baseline", s]))
-                .at(d)
-                .program_device()
-                .no_gpu(),
-            60,
-        ),
+        &run(&gate_true_with(&["--baseline", s])),
         &sub,
         "is a directory, not a regular file",
     );
     refused(
-        &watched(
-            racegate(gate_true_with(&["--sarif", s]))
-                .at(d)
-                .program_device()
-                .no_gpu(),
-            60,
-        ),
+        &run(&gate_true_with(&["--sarif", s])),
         &sub,
         "is a directory, not a regular file",
     );

@@ -99,13 +99,18 @@ fn a_library_in_the_working_folder_its_parent_or_an_open_cache_never_runs() {
         &["gate"],
         &["doctor"],
     ];
-    for args in commands {
-        let r = racegate(args)
+    // racegate with `args` in the student's repository, with `env` and none of the places a
+    // user names NVRTC by.
+    let run = |args: &[&str], env: &[(&str, &OsStr)]| {
+        racegate(args)
             .at(&work)
             .no_gpu()
             .envs_removed(&["RACEGATE_NVRTC_LIB", "CUDA_HOME", "CUDA_PATH"])
-            .envs(&env)
-            .run();
+            .envs(env)
+            .run()
+    };
+    for args in commands {
+        let r = run(args, &env);
         assert!(
             !marker.exists(),
             "racegate {args:?} loaded a planted library (its constructor ran):\n{}",
@@ -137,12 +142,7 @@ fn a_library_in_the_working_folder_its_parent_or_an_open_cache_never_runs() {
         ("PLANTED_MARKER", marker.as_os_str()),
     ];
     for args in commands {
-        let r = racegate(args)
-            .at(&work)
-            .no_gpu()
-            .envs_removed(&["RACEGATE_NVRTC_LIB", "CUDA_HOME", "CUDA_PATH"])
-            .envs(&env)
-            .run();
+        let r = run(args, &env);
         assert!(
             !marker.exists(),
             "racegate {args:?} loaded a library from the working folder or its parent:\n{}",
@@ -158,12 +158,7 @@ fn a_library_in_the_working_folder_its_parent_or_an_open_cache_never_runs() {
     if before.is_some() {
         env.push(("RACEGATE_NVRTC_LIB", cache_lib.as_os_str()));
     }
-    let r = racegate(["doctor"])
-        .at(&work)
-        .no_gpu()
-        .envs_removed(&["RACEGATE_NVRTC_LIB", "CUDA_HOME", "CUDA_PATH"])
-        .envs(&env)
-        .run();
+    let r = run(&["doctor"], &env);
     assert!(
         marker.exists(),
         "the private cache's library was not loaded: the test proves nothing\n{}",
