@@ -65,6 +65,11 @@ fn clean(settled: Vec<Settled>) -> Vec<bool> {
     settled.into_iter().map(|s| s == Settled::Clean).collect()
 }
 
+/// Which of the three cases of [`NAMES`] the run `run` settles as clean.
+fn settled_clean(run: &SanitizerRun) -> Vec<bool> {
+    clean(settle(run, &NAMES, &files(), NONCE))
+}
+
 fn all_ran() -> String {
     NAMES.iter().map(|n| result_line(n, OK)).collect()
 }
@@ -76,15 +81,7 @@ fn a_clean_batch_settles_every_case_that_ran_once() {
         result_line("a", OK),
         result_line("b", WRONG) + &result_line("c", OK)
     );
-    assert_eq!(
-        clean(settle(
-            &batch_run(Outcome::Clean, &log),
-            &NAMES,
-            &files(),
-            NONCE
-        )),
-        [true; 3]
-    );
+    assert_eq!(settled_clean(&batch_run(Outcome::Clean, &log)), [true; 3]);
 }
 
 #[test]
@@ -123,12 +120,7 @@ fn a_case_that_did_not_run_exactly_once_runs_again_alone() {
     ];
     for log in cases {
         assert_eq!(
-            clean(settle(
-                &batch_run(Outcome::Clean, &log),
-                &NAMES,
-                &files(),
-                NONCE
-            )),
+            settled_clean(&batch_run(Outcome::Clean, &log)),
             [true, false, true],
             "{log}"
         );
@@ -259,15 +251,7 @@ fn a_batch_that_hung_or_was_inconclusive_settles_nothing() {
         },
         Outcome::Inconclusive("no XML was written".into()),
     ] {
-        assert_eq!(
-            clean(settle(
-                &batch_run(outcome, &all_ran()),
-                &NAMES,
-                &files(),
-                NONCE
-            )),
-            [false; 3]
-        );
+        assert_eq!(settled_clean(&batch_run(outcome, &all_ran())), [false; 3]);
     }
 }
 
@@ -387,10 +371,7 @@ fn a_batch_stopped_by_an_error_settles_the_cases_before_it_and_batches_the_rest_
     assert_eq!(stopped(oob.clone(), &log, 3.0), Some(2));
     // What settles of it: `a` (no finding in its files); `b` runs alone; `c` never ran.
     let b = batch_run(oob.clone(), &log);
-    assert_eq!(
-        clean(settle(&b, &NAMES, &files(), NONCE)),
-        [true, false, false]
-    );
+    assert_eq!(settled_clean(&b), [true, false, false]);
     // What memcheck really reports there (H200 run 27, call D): the failed module load too, a
     // host API error with no source line. It follows the fault, which came from a case that did
     // not say its launch ran: `a` still settles, and the cases from the stop run again as a
@@ -398,10 +379,7 @@ fn a_batch_stopped_by_an_error_settles_the_cases_before_it_and_batches_the_rest_
     let mut both = vec![finding("kernels/b.cu:7")];
     both.push(api("Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) due to \"unspecified launch failure\" on CUDA API call to cuModuleLoadData."));
     let real = batch_run(Outcome::Findings(both.clone()), &log);
-    assert_eq!(
-        clean(settle(&real, &NAMES, &files(), NONCE)),
-        [true, false, false]
-    );
+    assert_eq!(settled_clean(&real), [true, false, false]);
     assert_eq!(stopped(Outcome::Findings(both), &log, 3.0), Some(2));
     // Stopped before any case printed: nothing to learn, every case alone.
     assert_eq!(stopped(oob.clone(), error, 3.0), None);
@@ -519,7 +497,7 @@ fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_d
                     let text =
                         format!("Program hit {code} {how} on CUDA API call to cuMemFreeAsync.");
                     let run = batch_run(Outcome::Findings(vec![api(&text)]), &log);
-                    let got = clean(settle(&run, &NAMES, &files(), NONCE));
+                    let got = settled_clean(&run);
                     let want = match is_sticky && !all_ran {
                         true => ran,
                         false => [false; 3],
@@ -535,11 +513,7 @@ fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_d
                 ..api("Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) on CUDA API call to cuMemFreeAsync.")
             };
             let run = batch_run(Outcome::Findings(vec![f]), &log);
-            assert_eq!(
-                clean(settle(&run, &NAMES, &files(), NONCE)),
-                [false; 3],
-                "{kind}"
-            );
+            assert_eq!(settled_clean(&run), [false; 3], "{kind}");
         }
         // A tool warning with no line (records dropped) stays nobody's.
         let warning = Finding {
@@ -550,6 +524,6 @@ fn a_line_less_record_is_set_aside_only_when_it_follows_a_fault_of_a_case_that_d
             ..finding("")
         };
         let run = batch_run(Outcome::Findings(vec![warning]), &log);
-        assert_eq!(clean(settle(&run, &NAMES, &files(), NONCE)), [false; 3]);
+        assert_eq!(settled_clean(&run), [false; 3]);
     }
 }
