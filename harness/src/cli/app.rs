@@ -82,9 +82,9 @@ pub enum Command {
     /// jitter injected. New findings (not in the baseline) fail.
     #[command(after_help = exit_codes_of(gate::HELP), after_long_help = exit_codes_last(gate::HELP))]
     Gate(gate::GateArgs),
-    /// Merge the shards of a `gate --partition K/N` run (N CI jobs) into the one result: the
-    /// verdict, exit code and reports a single run would have given, judged against the
-    /// baseline once. Shards of different commits, settings or manifests, a duplicated or a
+    /// Merge the shards of a `gate`, `check`, `grade` or `mutate --run` run with `--partition
+    /// K/N` (N CI jobs) into the one result: the verdict, exit code and reports a single run
+    /// would have given. Shards of different commits, settings or manifests, a duplicated or a
     /// missing shard are refused before anything is written.
     #[command(after_help = exit_codes_of(merge::HELP), after_long_help = exit_codes_last(merge::HELP))]
     Merge(merge::MergeArgs),

@@ -75,9 +75,22 @@ pub struct CheckArgs {
 pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     a.out.claim_stdout();
     let catalog = super::list::catalog(global)?;
-    let catalog = match a.shard.partition {
-        Some(p) => crate::source::partition::catalog(catalog, p),
-        None => catalog,
+    let (catalog, names, stamp) = match a.shard.partition {
+        None => (catalog, a.cases.clone(), None),
+        Some(p) => {
+            // A shard's stamp hashes the whole catalog (or manifest) its cases came from.
+            let input = super::merge::catalog_input(&catalog)?;
+            let args = super::merge::args_after("check");
+            let stamp = super::merge::stamp(p, &args, &catalog.root, &input, "check");
+            // The whole run's cases, then this shard's part of them: a case named on the
+            // command line that another shard runs is no unknown case here.
+            let chosen: Vec<String> = (catalog.select(&a.cases)?.iter())
+                .map(|c| c.name.clone())
+                .collect();
+            let mut catalog = crate::source::partition::catalog(catalog, p);
+            catalog.cases.retain(|c| chosen.contains(&c.name));
+            (catalog, Vec::new(), Some(stamp))
+        }
     };
     let inputs = settings::inputs_of(&catalog);
     let outputs = [
@@ -90,7 +103,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
         &inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
     )?;
     a.html.check(&outputs)?;
-    let selected = catalog.select(&a.cases)?;
+    let selected = catalog.select(&names)?;
     let s = Settings::new(a.jobs.jobs)?;
     let cfg = s.battery(
         a.trials.trials,
@@ -99,7 +112,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
         a.sanitize_timeout.seconds_or(SANITIZE_TIMEOUT),
     );
     let dev = crate::run::device::probe();
-    let compiled = match compile_all(&catalog, &a.cases, false, None) {
+    let compiled = match compile_all(&catalog, &names, false, None) {
         // Without a device the answer is 4 whatever else is missing (the one table).
         Err(e) if dev.is_err() => {
             println!("{}", e.chain());
@@ -144,14 +157,9 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
                     serde_json::to_value(&perf).expect("results serialize"),
                 );
             }
-            a.out.write_text(&report::json::not_run_with(
-                "check",
-                &subject,
-                &reason,
-                done,
-                exit::NO_DEVICE,
-                more,
-            ))?;
+            let json =
+                report::json::not_run_with("check", &subject, &reason, done, exit::NO_DEVICE, more);
+            write_json(&a, &json, stamp.as_ref(), &selected, exit::NO_DEVICE)?;
             if let Some(p) = &a.junit {
                 let cells: Vec<(String, String)> = selected
                     .iter()
@@ -229,15 +237,32 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     if let Some(p) = &a.junit {
         settings::write_file(p, &report::junit::check(&m))?;
     }
-    a.out.write(&m)?;
+    let code = if m.count(Judgement::Missed) + m.count(Judgement::Unexpected) + perf_broken > 0 {
+        exit::FOUND
+    } else if m.count(Judgement::Inconclusive) + perf_skipped > 0 {
+        exit::INCONCLUSIVE
+    } else {
+        exit::OK
+    };
+    let json = settings::json(&m) + "\n";
+    write_json(&a, &json, stamp.as_ref(), &selected, code)?;
     a.html.write_value(&m, &catalog.root)?;
-    Ok(
-        if m.count(Judgement::Missed) + m.count(Judgement::Unexpected) + perf_broken > 0 {
-            exit::FOUND
-        } else if m.count(Judgement::Inconclusive) + perf_skipped > 0 {
-            exit::INCONCLUSIVE
-        } else {
-            exit::OK
-        },
-    )
+    Ok(code)
+}
+
+/// Writes `json` where `--json` says; a shard's (`--partition`) with its stamp, the cases it
+/// ran (`selected`) and its exit code, for `racegate merge`.
+fn write_json(
+    a: &CheckArgs,
+    json: &str,
+    stamp: Option<&super::merge::Stamp>,
+    selected: &[&crate::source::catalog::Case],
+    code: u8,
+) -> Result<()> {
+    match stamp {
+        Some(s) => a
+            .out
+            .write_text(&super::merge::stamped_check(json, s, selected, code)?),
+        None => a.out.write_text(json),
+    }
 }

@@ -14,11 +14,13 @@ use crate::mutate::{
 use crate::source::catalog::{Case, Catalog};
 use crate::source::files;
 use crate::source::manifest::Check;
+use crate::source::partition::Partition;
 use crate::{build::toolchain, report, Error, Result};
 
 use super::flags::{
     default, JobsArg, PartitionArg, SanitizeTimeoutArg, SeedArg, StressTimeoutArg, TrialsArg,
 };
+use super::merge::Place;
 use super::output::{outln, JsonArg};
 use super::progress::{Progress, Status};
 use super::settings::{self, Global, Settings};
@@ -177,13 +179,10 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
         // device function none of them calls): listed in the report as not mutated.
         mutate::keep_reachable(u, &others);
     }
+    // Where this shard's kernels and mutants stand in the whole run, for `racegate merge`.
+    let mut places = Vec::new();
     if let Some(p) = a.shard.partition {
-        // By each mutant's stable id in its file, whatever else changed: a kernel whose
-        // mutants all went to other shards is left out here (its control run with them).
-        for u in &mut units {
-            u.mutants.retain(|m| p.has(&shard_id(&u.file, &m.id)));
-        }
-        units.retain(|u| !u.mutants.is_empty());
+        (units, places) = shard(units, p);
         let count: usize = units.iter().map(|u| u.mutants.len()).sum();
         outln!("shard {p}: {count} mutant(s) of {} kernel(s)", units.len());
     }
@@ -195,7 +194,7 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
                 u.file
             )));
         }
-        return run_battery(&catalog, &units, operators, &a);
+        return run_battery(&catalog, &units, operators, &a, &places);
     }
     let s = Settings::new(a.jobs.jobs)?;
     let listed = crate::proc::pool::run_all(
@@ -230,9 +229,37 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
     }
     let report = MutationReport::new(false, operators, kernels, 0.0);
     a.out.text(&report::mutate::listing(&report))?;
-    write_json(&a, &catalog, &report)?;
+    write_json(&a, &catalog, &report, &places)?;
     a.html.write_value(&report, &catalog.root)?;
     Ok(report.exit_code())
+}
+
+/// This shard's part of `units`: each mutant by its stable id in its file, whatever else
+/// changed; a kernel whose mutants all went to other shards is left out here (its control runs
+/// with them), and one without any mutant goes to the shard its name hashes to, so that the
+/// merged run lists it as one run does. With the places of what is kept in the whole run.
+fn shard(units: Vec<Unit>, p: Partition) -> (Vec<Unit>, Vec<Place>) {
+    let mut kept = Vec::new();
+    let mut places = Vec::new();
+    for (i, mut u) in units.into_iter().enumerate() {
+        let at: Vec<usize> = (0..u.mutants.len())
+            .filter(|&j| p.has(&shard_id(&u.file, &u.mutants[j].id)))
+            .collect();
+        let mine = match u.mutants.is_empty() {
+            true => p.has(&shard_id(&u.file, &u.kernel)),
+            false => !at.is_empty(),
+        };
+        if !mine {
+            continue;
+        }
+        u.mutants = at.iter().map(|&j| u.mutants[j].clone()).collect();
+        places.push(Place {
+            kernel: i,
+            mutants: at,
+        });
+        kept.push(u);
+    }
+    (kept, places)
 }
 
 fn run_battery(
@@ -240,6 +267,7 @@ fn run_battery(
     units: &[Unit],
     operators: Vec<mutate::Operator>,
     a: &MutateArgs,
+    places: &[Place],
 ) -> Result<u8> {
     let count: usize = units.iter().map(|u| u.mutants.len()).sum();
     if let Err(why) = crate::run::device::probe() {
@@ -284,7 +312,7 @@ fn run_battery(
                 ),
             )?;
         }
-        write_json(a, catalog, &doc)?;
+        write_json(a, catalog, &doc, places)?;
         a.html.write_value(&doc, &catalog.root)?;
         return Ok(exit::NO_DEVICE);
     }
@@ -350,7 +378,7 @@ fn run_battery(
     if let Some(p) = &a.table {
         settings::write_file(p, &report::mutate::markdown(&report))?;
     }
-    write_json(a, catalog, &report)?;
+    write_json(a, catalog, &report, places)?;
     a.html.write_value(&report, &catalog.root)?;
     Ok(report.exit_code())
 }
@@ -360,23 +388,29 @@ fn shard_id(file: &str, id: &str) -> String {
     format!("{file}#{id}")
 }
 
-/// Writes `value` where `--json` says, with the shard's stamp when `--partition` was given.
-fn write_json(a: &MutateArgs, catalog: &Catalog, value: &impl serde::Serialize) -> Result<()> {
+/// Writes `value` where `--json` says, with the shard's stamp and `places` (those of its kernels
+/// and mutants in the whole run) when `--partition` was given.
+fn write_json(
+    a: &MutateArgs,
+    catalog: &Catalog,
+    value: &impl serde::Serialize,
+    places: &[Place],
+) -> Result<()> {
     let Some(p) = a.shard.partition else {
         return a.out.write(value);
     };
-    let args: Vec<String> = std::env::args()
-        .skip_while(|w| w != "mutate")
-        .skip(1)
-        .collect();
+    let args = super::merge::args_after("mutate");
     // The manifest's bytes, as gate's shards hash them (none for the catalog).
     let input = match &catalog.manifest {
         Some(m) => std::fs::read(&m.path).map_err(|e| Error::io("reading", m.path.clone(), e))?,
         None => Vec::new(),
     };
     let stamp = super::merge::stamp(p, &args, &catalog.root, &input, "mutate");
-    a.out
-        .write_text(&super::merge::stamped(&settings::json(value), &stamp))
+    a.out.write_text(&super::merge::stamped_mutate(
+        &settings::json(value),
+        &stamp,
+        places,
+    )?)
 }
 
 /// A file given on the command line, relative to the catalog's root.

@@ -17,7 +17,7 @@ use super::code::Code;
 use super::operators::Operator;
 
 /// One mutant of a file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Mutant {
     pub id: String,
     pub operator: Operator,

@@ -13,7 +13,9 @@ use super::code::{shared_names, Code, Site};
 use crate::source::cscan::Kind;
 
 /// One mutation operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Operator {
     /// `__syncthreads();` deleted (a lone body of `if`/`for`/`while` becomes `;`; a line left

@@ -14,7 +14,7 @@ use super::operators::Operator;
 use crate::source::catalog::Detector;
 
 /// What happened to one mutant.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "outcome", rename_all = "kebab-case")]
 pub enum Outcome {
     /// A detector noticed it (the first one that did; the rest were not run).
@@ -49,7 +49,7 @@ impl Outcome {
 }
 
 /// One mutant with its outcome.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct MutantResult {
     #[serde(flatten)]
     pub mutant: Mutant,
@@ -62,7 +62,7 @@ pub struct MutantResult {
 }
 
 /// Counts of outcomes, for one operator, one kernel or everything.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct OperatorScore {
     /// The operator's name, or `all`.
     pub operator: String,
@@ -115,7 +115,7 @@ impl OperatorScore {
 
 /// The unmutated kernel under the same battery: it must come out clean, or no mutant's outcome
 /// means anything.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Control {
     /// `None`: clean under every detector (or not judged: see `inconclusive`).
     pub flagged_by: Option<Detector>,
@@ -127,7 +127,7 @@ pub struct Control {
 }
 
 /// One kernel (a file of the catalog with its entries, or a manifest kernel) and its mutants.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct KernelResult {
     /// The catalog file or the manifest kernel's name.
     pub kernel: String,
@@ -146,7 +146,7 @@ pub struct KernelResult {
 }
 
 /// The whole run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct MutationReport {
     /// Whether the battery ran (`--run`), or the mutants were only listed.
     pub ran: bool,

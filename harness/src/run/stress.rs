@@ -58,7 +58,7 @@ impl StressConfig {
 }
 
 /// The verdict of a stress run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Verdict {
     /// Every trial passed.
@@ -78,7 +78,7 @@ pub enum StressEvent<'a> {
 }
 
 /// Everything a stress run found.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct StressReport {
     pub case: String,
     pub jitter: bool,
@@ -109,7 +109,7 @@ pub struct StressReport {
 /// Where a stress run's time went, in seconds (the matrix is judged by its wall time,
 /// and a cell's fixed costs are not its trials). `start` is the parent's view from spawning the
 /// worker to its ready line; `catalog`, `open` and `load` are the worker's own parts of it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct StressPhases {
     /// NVRTC or the build cache, in the parent.
     pub compile: f64,

@@ -17,7 +17,9 @@ use crate::source::exercises::Exercise;
 use crate::source::manifest::KernelSpec;
 
 /// One detector of the detection matrix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Detector {
     /// Randomized trials with schedule jitter, every element checked.
@@ -88,7 +90,7 @@ impl fmt::Display for Detector {
 }
 
 /// What a detector must do on a case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Expect {
     /// Must report the bug (a finding, a wrong result, a hang).

@@ -41,6 +41,7 @@ mod leftovers;
 mod loader_path;
 mod manifest;
 mod measured_deadlines;
+mod merge_shards;
 mod mutate;
 mod mutate_perf;
 mod nearest_checkout;

@@ -1,4 +1,4 @@
-//! `racegate merge SHARD.json...`: the shards of a partitioned gate or grading batch as one run.
+//! `racegate merge SHARD.json...`: the shards of a partitioned gate, check, mutate or grading run.
 //! Part of `cli/`: may import every stage and product, as the rest of `cli/`.
 //!
 //! The shards of a `gate --partition K/N` run (N jobs of a CI matrix) as the one run they make:
@@ -9,7 +9,7 @@
 //! manifests or shard counts, a shard given twice, a shard missing, shards judged against
 //! different baselines (unless `--baseline` names the one). A grading batch's shards
 //! ([`stamped_grades`]) merge the same way into the batch's CSV and JSON ([`merged_grades`]),
-//! each grade at its place in the batch.
+//! each grade at its place in the batch. Check and mutate shards: [`check`] and [`mutate`].
 //!
 //! A shard's JSON carries its stamp ([`stamp`]): the partition, the commit of the root, a hash
 //! of the settings (the command line less its report flags and the partition) and of the input
@@ -32,13 +32,18 @@ pub const HELP: &str = "Examples:
   racegate merge shard-1.json shard-2.json shard-3.json --sarif gate.sarif --junit gate.xml
   racegate grade --exercise reduce --partition 1/2 --format json --output g1.json subs/
   racegate merge g1.json g2.json --csv grades.csv --json grades.json
-Exit codes: 0 no new finding (every grade full), 1 new findings (a grade below full), 2 bad \
-input (shards that do not make one run), 3 inconclusive (a grade not given), 4 a shard had no \
-CUDA device; as one `racegate gate` or `racegate grade` would exit.";
+  racegate check --partition 1/4 --json c1.json              # and 2/4, 3/4, 4/4
+  racegate merge c1.json c2.json c3.json c4.json --table table.md --junit check.xml
+  racegate mutate --run --partition 1/2 --json m1.json
+  racegate merge m1.json m2.json --table mutants.md --json mutate.json
+Exit codes: 0 no new finding (every grade full, every cell or mutant as expected), 1 new findings \
+(a grade below full, a mismatch, a survivor), 2 bad input (shards that do not make one run), 3 \
+inconclusive (a grade not given), 4 a shard had no CUDA device; as the one run would exit.";
 
 #[derive(clap::Args)]
 pub struct MergeArgs {
-    /// The shards' JSON files (`racegate gate --partition K/N --json FILE`), one per K.
+    /// The shards' JSON files (`racegate gate --partition K/N --json FILE`, or check's,
+    /// mutate's or grade's), one per K.
     #[arg(required = true, value_name = "SHARD")]
     shards: Vec<PathBuf>,
     /// The baseline to judge against (default: the one the shards name, from the current
@@ -64,6 +69,12 @@ pub struct MergeArgs {
     /// default it goes to standard output, as a batch's does).
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// Check or mutate shards (`--partition K/N --json`): write the course table or the
+    /// mutation table (markdown) here, as `check --table` or `mutate --table`.
+    #[arg(long, value_name = "FILE")]
+    table: Option<PathBuf>,
+    #[command(flatten)]
+    html: super::output::HtmlArg,
 }
 
 /// One grading shard as read: `grade --partition K/N --format json` ([`stamped_grades`]).
@@ -76,19 +87,24 @@ struct GradeShard {
     grades: Vec<crate::grade::orchestrate::Grade>,
 }
 
-/// Whether the file at `path` is a grading shard (its JSON an object with `grades`), not a
-/// gate's.
-fn is_grading(path: &Path) -> Result<bool> {
+/// The JSON of the shard at `path`.
+fn read_json(path: &Path) -> Result<serde_json::Value> {
     let text = crate::source::files::read_text(path, "a shard", 256 << 20)?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    serde_json::from_str(&text).map_err(|e| {
         let what = format!(
-            "{}: not JSON (a shard is `racegate gate --partition K/N --json FILE` or `racegate \
-             grade --partition K/N --format json --output FILE`)",
+            "{}: not JSON (a shard is the `--json FILE` of `racegate gate`, `check` or `mutate \
+             --run` with `--partition K/N`, or `racegate grade --partition K/N --format json \
+             --output FILE`)",
             path.display()
         );
         Error::input(what, e)
-    })?;
-    Ok(v.get("grades").is_some())
+    })
+}
+
+/// Whether the file at `path` is a grading shard (its JSON an object with `grades`), not a
+/// gate's.
+fn is_grading(path: &Path) -> Result<bool> {
+    Ok(read_json(path)?.get("grades").is_some())
 }
 
 /// The grading shards at `paths` as the one batch: its grades in the batch's order (each at
@@ -160,10 +176,12 @@ fn run_grading(a: &MergeArgs) -> Result<u8> {
         ("--summary", a.summary.is_some()),
         ("--codequality", a.codequality.is_some()),
         ("--baseline", a.baseline.is_some()),
+        ("--table", a.table.is_some()),
+        ("--html", a.html.html.is_some()),
     ];
     if let Some((flag, _)) = other.iter().find(|(_, given)| *given) {
         return Err(Error::Usage(format!(
-            "{flag} is a gate's report; grading shards merge into --csv and --json"
+            "{flag} is not a grading batch's report; grading shards merge into --csv and --json"
         )));
     }
     let grades = merged_grades(&a.shards)?;
@@ -195,8 +213,9 @@ pub struct Stamp {
 
 /// Flags that say where reports go, not what runs: left out of the settings' hash (with their
 /// values).
-const REPORT_FLAGS: [&str; 12] = [
+const REPORT_FLAGS: [&str; 13] = [
     "--output",
+    "--table",
     "--format",
     "--json",
     "--sarif",
@@ -430,9 +449,10 @@ fn one_split(stamps: &[(PathBuf, Stamp, Partition)]) -> Result<()> {
     Ok(())
 }
 
-pub fn run(_global: &Global, a: MergeArgs) -> Result<u8> {
+pub fn run(global: &Global, a: MergeArgs) -> Result<u8> {
     let outputs = [
         ("--csv", a.csv.as_deref()),
+        ("--table", a.table.as_deref()),
         ("--json", a.json.as_deref()),
         ("--sarif", a.sarif.as_deref()),
         ("--junit", a.junit.as_deref()),
@@ -441,15 +461,27 @@ pub fn run(_global: &Global, a: MergeArgs) -> Result<u8> {
     ];
     let inputs: Vec<&Path> = a.shards.iter().map(PathBuf::as_path).collect();
     settings::check_outputs(&outputs, &inputs)?;
+    a.html.check(&outputs)?;
+    let first = read_json(&a.shards[0])?;
+    if check::is_check(&first) {
+        return check::run(global, &a);
+    }
+    if mutate::is_mutate(&first) {
+        return mutate::run(global, &a);
+    }
     if is_grading(&a.shards[0])? {
         return run_grading(&a);
     }
-    if a.csv.is_some() {
-        return Err(Error::Usage(
-            "--csv is a grading batch's; a gate's shards merge into --json, --sarif, --junit, \
-             --summary and --codequality"
-                .into(),
-        ));
+    let other = [
+        ("--csv", a.csv.is_some()),
+        ("--table", a.table.is_some()),
+        ("--html", a.html.html.is_some()),
+    ];
+    if let Some((flag, _)) = other.iter().find(|(_, given)| *given) {
+        return Err(Error::Usage(format!(
+            "{flag} is not a gate's report; a gate's shards merge into --json, --sarif, \
+             --junit, --summary and --codequality"
+        )));
     }
     let (run, no_device, named, mode) = merged(&a.shards, a.baseline.is_some())?;
     let baseline = a.baseline.clone().unwrap_or_else(|| PathBuf::from(&named));
@@ -486,5 +518,13 @@ pub fn run(_global: &Global, a: MergeArgs) -> Result<u8> {
     Ok(code)
 }
 
+mod check;
+mod mutate;
+
+pub use check::{catalog_input, stamped as stamped_check};
+pub use mutate::{stamped as stamped_mutate, Place};
+
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_matrix;

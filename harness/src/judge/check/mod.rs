@@ -17,7 +17,7 @@ use crate::run::stress::{self, StressReport, Verdict};
 use crate::source::catalog::{Case, Catalog, Detector, Expect};
 
 /// What a detector observed.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "observed", content = "detail", rename_all = "snake_case")]
 pub enum Observed {
     /// It reported the bug; the text says how (rate, findings, hang).
@@ -27,7 +27,7 @@ pub enum Observed {
 }
 
 /// The judgement of one cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Judgement {
     /// The expectation held (or was `may`).
@@ -40,7 +40,7 @@ pub enum Judgement {
 }
 
 /// One (case, detector) cell.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Cell {
     pub case: String,
     pub detector: Detector,
@@ -57,7 +57,7 @@ pub struct Cell {
 }
 
 /// The run behind a cell. The engine keeps it typed; rendering is the reporters' job.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 #[serde(tag = "run", rename_all = "snake_case")]
 pub enum Evidence {
     Stress(Box<StressReport>),
@@ -65,7 +65,7 @@ pub enum Evidence {
 }
 
 /// The whole matrix.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Matrix {
     pub cells: Vec<Cell>,
     pub wall_seconds: f64,

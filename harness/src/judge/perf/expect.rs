@@ -29,7 +29,7 @@ pub const COALESCE_FIX: &str = "let consecutive threads touch consecutive addres
 data through a shared-memory tile (transpose through shared memory) and read or write it along rows";
 
 /// How one expectation came out.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "outcome", rename_all = "kebab-case")]
 pub enum Outcome {
     Held { measured: String },
@@ -38,7 +38,7 @@ pub enum Outcome {
 }
 
 /// One expectation of one kernel, judged.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Judged {
     pub case: String,
     /// `bank-conflicts=none`, `coalesced=yes`.

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::xml::{Record, Where};
 
 /// One finding, the unit of snapshots and of the detection matrix.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub struct Finding {
     /// Record kind: Analysis, Hazard, Synccheck, Precise, Initcheck, Api, or an unknown one.
     pub kind: String,

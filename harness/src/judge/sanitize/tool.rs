@@ -11,7 +11,9 @@ use super::normalize::Finding;
 use crate::source::catalog::Detector;
 
 /// A compute-sanitizer tool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Tool {
@@ -234,7 +236,7 @@ pub fn after_hang_deadline(configured: Duration, floor: Duration) -> Duration {
 }
 
 /// What a sanitizer run concluded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "outcome", content = "detail", rename_all = "snake_case")]
 pub enum Outcome {
     Clean,
@@ -252,7 +254,7 @@ pub enum Outcome {
 }
 
 /// A finished run with its raw material.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct SanitizerRun {
     pub case: String,
     pub tool: Tool,
