@@ -7,8 +7,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use super::loader_path::{plant_library, PLACE_VARIABLES};
-use crate::runner::racegate;
+use super::loader_path::{plant_library, run_in};
 
 fn mode(p: &Path, m: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
@@ -35,17 +34,15 @@ fn a_checkout_made_under_umask_002_is_trusted_when_its_group_is_the_owners_own()
     super::copy_dir(&super::package_dir().join("../examples/gate"), &work);
     let cache = tmp.path().join("cache");
     let run = |marker: &Path| {
-        racegate(["compile"])
-            .at(&work)
-            .no_gpu()
-            .envs_removed(&PLACE_VARIABLES)
-            .envs(&[
+        run_in(
+            &work,
+            &["compile"],
+            &[
                 ("RACEGATE_NVRTC_LIB", lib.as_os_str()),
                 ("RACEGATE_CACHE", cache.as_os_str()),
                 ("PLANTED_MARKER", marker.as_os_str()),
-            ])
-            .run()
-            .code_text()
+            ],
+        )
     };
     let meta = std::fs::metadata(&co).unwrap();
     let private = racegate::build::trust::private_group(meta.uid(), meta.gid());

@@ -52,7 +52,7 @@ pub(super) fn plant_tool(dir: &Path, name: &str, marker: &Path) -> PathBuf {
 
 /// The variables that name NVRTC, a toolkit or a tool: the trust tests remove them, so that a
 /// run sees only the places the test sets.
-pub(super) const PLACE_VARIABLES: [&str; 6] = [
+const PLACE_VARIABLES: [&str; 6] = [
     "RACEGATE_NVRTC_LIB",
     "CUDA_HOME",
     "CUDA_PATH",
@@ -60,6 +60,18 @@ pub(super) const PLACE_VARIABLES: [&str; 6] = [
     "LD_LIBRARY_PATH",
     "CXX",
 ];
+
+/// racegate with `args` in `dir`, with `env` and none of the [`PLACE_VARIABLES`] it does not
+/// set, and no GPU: its exit code and output.
+pub(super) fn run_in(dir: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> (Option<i32>, String) {
+    racegate(args)
+        .at(dir)
+        .no_gpu()
+        .envs_removed(&PLACE_VARIABLES)
+        .envs(env)
+        .run()
+        .code_text()
+}
 
 /// The checkout's NVRTC (`ci/setup`), when there is one.
 pub(super) fn real_nvrtc() -> Option<PathBuf> {
@@ -109,13 +121,7 @@ fn an_ld_library_path_that_names_the_current_folder_is_refused_before_anything_l
                 env.push(("RACEGATE_NVRTC_LIB", l.as_os_str()));
             }
             for args in [&["compile"][..], &["doctor"]] {
-                let (code, text) = racegate(args)
-                    .at(&work)
-                    .no_gpu()
-                    .envs_removed(&PLACE_VARIABLES)
-                    .envs(&env)
-                    .run()
-                    .code_text();
+                let (code, text) = run_in(&work, args, &env);
                 assert!(
                     !marker.exists(),
                     "LD_LIBRARY_PATH={value} racegate {args:?} (RACEGATE_NVRTC_LIB {lib:?}) \
@@ -149,18 +155,16 @@ fn nvrtc_is_opened_by_path_only_so_a_libnvrtc_so_on_the_search_path_is_never_ask
     // A clean, absolute LD_LIBRARY_PATH whose folder holds a `libnvrtc.so`: cudarc's bindings
     // asked for that name first and got it instead of the file racegate checked.
     let lib_dir = work.join("lib");
-    let (code, text) = racegate(["compile"])
-        .at(&work)
-        .no_gpu()
-        .envs_removed(&PLACE_VARIABLES)
-        .envs(&[
+    let (code, text) = run_in(
+        &work,
+        &["compile"],
+        &[
             ("LD_LIBRARY_PATH", lib_dir.as_os_str()),
             ("RACEGATE_NVRTC_LIB", real.as_os_str()),
             ("PLANTED_MARKER", marker.as_os_str()),
             ("RACEGATE_CACHE", cache.as_os_str()),
-        ])
-        .run()
-        .code_text();
+        ],
+    );
     assert!(
         !marker.exists(),
         "a libnvrtc.so on LD_LIBRARY_PATH was loaded beside the NVRTC named:\n{text}"
@@ -168,17 +172,15 @@ fn nvrtc_is_opened_by_path_only_so_a_libnvrtc_so_on_the_search_path_is_never_ask
     assert_eq!(code, Some(0), "{text}");
     // The control: the same planted file, named, is loaded (and refused as not NVRTC).
     let planted = work.join("lib/libnvrtc.so");
-    let (code, text) = racegate(["compile"])
-        .at(&work)
-        .no_gpu()
-        .envs_removed(&PLACE_VARIABLES)
-        .envs(&[
+    let (code, text) = run_in(
+        &work,
+        &["compile"],
+        &[
             ("RACEGATE_NVRTC_LIB", planted.as_os_str()),
             ("PLANTED_MARKER", marker.as_os_str()),
             ("RACEGATE_CACHE", cache.as_os_str()),
-        ])
-        .run()
-        .code_text();
+        ],
+    );
     assert!(marker.exists(), "the planted library never runs: {text}");
     assert!(
         text.contains("is not NVRTC: it lacks nvrtcVersion"),

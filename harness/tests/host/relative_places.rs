@@ -9,8 +9,7 @@ use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use super::loader_path::{plant_library, plant_tool, PLACE_VARIABLES};
-use crate::runner::racegate;
+use super::loader_path::{plant_library, plant_tool, run_in};
 
 #[test]
 fn a_relative_place_variable_is_refused_by_name_and_what_it_leads_to_never_runs() {
@@ -39,13 +38,7 @@ fn a_relative_place_variable_is_refused_by_name_and_what_it_leads_to_never_runs(
             env.push(("RACEGATE_CACHE", private_cache.as_os_str()));
         }
         for args in [&["compile"][..], &["doctor"]] {
-            let (code, text) = racegate(args)
-                .at(&work)
-                .no_gpu()
-                .envs_removed(&PLACE_VARIABLES)
-                .envs(&env)
-                .run()
-                .code_text();
+            let (code, text) = run_in(&work, args, &env);
             assert!(
                 !marker.exists(),
                 "{var}={value} racegate {args:?}: what the relative value leads to ran:\n{text}"
@@ -64,13 +57,7 @@ fn a_relative_place_variable_is_refused_by_name_and_what_it_leads_to_never_runs(
 
 /// The `globalcheck` line of `racegate doctor` in `dir` with `env`.
 fn globalcheck_line(dir: &Path, env: &[(&str, &OsStr)]) -> String {
-    let (_, text) = racegate(["doctor"])
-        .at(dir)
-        .no_gpu()
-        .envs_removed(&PLACE_VARIABLES)
-        .envs(env)
-        .run()
-        .code_text();
+    let (_, text) = run_in(dir, &["doctor"], env);
     text.lines()
         .skip_while(|l| !l.contains("globalcheck"))
         .take(3)
