@@ -53,6 +53,8 @@ pub struct CheckArgs {
     #[command(flatten)]
     jobs: JobsArg,
     #[command(flatten)]
+    devices: super::workers::DevicesArg,
+    #[command(flatten)]
     stress_timeout: StressTimeoutArg,
     #[command(flatten)]
     sanitize_timeout: SanitizeTimeoutArg,
@@ -74,6 +76,7 @@ pub struct CheckArgs {
 
 pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     a.out.claim_stdout();
+    let devices = a.devices.select()?;
     let catalog = super::list::catalog(global)?;
     let (catalog, names, stamp) = match a.shard.partition {
         None => (catalog, a.cases.clone(), None),
@@ -105,7 +108,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     a.html.check(&outputs)?;
     let selected = catalog.select(&names)?;
     let s = Settings::new(a.jobs.jobs)?;
-    let cfg = s.battery(
+    let mut cfg = s.battery(
         a.trials.trials,
         a.seed.get(),
         a.stress_timeout.stress_timeout,
@@ -186,11 +189,13 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
             theirs.join(", ")
         );
     }
+    cfg.jobs = devices.workers(cfg.jobs, a.jobs.jobs.is_some());
     outln!(
-        "device: {}; {} cases, {} processes at a time",
+        "device: {}; {} cases, {} processes at a time{}",
         dev.name,
         selected.len(),
-        cfg.jobs
+        cfg.jobs,
+        devices.describe(cfg.jobs)
     );
     // One line per cell (case x detector): a task (stress, or one sanitizer) decides one or
     // more cells, and the count on each line is of cells, as the final table shows them.

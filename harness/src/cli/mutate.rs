@@ -96,6 +96,8 @@ pub struct MutateArgs {
     #[command(flatten)]
     jobs: JobsArg,
     #[command(flatten)]
+    devices: super::workers::DevicesArg,
+    #[command(flatten)]
     stress_timeout: StressTimeoutArg,
     #[command(flatten)]
     sanitize_timeout: SanitizeTimeoutArg,
@@ -120,6 +122,7 @@ pub struct MutateArgs {
 
 pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
     a.out.claim_stdout();
+    a.devices.select()?;
     let operators = mutate::parse_operators(&a.operators).map_err(Error::Usage)?;
     // As every command that reads kernels: without a manifest or a catalog, the message names
     // `racegate.toml` and `--manifest` first.
@@ -317,7 +320,8 @@ fn run_battery(
         return Ok(exit::NO_DEVICE);
     }
     let s = Settings::new(a.jobs.jobs)?;
-    let cfg = MutateConfig {
+    let devices = a.devices.select()?;
+    let mut cfg = MutateConfig {
         battery: s.battery(
             a.trials.trials,
             a.seed.get(),
@@ -342,11 +346,13 @@ fn run_battery(
     if let (Some(Err(u)), true) = (cfg.perf.as_ref().map(|p| &p.ncu), speed_only > 0) {
         outln!("{u}: the {speed_only} padding-removal and swizzle-removal mutant(s) will be inconclusive (only perf's counters can kill them)");
     }
+    cfg.battery.jobs = devices.workers(cfg.battery.jobs, a.jobs.jobs.is_some());
     outln!(
-        "{count} mutant(s) of {} kernel(s), {} runs at a time, {} stress trials each",
+        "{count} mutant(s) of {} kernel(s), {} runs at a time, {} stress trials each{}",
         units.len(),
         cfg.battery.jobs,
-        a.trials.trials
+        a.trials.trials,
+        devices.describe(cfg.battery.jobs)
     );
     let progress = Progress::new((count + units.len()) as u64, "mutants", a.out.on_stdout());
     let report = mutate::run(catalog, units, operators, &cfg, &s.worker, |ev| match ev {

@@ -40,6 +40,27 @@ impl CatalogArgs {
     }
 }
 
+/// `--devices LIST`: where a command's pools of workers run ([`crate::run::lease_devices`]).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct DevicesArg {
+    /// CUDA devices to run on: a count or a list.
+    ///
+    /// `2` runs on devices 0 and 1, `0,2` on those two, `3,` on device 3 alone: each device gets
+    /// a pool of workers (of --jobs' default size, or --jobs shared among them) and a GPU lease
+    /// of its own, and each child is told its device in CUDA_VISIBLE_DEVICES; results do not
+    /// depend on which device ran what. Default: RACEGATE_DEVICES, else device 0.
+    #[arg(long, value_name = "LIST")]
+    pub devices: Option<String>,
+}
+
+impl DevicesArg {
+    /// Chooses the devices for this process, checked against what the driver sees (a usage
+    /// error, exit 2, for one it does not).
+    pub fn select(&self) -> Result<&'static crate::run::lease_devices::Devices> {
+        crate::run::lease_devices::select(self.devices.as_deref())
+    }
+}
+
 /// A worker's whole command line, for programs other than `racegate` (a test binary).
 #[derive(clap::Parser)]
 #[command(no_binary_name = true)]

@@ -19,9 +19,12 @@ use std::time::{Duration, Instant};
 use crate::build::compile;
 use crate::errors::{Error, Result};
 
-/// The lease's file in racegate's cache folder: one for the machine's GPU (racegate runs on
-/// device 0).
-const LOCK_FILE: &str = "gpu-0.lock";
+/// The lease's file in racegate's cache folder for the device this thread runs on: one per
+/// device, each with its own slot files ([`crate::run::lease_devices`]; device 0 unless
+/// `--devices` or `RACEGATE_DEVICES` chose others).
+fn lock_file() -> String {
+    crate::run::lease_devices::lock_file(crate::run::lease_devices::current())
+}
 
 /// How a submission holds the GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,10 +68,11 @@ pub fn slots() -> Result<usize> {
 }
 
 impl GpuLock {
-    /// Waits up to `deadline` for the machine-wide lock, telling `note` whom it waits for.
+    /// Waits up to `deadline` for the machine-wide lock of this thread's device, telling `note`
+    /// whom it waits for.
     pub fn acquire(access: Access, deadline: Duration, note: fn(&str)) -> Result<GpuLock> {
         let dir = compile::cache_dir()?;
-        GpuLock::acquire_at(&dir.join(LOCK_FILE), access, deadline, note)
+        GpuLock::acquire_at(&dir.join(lock_file()), access, deadline, note)
     }
 
     /// The machine-wide lock as `access` says if nothing is in its way now; `None`, without
@@ -76,7 +80,7 @@ impl GpuLock {
     pub fn try_acquire(access: Access) -> Result<Option<GpuLock>> {
         let dir = compile::cache_dir()?;
         GpuLock::take(
-            &dir.join(LOCK_FILE),
+            &dir.join(lock_file()),
             access,
             Duration::ZERO,
             |_| {},
@@ -285,10 +289,14 @@ pub fn say_wait(m: &str) {
 /// of the [`slots`]. `None` on a machine without a device (asked once per process), where there
 /// is nothing to share. Says on stderr whom it waits for after [`NOTE_AFTER`]. A job holding it
 /// must not ask for the GPU alone: its own share would be in the way.
+///
+/// The pool thread running the job keeps one device ([`crate::run::lease_devices::bind_thread`]):
+/// the share is of that device's lease, and the children the job starts run on it.
 pub fn job_share() -> Result<Option<GpuLock>> {
     if !gpu_present() {
         return Ok(None);
     }
+    crate::run::lease_devices::bind_thread()?;
     GpuLock::acquire(Access::Shared, LEASE_WAIT, say_wait).map(Some)
 }
 
@@ -477,5 +485,24 @@ mod tests {
         // And nobody shares with one that is alone.
         assert!(GpuLock::acquire_at(&path, Access::Shared, short, keep).is_err());
         drop(alone);
+    }
+
+    #[test]
+    fn each_device_has_a_lease_of_its_own_and_device_0_keeps_racegates() {
+        use std::time::Duration;
+        assert_eq!(crate::run::lease_devices::lock_file(0), "gpu-0.lock");
+        let t = tempfile::tempdir().unwrap();
+        let (p0, p1) = (
+            t.path().join(crate::run::lease_devices::lock_file(0)),
+            t.path().join(crate::run::lease_devices::lock_file(1)),
+        );
+        let take = |p: &std::path::Path, a| GpuLock::acquire_at(p, a, Duration::ZERO, |_| {});
+        let alone = take(&p0, Access::Exclusive).unwrap();
+        // Device 0 taken alone: its shares wait, device 1's do not.
+        assert!(take(&p0, Access::Shared).is_err());
+        let beside = take(&p1, Access::Shared).unwrap();
+        assert!(take(&p1, Access::Exclusive).is_err());
+        drop((alone, beside));
+        assert!(take(&p1, Access::Exclusive).is_ok());
     }
 }

@@ -9,6 +9,7 @@ pub mod device;
 pub mod doctor;
 pub mod launch;
 pub mod lease;
+pub mod lease_devices;
 pub mod oracle;
 pub mod perf;
 pub mod poison;

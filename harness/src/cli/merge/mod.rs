@@ -211,10 +211,11 @@ pub struct Stamp {
     pub mode: String,
 }
 
-/// Flags that say where reports go, not what runs: left out of the settings' hash (with their
-/// values).
-const REPORT_FLAGS: [&str; 13] = [
+/// Flags that say where reports go or where the work runs, not what runs: left out of the
+/// settings' hash (with their values).
+const REPORT_FLAGS: [&str; 14] = [
     "--output",
+    "--devices",
     "--table",
     "--format",
     "--json",

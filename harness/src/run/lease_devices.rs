@@ -1,0 +1,328 @@
+//! Which CUDA devices racegate's jobs run on: `--devices LIST` or `RACEGATE_DEVICES`, a count
+//! (`2`: devices 0 and 1) or the devices' numbers (`0,1`; one device by number: `3,`). Each
+//! device has its own pool of workers and its own GPU lease (its own lock and slot files), and a
+//! child started with [`child_env`] (the stress worker a pool thread keeps) is told its device
+//! through `CUDA_VISIBLE_DEVICES`.
+//!
+//! Without either, racegate runs as it always has: on device 0, under the lease of device 0,
+//! its children's environment left as it was. A job's result does not depend on its device: a
+//! pool thread keeps one device for its life ([`bind_thread`]), so the worker it keeps (a stress
+//! worker and its context) stays on that device, and nothing a job reports names it.
+//!
+//! ```
+//! use racegate::run::lease_devices::Devices;
+//! let d = Devices::resolve(Some("0,1"), Some(2)).unwrap();
+//! assert_eq!(d.ids(), &[0, 1]);
+//! assert_eq!(d.for_worker(3), 1);
+//! ```
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use crate::errors::{Error, Result};
+
+/// The variable that chooses the devices when `--devices` does not.
+pub const DEVICES_ENV: &str = "RACEGATE_DEVICES";
+
+/// A test hook: the number of devices the driver is taken to report, so that host tests (no
+/// GPU) can check a selection against a machine of several.
+pub const FAKE_COUNT_ENV: &str = "RACEGATE_TEST_DEVICE_COUNT";
+
+/// The devices chosen, in their order: the pools' threads take them in turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Devices {
+    ids: Vec<u32>,
+    /// Whether the user chose them (`--devices` or `RACEGATE_DEVICES`): only then are children
+    /// told their device.
+    chosen: bool,
+}
+
+impl Default for Devices {
+    /// Device 0 alone, chosen by nobody: racegate's behaviour on one GPU.
+    fn default() -> Self {
+        Devices {
+            ids: vec![0],
+            chosen: false,
+        }
+    }
+}
+
+impl Devices {
+    /// The devices `spec` names (a count, or numbers separated by commas), checked against the
+    /// `visible` count when it is known (no device here: the syntax only, the work then stops
+    /// for want of one); no `spec`: the default. A usage error (exit 2) saying what is wrong.
+    pub fn resolve(spec: Option<&str>, visible: Option<usize>) -> Result<Devices> {
+        let Some(spec) = spec else {
+            return Ok(Devices::default());
+        };
+        let bad = |why: String| {
+            Error::Usage(format!(
+                "--devices `{spec}` ({DEVICES_ENV}): {why}; expected a count (2: devices 0 \
+                 and 1) or device numbers separated by commas (0,1; one device by number: 3,)"
+            ))
+        };
+        let t = spec.trim();
+        let ids: Vec<u32> = if t.contains(',') {
+            let mut ids = Vec::new();
+            for part in t.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                let id: u32 = part
+                    .parse()
+                    .map_err(|_| bad(format!("`{part}` is not a device number")))?;
+                if ids.contains(&id) {
+                    return Err(bad(format!("device {id} named twice")));
+                }
+                ids.push(id);
+            }
+            ids
+        } else {
+            let n: u32 = t
+                .parse()
+                .map_err(|_| bad("not a count nor a list".into()))?;
+            (0..n).collect()
+        };
+        if ids.is_empty() {
+            return Err(bad("no device".into()));
+        }
+        if let Some(v) = visible {
+            if let Some(id) = ids.iter().find(|&&id| id as usize >= v) {
+                return Err(bad(format!(
+                    "device {id} is not among the {v} device(s) the driver sees (0..{})",
+                    v.saturating_sub(1)
+                )));
+            }
+        }
+        Ok(Devices { ids, chosen: true })
+    }
+
+    /// The devices, in the order the pools take them.
+    pub fn ids(&self) -> &[u32] {
+        &self.ids
+    }
+
+    /// The device of the `i`-th worker of a pool: the devices in turn, so that each device's
+    /// workers are one pool of their own, as many as the others' (one more at most).
+    pub fn for_worker(&self, i: usize) -> u32 {
+        self.ids[i % self.ids.len()]
+    }
+
+    /// The workers of a command told `jobs` at once (`given`: by `--jobs`, the whole count;
+    /// else `jobs` is one device's default): each chosen device gets a pool of that size.
+    pub fn workers(&self, jobs: usize, given: bool) -> usize {
+        match given || !self.chosen {
+            true => jobs,
+            false => jobs * self.ids.len(),
+        }
+    }
+
+    /// What a command says of where its `jobs` workers run: nothing for the default, else
+    /// `; on devices 0 (4 workers), 1 (4 workers)`.
+    pub fn describe(&self, jobs: usize) -> String {
+        if !self.chosen {
+            return String::new();
+        }
+        let each: Vec<String> = (self.pools(jobs).iter())
+            .map(|(id, n)| format!("{id} ({n} workers)"))
+            .collect();
+        format!("; on devices {}", each.join(", "))
+    }
+
+    /// How many of `jobs` workers each device gets, by [`Devices::for_worker`].
+    pub fn pools(&self, jobs: usize) -> Vec<(u32, usize)> {
+        let n = self.ids.len();
+        (self.ids.iter().enumerate())
+            .map(|(k, &id)| (id, jobs / n + usize::from(k < jobs % n)))
+            .collect()
+    }
+
+    /// The environment a child of a job on `device` gets: `CUDA_VISIBLE_DEVICES` naming it
+    /// (through racegate's own `CUDA_VISIBLE_DEVICES`, `inherited`, when it has one: device
+    /// numbers are the driver's, counted among what racegate was shown); nothing when the
+    /// devices are the default.
+    pub fn child_env(&self, device: u32, inherited: Option<&str>) -> Vec<(String, String)> {
+        if !self.chosen {
+            return Vec::new();
+        }
+        let shown: Option<Vec<&str>> = inherited
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .filter(|v: &Vec<&str>| !v.is_empty());
+        let name = match shown.as_ref().and_then(|v| v.get(device as usize)) {
+            Some(s) => s.to_string(),
+            None => device.to_string(),
+        };
+        vec![("CUDA_VISIBLE_DEVICES".into(), name)]
+    }
+}
+
+/// The devices this process runs on, chosen once ([`select`]).
+static SELECTED: OnceLock<Devices> = OnceLock::new();
+
+/// How many devices the driver reports: [`FAKE_COUNT_ENV`] when set, none on a machine without
+/// a device (`None`: not known).
+pub fn visible_count() -> Option<usize> {
+    if let Some(n) = std::env::var(FAKE_COUNT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+    {
+        return Some(n);
+    }
+    crate::run::device::probe().ok()?;
+    // The driver was initialized by the look for a device above.
+    let n = cudarc::driver::result::device::get_count().ok()?;
+    usize::try_from(n).ok()
+}
+
+/// Chooses this process's devices once: `flag` (`--devices`), else [`DEVICES_ENV`], else the
+/// default; checked against the devices the driver sees. Later calls return the first choice.
+pub fn select(flag: Option<&str>) -> Result<&'static Devices> {
+    if let Some(d) = SELECTED.get() {
+        return Ok(d);
+    }
+    let env = std::env::var(DEVICES_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let spec = flag.map(str::to_string).or(env);
+    let d = match spec {
+        None => Devices::default(),
+        Some(s) => Devices::resolve(Some(&s), visible_count())?,
+    };
+    Ok(SELECTED.get_or_init(|| d))
+}
+
+/// The devices chosen ([`select`] without a flag when nothing chose them yet).
+pub fn selected() -> Result<&'static Devices> {
+    select(None)
+}
+
+thread_local! {
+    /// This thread's device, once a job of a pool ran on it.
+    static CURRENT: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// The number of threads bound so far, machine pools of every command together.
+static BOUND: AtomicUsize = AtomicUsize::new(0);
+
+/// This thread's device: bound on the first call, to the next device in turn, and kept for the
+/// thread's life (the worker a pool thread keeps stays on one device).
+pub fn bind_thread() -> Result<u32> {
+    if let Some(d) = CURRENT.with(Cell::get) {
+        return Ok(d);
+    }
+    let d = selected()?.for_worker(BOUND.fetch_add(1, Ordering::Relaxed));
+    CURRENT.with(|c| c.set(Some(d)));
+    Ok(d)
+}
+
+/// This thread's device: the one it was bound to, else the first chosen (device 0 by default).
+pub fn current() -> u32 {
+    CURRENT
+        .with(Cell::get)
+        .or_else(|| selected().ok().map(|d| d.ids()[0]))
+        .unwrap_or(0)
+}
+
+/// The environment of a child started on this thread ([`Devices::child_env`] for its device).
+pub fn child_env() -> Vec<(String, String)> {
+    let inherited = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    match selected() {
+        Ok(d) => d.child_env(current(), inherited.as_deref()),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The name of `device`'s lease file in racegate's cache folder (its slot files are named
+/// after it).
+pub fn lock_file(device: u32) -> String {
+    format!("gpu-{device}.lock")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_or_a_list_of_devices_is_checked_against_what_the_driver_sees() {
+        let ids = |s: &str, v: Option<usize>| Devices::resolve(Some(s), v).map(|d| d.ids.clone());
+        assert_eq!(ids("2", Some(4)).unwrap(), vec![0, 1]);
+        assert_eq!(ids("0,1", Some(2)).unwrap(), vec![0, 1]);
+        assert_eq!(ids(" 3, ", Some(4)).unwrap(), vec![3]);
+        assert_eq!(
+            ids("2,0", None).unwrap(),
+            vec![2, 0],
+            "no device: syntax only"
+        );
+        let usage = |s: &str, v: Option<usize>, says: &str| match Devices::resolve(Some(s), v) {
+            Err(e @ Error::Usage(_)) => assert!(e.to_string().contains(says), "{e}"),
+            other => panic!("{s}: {other:?}"),
+        };
+        usage("0,1", Some(1), "device 1 is not among the 1 device(s)");
+        usage("3", Some(2), "device 2 is not among");
+        usage("0,0", Some(2), "named twice");
+        usage("0", Some(2), "no device");
+        usage(",", Some(2), "no device");
+        usage("a,1", Some(2), "`a` is not a device number");
+        usage("two", Some(2), "not a count nor a list");
+        assert_eq!(Devices::resolve(None, Some(8)).unwrap(), Devices::default());
+    }
+
+    #[test]
+    fn each_device_gets_a_pool_of_its_own_and_as_many_workers() {
+        let d = Devices::resolve(Some("3"), Some(3)).unwrap();
+        let seen: Vec<u32> = (0..7).map(|i| d.for_worker(i)).collect();
+        assert_eq!(seen, vec![0, 1, 2, 0, 1, 2, 0]);
+        assert_eq!(d.pools(7), vec![(0, 3), (1, 2), (2, 2)]);
+        assert_eq!(d.pools(2), vec![(0, 1), (1, 1), (2, 0)]);
+        let total: usize = d.pools(16).iter().map(|p| p.1).sum();
+        assert_eq!(total, 16);
+        assert_eq!(
+            d.workers(4, false),
+            12,
+            "a pool of the default size per device"
+        );
+        assert_eq!(d.workers(4, true), 4, "--jobs is the whole count");
+        assert_eq!(
+            d.describe(3),
+            "; on devices 0 (1 workers), 1 (1 workers), 2 (1 workers)"
+        );
+        // The default: one pool, on device 0.
+        let one = Devices::default();
+        assert_eq!(one.pools(5), vec![(0, 5)]);
+        assert!((0..5).all(|i| one.for_worker(i) == 0));
+        assert_eq!((one.workers(4, false), one.describe(4)), (4, String::new()));
+    }
+
+    #[test]
+    fn a_child_is_told_its_device_only_when_devices_were_chosen() {
+        assert!(Devices::default().child_env(0, None).is_empty());
+        assert!(Devices::default().child_env(0, Some("3")).is_empty());
+        let d = Devices::resolve(Some("0,1"), Some(2)).unwrap();
+        let env = |dev, inh| d.child_env(dev, inh)[0].1.clone();
+        assert_eq!(d.child_env(1, None)[0].0, "CUDA_VISIBLE_DEVICES");
+        assert_eq!(env(1, None), "1");
+        // racegate itself shown devices 4 and 6: its device 1 is the machine's 6.
+        assert_eq!(env(1, Some("4,6")), "6");
+        assert_eq!(env(0, Some("GPU-abc, GPU-def")), "GPU-abc");
+        assert_eq!(env(1, Some("")), "1");
+    }
+
+    #[test]
+    fn without_a_choice_every_pool_thread_is_on_device_0_and_children_unchanged() {
+        // This test process chose no devices (no --devices, no RACEGATE_DEVICES).
+        let seen: Vec<(u32, Vec<(String, String)>)> = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| (bind_thread().unwrap(), child_env())))
+                .collect();
+            threads.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(
+            seen.iter().all(|(d, env)| *d == 0 && env.is_empty()),
+            "{seen:?}"
+        );
+        assert_eq!(current(), 0);
+    }
+}
