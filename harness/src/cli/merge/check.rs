@@ -244,7 +244,7 @@ pub fn run(global: &Global, a: &MergeArgs) -> Result<u8> {
 }
 
 /// The merge of shards that all ran without a device: every case of every shard not run, as
-/// `racegate check` without a device reports them (exit 4).
+/// `racegate check` without a device reports them (exit 4), in the same reports.
 fn not_run(a: &MergeArgs, catalog: &Catalog, shards: &[Shard]) -> Result<u8> {
     let names: Vec<&str> = shards
         .iter()
@@ -314,7 +314,7 @@ fn not_run(a: &MergeArgs, catalog: &Catalog, shards: &[Shard]) -> Result<u8> {
     if let Some(p) = &a.json {
         settings::write_file(p, &json)?;
     }
-    a.html.write(&json, &catalog.root)?;
+    // No HTML report: `check` without a device writes none either.
     Ok(exit::NO_DEVICE)
 }
 
