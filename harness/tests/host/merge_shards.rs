@@ -154,6 +154,11 @@ fn shards_that_are_not_one_run_are_refused_and_nothing_is_written() {
     args.extend(["--trials", "3", "--partition", "2/2", "--json", s(&o2)]);
     assert_eq!(run(&args), 4);
     refused(&[&c1, &o2], &["different runs", "settings"]);
+    // Outside the project they ran in: no catalog to order the cells by.
+    let args = ["merge", s(&c1), s(&c2), "--json", s(&out)];
+    let (code, text) = racegate(args).at(d).no_gpu().run().exit_text();
+    assert_eq!((code, out.exists()), (2, false), "{text}");
+    assert!(text.contains("merge where they ran"), "{text}");
     // --sarif is a gate's report, not a check's.
     let args = ["merge", s(&c1), s(&c2), "--sarif", s(&out)];
     let (code, text) = racegate(args).at(repo_root()).no_gpu().run().exit_text();

@@ -223,7 +223,13 @@ fn refuse_others(a: &MergeArgs) -> Result<()> {
 /// code.
 pub fn run(global: &Global, a: &MergeArgs) -> Result<u8> {
     refuse_others(a)?;
-    let catalog = crate::cli::list::catalog(global)?;
+    // The catalog the shards ran on, for the cells' order and the course table.
+    let catalog = crate::cli::list::catalog(global).map_err(|e| match e {
+        Error::Usage(m) => Error::Usage(format!(
+            "a check's shards merge where they ran (the catalog orders the cells): {m}"
+        )),
+        e => e,
+    })?;
     let shards = read(&a.shards, &catalog)?;
     if shards.iter().all(|s| no_device(&s.doc)) {
         return not_run(a, &catalog, &shards);
