@@ -9,7 +9,8 @@
 //!
 //! One file per role: [`finding`] (what a run holds), [`fingerprint`] (a finding's identity),
 //! [`baseline`] (accepted findings, the diff), [`manifest_run`] and [`program`] (the two modes),
-//! [`sanitizers`] (sanitizer runs as findings), [`library_reports`] (known false positives
+//! [`sanitizers`] (sanitizer runs as findings), [`initcheck_confirm`] (initcheck's reports
+//! from sampled passes confirmed by a run of every launch), [`library_reports`] (known false positives
 //! inside a library's own code, set aside and noted), `stress_state` (what the stress runs said, for
 //! the jobs after them), [`masks`] (what may vary between runs),
 //! [`oracles`] and [`judge`] (regexes, golden outputs and checkers judging a program's runs),
@@ -22,6 +23,7 @@ pub mod ctest;
 pub mod deadlines;
 pub mod finding;
 pub mod fingerprint;
+pub mod initcheck_confirm;
 pub mod jitter;
 pub mod judge;
 pub mod library_reports;

@@ -239,3 +239,97 @@ fn racecheck_leaves_out_the_kernels_the_counted_runs_saw_use_no_shared_memory() 
         "{text}"
     );
 }
+
+/// A fake compute-sanitizer that keeps its arguments in `sanitizer-args` and, for initcheck,
+/// saves racegate's own H200 capture of a kernel reading never-written global memory: always
+/// (`always`), or only in the sampled passes (a call naming kernels), the run of every launch
+/// then clean.
+fn initcheck_fake(dir: &Path, always: bool) -> PathBuf {
+    let fixture = super::package_dir()
+        .join("tests/fixtures/h200/histogram_global__uninit_bins__initcheck.xml");
+    let sampled = if always {
+        "true"
+    } else {
+        "echo \"$all\" | grep -q -- --kernel-name"
+    };
+    script(
+        dir,
+        "compute-sanitizer",
+        &format!(
+            "#!/bin/sh\nall=\"$*\"\necho \"$all\" >> '{args}'\nsave=\n\
+             while [ $# -gt 0 ]; do [ \"$1\" = --save ] && {{ save=$2; shift; }}; shift; done\n\
+             if echo \"$all\" | grep -q 'initcheck' && {sampled}; then cp '{fixture}' \"$save\"; \
+             else echo '<?xml version=\"1.0\"?><ComputeSanitizerOutput></ComputeSanitizerOutput>' > \"$save\"; fi\n",
+            args = dir.join("sanitizer-args").display(),
+            fixture = fixture.display()
+        ),
+    )
+}
+
+/// `racegate gate --tools initcheck` on a program whose runs under jitter count 100 launches
+/// of one kernel (so initcheck's launches are sampled), with `fake` as compute-sanitizer.
+fn gate_initcheck(dir: &Path, fake: &Path) -> (i32, serde_json::Value, String) {
+    let counts =
+        r#"{"launch_counts":[{"kernel":"_Z4busyv","launches":100,"shared":0}],"sampled_out":0}"#;
+    script(
+        dir,
+        "busy",
+        &format!(
+            "#!/bin/sh\n[ -n \"$RACEGATE_GC_DIR\" ] && echo '{counts}' >> \"$RACEGATE_GC_DIR/report.jsonl\"\n\
+             echo 'Test passed'\n"
+        ),
+    );
+    let out = racegate(["gate", "--json", "gate.json", "--tools", "initcheck"])
+        .args(["--runs", "2", "--", "./busy"])
+        .at(dir)
+        .program_device()
+        .env("RACEGATE_COMPUTE_SANITIZER", fake)
+        .run();
+    let text = out.text();
+    let doc = std::fs::read_to_string(dir.join("gate.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| panic!("no JSON report:\n{text}"));
+    (out.exit(), doc, text)
+}
+
+#[test]
+fn initcheck_reports_of_sampled_passes_are_withdrawn_when_the_run_of_every_launch_is_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = initcheck_fake(dir.path(), false);
+    let (code, doc, text) = gate_initcheck(dir.path(), &fake);
+    let seen = std::fs::read_to_string(dir.path().join("sanitizer-args")).unwrap_or_default();
+    let runs: Vec<&str> = seen.lines().filter(|l| l.contains("initcheck")).collect();
+    // The sampled passes, then one run naming no kernel: every launch.
+    assert!(runs.len() >= 3, "{seen}\n{text}");
+    assert!(
+        runs[..runs.len() - 1]
+            .iter()
+            .all(|l| l.contains("--kernel-name")),
+        "{seen}"
+    );
+    assert!(!runs[runs.len() - 1].contains("--kernel-name"), "{seen}");
+    assert!(messages(&doc, "initcheck").is_empty(), "{text}");
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        notes(&doc)
+            .iter()
+            .any(|n| n.contains("withdrawn: the run checking every launch found none")),
+        "{text}"
+    );
+}
+
+#[test]
+fn initcheck_reports_the_run_of_every_launch_confirms_are_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = initcheck_fake(dir.path(), true);
+    let (code, doc, text) = gate_initcheck(dir.path(), &fake);
+    assert_eq!(code, 1, "{text}");
+    assert!(!messages(&doc, "initcheck").is_empty(), "{text}");
+    assert!(
+        notes(&doc)
+            .iter()
+            .any(|n| n.contains("the run checking every launch, the verdict, reported")),
+        "{text}"
+    );
+}
