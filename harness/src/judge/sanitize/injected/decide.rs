@@ -68,10 +68,14 @@ pub(super) fn preamble(
             "the target died of signal {s} under {name}"
         )));
     }
+    // The tool sees every launch through the driver's launch callback: a program that ran to
+    // its end (exit 0) and launched no kernel gave it nothing to check (a bandwidth test's
+    // copies alone). Any other exit with no launch seen says nothing.
     if rep.launches.is_empty() && rep.stepped_aside() == 0 {
-        return Some(Outcome::Inconclusive(format!(
-            "{name} saw no kernel launch"
-        )));
+        return Some(match exit {
+            Exit::Code(0) => Outcome::Clean,
+            _ => Outcome::Inconclusive(format!("{name} saw no kernel launch")),
+        });
     }
     if let Some(l) = rep.launches.iter().find(|l| l.epoch_overflow > 0) {
         return Some(Outcome::Inconclusive(format!(
@@ -153,5 +157,27 @@ pub(super) fn failed_exit(tool: &str, exit: &Exit) -> Option<Outcome> {
             "the target exited {c} without a {tool} finding (a failed launch leaves nothing to judge)"
         ))),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_that_ran_to_its_end_launching_no_kernel_gave_nothing_to_check() {
+        let rep = report::parse(
+            r#"{"tool":"globalcheck","mode":1,"budget_bytes":1,"shared_budget_bytes":1,"patches":""}"#,
+        );
+        assert!(rep.started && rep.launches.is_empty());
+        let clean = preamble("globalcheck", &Exit::Code(0), false, &rep);
+        assert!(matches!(clean, Some(Outcome::Clean)), "{clean:?}");
+        for exit in [Exit::Code(1), Exit::Signal(11)] {
+            let o = preamble("globalcheck", &exit, false, &rep);
+            assert!(
+                matches!(&o, Some(Outcome::Inconclusive(w)) if w.contains("died") || w.contains("no kernel launch")),
+                "{o:?}"
+            );
+        }
     }
 }
