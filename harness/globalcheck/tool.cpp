@@ -125,6 +125,10 @@ State* g = nullptr;
 thread_local bool busy = false;
 // streamcheck's recorder (streams.cpp) gets every callback: RACEGATE_GC_MODE has "streams".
 bool streams = false;
+// RACEGATE_GC_FREEZE_TIME=1: every CUDA event time the program reads (cuEventElapsedTime) is
+// 1 ms, so that what it prints from event timings no longer follows its speed. racegate's runs
+// that tell a timing from a race's result compare two such runs, with and without jitter.
+bool freeze_time = false;
 // The dynamic shared bytes of the launch API call this thread is in (-1: none seen), taken from
 // the driver API's parameters at the call's entry, before the launch callback.
 thread_local long long dyn_hint = -1;
@@ -804,6 +808,21 @@ void write_profile()
 
 void callback_body(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata);
 
+// At the exit of a successful cuEventElapsedTime (and its _v2), the time it wrote becomes 1 ms
+// (its first parameter is the float it writes: `float* pMilliseconds, CUevent, CUevent`).
+void frozen_event_time(const Sanitizer_CallbackData* c)
+{
+    if (c->callbackSite != SANITIZER_API_EXIT || !c->functionName || !c->functionParams || !c->functionReturnValue)
+        return;
+    if (strncmp(c->functionName, "cuEventElapsedTime", 18) != 0)
+        return;
+    if (*(const CUresult*)c->functionReturnValue != CUDA_SUCCESS)
+        return;
+    float* ms = *(float* const*)c->functionParams;
+    if (ms)
+        *ms = 1.0f;
+}
+
 void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata)
 {
     if (!profile) {
@@ -824,10 +843,12 @@ void callback_body(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, c
     std::lock_guard<std::recursive_mutex> guard(g->lock);
     if (busy && (domain == SANITIZER_CB_DOMAIN_RESOURCE || domain == SANITIZER_CB_DOMAIN_DRIVER_API))
         return;  // the tool's own allocations, patch modules and driver calls
+    if (freeze_time && domain == SANITIZER_CB_DOMAIN_DRIVER_API)
+        frozen_event_time((const Sanitizer_CallbackData*)cbdata);
     if (streams && !busy)
         streams_on_callback(domain, cbid, cbdata);
-    if (streams && g->mode == 0)
-        return;  // streamcheck alone: no module patched, no launch touched
+    if (g->mode == 0)
+        return;  // streamcheck alone, or only event times held still: no module patched, no launch touched
     struct Busy { Busy() { busy = true; } ~Busy() { busy = false; } } mark;
     if (domain == SANITIZER_CB_DOMAIN_RESOURCE) {
         switch (cbid) {
@@ -979,6 +1000,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
     g->out = fopen((g->dir + "/report.jsonl").c_str(), "a");
     line("{\"tool\":\"globalcheck\",\"mode\":" + std::to_string(g->mode) + ",\"budget_bytes\":"
          + std::to_string(g->budget) + ",\"shared_budget_bytes\":" + std::to_string(g->shared_budget) + ",\"patches\":\"" + esc(g->patches) + "\"}");
+    if (const char* ft = getenv("RACEGATE_GC_FREEZE_TIME"); ft && *ft == '1')
+        freeze_time = true;
     if (const char* pf = getenv("RACEGATE_GC_PROFILE"); pf && *pf == '1') {
         profile = new Profile();
         atexit(write_profile);

@@ -14,8 +14,9 @@
 //! inside a library's own code, set aside and noted), `stress_state` (what the stress runs said, for
 //! the jobs after them), [`masks`] (what may vary between runs),
 //! [`oracles`] and [`judge`] (regexes, golden outputs and checkers judging a program's runs),
-//! [`variance`] (outputs that differ: jitter's races told from run-to-run noise), [`jitter`]
-//! (the jitter injection of the plain runs),
+//! [`variance`] (outputs that differ: jitter's races told from run-to-run noise),
+//! [`frozen_clock`] (lines that follow the program's speed, measured with the clock held
+//! still), [`jitter`] (the jitter injection of the plain runs),
 //! [`ctest`] (CTest suites as programs), [`manifest_programs`] (`[[program]]` tables).
 
 pub mod baseline;
@@ -23,6 +24,7 @@ pub mod ctest;
 pub mod deadlines;
 pub mod finding;
 pub mod fingerprint;
+pub mod frozen_clock;
 pub mod initcheck_confirm;
 pub mod jitter;
 pub mod judge;

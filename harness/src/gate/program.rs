@@ -346,6 +346,21 @@ fn plain_runs(
             }
         }
     }
+    // A run under jitter that still differs where every plain run agreed may print the
+    // program's speed (rates, times) rather than a race's result: measured with the clock held
+    // still before it is reported ([`super::frozen_clock`]).
+    let timing = match (&jitter, rerun && !cfg.oracles.vary_ok) {
+        (Some(j), true) => match super::variance::judge(&runs.outputs, cfg.runs) {
+            super::variance::Variance::Differs {
+                stable: true,
+                first,
+                lines,
+                ..
+            } => super::frozen_clock::confirm(&runs, j, first, &lines, run)?,
+            _ => None,
+        },
+        _ => None,
+    };
     let Runs {
         outputs,
         failures,
@@ -467,7 +482,8 @@ fn plain_runs(
     } else {
         // Without re-runs every run is one "without jitter" (jitter off, or nothing differed).
         let jittered = if rerun { cfg.runs } else { 0 };
-        match super::variance::judge(&outputs, jittered) {
+        let timing = timing.as_deref().unwrap_or_default();
+        match super::variance::judge_with(&outputs, jittered, timing) {
             super::variance::Variance::Same { noise } => {
                 if !noise.is_empty() {
                     let plain = outputs.iter().filter(|o| o.run > jittered).count();

@@ -57,6 +57,12 @@ pub enum Variance {
 /// Judges `outputs`; runs numbered above `jittered` ran without jitter (`0`: none did, as with
 /// `--no-jitter`, and every run counts as one without jitter).
 pub fn judge(outputs: &[RunOutput], jittered: u32) -> Variance {
+    judge_with(outputs, jittered, &[])
+}
+
+/// [`judge`], with `timing` (lines from 1 shown to follow the program's speed,
+/// `gate::frozen_clock`) not compared between runs with and without jitter.
+pub fn judge_with(outputs: &[RunOutput], jittered: u32, timing: &[usize]) -> Variance {
     let Some(first) = outputs.first() else {
         return Variance::Same { noise: Vec::new() };
     };
@@ -115,7 +121,11 @@ pub fn judge(outputs: &[RunOutput], jittered: u32) -> Variance {
     }
     let base = without[0];
     for (o, lines) in with.iter().zip(&under) {
-        let beyond = model.beyond_noise(&plain[0], lines);
+        let beyond = model.beyond_noise(&plain[0], lines).map(|b| {
+            b.into_iter()
+                .filter(|k| !timing.contains(&(k + 1)))
+                .collect::<Vec<_>>()
+        });
         if beyond.as_ref().is_some_and(Vec::is_empty) {
             continue;
         }
@@ -218,7 +228,7 @@ fn lines_of(o: &RunOutput) -> Option<Vec<&[u8]>> {
 }
 
 /// The lines (from 1) where two outputs kept whole and of as many lines differ.
-fn differing_lines(a: &RunOutput, b: &RunOutput) -> Option<Vec<usize>> {
+pub(super) fn differing_lines(a: &RunOutput, b: &RunOutput) -> Option<Vec<usize>> {
     let (x, y) = (lines_of(a)?, lines_of(b)?);
     (x.len() == y.len()).then(|| {
         (0..x.len())

@@ -333,3 +333,56 @@ fn initcheck_reports_the_run_of_every_launch_confirms_are_findings() {
         "{text}"
     );
 }
+
+/// A benchmark's rate: the same in every plain run, another in each run under jitter (the jitter
+/// slows its kernels, by its seed), and with CUDA event times held still (`RACEGATE_GC_FREEZE_TIME=1`) `still` without
+/// jitter and `still_jittered` with it.
+fn rate_program(dir: &Path, still: &str, still_jittered: &str) {
+    script(
+        dir,
+        "rates",
+        &format!(
+            "#!/bin/sh\necho 'n 1024'\n\
+             if [ \"$RACEGATE_GC_FREEZE_TIME\" = 1 ]; then\n\
+               if [ \"$RACEGATE_GC_MODE\" = jitter ]; then echo 'copy {still_jittered}'; else echo 'copy {still}'; fi\n\
+             elif [ \"$RACEGATE_GC_MODE\" = jitter ]; then echo \"copy 3$RACEGATE_GC_SEED.63\"; else echo 'copy 2374.49'; fi\n"
+        ),
+    );
+}
+
+#[test]
+fn a_rate_that_follows_the_programs_speed_is_timing_once_the_clock_is_held_still() {
+    let dir = tempfile::tempdir().unwrap();
+    rate_program(dir.path(), "4.00", "4.00");
+    let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
+    assert!(messages(&doc, "output").is_empty(), "{text}");
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        notes(&doc)
+            .iter()
+            .any(|n| n.contains("line(s) 2 differed only under jitter")
+                && n.contains("timing, not a race")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_line_the_jitter_still_changes_with_the_clock_held_still_stays_a_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    rate_program(dir.path(), "4.00", "3.00");
+    let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
+    assert!(!messages(&doc, "output").is_empty(), "{text}");
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        notes(&doc)
+            .iter()
+            .any(|n| n.contains("did not show themselves to be timing")),
+        "{text}"
+    );
+    // A line the still clock does not reach (it prints the same as the plain runs) is no timing.
+    let dir = tempfile::tempdir().unwrap();
+    rate_program(dir.path(), "2374.49", "2374.49");
+    let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
+    assert!(!messages(&doc, "output").is_empty(), "{text}");
+    assert_eq!(code, 1, "{text}");
+}
