@@ -10,10 +10,9 @@ use crate::judge::perf::ncu;
 use crate::judge::perf::runner::PerfConfig;
 use crate::{report, Result};
 
+use super::battery_args::BatteryArgs;
 use super::compile::compile_all;
-use super::flags::{
-    default, JobsArg, PartitionArg, SanitizeTimeoutArg, SeedArg, StressTimeoutArg, TrialsArg,
-};
+use super::flags::{default, PartitionArg};
 use super::output::{out, outln, JsonArg};
 use super::progress::{Progress, Status};
 use super::settings::Global;
@@ -47,17 +46,7 @@ pub struct CheckArgs {
     #[command(flatten)]
     shard: PartitionArg,
     #[command(flatten)]
-    trials: TrialsArg,
-    #[command(flatten)]
-    seed: SeedArg,
-    #[command(flatten)]
-    jobs: JobsArg,
-    #[command(flatten)]
-    devices: super::workers::DevicesArg,
-    #[command(flatten)]
-    stress_timeout: StressTimeoutArg,
-    #[command(flatten)]
-    sanitize_timeout: SanitizeTimeoutArg,
+    battery: BatteryArgs,
     /// Write the course table (markdown: rows are cases, columns detectors) here.
     #[arg(long, value_name = "FILE")]
     table: Option<PathBuf>,
@@ -76,7 +65,7 @@ pub struct CheckArgs {
 
 pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     a.out.claim_stdout();
-    let devices = a.devices.select()?;
+    let devices = a.battery.devices.select()?;
     let catalog = super::list::catalog(global)?;
     let (catalog, names, stamp) = match a.shard.partition {
         None => (catalog, a.cases.clone(), None),
@@ -107,13 +96,8 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
     )?;
     a.html.check(&outputs)?;
     let selected = catalog.select(&names)?;
-    let s = Settings::new(a.jobs.jobs)?;
-    let mut cfg = s.battery(
-        a.trials.trials,
-        a.seed.get(),
-        a.stress_timeout.stress_timeout,
-        a.sanitize_timeout.seconds_or(SANITIZE_TIMEOUT),
-    );
+    let s = Settings::new(a.battery.jobs.jobs)?;
+    let mut cfg = a.battery.battery(&s, SANITIZE_TIMEOUT);
     let dev = crate::run::device::probe();
     let compiled = match compile_all(&catalog, &names, false, None) {
         // Without a device the answer is 4 whatever else is missing (the one table).
@@ -189,7 +173,7 @@ pub fn run(global: &Global, a: CheckArgs) -> Result<u8> {
             theirs.join(", ")
         );
     }
-    cfg.jobs = devices.workers(cfg.jobs, a.jobs.jobs.is_some());
+    cfg.jobs = devices.workers(cfg.jobs, a.battery.jobs.jobs.is_some());
     outln!(
         "device: {}; {} cases, {} processes at a time{}",
         dev.name,

@@ -3,11 +3,13 @@
 //!
 //! `app` holds the top-level parser and the dispatch; each command file holds its
 //! `#[derive(Args)]` struct and its `run()`; `flags` defines once each flag several commands
-//! share (`--trials`, `--seed`, `--jobs`, ...);
+//! share (`--trials`, `--seed`, `--jobs`, ...), and `battery_args` the group of them `check` and
+//! `mutate` both take;
 //! `settings` works out the values several commands derive (jobs, worker, arch, sanitizer);
 //! `values` parses and checks flag values; `output` writes to stdout without panicking.
 
 mod app;
+mod battery_args;
 mod bench;
 mod check;
 mod compile;

@@ -17,9 +17,8 @@ use crate::source::manifest::Check;
 use crate::source::partition::Partition;
 use crate::{build::toolchain, report, Error, Result};
 
-use super::flags::{
-    default, JobsArg, PartitionArg, SanitizeTimeoutArg, SeedArg, StressTimeoutArg, TrialsArg,
-};
+use super::battery_args::BatteryArgs;
+use super::flags::{default, PartitionArg};
 use super::merge::Place;
 use super::output::{outln, JsonArg};
 use super::progress::{Progress, Status};
@@ -90,17 +89,7 @@ pub struct MutateArgs {
     #[arg(long)]
     run: bool,
     #[command(flatten)]
-    trials: TrialsArg,
-    #[command(flatten)]
-    seed: SeedArg,
-    #[command(flatten)]
-    jobs: JobsArg,
-    #[command(flatten)]
-    devices: super::workers::DevicesArg,
-    #[command(flatten)]
-    stress_timeout: StressTimeoutArg,
-    #[command(flatten)]
-    sanitize_timeout: SanitizeTimeoutArg,
+    battery: BatteryArgs,
     /// The detectors to run, comma-separated, in the order they run. Default: every one but
     /// streamcheck (a mutant is a kernel racegate launches).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',', value_enum)]
@@ -122,7 +111,7 @@ pub struct MutateArgs {
 
 pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
     a.out.claim_stdout();
-    a.devices.select()?;
+    a.battery.devices.select()?;
     let operators = mutate::parse_operators(&a.operators).map_err(Error::Usage)?;
     // As every command that reads kernels: without a manifest or a catalog, the message names
     // `racegate.toml` and `--manifest` first.
@@ -199,7 +188,7 @@ pub fn run(global: &Global, a: MutateArgs) -> Result<u8> {
         }
         return run_battery(&catalog, &units, operators, &a, &places);
     }
-    let s = Settings::new(a.jobs.jobs)?;
+    let s = Settings::new(a.battery.jobs.jobs)?;
     let listed = crate::proc::pool::run_all(
         units.iter().collect(),
         s.jobs,
@@ -319,15 +308,10 @@ fn run_battery(
         a.html.write_value(&doc, &catalog.root)?;
         return Ok(exit::NO_DEVICE);
     }
-    let s = Settings::new(a.jobs.jobs)?;
-    let devices = a.devices.select()?;
+    let s = Settings::new(a.battery.jobs.jobs)?;
+    let devices = a.battery.devices.select()?;
     let mut cfg = MutateConfig {
-        battery: s.battery(
-            a.trials.trials,
-            a.seed.get(),
-            a.stress_timeout.stress_timeout,
-            a.sanitize_timeout.seconds_or(SANITIZE_TIMEOUT),
-        ),
+        battery: a.battery.battery(&s, SANITIZE_TIMEOUT),
         tools: match a.tools.is_empty() {
             true => Tool::KERNELS.to_vec(),
             false => a.tools.clone(),
@@ -346,12 +330,12 @@ fn run_battery(
     if let (Some(Err(u)), true) = (cfg.perf.as_ref().map(|p| &p.ncu), speed_only > 0) {
         outln!("{u}: the {speed_only} padding-removal and swizzle-removal mutant(s) will be inconclusive (only perf's counters can kill them)");
     }
-    cfg.battery.jobs = devices.workers(cfg.battery.jobs, a.jobs.jobs.is_some());
+    cfg.battery.jobs = devices.workers(cfg.battery.jobs, a.battery.jobs.jobs.is_some());
     outln!(
         "{count} mutant(s) of {} kernel(s), {} runs at a time, {} stress trials each{}",
         units.len(),
         cfg.battery.jobs,
-        a.trials.trials,
+        a.battery.trials.trials,
         devices.describe(cfg.battery.jobs)
     );
     let progress = Progress::new((count + units.len()) as u64, "mutants", a.out.on_stdout());
