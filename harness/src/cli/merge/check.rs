@@ -200,29 +200,14 @@ pub(super) fn code(shards: &[Shard]) -> u8 {
     }
 }
 
-/// Refuses the flags of the other merges: a check's shards give the text, `--table`,
-/// `--junit`, `--json` and `--html`.
-fn refuse_others(a: &MergeArgs) -> Result<()> {
-    let other = [
-        ("--sarif", a.sarif.is_some()),
-        ("--summary", a.summary.is_some()),
-        ("--codequality", a.codequality.is_some()),
-        ("--csv", a.csv.is_some()),
-        ("--baseline", a.baseline.is_some()),
-    ];
-    match other.iter().find(|(_, given)| *given) {
-        Some((flag, _)) => Err(Error::Usage(format!(
-            "{flag} is not a check's report; a check's shards merge into --table, --junit, \
-             --json and --html"
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// `racegate merge` of check shards: the reports one `racegate check` writes, and its exit
 /// code.
 pub fn run(global: &Global, a: &MergeArgs) -> Result<u8> {
-    refuse_others(a)?;
+    super::refuse_others(
+        a,
+        &["--table", "--junit", "--html"],
+        "a check's report; a check's shards merge into --table, --junit, --json and --html",
+    )?;
     // The catalog the shards ran on, for the cells' order and the course table.
     let catalog = crate::cli::list::catalog(global).map_err(|e| match e {
         Error::Usage(m) => Error::Usage(format!(

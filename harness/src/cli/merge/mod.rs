@@ -170,20 +170,11 @@ pub fn merged_grades(paths: &[PathBuf]) -> Result<Vec<crate::grade::orchestrate:
 /// `racegate merge` of grading shards: the batch's CSV (to `--csv`, else standard output) and
 /// JSON (`--json`), and the exit code the batch would have had.
 fn run_grading(a: &MergeArgs) -> Result<u8> {
-    let other = [
-        ("--sarif", a.sarif.is_some()),
-        ("--junit", a.junit.is_some()),
-        ("--summary", a.summary.is_some()),
-        ("--codequality", a.codequality.is_some()),
-        ("--baseline", a.baseline.is_some()),
-        ("--table", a.table.is_some()),
-        ("--html", a.html.html.is_some()),
-    ];
-    if let Some((flag, _)) = other.iter().find(|(_, given)| *given) {
-        return Err(Error::Usage(format!(
-            "{flag} is not a grading batch's report; grading shards merge into --csv and --json"
-        )));
-    }
+    refuse_others(
+        a,
+        &["--csv"],
+        "a grading batch's report; grading shards merge into --csv and --json",
+    )?;
     let grades = merged_grades(&a.shards)?;
     let csv = report::grade::csv(&grades);
     match &a.csv {
@@ -194,6 +185,29 @@ fn run_grading(a: &MergeArgs) -> Result<u8> {
         settings::write_file(p, &report::grade::batch_json(&grades))?;
     }
     Ok(exit::worst(grades.iter().map(|g| g.exit_code())))
+}
+
+/// Refuses the first flag `a` gives that these shards do not take: `{flag} is not {what}`.
+/// `--json` every kind of shard takes; of the others, those in `taken`. The flags are tried in
+/// one order for every kind, so the one named is the same whichever kind refuses it.
+fn refuse_others(a: &MergeArgs, taken: &[&str], what: &str) -> Result<()> {
+    let given = [
+        ("--sarif", a.sarif.is_some()),
+        ("--junit", a.junit.is_some()),
+        ("--summary", a.summary.is_some()),
+        ("--codequality", a.codequality.is_some()),
+        ("--csv", a.csv.is_some()),
+        ("--baseline", a.baseline.is_some()),
+        ("--table", a.table.is_some()),
+        ("--html", a.html.html.is_some()),
+    ];
+    match given
+        .iter()
+        .find(|(flag, given)| *given && !taken.contains(flag))
+    {
+        Some((flag, _)) => Err(Error::Usage(format!("{flag} is not {what}"))),
+        None => Ok(()),
+    }
 }
 
 /// What makes shards parts of one run.
@@ -473,17 +487,18 @@ pub fn run(global: &Global, a: MergeArgs) -> Result<u8> {
     if is_grading(&a.shards[0])? {
         return run_grading(&a);
     }
-    let other = [
-        ("--csv", a.csv.is_some()),
-        ("--table", a.table.is_some()),
-        ("--html", a.html.html.is_some()),
-    ];
-    if let Some((flag, _)) = other.iter().find(|(_, given)| *given) {
-        return Err(Error::Usage(format!(
-            "{flag} is not a gate's report; a gate's shards merge into --json, --sarif, \
-             --junit, --summary and --codequality"
-        )));
-    }
+    refuse_others(
+        &a,
+        &[
+            "--sarif",
+            "--junit",
+            "--summary",
+            "--codequality",
+            "--baseline",
+        ],
+        "a gate's report; a gate's shards merge into --json, --sarif, --junit, --summary and \
+         --codequality",
+    )?;
     let (run, no_device, named, mode) = merged(&a.shards, a.baseline.is_some())?;
     let baseline = a.baseline.clone().unwrap_or_else(|| PathBuf::from(&named));
     let base = Baseline::load(&baseline)?;

@@ -200,30 +200,14 @@ pub(super) fn report(shards: Vec<Shard>) -> Result<MutationReport> {
     Ok(MutationReport::new(ran, operators, out, wall))
 }
 
-/// Refuses the flags of the other merges: mutate's shards give the text, `--table`, `--json`
-/// and `--html`.
-fn refuse_others(a: &MergeArgs) -> Result<()> {
-    let other = [
-        ("--sarif", a.sarif.is_some()),
-        ("--junit", a.junit.is_some()),
-        ("--summary", a.summary.is_some()),
-        ("--codequality", a.codequality.is_some()),
-        ("--csv", a.csv.is_some()),
-        ("--baseline", a.baseline.is_some()),
-    ];
-    match other.iter().find(|(_, given)| *given) {
-        Some((flag, _)) => Err(Error::Usage(format!(
-            "{flag} is not mutate's report; mutate's shards merge into --table, --json and \
-             --html"
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// `racegate merge` of mutate shards: the reports one `racegate mutate` writes, and its exit
 /// code.
 pub fn run(global: &Global, a: &MergeArgs) -> Result<u8> {
-    refuse_others(a)?;
+    super::refuse_others(
+        a,
+        &["--table", "--html"],
+        "mutate's report; mutate's shards merge into --table, --json and --html",
+    )?;
     let shards = read(&a.shards)?;
     // The HTML report shows the kernels' source: it reads them from the project's root.
     let root = match a.html.html {

@@ -33,6 +33,7 @@ fn whole_matrix(catalog: &Catalog) -> Matrix {
         Judgement::Inconclusive,
     ];
     let mut cells: Vec<Cell> = Vec::new();
+    let mut seconds: BTreeMap<Detector, f64> = BTreeMap::new();
     let mut perf = Vec::new();
     for (i, c) in catalog.cases.iter().enumerate() {
         for (j, d) in [Detector::Stress, Detector::Racecheck, Detector::Watchdog]
@@ -51,6 +52,7 @@ fn whole_matrix(catalog: &Catalog) -> Matrix {
                 r.seed = i as u64;
                 cell.evidence = Evidence::Stress(Box::new(r));
             }
+            *seconds.entry(d).or_default() += cell.seconds;
             cells.push(cell);
         }
         if i % 3 == 0 {
@@ -64,12 +66,11 @@ fn whole_matrix(catalog: &Catalog) -> Matrix {
             });
         }
     }
+    // Summed here as the cells are made, not by the merge's own sum: the merge must give it. A
+    // detector without cells has -0.0, f64's empty sum, as `check` writes it.
     let seconds_per_detector = Detector::ALL
         .iter()
-        .map(|d| {
-            let s = cells.iter().filter(|c| c.detector == *d).map(|c| c.seconds);
-            (*d, s.sum())
-        })
+        .map(|d| (*d, seconds.get(d).copied().unwrap_or(-0.0)))
         .collect();
     Matrix {
         cells,
