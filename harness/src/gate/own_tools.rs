@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::finding::{GateConfig, GateRun};
 use super::fingerprint::Sources;
+use super::manifest_run::tool_job::{tool_config, ToolJob};
 use super::sanitizers::{self, PendingHang};
 use super::stress_state::{after_hang, StressState};
 use crate::errors::Result;
@@ -20,17 +21,16 @@ use crate::source::catalog::{Case, Catalog};
 /// and group cost 7-20 s each; in run 29 the kernels with wrong results, alone, were 14 of 39
 /// own-tool processes.
 pub(super) fn own_batch_job(
-    catalog: &Catalog,
+    tj: &ToolJob,
     cases: &[&Case],
     group: &[Tool],
-    cfg: &GateConfig,
-    exe: &Path,
-    st: &StressState,
     out: &mut GateRun,
 ) -> Result<Vec<PendingHang>> {
-    let mut sc = cfg.battery.sanitize(group[0]);
-    sc.extra_args = cfg.sanitizer_args.clone();
-    let hung_sc = after_hang(&sc, cfg);
+    let ToolJob {
+        catalog, exe, st, ..
+    } = *tj;
+    let sc = tj.config(group[0]);
+    let hung_sc = after_hang(&sc, tj.cfg);
     let (together, alone): (Vec<&Case>, Vec<&Case>) = cases
         .iter()
         .partition(|c| together_under_own_tools(st, &c.name));
@@ -89,8 +89,7 @@ pub fn run_own_pair(
     cfg: &GateConfig,
     exe: &Path,
 ) -> Result<Vec<GateRun>> {
-    let mut sc = cfg.battery.sanitize(Tool::Globalcheck);
-    sc.extra_args = cfg.sanitizer_args.clone();
+    let sc = tool_config(cfg, Tool::Globalcheck);
     let runs = sanitize::runner::run_own(
         catalog,
         case,

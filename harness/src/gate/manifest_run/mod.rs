@@ -18,6 +18,7 @@ use crate::run::stress::{self, Verdict};
 use crate::source::catalog::{Case, Catalog};
 use crate::source::files;
 use crate::source::manifest::Check;
+use tool_job::{tool_config, ToolJob};
 
 /// The line where `entry` is defined in `file` (for stress findings, which have no line).
 fn entry_line(root: &Path, file: &str, entry: &str) -> Option<u32> {
@@ -215,17 +216,33 @@ pub fn run_manifest(
                 match job {
                     Job::Sanitize(case, group) => {
                         let st = stress.lock().expect("stress state").clone();
-                        pending = sanitize_job(catalog, case, &group, cfg, exe, &st, &mut out)?;
+                        let tj = ToolJob {
+                            catalog,
+                            cfg,
+                            exe,
+                            st: &st,
+                        };
+                        pending = sanitize_job(&tj, case, &group, &mut out)?;
                     }
                     Job::Batch(cases, tool) => {
                         let st = stress.lock().expect("stress state").clone();
-                        pending = batch_job(catalog, &cases, tool, cfg, exe, &st, &mut out)?;
+                        let tj = ToolJob {
+                            catalog,
+                            cfg,
+                            exe,
+                            st: &st,
+                        };
+                        pending = batch_job(&tj, &cases, tool, &mut out)?;
                     }
                     Job::OwnBatch(cases, group) => {
                         let st = stress.lock().expect("stress state").clone();
-                        pending = super::own_tools::own_batch_job(
-                            catalog, &cases, &group, cfg, exe, &st, &mut out,
-                        )?;
+                        let tj = ToolJob {
+                            catalog,
+                            cfg,
+                            exe,
+                            st: &st,
+                        };
+                        pending = super::own_tools::own_batch_job(&tj, &cases, &group, &mut out)?;
                     }
                     Job::Stress(case) => {
                         // The verdict said as soon as it is known; counted down when the job ends,
@@ -313,8 +330,7 @@ pub fn run_one(
             )?;
         }
         Some(tool) => {
-            let mut sc = cfg.battery.sanitize(tool);
-            sc.extra_args = cfg.sanitizer_args.clone();
+            let sc = tool_config(cfg, tool);
             let r = sanitize::runner::run(catalog, case, &sc, exe)?;
             let mut sources = Sources::new(&catalog.root);
             if let Some(h) = sanitizers::add(&case.name, &r, &case.path, &mut sources, &mut run) {
@@ -333,18 +349,15 @@ pub fn run_one(
 /// detector's findings and time (its share of a shared run's) recorded as its own. Hangs are
 /// returned to be judged against the plain runs.
 fn sanitize_job(
-    catalog: &Catalog,
+    tj: &ToolJob,
     case: &Case,
     group: &[Tool],
-    cfg: &GateConfig,
-    exe: &Path,
-    st: &StressState,
     out: &mut GateRun,
 ) -> Result<Vec<PendingHang>> {
-    let mut sc = cfg.battery.sanitize(group[0]);
-    sc.extra_args = cfg.sanitizer_args.clone();
-    if st.finished_none.contains(&case.name) {
-        sc = after_hang(&sc, cfg);
+    let ToolJob { catalog, exe, .. } = *tj;
+    let mut sc = tj.config(group[0]);
+    if tj.st.finished_none.contains(&case.name) {
+        sc = after_hang(&sc, tj.cfg);
     }
     let runs = match group {
         [_] => vec![sanitize::runner::run(catalog, case, &sc, exe)?],
@@ -366,17 +379,16 @@ fn sanitize_job(
 /// cases after it run again as another batch, one after the other (H200 run 29: three memcheck
 /// batches in a row, 21 s, for one group of the corpus gate).
 fn batch_job(
-    catalog: &Catalog,
+    tj: &ToolJob,
     cases: &[&Case],
     tool: Tool,
-    cfg: &GateConfig,
-    exe: &Path,
-    st: &StressState,
     out: &mut GateRun,
 ) -> Result<Vec<PendingHang>> {
-    let mut sc = cfg.battery.sanitize(tool);
-    sc.extra_args = cfg.sanitizer_args.clone();
-    let hung_sc = after_hang(&sc, cfg);
+    let ToolJob {
+        catalog, exe, st, ..
+    } = *tj;
+    let sc = tj.config(tool);
+    let hung_sc = after_hang(&sc, tj.cfg);
     let (alone, together): (Vec<&Case>, Vec<&Case>) =
         cases.iter().partition(|c| st.alone_under(tool, &c.name));
     // The ones alone beside the batch, not after it: a hung one waits out a deadline.
@@ -506,3 +518,4 @@ fn stress_job(
 mod alone;
 #[cfg(test)]
 mod tests;
+pub(in crate::gate) mod tool_job;
