@@ -279,6 +279,21 @@ impl Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]
+impl Error {
+    /// Asserts that this error is bad input (exit 2) whose cause, kept as its source, is a
+    /// parser's error of type `P`; gives the chain as it is printed, for the test to read.
+    pub(crate) fn assert_parse_cause<P: std::error::Error + 'static>(&self) -> String {
+        let cause = std::error::Error::source(self);
+        assert!(
+            cause.is_some_and(|c| c.downcast_ref::<P>().is_some()),
+            "{self:?}"
+        );
+        assert_eq!(self.exit_code(), exit::USAGE, "{self:?}");
+        self.chain().to_string()
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
