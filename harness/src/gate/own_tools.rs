@@ -8,7 +8,7 @@ use super::finding::{GateConfig, GateRun};
 use super::fingerprint::Sources;
 use super::manifest_run::tool_job::{tool_config, ToolJob};
 use super::sanitizers::{self, PendingHang};
-use super::stress_state::{after_hang, StressState};
+use super::stress_state::StressState;
 use crate::errors::Result;
 use crate::judge::sanitize::{self, Tool};
 use crate::source::catalog::{Case, Catalog};
@@ -26,31 +26,29 @@ pub(super) fn own_batch_job(
     group: &[Tool],
     out: &mut GateRun,
 ) -> Result<Vec<PendingHang>> {
-    let ToolJob {
-        catalog, exe, st, ..
-    } = *tj;
-    let sc = tj.config(group[0]);
-    let hung_sc = after_hang(&sc, tj.cfg);
+    let (catalog, exe) = (tj.catalog, tj.exe);
+    let configs = tj.configs(group[0]);
     let (together, alone): (Vec<&Case>, Vec<&Case>) = cases
         .iter()
-        .partition(|c| together_under_own_tools(st, &c.name));
+        .partition(|c| together_under_own_tools(&tj.st, &c.name));
     let (alone_runs, batch_runs) = std::thread::scope(|s| {
         let alone_runs = s.spawn(|| {
             crate::proc::pool::run_all(
                 alone.clone(),
                 OWN_ALONE_AT_ONCE,
                 |c| {
-                    let sc = if st.finished_none.contains(&c.name) {
-                        &hung_sc
-                    } else {
-                        &sc
-                    };
-                    sanitize::runner::run_own(catalog, c, sc, exe, group)
+                    sanitize::runner::run_own(
+                        catalog,
+                        c,
+                        tj.for_case(&configs, &c.name),
+                        exe,
+                        group,
+                    )
                 },
                 |_| {},
             )
         });
-        let batch = sanitize::own_batch::run_own(catalog, &together, &sc, exe, group);
+        let batch = sanitize::own_batch::run_own(catalog, &together, &configs.plain, exe, group);
         (alone_runs.join().expect("the own tools' runs alone"), batch)
     });
     let mut sources = Sources::new(&catalog.root);

@@ -10,7 +10,7 @@ use std::path::Path;
 use super::finding::{Detection, GateConfig, GateEvent, GateFinding, GateRun};
 use super::fingerprint::{Identity, Sources};
 use super::sanitizers::{self, PendingHang};
-use super::stress_state::{after_hang, stress_at_once, StressEnd, StressEnded, StressState};
+use super::stress_state::{stress_at_once, StressEnd, StressEnded, StressState};
 use crate::errors::Result;
 use crate::judge::sanitize::{self, Tool};
 use crate::proc::pool;
@@ -213,35 +213,22 @@ pub fn run_manifest(
                 let mut pending = Vec::new();
                 stress_left.before(matches!(job, Job::Stress(_)), slot);
                 let _span = crate::proc::timeline::span("job", || job_label(&job));
+                // A tool job reads what the stress runs have said by the time it starts.
+                let tool_job = || ToolJob {
+                    catalog,
+                    cfg,
+                    exe,
+                    st: stress.lock().expect("stress state").clone(),
+                };
                 match job {
                     Job::Sanitize(case, group) => {
-                        let st = stress.lock().expect("stress state").clone();
-                        let tj = ToolJob {
-                            catalog,
-                            cfg,
-                            exe,
-                            st: &st,
-                        };
-                        pending = sanitize_job(&tj, case, &group, &mut out)?;
+                        pending = sanitize_job(&tool_job(), case, &group, &mut out)?;
                     }
                     Job::Batch(cases, tool) => {
-                        let st = stress.lock().expect("stress state").clone();
-                        let tj = ToolJob {
-                            catalog,
-                            cfg,
-                            exe,
-                            st: &st,
-                        };
-                        pending = batch_job(&tj, &cases, tool, &mut out)?;
+                        pending = batch_job(&tool_job(), &cases, tool, &mut out)?;
                     }
                     Job::OwnBatch(cases, group) => {
-                        let st = stress.lock().expect("stress state").clone();
-                        let tj = ToolJob {
-                            catalog,
-                            cfg,
-                            exe,
-                            st: &st,
-                        };
+                        let tj = tool_job();
                         pending = super::own_tools::own_batch_job(&tj, &cases, &group, &mut out)?;
                     }
                     Job::Stress(case) => {
@@ -354,14 +341,12 @@ fn sanitize_job(
     group: &[Tool],
     out: &mut GateRun,
 ) -> Result<Vec<PendingHang>> {
-    let ToolJob { catalog, exe, .. } = *tj;
-    let mut sc = tj.config(group[0]);
-    if tj.st.finished_none.contains(&case.name) {
-        sc = after_hang(&sc, tj.cfg);
-    }
+    let (catalog, exe) = (tj.catalog, tj.exe);
+    let configs = tj.configs(group[0]);
+    let sc = tj.for_case(&configs, &case.name);
     let runs = match group {
-        [_] => vec![sanitize::runner::run(catalog, case, &sc, exe)?],
-        _ => sanitize::runner::run_own(catalog, case, &sc, exe, group)?,
+        [_] => vec![sanitize::runner::run(catalog, case, sc, exe)?],
+        _ => sanitize::runner::run_own(catalog, case, sc, exe, group)?,
     };
     let mut sources = Sources::new(&catalog.root);
     Ok(runs
@@ -384,31 +369,22 @@ fn batch_job(
     tool: Tool,
     out: &mut GateRun,
 ) -> Result<Vec<PendingHang>> {
-    let ToolJob {
-        catalog, exe, st, ..
-    } = *tj;
-    let sc = tj.config(tool);
-    let hung_sc = after_hang(&sc, tj.cfg);
+    let (catalog, exe) = (tj.catalog, tj.exe);
+    let configs = tj.configs(tool);
     let (alone, together): (Vec<&Case>, Vec<&Case>) =
-        cases.iter().partition(|c| st.alone_under(tool, &c.name));
+        cases.iter().partition(|c| tj.st.alone_under(tool, &c.name));
     // The ones alone beside the batch, not after it: a hung one waits out a deadline.
     let (hung, batch) = std::thread::scope(|s| {
         let hung = s.spawn(|| {
-            let one = |c: &Case| {
-                let sc = if st.finished_none.contains(&c.name) {
-                    &hung_sc
-                } else {
-                    &sc
-                };
-                sanitize::runner::run(catalog, c, sc, exe)
-            };
+            let one =
+                |c: &Case| sanitize::runner::run(catalog, c, tj.for_case(&configs, &c.name), exe);
             // Two at once: a hung kernel spins the GPU for its deadline, and more of them
             // slow racecheck's start past its cut.
             pool::run_all(alone.clone(), 2, one, |_| {})
                 .into_iter()
                 .collect::<Result<Vec<_>>>()
         });
-        let batch = sanitize::batch::run(catalog, &together, &sc, exe);
+        let batch = sanitize::batch::run(catalog, &together, &configs.plain, exe);
         (hung.join().expect("the hung kernels' runs"), batch)
     });
     let mut runs = hung?;

@@ -1,7 +1,7 @@
 //! The gate's job order (`manifest_run/mod.rs`).
 
 use super::*;
-use crate::gate::stress_state::stress_at_once_from;
+use crate::gate::stress_state::{after_hang, stress_at_once_from};
 fn case(name: &str, exercise: &str) -> Case {
     Case::for_test(name, &format!("kernels/{name}.cu"), exercise)
 }
