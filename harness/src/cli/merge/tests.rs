@@ -2,19 +2,25 @@
 
 use super::*;
 
+/// The stamp of shard `k` of `n` in `mode`, on the input whose hash is `input`, at commit `c`
+/// with settings `s`.
+pub(super) fn stamp_of(k: u32, n: u32, mode: &str, input: &str) -> Stamp {
+    Stamp {
+        partition: format!("{k}/{n}"),
+        commit: "c".into(),
+        settings: "s".into(),
+        input: input.into(),
+        mode: mode.into(),
+    }
+}
+
 #[test]
 fn a_shards_findings_come_back_as_the_run_had_them() {
     let run = crate::report::fixtures::gate_run();
     assert!(!run.findings.is_empty());
     let d = crate::gate::diff(&run, &Baseline::default(), true);
     let json = report::json::gate(&run, &d, "b.json", 1);
-    let s = Stamp {
-        partition: "1/1".into(),
-        commit: "c".into(),
-        settings: "s".into(),
-        input: "i".into(),
-        mode: "manifest".into(),
-    };
+    let s = stamp_of(1, 1, "manifest", "i");
     let t = tempfile::tempdir().unwrap();
     let p = t.path().join("s.json");
     std::fs::write(&p, stamped(&json, &s)).unwrap();
@@ -59,13 +65,7 @@ fn grading_shards_merge_into_the_batch_and_mismatched_ones_are_refused() {
         reason: "a sanitizer refused the device".into(),
         exit_code: exit::INCONCLUSIVE,
     });
-    let stamp = |k: u32| Stamp {
-        partition: format!("{k}/2"),
-        commit: "c".into(),
-        settings: "s".into(),
-        input: "i".into(),
-        mode: "grade".into(),
-    };
+    let stamp = |k: u32| stamp_of(k, 2, "grade", "i");
     let t = tempfile::tempdir().unwrap();
     let write = |name: &str, part: &[Grade], st: &Stamp, places: &[usize]| {
         let p = t.path().join(name);
@@ -120,13 +120,7 @@ fn batch_in_two_shards(
         })
         .collect();
     let write = |k: u32, places: &[usize]| {
-        let st = Stamp {
-            partition: format!("{k}/2"),
-            commit: "c".into(),
-            settings: "s".into(),
-            input: "i".into(),
-            mode: "grade".into(),
-        };
+        let st = stamp_of(k, 2, "grade", "i");
         let part: Vec<_> = places.iter().map(|&i| batch[i].clone()).collect();
         let text = stamped_grades(&report::grade::batch_json(&part), &st, places);
         let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -199,13 +193,7 @@ fn gate_shard(t: &tempfile::TempDir, k: u32, notes: &[&str], baseline: &str) -> 
     }
     let d = crate::gate::diff(&run, &Baseline::default(), true);
     let json = report::json::gate(&run, &d, baseline, 1);
-    let s = Stamp {
-        partition: format!("{k}/2"),
-        commit: "c".into(),
-        settings: "s".into(),
-        input: "i".into(),
-        mode: "manifest".into(),
-    };
+    let s = stamp_of(k, 2, "manifest", "i");
     let p = t.path().join(format!("{k}-{baseline}"));
     std::fs::write(&p, stamped(&json, &s)).unwrap();
     p

@@ -1,6 +1,7 @@
 //! The tests of [`super::check`] and [`super::mutate`]: a matrix and a mutation report written
 //! as shards by the writers `check` and `mutate` use, merged back into what one run writes.
 
+use super::tests::stamp_of;
 use super::*;
 use crate::judge::check::{Cell, Evidence, Judgement, Matrix, Observed};
 use crate::judge::perf::expect::{Judged, Outcome as PerfOutcome};
@@ -11,16 +12,6 @@ use crate::source::catalog::{Catalog, Detector};
 fn catalog() -> Catalog {
     let root = crate::build::toolchain::find_root(&crate::source::paths::package_dir()).unwrap();
     Catalog::discover(&root).unwrap()
-}
-
-fn stamp(k: u32, n: u32, mode: &str, input: &str) -> Stamp {
-    Stamp {
-        partition: format!("{k}/{n}"),
-        commit: "c".into(),
-        settings: "s".into(),
-        input: input.into(),
-        mode: mode.into(),
-    }
 }
 
 /// Every case of `catalog` under three detectors, judged each way in turn, with the evidence of
@@ -105,7 +96,12 @@ fn check_shards(t: &tempfile::TempDir, catalog: &Catalog, whole: &Matrix, n: u32
             m.perf.retain(|j| p.has(&j.case));
             m.wall_seconds = if k == 1 { whole.wall_seconds } else { 1.0 };
             let json = settings::json(&m) + "\n";
-            let text = stamped_check(&json, &stamp(k, n, "check", &input), &cases, check_code(&m));
+            let text = stamped_check(
+                &json,
+                &stamp_of(k, n, "check", &input),
+                &cases,
+                check_code(&m),
+            );
             let path = t.path().join(format!("check-{k}.json"));
             std::fs::write(&path, text.unwrap()).unwrap();
             path
@@ -268,7 +264,7 @@ fn mutate_shards(t: &tempfile::TempDir, whole: &MutationReport, n: u32) -> Vec<P
                 });
             }
             let r = MutationReport::new(true, whole.operators.clone(), kernels, 1.0 + k as f64);
-            let text = stamped_mutate(&settings::json(&r), &stamp(k, n, "mutate", "i"), &places);
+            let text = stamped_mutate(&settings::json(&r), &stamp_of(k, n, "mutate", "i"), &places);
             let path = t.path().join(format!("mutate-{k}.json"));
             std::fs::write(&path, text.unwrap()).unwrap();
             path
