@@ -1,5 +1,7 @@
 //! Runs independent jobs (stress workers, sanitizer processes) side by side, at most `jobs` at
-//! a time, and returns their results in input order.
+//! a time, and returns their results in input order. The pool's threads are tied to the device
+//! of the thread that started the pool, if it is tied to one
+//! ([`crate::proc::watchdog::thread_env`]).
 
 use std::sync::Mutex;
 
@@ -90,9 +92,12 @@ pub fn run_all_picked<T: Send, R: Send, S>(
         }
     };
     let results: Mutex<Vec<Option<R>>> = Mutex::new((0..n).map(|_| None).collect());
+    // The threads run on the device of the thread that starts them, if it is tied to one.
+    let binding = crate::proc::watchdog::thread_env::inherited();
     std::thread::scope(|s| {
         for _ in 0..jobs.clamp(1, n.max(1)) {
             s.spawn(|| {
+                crate::proc::watchdog::thread_env::adopt(binding.clone());
                 let mut state = init();
                 while let Some((i, item)) = pick() {
                     // Uncounted when the item ends, a panic included: the others' waits end.
@@ -130,6 +135,23 @@ impl<Q> Drop for Running<'_, Q> {
 
 #[cfg(test)]
 mod tests {
+    use crate::proc::watchdog::thread_env;
+
+    #[test]
+    fn a_pool_runs_on_the_device_of_the_thread_that_started_it() {
+        let seen = std::thread::spawn(|| {
+            let unbound =
+                super::run_all((0..4).collect(), 4, |_: u32| thread_env::device(), |_| {});
+            thread_env::bind(thread_env::Binding::new(1, Vec::new()));
+            let bound = super::run_all((0..4).collect(), 4, |_: u32| thread_env::device(), |_| {});
+            (unbound, bound)
+        })
+        .join()
+        .unwrap();
+        assert!(seen.0.iter().all(Option::is_none), "{seen:?}");
+        assert!(seen.1.iter().all(|d| *d == Some(1)), "{seen:?}");
+    }
+
     #[test]
     fn results_keep_input_order_and_every_job_runs() {
         let seen = std::sync::atomic::AtomicUsize::new(0);

@@ -1,13 +1,17 @@
 //! Which CUDA devices racegate's jobs run on: `--devices LIST` or `RACEGATE_DEVICES`, a count
 //! (`2`: devices 0 and 1) or the devices' numbers (`0,1`; one device by number: `3,`). Each
-//! device has its own pool of workers and its own GPU lease (its own lock and slot files), and a
-//! child started with [`child_env`] (the stress worker a pool thread keeps) is told its device
-//! through `CUDA_VISIBLE_DEVICES`.
+//! device has its own pool of workers and its own GPU lease (its own lock and slot files), and
+//! every child a thread tied to a device starts (a stress worker, a sanitizer or perf run, a
+//! grading worker, a program under the gate) is told its device through
+//! `CUDA_VISIBLE_DEVICES`: the binding is the process layer's
+//! ([`crate::proc::watchdog::thread_env`]), which adds it wherever a child is started.
 //!
 //! Without either, racegate runs as it always has: on device 0, under the lease of device 0,
 //! its children's environment left as it was. A job's result does not depend on its device: a
 //! pool thread keeps one device for its life ([`bind_thread`]), so the worker it keeps (a stress
-//! worker and its context) stays on that device, and nothing a job reports names it.
+//! worker and its context) stays on that device, the threads it hands work to inherit it, and
+//! nothing a job reports names it. A thread never tied to one (the main thread) runs on the
+//! first device chosen: its lease, and its children's `CUDA_VISIBLE_DEVICES`.
 //!
 //! ```
 //! use racegate::run::lease_devices::Devices;
@@ -16,11 +20,11 @@
 //! assert_eq!(d.for_worker(3), 1);
 //! ```
 
-use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use crate::errors::{Error, Result};
+use crate::proc::watchdog::thread_env::{self, Binding};
 
 /// The variable that chooses the devices when `--devices` does not.
 pub const DEVICES_ENV: &str = "RACEGATE_DEVICES";
@@ -157,6 +161,17 @@ impl Devices {
         };
         vec![("CUDA_VISIBLE_DEVICES".into(), name)]
     }
+
+    /// What ties a thread to `device`: the device and its children's [`Devices::child_env`]
+    /// (`inherited`: racegate's own `CUDA_VISIBLE_DEVICES`).
+    pub fn binding(&self, device: u32, inherited: Option<&str>) -> Binding {
+        Binding::new(device, self.child_env(device, inherited))
+    }
+}
+
+/// racegate's own `CUDA_VISIBLE_DEVICES`, through which device numbers are counted.
+fn inherited_visible() -> Option<String> {
+    std::env::var("CUDA_VISIBLE_DEVICES").ok()
 }
 
 /// The devices this process runs on, chosen once ([`select`]).
@@ -191,7 +206,12 @@ pub fn select(flag: Option<&str>) -> Result<&'static Devices> {
         None => Devices::default(),
         Some(s) => Devices::resolve(Some(&s), visible_count())?,
     };
-    Ok(SELECTED.get_or_init(|| d))
+    let d = SELECTED.get_or_init(|| d);
+    if d.chosen {
+        // Threads never tied to a device run on the first one, as their lease does.
+        thread_env::set_default(d.binding(d.ids[0], inherited_visible().as_deref()));
+    }
+    Ok(d)
 }
 
 /// The devices chosen ([`select`] without a flag when nothing chose them yet).
@@ -199,40 +219,28 @@ pub fn selected() -> Result<&'static Devices> {
     select(None)
 }
 
-thread_local! {
-    /// This thread's device, once a job of a pool ran on it.
-    static CURRENT: Cell<Option<u32>> = const { Cell::new(None) };
-}
-
 /// The number of threads bound so far, machine pools of every command together.
 static BOUND: AtomicUsize = AtomicUsize::new(0);
 
 /// This thread's device: bound on the first call, to the next device in turn, and kept for the
-/// thread's life (the worker a pool thread keeps stays on one device).
+/// thread's life (the worker a pool thread keeps stays on one device); a thread that inherited
+/// one from the thread that started it keeps that one. From then on every child the thread
+/// starts runs on it ([`thread_env`]).
 pub fn bind_thread() -> Result<u32> {
-    if let Some(d) = CURRENT.with(Cell::get) {
+    if let Some(d) = thread_env::device() {
         return Ok(d);
     }
-    let d = selected()?.for_worker(BOUND.fetch_add(1, Ordering::Relaxed));
-    CURRENT.with(|c| c.set(Some(d)));
+    let devices = selected()?;
+    let d = devices.for_worker(BOUND.fetch_add(1, Ordering::Relaxed));
+    thread_env::bind(devices.binding(d, inherited_visible().as_deref()));
     Ok(d)
 }
 
-/// This thread's device: the one it was bound to, else the first chosen (device 0 by default).
+/// This thread's device: the one it is tied to, else the first chosen (device 0 by default).
 pub fn current() -> u32 {
-    CURRENT
-        .with(Cell::get)
+    thread_env::device()
         .or_else(|| selected().ok().map(|d| d.ids()[0]))
         .unwrap_or(0)
-}
-
-/// The environment of a child started on this thread ([`Devices::child_env`] for its device).
-pub fn child_env() -> Vec<(String, String)> {
-    let inherited = std::env::var("CUDA_VISIBLE_DEVICES").ok();
-    match selected() {
-        Ok(d) => d.child_env(current(), inherited.as_deref()),
-        Err(_) => Vec::new(),
-    }
 }
 
 /// The name of `device`'s lease file in racegate's cache folder (its slot files are named
@@ -315,7 +323,7 @@ mod tests {
         // This test process chose no devices (no --devices, no RACEGATE_DEVICES).
         let seen: Vec<(u32, Vec<(String, String)>)> = std::thread::scope(|s| {
             let threads: Vec<_> = (0..4)
-                .map(|_| s.spawn(|| (bind_thread().unwrap(), child_env())))
+                .map(|_| s.spawn(|| (bind_thread().unwrap(), thread_env::vars())))
                 .collect();
             threads.into_iter().map(|h| h.join().unwrap()).collect()
         });

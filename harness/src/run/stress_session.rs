@@ -66,10 +66,9 @@ impl Slot {
                 self.close();
                 let mut args = catalog_args.to_vec();
                 args.push(crate::proc::subcommands::STRESS_WORKER.into());
-                let devices = crate::run::lease_devices::child_env();
                 self.worker = Some(Worker {
-                    // On this thread's device (`CUDA_VISIBLE_DEVICES` when devices were chosen).
-                    child: Supervised::start(exe, &args, &Spawn::with_env(&devices), true, true)?,
+                    // On this thread's device: the process layer adds its CUDA_VISIBLE_DEVICES.
+                    child: Supervised::start(exe, &args, &Spawn::default(), true, true)?,
                     exe: exe.to_path_buf(),
                     catalog_args: catalog_args.to_vec(),
                     cases: 0,

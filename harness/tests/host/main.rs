@@ -22,6 +22,7 @@ mod cli_help;
 mod compile_child;
 mod confinement;
 mod containment;
+mod device_children;
 mod devices;
 mod error_chain;
 mod exit_codes;

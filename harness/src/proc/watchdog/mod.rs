@@ -24,6 +24,8 @@ pub use collect::{Digest, Output};
 // One supervised child: its start, reading its lines under a deadline, its end.
 mod supervised;
 pub use supervised::{Stop, Supervised};
+// The device a thread is tied to, and what its children get for it.
+pub mod thread_env;
 
 /// How the child ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -388,5 +390,47 @@ mod tests {
         assert_eq!(env, ["ONLY=this"], "{lines:?}");
         let cwd = std::fs::canonicalize(dir.path()).unwrap();
         assert_eq!(lines.last().map(PathBuf::from), Some(cwd));
+    }
+
+    /// `CUDA_VISIBLE_DEVICES` as a shell child started with `spawn` on this thread sees it.
+    fn device_seen(spawn: &Spawn) -> String {
+        let mut lines = Vec::new();
+        let script = "echo \"${CUDA_VISIBLE_DEVICES-unset}\"";
+        let f = run(
+            Path::new("/bin/sh"),
+            &["-c".into(), script.into()],
+            spawn,
+            Deadline::within(Duration::from_secs(10)),
+            |l| lines.push(String::from_utf8_lossy(l).into_owned()),
+        )
+        .unwrap();
+        assert_eq!(f.exit, Exit::Code(0), "{}", f.stderr);
+        lines.join("\n")
+    }
+
+    #[test]
+    fn every_child_of_a_thread_tied_to_a_device_runs_on_it() {
+        std::thread::spawn(|| {
+            let mut asked = Spawn::default();
+            asked.remove.push("CUDA_VISIBLE_DEVICES".into());
+            // Unbound (and no default in this test process): the environment as asked.
+            assert_eq!(device_seen(&asked), "unset");
+            let on_1 = vec![("CUDA_VISIBLE_DEVICES".into(), "1".into())];
+            thread_env::bind(thread_env::Binding::new(1, on_1));
+            assert_eq!(device_seen(&asked), "1");
+            // A clean environment, or a caller's own value, still runs on the thread's device.
+            let clean = Spawn {
+                clear_env: true,
+                ..Spawn::default()
+            };
+            assert_eq!(device_seen(&clean), "1");
+            let other = Spawn::with_env(&[("CUDA_VISIBLE_DEVICES".into(), "0".into())]);
+            assert_eq!(device_seen(&other), "1");
+            // Tied to a device whose children's environment is left alone (the default).
+            thread_env::bind(thread_env::Binding::new(0, Vec::new()));
+            assert_eq!(device_seen(&asked), "unset");
+        })
+        .join()
+        .unwrap();
     }
 }

@@ -75,7 +75,8 @@ fn timeline_label(program: &Path, args: &[OsString]) -> String {
 impl Supervised {
     /// Starts `program args` as `spawn` says, in a cgroup of its own when `use_cgroup`; with
     /// `piped_stdin` its standard input is a pipe held in [`Supervised::stdin`] (else
-    /// `spawn.stdin`, or nothing).
+    /// `spawn.stdin`, or nothing). The calling thread's device variables
+    /// ([`super::thread_env::vars`]) are added last.
     pub fn start(
         program: &Path,
         args: &[OsString],
@@ -99,6 +100,10 @@ impl Supervised {
             .stderr(Stdio::piped())
             .process_group(0);
         for (k, v) in &spawn.env {
+            cmd.env(k, v);
+        }
+        // The device of the thread that starts it, when the thread is tied to one.
+        for (k, v) in super::thread_env::vars() {
             cmd.env(k, v);
         }
         if let Some(d) = &spawn.cwd {
