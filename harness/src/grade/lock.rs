@@ -12,6 +12,10 @@
 //! without costing it those points. One exception, said in `--help`: the sanitizers of a kernel
 //! that finished none of its trials run beside others under their cut deadline.
 //! `--exclusive-gpu` grades every submission alone from the start.
+//!
+//! With several devices (`--devices`), a submission is graded on the device of the thread that
+//! grades it ([`crate::run::lease_devices::bind_thread`]): its lease is that device's (one lock
+//! per device), whichever thread of the submission asks, and its children run there.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -31,7 +35,8 @@ pub(super) struct GpuTurn {
     access: Access,
     wait: Duration,
     note: fn(&str),
-    path: Option<PathBuf>,
+    /// The lock file: the lease of the submission's device.
+    path: PathBuf,
     waited: Mutex<WaitClock>,
     /// The lock alone kept from one run alone to the next ([`GpuTurn::alone_kept`]).
     kept: Mutex<Option<GpuLock>>,
@@ -47,18 +52,16 @@ struct WaitClock {
 }
 
 impl GpuTurn {
-    /// Takes the GPU as `access` says, waiting up to `wait` for other graders.
+    /// Takes the GPU of this thread's device (bound to one now if it is not yet) as `access`
+    /// says, waiting up to `wait` for other graders.
     pub(super) fn take(access: Access, wait: Duration, note: fn(&str)) -> Result<GpuTurn> {
-        GpuTurn::take_at(None, access, wait, note)
+        let device = crate::run::lease_devices::bind_thread()?;
+        let path = crate::run::lease::lock_path(device)?;
+        GpuTurn::take_at(path, access, wait, note)
     }
 
-    /// [`GpuTurn::take`] on the lock file `path` (default: the one in the cache folder).
-    fn take_at(
-        path: Option<PathBuf>,
-        access: Access,
-        wait: Duration,
-        note: fn(&str),
-    ) -> Result<GpuTurn> {
+    /// [`GpuTurn::take`] on the lock file `path`.
+    fn take_at(path: PathBuf, access: Access, wait: Duration, note: fn(&str)) -> Result<GpuTurn> {
         let mut turn = GpuTurn {
             held: None,
             access,
@@ -82,10 +85,7 @@ impl GpuTurn {
                 w.since = Some(Instant::now());
             }
         }
-        let l = match &self.path {
-            Some(p) => GpuLock::acquire_at(p, access, self.wait, self.note),
-            None => GpuLock::acquire(access, self.wait, self.note),
-        };
+        let l = GpuLock::acquire_at(&self.path, access, self.wait, self.note);
         let mut w = self.waited.lock().unwrap_or_else(|p| p.into_inner());
         w.waiting -= 1;
         if w.waiting == 0 {
@@ -183,7 +183,7 @@ mod tests {
         let work = tempfile::tempdir().unwrap();
         let path = work.path().join("gpu.lock");
         let short = Duration::from_millis(300);
-        let turn = GpuTurn::take_at(Some(path.clone()), Access::Shared, short, keep).unwrap();
+        let turn = GpuTurn::take_at(path.clone(), Access::Shared, short, keep).unwrap();
         assert!(turn.shared());
         // Between runs it holds nothing: a grader may take the GPU alone.
         drop(
@@ -215,7 +215,7 @@ mod tests {
         );
         drop(other);
         // A turn taken alone holds the lock throughout and runs `f` as it is.
-        let solo = GpuTurn::take_at(Some(path.clone()), Access::Exclusive, short, keep).unwrap();
+        let solo = GpuTurn::take_at(path.clone(), Access::Exclusive, short, keep).unwrap();
         assert!(!solo.shared());
         assert_eq!(solo.alone(|| 7).unwrap(), 7);
         assert_eq!(solo.run(|| 8).unwrap(), 8);
@@ -226,13 +226,8 @@ mod tests {
     fn a_run_alone_kept_holds_the_gpu_until_the_next_run_beside_or_give_back() {
         let work = tempfile::tempdir().unwrap();
         let path = work.path().join("gpu.lock");
-        let turn = GpuTurn::take_at(
-            Some(path.clone()),
-            Access::Shared,
-            Duration::from_secs(5),
-            keep,
-        )
-        .unwrap();
+        let turn =
+            GpuTurn::take_at(path.clone(), Access::Shared, Duration::from_secs(5), keep).unwrap();
         let taken =
             |p: &Path| GpuLock::acquire_at(p, Access::Shared, Duration::ZERO, keep).is_err();
         assert_eq!(turn.alone_kept(|| 1).unwrap(), 1);
@@ -310,13 +305,8 @@ mod tests {
     fn runs_that_wait_side_by_side_count_their_wait_once() {
         let work = tempfile::tempdir().unwrap();
         let path = work.path().join("gpu.lock");
-        let turn = GpuTurn::take_at(
-            Some(path.clone()),
-            Access::Shared,
-            Duration::from_secs(5),
-            keep,
-        )
-        .unwrap();
+        let turn =
+            GpuTurn::take_at(path.clone(), Access::Shared, Duration::from_secs(5), keep).unwrap();
         let alone =
             GpuLock::acquire_at(&path, Access::Exclusive, Duration::from_secs(1), keep).unwrap();
         let start = Instant::now();
@@ -337,5 +327,29 @@ mod tests {
             w <= wall,
             "two waits side by side added up: {w:?} in {wall:?}"
         );
+    }
+
+    #[test]
+    fn a_turn_holds_the_lease_of_its_threads_device_whichever_thread_runs() {
+        use crate::proc::watchdog::thread_env;
+        use crate::run::lease_devices::lock_file;
+        let wait = Duration::from_secs(1);
+        // A grading thread tied to device 1: the turn, and every run of it, is on gpu-1.lock.
+        let on_1 = std::thread::spawn(move || {
+            thread_env::bind(thread_env::Binding::new(1, Vec::new()));
+            GpuTurn::take(Access::Shared, wait, keep).unwrap()
+        })
+        .join()
+        .unwrap();
+        assert!(on_1.path.ends_with(lock_file(1)), "{:?}", on_1.path);
+        // A thread not tied yet is tied when it takes a turn: device 0, no device chosen here.
+        let first = std::thread::spawn(move || {
+            let turn = GpuTurn::take(Access::Shared, wait, keep).unwrap();
+            (turn.path.clone(), thread_env::device())
+        })
+        .join()
+        .unwrap();
+        assert!(first.0.ends_with(lock_file(0)), "{first:?}");
+        assert_eq!(first.1, Some(0));
     }
 }

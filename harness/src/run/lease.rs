@@ -26,6 +26,12 @@ fn lock_file() -> String {
     crate::run::lease_devices::lock_file(crate::run::lease_devices::current())
 }
 
+/// The lease's file of `device` in racegate's cache folder: for a holder that keeps one
+/// device whichever thread asks ([`GpuLock::acquire_at`] it).
+pub fn lock_path(device: u32) -> Result<std::path::PathBuf> {
+    Ok(compile::cache_dir()?.join(crate::run::lease_devices::lock_file(device)))
+}
+
 /// How a submission holds the GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
