@@ -45,7 +45,9 @@ const SHRINK_BUDGET: f64 = 20.0;
 #[derive(clap::Args)]
 #[command(
     mut_arg("trials", default!(TRIALS)),
-    mut_arg("shrink_budget", default!(SHRINK_BUDGET))
+    mut_arg("shrink_budget", default!(SHRINK_BUDGET)),
+    // In --help only: gate's -h is a screen already.
+    mut_arg("devices", |a| a.hide_short_help(true))
 )]
 pub struct GateArgs {
     /// Accept every current finding: write the baseline from this run, keeping the entries of
@@ -64,6 +66,8 @@ pub struct GateArgs {
     runs: u32,
     #[command(flatten)]
     jobs: JobsArg,
+    #[command(flatten)]
+    devices: super::workers::DevicesArg,
     /// Deadline of a stress trial (default 10 s) or of a program's plain run, in seconds.
     ///
     /// A program's deadlines are measured by default: its first plain run is timed under a
@@ -148,6 +152,7 @@ pub struct GateArgs {
 pub fn run(global: &Global, a: GateArgs) -> Result<u8> {
     super::grade_secret::withhold_from_children();
     a.out.claim_stdout();
+    a.devices.select()?;
     if let Some(dir) = &a.ctest.ctest {
         run_ctest(global, &a, dir)
     } else if a.program.is_empty() {
@@ -174,7 +179,7 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
     };
     tools.sort();
     tools.dedup();
-    let cfg = GateConfig {
+    let mut cfg = GateConfig {
         // The gate stresses from seed 1, so a run and its rerun see the same inputs.
         battery: s.battery(
             a.trials.trials,
@@ -196,6 +201,8 @@ fn config(a: &GateArgs) -> Result<(GateConfig, Settings)> {
         sampling: (!a.every_launch).then(Default::default),
         tools_chosen: !a.tools.is_empty(),
     };
+    // A pool of the default size on each device, unless --jobs says the whole count.
+    cfg.battery.jobs = (a.devices.select()?).workers(cfg.battery.jobs, a.jobs.jobs.is_some());
     Ok((cfg, s))
 }
 

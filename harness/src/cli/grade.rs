@@ -120,10 +120,12 @@ pub struct GradeArgs {
     /// How long to wait for another grader to leave the GPU, in seconds (then: not graded).
     #[arg(long, default_value_t = 3600.0, value_parser = values::seconds)]
     gpu_wait: f64,
-    /// Submissions graded at once in a batch: compiled side by side and run on the GPU side by
-    /// side (see --exclusive-gpu).
-    #[arg(long, default_value_t = 4, value_parser = values::jobs)]
-    jobs: usize,
+    /// Submissions graded at once in a batch (default: 4, on each of --devices): compiled side
+    /// by side and run on the GPU side by side (see --exclusive-gpu).
+    #[arg(long, value_parser = values::jobs)]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    devices: super::workers::DevicesArg,
     /// Run each submission on the GPU alone, from its first trial to its last sanitizer (the
     /// batch then overlaps only compilation). Without it, submissions share the GPU and what a
     /// neighbour could cause (a trial or a sanitizer that missed its deadline, a trial out of
@@ -183,6 +185,8 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
         Some(_) => settings::root(global)?,
         None => crate::grade::course::root()?,
     };
+    // The devices, checked against the driver's before any submission is read.
+    let devices = a.devices.select()?;
     let spec = spec::Spec::find(&root, &a.exercise)?;
     let rubric_path = a
         .rubric
@@ -276,7 +280,14 @@ fn grade_all(global: &Global, a: GradeArgs) -> Result<u8> {
     // ours before any submission is graded.
     crate::build::cache::dir()?;
     let device = crate::run::device::probe();
-    let s = Settings::new(Some(a.jobs))?;
+    // A thread that grades submissions keeps one device, its lease and its children's
+    // (`GpuTurn`): each device grades its share of the batch, and no grade says where.
+    let jobs = devices.workers(a.jobs.unwrap_or(4), a.jobs.is_some());
+    let s = Settings::new(Some(jobs))?;
+    let on = devices.describe(jobs);
+    if batch && !on.is_empty() {
+        note(&format!("{jobs} submissions at once{on}"));
+    }
     let limits = Limits {
         deadline: Duration::from_secs_f64(a.compile_timeout),
         memory_mib: a.compile_memory,
