@@ -129,6 +129,12 @@ bool streams = false;
 // 1 ms, so that what it prints from event timings no longer follows its speed. racegate's runs
 // that tell a timing from a race's result compare two such runs, with and without jitter.
 bool freeze_time = false;
+// How many event times were held still, and how many kernel launch calls the program made
+// (cuLaunchKernel and the like, whatever they returned), both written at exit: racegate trusts
+// a run with the clock held still only if it held some, and calls "no kernel launched" only on
+// a count of zero calls.
+unsigned long long frozen_times = 0;
+unsigned long long launch_calls = 0;
 // The dynamic shared bytes of the launch API call this thread is in (-1: none seen), taken from
 // the driver API's parameters at the call's entry, before the launch callback.
 thread_local long long dyn_hint = -1;
@@ -799,10 +805,14 @@ void write_profile()
     if (!profile || !g)
         return;
     std::string s = "{\"profile\":[";
-    for (int d = 0; d < 32; d++)
-        if (profile->calls[d])
+    for (int d = 0; d < 32; d++) {
+        // Other threads may still be in a callback at exit: read as they write, atomically.
+        const uint64_t calls = __atomic_load_n(&profile->calls[d], __ATOMIC_RELAXED);
+        const uint64_t ns = __atomic_load_n(&profile->ns[d], __ATOMIC_RELAXED);
+        if (calls)
             s += std::string(s.back() == '[' ? "" : ",") + "{\"domain\":" + std::to_string(d) + ",\"calls\":"
-                 + std::to_string(profile->calls[d]) + ",\"ns\":" + std::to_string(profile->ns[d]) + "}";
+                 + std::to_string(calls) + ",\"ns\":" + std::to_string(ns) + "}";
+    }
     line(s + "]}");
 }
 
@@ -819,8 +829,28 @@ void frozen_event_time(const Sanitizer_CallbackData* c)
     if (*(const CUresult*)c->functionReturnValue != CUDA_SUCCESS)
         return;
     float* ms = *(float* const*)c->functionParams;
-    if (ms)
+    if (ms) {
         *ms = 1.0f;
+        frozen_times++;
+    }
+}
+
+// Counts the program's kernel launch calls, at their entry (a host function launch is none).
+void count_launch_call(const Sanitizer_CallbackData* c)
+{
+    if (c->callbackSite == SANITIZER_API_ENTER && c->functionName && strncmp(c->functionName, "cuLaunch", 8) == 0
+        && strncmp(c->functionName, "cuLaunchHostFunc", 16) != 0)
+        launch_calls++;
+}
+
+void write_counts()
+{
+    if (!g)
+        return;
+    std::lock_guard<std::recursive_mutex> guard(g->lock);
+    line("{\"launch_calls\":" + std::to_string(launch_calls) + "}");
+    if (freeze_time)
+        line("{\"frozen_event_times\":" + std::to_string(frozen_times) + "}");
 }
 
 void callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata)
@@ -843,8 +873,11 @@ void callback_body(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, c
     std::lock_guard<std::recursive_mutex> guard(g->lock);
     if (busy && (domain == SANITIZER_CB_DOMAIN_RESOURCE || domain == SANITIZER_CB_DOMAIN_DRIVER_API))
         return;  // the tool's own allocations, patch modules and driver calls
-    if (freeze_time && domain == SANITIZER_CB_DOMAIN_DRIVER_API)
-        frozen_event_time((const Sanitizer_CallbackData*)cbdata);
+    if (domain == SANITIZER_CB_DOMAIN_DRIVER_API) {
+        count_launch_call((const Sanitizer_CallbackData*)cbdata);
+        if (freeze_time)
+            frozen_event_time((const Sanitizer_CallbackData*)cbdata);
+    }
     if (streams && !busy)
         streams_on_callback(domain, cbid, cbdata);
     if (g->mode == 0)
@@ -1023,6 +1056,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
     // memory in the launch counts.
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);
     atexit(launch_counts);
+    atexit(write_counts);
     if (tracing()) {
         line("{\"stage\":\"enabled\"}");
         atexit([] { line("{\"stage\":\"exit\"}"); });

@@ -6,24 +6,32 @@
 //!
 //! Before such a line is reported, the program runs twice more with racegate's tool injected
 //! and every CUDA event time it reads fixed at 1 ms (`RACEGATE_GC_FREEZE_TIME`): once without
-//! jitter, once with the jitter of the run that differed (its seed). The lines are timing when
-//! the still clock changed each of them (they read the clock) and, with it still, the jitter no
-//! longer does (given the time, they do not depend on the schedule). Anything else (a run that
-//! fails or misses its deadline, a line the clock does not reach, a line the jitter still
-//! changes) leaves the finding as it was. Clocks read on the host (`std::chrono`,
-//! `clock_gettime`) are not held still: such lines stay findings.
+//! jitter, once with the jitter of the run that differed (its seed). A line is timing when the
+//! still clock changed only numbers on it (the same words and shape; those numbers read the
+//! clock) and, with the clock still, the jitter no longer changes it at all. Only those numbers
+//! are then set aside in every run's comparison; the rest of the line (a `PASSED` beside a
+//! rate) is still compared. Each run is trusted only if its tool report says the tool loaded,
+//! held some event times still, and failed nowhere. Anything else (a run that fails or misses
+//! its deadline, a line the clock does not reach, a line the jitter still changes) leaves the
+//! finding as it was. Clocks read on the host (`std::chrono`, `clock_gettime`) are not held
+//! still: such lines stay findings.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::finding::{GateConfig, GateRun};
 use super::jitter::JitterEnv;
 use super::judge::RunOutput;
+use super::noise::differing_numbers;
 use super::plain_run::Runs;
-use super::variance::{differing_lines, lines_shown};
+use super::variance::lines_shown;
 use crate::errors::Result;
 
 /// The variable that holds CUDA event times still in the injected tool.
 pub const FREEZE_TIME: &str = "RACEGATE_GC_FREEZE_TIME";
+
+/// The numbers that read the clock: by line (from 0), their token positions
+/// ([`super::noise::tokens`]).
+pub type Clocked = BTreeMap<usize, BTreeSet<usize>>;
 
 /// The variables of a run with the clock still: the jitter's, with its mode kept (`jittered`)
 /// or emptied, and `held`, the folder its report goes to.
@@ -42,14 +50,16 @@ fn frozen_env(jitter: &JitterEnv, held: tempfile::TempDir, jittered: bool) -> Ji
 
 /// Confirms whether `lines` (from 1), where the run under jitter `jittered_run` differed from
 /// every plain run, follow the program's speed; `base` holds the runs so far (its outputs are
-/// not changed). The lines that are timing, `None` when the runs do not show it.
+/// not changed). The numbers that read the clock, `None` when the runs do not show it. The runs
+/// made here say nothing else of the program: their own failures and notes go into the one note
+/// this adds.
 pub(super) fn confirm(
     base: &Runs,
     jitter: &JitterEnv,
     jittered_run: u32,
     lines: &[usize],
     run: &mut GateRun,
-) -> Result<Option<Vec<usize>>> {
+) -> Result<Option<Clocked>> {
     let cfg: &GateConfig = base.cfg;
     let subject = base.t.subject.as_str();
     let Some(plain) = base.outputs.iter().find(|o| o.run > cfg.runs) else {
@@ -76,49 +86,129 @@ pub(super) fn confirm(
         slowest: [0.0; 2],
         hung: false,
     };
+    // Their verdicts stay here: a run that only measures a line judges nothing of the program.
+    let mut aside = GateRun::default();
     // The run without jitter takes a number past every run made; the run with jitter takes the
     // differing run's number, so its seed (and schedule) are that run's.
     let calm = base.outputs.iter().map(|o| o.run).max().unwrap_or(cfg.runs) + 1;
-    still.one(calm, Some(&frozen_env(jitter, folder()?, false)), run)?;
-    still.one(
-        jittered_run,
-        Some(&frozen_env(jitter, folder()?, true)),
-        run,
-    )?;
+    let (calm_env, jittered_env) = (
+        frozen_env(jitter, folder()?, false),
+        frozen_env(jitter, folder()?, true),
+    );
+    still.one(calm, Some(&calm_env), &mut aside)?;
+    still.one(jittered_run, Some(&jittered_env), &mut aside)?;
+    let mut why: Vec<String> = Vec::new();
+    for (name, env) in [
+        ("without jitter", &calm_env),
+        ("with jitter", &jittered_env),
+    ] {
+        if let Err(e) = trusted(env.0.path()) {
+            why.push(format!("the run {name}: {e}"));
+        }
+    }
+    for (kind, (_, runs, _)) in &still.failures {
+        why.push(format!(
+            "{kind} (run {})",
+            runs.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let find = |n: u32| still.outputs.iter().find(|o| o.run == n);
-    let verdict = judge(plain, find(calm), find(jittered_run), lines);
+    let verdict = match why.is_empty() {
+        true => judge(plain, find(calm), find(jittered_run), lines),
+        false => None,
+    };
     run.notes.push(match &verdict {
         Some(_) => format!(
-            "{subject}: line(s) {} differed only under jitter, and follow the program's speed: \
-             with every CUDA event time held at 1 ms, they changed from the plain runs' (they \
-             read the clock) and a run with the jitter of run {jittered_run} printed them as one \
-             without it (runs {calm} and {jittered_run} again, clock held): timing, not a race",
+            "{subject}: line(s) {} differed only under jitter, in numbers that follow the \
+             program's speed: with every CUDA event time held at 1 ms, those numbers changed from \
+             the plain runs' (they read the clock) and a run with the jitter of run {jittered_run} \
+             printed the lines as one without it (two more runs, clock held): timing, not a race; \
+             the rest of each line is still compared",
             lines_shown(lines)
+        ),
+        None if !why.is_empty() => format!(
+            "{subject}: line(s) {} differed only under jitter; the runs that would hold the clock \
+             still to tell a timing from a race's result did not settle it ({}), so they are \
+             judged as printed",
+            lines_shown(lines),
+            why.join("; ")
         ),
         None => format!(
             "{subject}: line(s) {} differed only under jitter; with every CUDA event time held at \
-             1 ms (runs {calm} and {jittered_run} again) they did not show themselves to be \
-             timing, so they are judged as printed",
+             1 ms (two more runs) they did not show themselves to be timing, so they are judged \
+             as printed",
             lines_shown(lines)
         ),
     });
     Ok(verdict)
 }
 
+/// Whether the tool's report in `dir` shows it loaded, held event times still and failed
+/// nowhere; else why not.
+fn trusted(dir: &std::path::Path) -> std::result::Result<(), String> {
+    let text = match crate::judge::sanitize::tool::read_capture(&dir.join("report.jsonl"), 64 << 20)
+    {
+        crate::judge::sanitize::tool::Capture::Text(t) => t,
+        _ => return Err("the injected tool wrote no report".into()),
+    };
+    let rep = crate::judge::sanitize::injected::report::parse(&text);
+    if !rep.started {
+        return Err("the injected tool did not load".into());
+    }
+    if let Some(e) = rep.errors.first() {
+        return Err(format!("the injected tool failed: {e}"));
+    }
+    let held = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| {
+            v.get("frozen_event_times")
+                .and_then(serde_json::Value::as_u64)
+        });
+    match held {
+        Some(n) if n > 0 => Ok(()),
+        Some(_) => Err("the program read no CUDA event time".into()),
+        None => Err("the injected tool did not say which times it held".into()),
+    }
+}
+
 /// The rule of [`confirm`] on the outputs: `plain` (a plain run), `calm` and `jittered` (the
-/// runs with the clock still, without and with jitter).
+/// runs with the clock still, without and with jitter). Each line of `lines` (from 1) must
+/// differ between `plain` and `calm` in numbers only, and not at all between `calm` and
+/// `jittered`.
 fn judge(
     plain: &RunOutput,
     calm: Option<&RunOutput>,
     jittered: Option<&RunOutput>,
     lines: &[usize],
-) -> Option<Vec<usize>> {
+) -> Option<Clocked> {
     let (calm, jittered) = (calm?, jittered?);
-    let clocked = differing_lines(plain, calm)?;
-    let moved = differing_lines(calm, jittered)?;
-    let timing =
-        lines.iter().all(|l| clocked.contains(l)) && !lines.iter().any(|l| moved.contains(l));
-    timing.then(|| lines.to_vec())
+    let split = |o: &RunOutput| -> Option<Vec<Vec<u8>>> {
+        Some(
+            o.masked_bytes()?
+                .split(|&b| b == b'\n')
+                .map(<[u8]>::to_vec)
+                .collect(),
+        )
+    };
+    let (p, c, j) = (split(plain)?, split(calm)?, split(jittered)?);
+    let mut clocked = Clocked::new();
+    for &l in lines {
+        let k = l.checked_sub(1)?;
+        let (pl, cl, jl) = (p.get(k)?, c.get(k)?, j.get(k)?);
+        if cl != jl {
+            return None;
+        }
+        let numbers = differing_numbers(pl, cl)?;
+        if numbers.is_empty() {
+            return None;
+        }
+        clocked.insert(k, numbers);
+    }
+    Some(clocked)
 }
 
 #[cfg(test)]
@@ -136,32 +226,71 @@ mod tests {
         RunOutput::new(run, o, None, &Masks::default())
     }
 
+    fn at(line: usize, positions: &[usize]) -> Clocked {
+        [(line, positions.iter().copied().collect())].into()
+    }
+
     #[test]
-    fn a_line_the_clock_moves_and_the_jitter_no_longer_does_is_timing() {
-        let plain = out(4, "n 1024\nrate 2374.49\n");
-        let calm = out(7, "n 1024\nrate 4.00\n");
-        let jittered = out(1, "n 1024\nrate 4.00\n");
+    fn numbers_the_clock_moves_and_the_jitter_no_longer_does_are_timing() {
+        let plain = out(4, "n 1024\ncopy 2374.49\n");
+        let calm = out(7, "n 1024\ncopy 4.00\n");
+        let jittered = out(1, "n 1024\ncopy 4.00\n");
+        // Line 2 (from 0: 1), its second token (`copy `, then the number).
         assert_eq!(
             judge(&plain, Some(&calm), Some(&jittered), &[2]),
-            Some(vec![2])
+            Some(at(1, &[1]))
         );
     }
 
     #[test]
     fn a_line_the_clock_does_not_reach_or_the_jitter_still_moves_stays_a_finding() {
-        let plain = out(4, "sum 10\nrate 2374.49\n");
+        let plain = out(4, "sum 10\ncopy 2374.49\n");
         // The clock held still changes the rate but not the sum: the sum is not timing.
-        let calm = out(7, "sum 10\nrate 4.00\n");
-        let jittered = out(1, "sum 9\nrate 4.00\n");
+        let calm = out(7, "sum 10\ncopy 4.00\n");
+        let jittered = out(1, "sum 9\ncopy 4.00\n");
         assert_eq!(judge(&plain, Some(&calm), Some(&jittered), &[1]), None);
         // With the clock still the jitter still changes the rate: a schedule, not the clock.
-        let jittered = out(1, "sum 10\nrate 3.00\n");
+        let jittered = out(1, "sum 10\ncopy 3.00\n");
         assert_eq!(judge(&plain, Some(&calm), Some(&jittered), &[2]), None);
         // A run that did not finish says nothing.
         assert_eq!(judge(&plain, None, Some(&jittered), &[2]), None);
         assert_eq!(judge(&plain, Some(&calm), None, &[2]), None);
-        // Another number of lines cannot be compared line by line.
-        let short = out(1, "rate 4.00\n");
-        assert_eq!(judge(&plain, Some(&calm), Some(&short), &[2]), None);
+        // The still clock changed a word, not only numbers: not a clock's reading.
+        let worded = out(7, "sum 10\ncopy fast\n");
+        assert_eq!(judge(&plain, Some(&worded), Some(&worded), &[2]), None);
+    }
+
+    #[test]
+    fn only_the_clocked_numbers_of_a_line_are_set_aside_the_rest_is_still_compared() {
+        // A result and a rate on one line: the rate reads the clock, the result does not.
+        let plain = out(4, "result PASSED copy 2374.49\n");
+        let calm = out(7, "result PASSED copy 4.00\n");
+        let clocked = judge(&plain, Some(&calm), Some(&calm), &[1]).unwrap();
+        let plains = [
+            out(4, "result PASSED copy 2374.49\n"),
+            out(5, "result PASSED copy 2374.49\n"),
+        ];
+        // A jittered run whose rate alone moved: alike once the clocked number is set aside.
+        let mut runs = vec![out(1, "result PASSED copy 336.63\n")];
+        runs.extend(
+            plains
+                .iter()
+                .map(|o| out(o.run, "result PASSED copy 2374.49\n")),
+        );
+        assert!(matches!(
+            crate::gate::variance::judge_with(&runs, 1, &clocked),
+            crate::gate::variance::Variance::Same { .. }
+        ));
+        // A jittered run whose result changed beside the rate: still the finding.
+        let mut runs = vec![out(1, "result FAILED copy 336.63\n")];
+        runs.extend(
+            plains
+                .iter()
+                .map(|o| out(o.run, "result PASSED copy 2374.49\n")),
+        );
+        assert!(matches!(
+            crate::gate::variance::judge_with(&runs, 1, &clocked),
+            crate::gate::variance::Variance::Differs { stable: true, .. }
+        ));
     }
 }

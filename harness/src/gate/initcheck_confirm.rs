@@ -56,11 +56,15 @@ pub fn settle(
              withdrawn: the run checking every launch found none (a launch a pass leaves out \
              writes memory initcheck does not see)"
         ),
-        Outcome::Hang { .. } => {
+        Outcome::Hang { left_behind, .. } => {
+            let behind = match left_behind {
+                true => "; processes it started could not all be killed",
+                false => "",
+            };
             run.outcome = Outcome::Inconclusive(unconfirmed(
                 reported,
                 &format!(
-                    "it was killed at its deadline ({:.0} s)",
+                    "it was killed at its deadline ({:.0} s){behind}",
                     run.seconds - sampled_seconds
                 ),
             ));

@@ -10,7 +10,7 @@
 //! compared with the first plain run everywhere else: a number stable in every plain run that
 //! differs under jitter is the finding.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One piece of a line: a number (with sign, digit groups, fraction, exponent and a unit glued to
 /// it) or the text between numbers.
@@ -249,6 +249,24 @@ impl Model {
                 })
                 .collect(),
         )
+    }
+
+    /// Sets `extra` aside as noise too: by line (from 0), numbers (token positions) known to
+    /// vary for a reason of their own (they read the clock). A line whose words vary stays so.
+    pub fn add_noise(&mut self, extra: &BTreeMap<usize, BTreeSet<usize>>) {
+        for (&k, positions) in extra {
+            let Some(line) = self.lines.get_mut(k) else {
+                continue;
+            };
+            *line = match std::mem::replace(line, LineNoise::Stable) {
+                LineNoise::Stable => LineNoise::Numbers(positions.clone()),
+                LineNoise::Numbers(mut q) => {
+                    q.extend(positions);
+                    LineNoise::Numbers(q)
+                }
+                other => other,
+            };
+        }
     }
 
     /// The lines (from 0) with numbers that vary without jitter.

@@ -482,8 +482,8 @@ fn plain_runs(
     } else {
         // Without re-runs every run is one "without jitter" (jitter off, or nothing differed).
         let jittered = if rerun { cfg.runs } else { 0 };
-        let timing = timing.as_deref().unwrap_or_default();
-        match super::variance::judge_with(&outputs, jittered, timing) {
+        let clocked = timing.unwrap_or_default();
+        match super::variance::judge_with(&outputs, jittered, &clocked) {
             super::variance::Variance::Same { noise } => {
                 if !noise.is_empty() {
                     let plain = outputs.iter().filter(|o| o.run > jittered).count();

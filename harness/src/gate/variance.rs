@@ -10,6 +10,8 @@
 //! A line whose words or shape vary without jitter cannot be judged: the output oracle is
 //! inconclusive for it, naming it.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::finding::GateFinding;
 use super::fingerprint::Identity;
 use super::judge::{self, RunOutput};
@@ -57,12 +59,16 @@ pub enum Variance {
 /// Judges `outputs`; runs numbered above `jittered` ran without jitter (`0`: none did, as with
 /// `--no-jitter`, and every run counts as one without jitter).
 pub fn judge(outputs: &[RunOutput], jittered: u32) -> Variance {
-    judge_with(outputs, jittered, &[])
+    judge_with(outputs, jittered, &BTreeMap::new())
 }
 
-/// [`judge`], with `timing` (lines from 1 shown to follow the program's speed,
-/// `gate::frozen_clock`) not compared between runs with and without jitter.
-pub fn judge_with(outputs: &[RunOutput], jittered: u32, timing: &[usize]) -> Variance {
+/// [`judge`], with `clocked` (numbers shown to read the clock, by line from 0 and token
+/// position: `gate::frozen_clock`) set aside as noise in every comparison.
+pub fn judge_with(
+    outputs: &[RunOutput],
+    jittered: u32,
+    clocked: &BTreeMap<usize, BTreeSet<usize>>,
+) -> Variance {
     let Some(first) = outputs.first() else {
         return Variance::Same { noise: Vec::new() };
     };
@@ -112,20 +118,17 @@ pub fn judge_with(outputs: &[RunOutput], jittered: u32, timing: &[usize]) -> Var
             stable: false,
         }
     };
-    let Some(model) = noise::learn(&plain) else {
+    let Some(mut model) = noise::learn(&plain) else {
         return plain_differ(Vec::new());
     };
+    model.add_noise(clocked);
     let varies = model.varies();
     if !varies.is_empty() {
         return plain_differ(varies.iter().map(|k| k + 1).collect());
     }
     let base = without[0];
     for (o, lines) in with.iter().zip(&under) {
-        let beyond = model.beyond_noise(&plain[0], lines).map(|b| {
-            b.into_iter()
-                .filter(|k| !timing.contains(&(k + 1)))
-                .collect::<Vec<_>>()
-        });
+        let beyond = model.beyond_noise(&plain[0], lines);
         if beyond.as_ref().is_some_and(Vec::is_empty) {
             continue;
         }
@@ -228,7 +231,7 @@ fn lines_of(o: &RunOutput) -> Option<Vec<&[u8]>> {
 }
 
 /// The lines (from 1) where two outputs kept whole and of as many lines differ.
-pub(super) fn differing_lines(a: &RunOutput, b: &RunOutput) -> Option<Vec<usize>> {
+fn differing_lines(a: &RunOutput, b: &RunOutput) -> Option<Vec<usize>> {
     let (x, y) = (lines_of(a)?, lines_of(b)?);
     (x.len() == y.len()).then(|| {
         (0..x.len())

@@ -335,17 +335,27 @@ fn initcheck_reports_the_run_of_every_launch_confirms_are_findings() {
 }
 
 /// A benchmark's rate: the same in every plain run, another in each run under jitter (the jitter
-/// slows its kernels, by its seed), and with CUDA event times held still (`RACEGATE_GC_FREEZE_TIME=1`) `still` without
-/// jitter and `still_jittered` with it.
-fn rate_program(dir: &Path, still: &str, still_jittered: &str) {
+/// slows its kernels, by its seed), and with CUDA event times held still
+/// (`RACEGATE_GC_FREEZE_TIME=1`) `still` without jitter and `still_jittered` with it, where the
+/// run with jitter must carry the first jittered run's seed (else it prints `9.99`). Held still,
+/// it writes what racegate's tool writes: that it loaded and held `held` event times. `prefix`
+/// starts the rate's line: `$R` in it is `PASSED`, or `FAILED` under jitter when `racy`.
+fn rate_program(dir: &Path, still: &str, still_jittered: &str, held: &str, prefix: &str) {
     script(
         dir,
         "rates",
         &format!(
-            "#!/bin/sh\necho 'n 1024'\n\
+            "#!/bin/sh\necho 'n 1024'\nR=PASSED\n\
              if [ \"$RACEGATE_GC_FREEZE_TIME\" = 1 ]; then\n\
-               if [ \"$RACEGATE_GC_MODE\" = jitter ]; then echo 'copy {still_jittered}'; else echo 'copy {still}'; fi\n\
-             elif [ \"$RACEGATE_GC_MODE\" = jitter ]; then echo \"copy 3$RACEGATE_GC_SEED.63\"; else echo 'copy 2374.49'; fi\n"
+               printf '%s\\n%s\\n' '{{\"tool\":\"globalcheck\",\"mode\":0}}' '{{\"frozen_event_times\":{held}}}' >> \"$RACEGATE_GC_DIR/report.jsonl\"\n\
+               if [ \"$RACEGATE_GC_MODE\" = jitter ]; then\n\
+                 if [ \"$RACEGATE_GC_SEED\" = \"$(cat first-seed)\" ]; then echo \"{prefix}copy {still_jittered}\"; else echo \"{prefix}copy 9.99\"; fi\n\
+               else echo \"{prefix}copy {still}\"; fi\n\
+             elif [ \"$RACEGATE_GC_MODE\" = jitter ]; then\n\
+               [ -f first-seed ] || echo \"$RACEGATE_GC_SEED\" > first-seed\n\
+               [ -f racy ] && R=FAILED\n\
+               echo \"{prefix}copy 3$RACEGATE_GC_SEED.63\"\n\
+             else echo \"{prefix}copy 2374.49\"; fi\n"
         ),
     );
 }
@@ -353,7 +363,7 @@ fn rate_program(dir: &Path, still: &str, still_jittered: &str) {
 #[test]
 fn a_rate_that_follows_the_programs_speed_is_timing_once_the_clock_is_held_still() {
     let dir = tempfile::tempdir().unwrap();
-    rate_program(dir.path(), "4.00", "4.00");
+    rate_program(dir.path(), "4.00", "4.00", "2", "");
     let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
     assert!(messages(&doc, "output").is_empty(), "{text}");
     assert_eq!(code, 0, "{text}");
@@ -369,7 +379,7 @@ fn a_rate_that_follows_the_programs_speed_is_timing_once_the_clock_is_held_still
 #[test]
 fn a_line_the_jitter_still_changes_with_the_clock_held_still_stays_a_finding() {
     let dir = tempfile::tempdir().unwrap();
-    rate_program(dir.path(), "4.00", "3.00");
+    rate_program(dir.path(), "4.00", "3.00", "2", "");
     let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
     assert!(!messages(&doc, "output").is_empty(), "{text}");
     assert_eq!(code, 1, "{text}");
@@ -381,8 +391,35 @@ fn a_line_the_jitter_still_changes_with_the_clock_held_still_stays_a_finding() {
     );
     // A line the still clock does not reach (it prints the same as the plain runs) is no timing.
     let dir = tempfile::tempdir().unwrap();
-    rate_program(dir.path(), "2374.49", "2374.49");
+    rate_program(dir.path(), "2374.49", "2374.49", "2", "");
     let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
     assert!(!messages(&doc, "output").is_empty(), "{text}");
     assert_eq!(code, 1, "{text}");
+}
+
+#[test]
+fn a_result_beside_a_rate_is_still_compared_once_the_rate_is_timing() {
+    let dir = tempfile::tempdir().unwrap();
+    // Under jitter the line's result turns FAILED beside its rate; held still, it reads PASSED.
+    rate_program(dir.path(), "4.00", "4.00", "2", "result $R ");
+    std::fs::write(dir.path().join("racy"), "").unwrap();
+    let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
+    assert!(!messages(&doc, "output").is_empty(), "{text}");
+    assert_eq!(code, 1, "{text}");
+}
+
+#[test]
+fn runs_held_still_that_held_no_time_settle_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    // The tool says it held no event time: the lines cannot be timing of CUDA events.
+    rate_program(dir.path(), "4.00", "4.00", "0", "");
+    let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
+    assert!(!messages(&doc, "output").is_empty(), "{text}");
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        notes(&doc)
+            .iter()
+            .any(|n| n.contains("did not settle it") && n.contains("read no CUDA event time")),
+        "{text}"
+    );
 }

@@ -68,12 +68,16 @@ pub(super) fn preamble(
             "the target died of signal {s} under {name}"
         )));
     }
-    // The tool sees every launch through the driver's launch callback: a program that ran to
-    // its end (exit 0) and launched no kernel gave it nothing to check (a bandwidth test's
-    // copies alone). Any other exit with no launch seen says nothing.
+    // A program that ran to its end (exit 0, nothing left running) and made no kernel launch
+    // call at all (the tool counts them at the driver's entry, whatever they returned) gave the
+    // tool nothing to check: a bandwidth test's copies alone. A launch call that never reached
+    // the GPU (no kernel image for this GPU, a bad configuration) leaves it inconclusive.
     if rep.launches.is_empty() && rep.stepped_aside() == 0 {
-        return Some(match exit {
-            Exit::Code(0) => Outcome::Clean,
+        return Some(match (exit, left_behind, rep.launch_calls) {
+            (Exit::Code(0), false, Some(0)) => Outcome::Clean,
+            (_, _, Some(n)) if n > 0 => Outcome::Inconclusive(format!(
+                "{name} saw no kernel launch, yet the program made {n} launch call(s): none                  reached the GPU"
+            )),
             _ => Outcome::Inconclusive(format!("{name} saw no kernel launch")),
         });
     }
@@ -164,14 +168,31 @@ pub(super) fn failed_exit(tool: &str, exit: &Exit) -> Option<Outcome> {
 mod tests {
     use super::*;
 
+    const START: &str =
+        r#"{"tool":"globalcheck","mode":1,"budget_bytes":1,"shared_budget_bytes":1,"patches":""}"#;
+
     #[test]
-    fn a_program_that_ran_to_its_end_launching_no_kernel_gave_nothing_to_check() {
-        let rep = report::parse(
-            r#"{"tool":"globalcheck","mode":1,"budget_bytes":1,"shared_budget_bytes":1,"patches":""}"#,
-        );
+    fn a_program_that_ran_to_its_end_making_no_launch_call_gave_nothing_to_check() {
+        let rep = report::parse(&format!("{START}\n{{\"launch_calls\":0}}\n"));
         assert!(rep.started && rep.launches.is_empty());
         let clean = preamble("globalcheck", &Exit::Code(0), false, &rep);
         assert!(matches!(clean, Some(Outcome::Clean)), "{clean:?}");
+        // Something left running, or no count written: nothing can be said.
+        let left = preamble("globalcheck", &Exit::Code(0), true, &rep);
+        assert!(matches!(left, Some(Outcome::Inconclusive(_))), "{left:?}");
+        let uncounted = report::parse(START);
+        let o = preamble("globalcheck", &Exit::Code(0), false, &uncounted);
+        assert!(matches!(o, Some(Outcome::Inconclusive(_))), "{o:?}");
+    }
+
+    #[test]
+    fn launch_calls_that_never_reached_the_gpu_leave_the_tool_inconclusive() {
+        let rep = report::parse(&format!("{START}\n{{\"launch_calls\":3}}\n"));
+        let o = preamble("globalcheck", &Exit::Code(0), false, &rep);
+        assert!(
+            matches!(&o, Some(Outcome::Inconclusive(w)) if w.contains("3 launch call(s)")),
+            "{o:?}"
+        );
         for exit in [Exit::Code(1), Exit::Signal(11)] {
             let o = preamble("globalcheck", &exit, false, &rep);
             assert!(

@@ -179,6 +179,9 @@ pub struct Report {
     pub errors: Vec<String>,
     /// The tool's notes, in order (launches stepped aside).
     pub notes: Vec<Note>,
+    /// The kernel launch calls the program made, written at its exit (`None`: the program did
+    /// not reach its exit handlers, or an older tool wrote the report).
+    pub launch_calls: Option<u64>,
 }
 
 /// Reads `report.jsonl`. A line that is not JSON (a write cut short by a crash) is an error of
@@ -207,6 +210,9 @@ pub fn parse(text: &str) -> Report {
             serde_json::from_value::<Note>(v.clone()).map(|n| r.notes.push(n))
         } else if has("tool") {
             r.started = true;
+            Ok(())
+        } else if let Some(n) = v.get("launch_calls") {
+            r.launch_calls = n.as_u64();
             Ok(())
         } else if let Some(e) = v.get("error") {
             r.errors.push(e.as_str().unwrap_or("?").to_string());

@@ -65,6 +65,8 @@ pub fn part(rep: &Report, handoffs: &Handoffs, module: i64) -> (Report, Handoffs
         launches,
         errors: Vec::new(),
         notes: Vec::new(),
+        // Counted for the whole process, not per case.
+        launch_calls: None,
     };
     let handoffs = Handoffs {
         handoffs: handoffs
