@@ -92,7 +92,7 @@ mod tests {
     use super::super::sanitizers;
     use super::*;
     use crate::judge::sanitize::normalize::{self, Finding};
-    use crate::judge::sanitize::{xml, Outcome, SanitizerRun, Tool};
+    use crate::judge::sanitize::{xml, SanitizerRun, Tool};
 
     /// The toolkit's CCCL on the H100 of run 34.
     const CCCL: &str = "/usr/local/cuda-13.0/targets/x86_64-linux/include/cccl/cub";
@@ -152,15 +152,7 @@ mod tests {
     }
 
     fn run_of(tool: Tool, findings: Vec<Finding>) -> SanitizerRun {
-        SanitizerRun {
-            case: "p".into(),
-            tool,
-            outcome: Outcome::Findings(findings),
-            exit: "exit 86".into(),
-            seconds: 1.0,
-            log: String::new(),
-            command: String::new(),
-        }
+        crate::judge::sanitize::batch_fixtures::found("p", tool, findings)
     }
 
     /// The gate's run of `findings` as `tool`'s, settled with `keep`.

@@ -91,15 +91,7 @@ mod tests {
     use crate::judge::sanitize::Tool;
 
     fn run(tool: Tool, findings: Vec<Finding>) -> SanitizerRun {
-        SanitizerRun {
-            case: "k".into(),
-            tool,
-            outcome: Outcome::Findings(findings),
-            exit: "exit 86".into(),
-            seconds: 1.0,
-            log: String::new(),
-            command: String::new(),
-        }
+        crate::judge::sanitize::batch_fixtures::found("k", tool, findings)
     }
 
     fn finding(kind: &str, what: &str, accesses: &str) -> Finding {

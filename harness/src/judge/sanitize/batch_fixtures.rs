@@ -1,5 +1,6 @@
-//! Fixtures shared by the tests of [`super::batch`] and [`super::own_batch`]: findings, the
-//! lines a batch's target prints for each case, a finished batch run, the cases' files.
+//! Fixtures shared by the tests of [`super::batch`] and [`super::own_batch`] (findings, the
+//! lines a batch's target prints for each case, a finished batch run, the cases' files) and by
+//! the tests that settle a tool's findings ([`found`]).
 
 use super::normalize::Finding;
 use super::runner::RESULT;
@@ -44,6 +45,20 @@ pub(crate) fn batch_run(outcome: Outcome, log: &str) -> SanitizerRun {
         exit: "exit 0".into(),
         seconds: 3.0,
         log: log.into(),
+        command: String::new(),
+    }
+}
+
+/// A finished run of `tool` on `case` that found `findings` (compute-sanitizer's exit code for
+/// errors, 86).
+pub(crate) fn found(case: &str, tool: Tool, findings: Vec<Finding>) -> SanitizerRun {
+    SanitizerRun {
+        case: case.into(),
+        tool,
+        outcome: Outcome::Findings(findings),
+        exit: "exit 86".into(),
+        seconds: 1.0,
+        log: String::new(),
         command: String::new(),
     }
 }

@@ -8,7 +8,7 @@
 //! a tool makes inside a library's own code in correct programs (CUB's, under initcheck).
 
 pub mod batch;
-/// Fixtures for the batch tests.
+/// Fixtures for the batch tests and the tests that settle a tool's findings.
 #[cfg(test)]
 pub(crate) mod batch_fixtures;
 pub mod injected;
