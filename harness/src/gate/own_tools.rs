@@ -32,7 +32,7 @@ pub(super) fn own_batch_job(
         .iter()
         .partition(|c| together_under_own_tools(&tj.st, &c.name));
     let (alone_runs, batch_runs) = std::thread::scope(|s| {
-        let alone_runs = s.spawn(|| {
+        let alone_runs = s.spawn(crate::proc::watchdog::thread_env::carried(|| {
             crate::proc::pool::run_all(
                 alone.clone(),
                 OWN_ALONE_AT_ONCE,
@@ -47,7 +47,7 @@ pub(super) fn own_batch_job(
                 },
                 |_| {},
             )
-        });
+        }));
         let batch = sanitize::own_batch::run_own(catalog, &together, &configs.plain, exe, group);
         (alone_runs.join().expect("the own tools' runs alone"), batch)
     });

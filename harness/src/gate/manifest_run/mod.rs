@@ -185,7 +185,9 @@ pub fn run_manifest(
     let own_tools = cfg.tools.iter().any(|t| t.is_own());
     let results = std::thread::scope(|s| {
         // Builds ahead, beside the first jobs (which wait for or make their own).
-        s.spawn(|| crate::judge::battery::prebuild(&cfg.battery, catalog, &all, own_tools));
+        s.spawn(crate::proc::watchdog::thread_env::carried(|| {
+            crate::judge::battery::prebuild(&cfg.battery, catalog, &all, own_tools)
+        }));
         pool::run_all_picked(
             jobs,
             cfg.battery.jobs,
@@ -375,7 +377,7 @@ fn batch_job(
         cases.iter().partition(|c| tj.st.alone_under(tool, &c.name));
     // The ones alone beside the batch, not after it: a hung one waits out a deadline.
     let (hung, batch) = std::thread::scope(|s| {
-        let hung = s.spawn(|| {
+        let hung = s.spawn(crate::proc::watchdog::thread_env::carried(|| {
             let one =
                 |c: &Case| sanitize::runner::run(catalog, c, tj.for_case(&configs, &c.name), exe);
             // Two at once: a hung kernel spins the GPU for its deadline, and more of them
@@ -383,7 +385,7 @@ fn batch_job(
             pool::run_all(alone.clone(), 2, one, |_| {})
                 .into_iter()
                 .collect::<Result<Vec<_>>>()
-        });
+        }));
         let batch = sanitize::batch::run(catalog, &together, &configs.plain, exe);
         (hung.join().expect("the hung kernels' runs"), batch)
     });

@@ -69,6 +69,16 @@ pub fn adopt(binding: Option<Arc<Binding>>) {
     THREAD.with(|t| *t.borrow_mut() = binding);
 }
 
+/// `f`, made to run on a thread this one starts (`std::thread::scope`'s `spawn`) with this
+/// thread's binding: the children it starts run on the same device.
+pub fn carried<T>(f: impl FnOnce() -> T) -> impl FnOnce() -> T {
+    let binding = inherited();
+    move || {
+        adopt(binding);
+        f()
+    }
+}
+
 /// The device this thread was tied to, if it was (the default binding does not count: an
 /// unbound thread is not tied to a device).
 pub fn device() -> Option<u32> {
@@ -109,5 +119,20 @@ mod tests {
             )
         );
         assert_eq!(seen.2, None);
+    }
+
+    #[test]
+    fn a_scoped_thread_keeps_its_starters_device_only_when_carried() {
+        let seen = std::thread::spawn(|| {
+            bind(Binding::new(1, Vec::new()));
+            std::thread::scope(|s| {
+                let carried_device = s.spawn(carried(device)).join().unwrap();
+                let plain_device = s.spawn(device).join().unwrap();
+                (carried_device, plain_device)
+            })
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen, (Some(1), None));
     }
 }

@@ -197,10 +197,12 @@ pub fn run(
         .partition(|&i| owners.as_ref().is_some_and(|o| !o[i]));
     let regrouped: Vec<&Case> = regroup.iter().map(|&i| cases[i]).collect();
     let (again, grouped, rest) = std::thread::scope(|s| {
-        let again = s.spawn(|| {
+        let again = s.spawn(crate::proc::watchdog::thread_env::carried(|| {
             crate::proc::pool::run_all(unsettled, ALONE_AT_ONCE, |i| alone(cases[i]), |_| {})
-        });
-        let grouped = s.spawn(|| run(catalog, &regrouped, cfg, exe));
+        }));
+        let grouped = s.spawn(crate::proc::watchdog::thread_env::carried(|| {
+            run(catalog, &regrouped, cfg, exe)
+        }));
         let rest = run(catalog, &later, cfg, exe);
         (
             again.join().expect("the unsettled cases' runs"),

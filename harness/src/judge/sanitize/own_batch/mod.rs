@@ -113,14 +113,14 @@ pub fn run_own(
         let (found, others): (Vec<usize>, Vec<usize>) = (0..cases.len()).partition(|&i| owners[i]);
         let others_cases: Vec<&Case> = others.iter().map(|&i| cases[i]).collect();
         let (found_runs, other_runs) = std::thread::scope(|s| {
-            let found_runs = s.spawn(|| {
+            let found_runs = s.spawn(crate::proc::watchdog::thread_env::carried(|| {
                 crate::proc::pool::run_all(
                     found.clone(),
                     ALONE_AT_ONCE,
                     |i| alone(cases[i]),
                     |_| {},
                 )
-            });
+            }));
             let other_runs = run_own(catalog, &others_cases, cfg, exe, tools);
             (
                 found_runs.join().expect("the own tools' runs alone"),

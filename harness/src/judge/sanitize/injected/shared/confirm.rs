@@ -52,7 +52,11 @@ pub fn reads_are_dead(
         std::thread::scope(|s| {
             let handles: Vec<_> = POISONS
                 .iter()
-                .map(|&poison| s.spawn(move || confirm_run(program, args, env, cfg, poison)))
+                .map(|&poison| {
+                    s.spawn(crate::proc::watchdog::thread_env::carried(move || {
+                        confirm_run(program, args, env, cfg, poison)
+                    }))
+                })
                 .collect();
             handles
                 .into_iter()
