@@ -266,30 +266,23 @@ mod tests {
         let plain = out(4, "result PASSED copy 2374.49\n");
         let calm = out(7, "result PASSED copy 4.00\n");
         let clocked = judge(&plain, Some(&calm), Some(&calm), &[1]).unwrap();
-        let plains = [
-            out(4, "result PASSED copy 2374.49\n"),
-            out(5, "result PASSED copy 2374.49\n"),
-        ];
+        // A jittered run's line beside two plain runs' (4, 5).
+        let judged = |jittered: &str| {
+            let runs = [
+                out(1, jittered),
+                out(4, "result PASSED copy 2374.49\n"),
+                out(5, "result PASSED copy 2374.49\n"),
+            ];
+            crate::gate::variance::judge_with(&runs, 1, &clocked)
+        };
         // A jittered run whose rate alone moved: alike once the clocked number is set aside.
-        let mut runs = vec![out(1, "result PASSED copy 336.63\n")];
-        runs.extend(
-            plains
-                .iter()
-                .map(|o| out(o.run, "result PASSED copy 2374.49\n")),
-        );
         assert!(matches!(
-            crate::gate::variance::judge_with(&runs, 1, &clocked),
+            judged("result PASSED copy 336.63\n"),
             crate::gate::variance::Variance::Same { .. }
         ));
         // A jittered run whose result changed beside the rate: still the finding.
-        let mut runs = vec![out(1, "result FAILED copy 336.63\n")];
-        runs.extend(
-            plains
-                .iter()
-                .map(|o| out(o.run, "result PASSED copy 2374.49\n")),
-        );
         assert!(matches!(
-            crate::gate::variance::judge_with(&runs, 1, &clocked),
+            judged("result FAILED copy 336.63\n"),
             crate::gate::variance::Variance::Differs { stable: true, .. }
         ));
     }

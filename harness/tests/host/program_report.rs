@@ -376,50 +376,53 @@ fn a_rate_that_follows_the_programs_speed_is_timing_once_the_clock_is_held_still
     );
 }
 
+/// `gate` on [`rate_program`] in a new folder (`racy`: its result turns FAILED under jitter).
+fn gate_rates(
+    still: &str,
+    still_jittered: &str,
+    held: &str,
+    prefix: &str,
+    racy: bool,
+) -> (i32, serde_json::Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    rate_program(dir.path(), still, still_jittered, held, prefix);
+    if racy {
+        std::fs::write(dir.path().join("racy"), "").unwrap();
+    }
+    gate(dir.path(), &["--runs", "2", "--", "./rates"])
+}
+
+/// The output finding is there (exit 1), and a note holds `said` when given.
+fn still_found(found: (i32, serde_json::Value, String), said: Option<&str>) {
+    let (code, doc, text) = found;
+    assert!(!messages(&doc, "output").is_empty(), "{text}");
+    assert_eq!(code, 1, "{text}");
+    if let Some(said) = said {
+        assert!(notes(&doc).iter().any(|n| n.contains(said)), "{text}");
+    }
+}
+
 #[test]
 fn a_line_the_jitter_still_changes_with_the_clock_held_still_stays_a_finding() {
-    let dir = tempfile::tempdir().unwrap();
-    rate_program(dir.path(), "4.00", "3.00", "2", "");
-    let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
-    assert!(!messages(&doc, "output").is_empty(), "{text}");
-    assert_eq!(code, 1, "{text}");
-    assert!(
-        notes(&doc)
-            .iter()
-            .any(|n| n.contains("did not show themselves to be timing")),
-        "{text}"
+    still_found(
+        gate_rates("4.00", "3.00", "2", "", false),
+        Some("did not show themselves to be timing"),
     );
     // A line the still clock does not reach (it prints the same as the plain runs) is no timing.
-    let dir = tempfile::tempdir().unwrap();
-    rate_program(dir.path(), "2374.49", "2374.49", "2", "");
-    let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
-    assert!(!messages(&doc, "output").is_empty(), "{text}");
-    assert_eq!(code, 1, "{text}");
+    still_found(gate_rates("2374.49", "2374.49", "2", "", false), None);
 }
 
 #[test]
 fn a_result_beside_a_rate_is_still_compared_once_the_rate_is_timing() {
-    let dir = tempfile::tempdir().unwrap();
     // Under jitter the line's result turns FAILED beside its rate; held still, it reads PASSED.
-    rate_program(dir.path(), "4.00", "4.00", "2", "result $R ");
-    std::fs::write(dir.path().join("racy"), "").unwrap();
-    let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
-    assert!(!messages(&doc, "output").is_empty(), "{text}");
-    assert_eq!(code, 1, "{text}");
+    still_found(gate_rates("4.00", "4.00", "2", "result $R ", true), None);
 }
 
 #[test]
 fn runs_held_still_that_held_no_time_settle_nothing() {
-    let dir = tempfile::tempdir().unwrap();
     // The tool says it held no event time: the lines cannot be timing of CUDA events.
-    rate_program(dir.path(), "4.00", "4.00", "0", "");
-    let (code, doc, text) = gate(dir.path(), &["--runs", "2", "--", "./rates"]);
-    assert!(!messages(&doc, "output").is_empty(), "{text}");
-    assert_eq!(code, 1, "{text}");
-    assert!(
-        notes(&doc)
-            .iter()
-            .any(|n| n.contains("did not settle it") && n.contains("read no CUDA event time")),
-        "{text}"
+    still_found(
+        gate_rates("4.00", "4.00", "0", "", false),
+        Some("read no CUDA event time"),
     );
 }
