@@ -38,7 +38,7 @@ loaded (seccomp-bpf, Landlock and an empty mount namespace, each where the machi
 `racegate doctor` lists them). The include refusal before it is a friendly first line only.\n\
 A machine where no such layer holds is an infrastructure failure (not graded, exit 3) unless\n\
 --allow-unconfined accepts the risk; with some layers missing, grading goes on and says which.\n\
---jobs submissions run on the GPU side by side (a shared lock file); what others on the GPU\n\
+--jobs submissions run on each GPU side by side (a lock file per device); what others on it\n\
 could cause (a trial or sanitizer that missed its deadline, a trial out of device memory)\n\
 runs again alone and that run counts, and the performance timing runs alone. One exception:\n\
 the sanitizers of a kernel that finished none of its trials (each hang taken alone) run\n\
