@@ -9,7 +9,31 @@
 //! verdict (its findings, or clean), and where that run does not finish, the gate says it cannot
 //! tell rather than accuse.
 
+use std::time::Duration;
+
 use crate::judge::sanitize::{Outcome, SanitizerRun};
+
+/// The deadline of the run of every launch, from what the sampled passes measured: they took
+/// `spent` seconds over the launches they checked (every launch of a kernel launched at most
+/// `first + later` times, that many of the others), so every launch of `counts` should take
+/// about `spent` times as many again as were left out. Twice that, at least the tool's own
+/// `deadline` and at most four times it: past that the confirmation would cost more than the
+/// rest of the gate, and initcheck is left inconclusive instead.
+pub fn deadline(
+    deadline: Duration,
+    spent: f64,
+    counts: &crate::gate::sampling::LaunchCounts,
+    sampling: crate::gate::sampling::Sampling,
+) -> Duration {
+    let per_kernel = sampling.first + sampling.later;
+    let total: u64 = counts.0.values().sum();
+    let checked: u64 = counts.0.values().map(|&n| n.min(per_kernel)).sum();
+    if checked == 0 || !spent.is_finite() {
+        return deadline;
+    }
+    let estimate = spent * total as f64 / checked as f64;
+    Duration::from_secs_f64(2.0 * estimate).clamp(deadline, deadline * 4)
+}
 
 /// Whether a sampled initcheck run needs the run of every launch: it has findings.
 pub fn needs_confirming(merged: &[SanitizerRun]) -> bool {
@@ -138,6 +162,33 @@ mod tests {
             3.0,
             "sampled log",
         )]
+    }
+
+    #[test]
+    fn the_run_of_every_launch_gets_what_the_passes_measured_within_bounds() {
+        use crate::gate::sampling::{LaunchCounts, Sampling};
+        let s = Sampling { first: 4, later: 2 };
+        let counts = |n: &[u64]| {
+            LaunchCounts(
+                n.iter()
+                    .enumerate()
+                    .map(|(i, &n)| (format!("k{i}"), n))
+                    .collect(),
+                Default::default(),
+            )
+        };
+        let d = Duration::from_secs(120);
+        // 60 launches, 6 checked in 30 s: about 300 s for all, 600 s with the margin: capped.
+        assert_eq!(deadline(d, 30.0, &counts(&[60]), s), d * 4);
+        // 12 launches (6 + 6 of two kernels, one sampled), 9 checked in 45 s: 60 s, doubled 120.
+        assert_eq!(deadline(d, 45.0, &counts(&[9, 3]), s), d);
+        // 20 launches, 12 checked (6 + 6) in 90 s: 150 s, doubled 300 s.
+        assert_eq!(
+            deadline(d, 90.0, &counts(&[10, 10]), s),
+            Duration::from_secs(300)
+        );
+        // Nothing counted: the tool's deadline.
+        assert_eq!(deadline(d, 90.0, &counts(&[]), s), d);
     }
 
     #[test]

@@ -178,7 +178,12 @@ impl Sampled {
         // initcheck does not see the writes of the launches a pass leaves out: its findings
         // from sampled passes are confirmed by a run of every launch before they count.
         if group == [Tool::Initcheck] && initcheck_confirm::needs_confirming(&merged) {
-            let every = once(sc)?;
+            let mut all = sc.clone();
+            if let (Some(s), Some(c)) = (self.on(), &self.counts) {
+                let spent: f64 = merged.iter().map(|r| r.seconds).sum();
+                all.timeout = initcheck_confirm::deadline(sc.timeout, spent, c, s);
+            }
+            let every = once(&all)?;
             let (runs, said) = initcheck_confirm::settle(subject, merged, every);
             part.notes.extend(notes);
             part.notes.push(describe(subject, group[0].name(), &passes));
