@@ -41,10 +41,12 @@ pub const BUILT_IN: &[BuiltIn] = &[
     },
     // A duration whose unit stands elsewhere on the line: the number after a word that says
     // time (`Time (ms): 188.15`, `Processing time: 86.96 (ms)`, `time spent executing by the
-    // GPU: 34.40`), within 40 characters without a digit.
+    // GPU: 34.40`), within 40 characters without a digit. A number glued to a word (`V1` of
+    // `Time for asynchronous V1 transfer ... (ms): 0.55`) is a label, not the duration: the line
+    // is left to the noise the plain runs show.
     BuiltIn {
         name: "labelled durations",
-        pattern: r"(?i)(?-u:\b)(time|elapsed|duration|latency)(?-u:\b)([^\n\d;,]{0,40}?)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?",
+        pattern: r"(?i)(?-u:\b)(time|elapsed|duration|latency)(?-u:\b)([^\n\d;,]{0,40}?)(?-u:\b)\d+(?:\.\d+)?(?:[eE][-+]?\d+)?",
         example: "Time (ms): 188.152359, Processing time: 86.957001 (ms), time spent executing by the GPU: 34.40",
         replacement: "${1}${2}<duration>",
     },
@@ -240,6 +242,13 @@ mod tests {
                 assert!(m.is_match(ex.as_bytes()), "{}: {ex}", b.name);
             }
         }
+    }
+
+    #[test]
+    fn a_number_glued_to_a_label_is_not_taken_for_the_duration() {
+        let line = "Time for asynchronous V1 transfer and execute (ms): 0.548544";
+        assert_eq!(masked(line), line);
+        assert_eq!(masked("Elapsed time: 3.5"), "Elapsed time: <duration>");
     }
 
     #[test]
