@@ -29,6 +29,9 @@ use crate::proc::watchdog::thread_env::{self, Binding};
 /// The variable that chooses the devices when `--devices` does not.
 pub const DEVICES_ENV: &str = "RACEGATE_DEVICES";
 
+/// The most devices a count may name (a CUDA machine shows at most a few dozen).
+const MOST_DEVICES: u32 = 1024;
+
 /// A test hook: the number of devices the driver is taken to report, so that host tests (no
 /// GPU) can check a selection against a machine of several.
 pub const FAKE_COUNT_ENV: &str = "RACEGATE_TEST_DEVICE_COUNT";
@@ -83,6 +86,11 @@ impl Devices {
             let n: u32 = t
                 .parse()
                 .map_err(|_| bad("not a count nor a list".into()))?;
+            // Checked before the list is made: a count past any machine is a mistake (the
+            // devices this one shows are checked below).
+            if n > MOST_DEVICES {
+                return Err(bad(format!("{n} devices, more than any machine has")));
+            }
             (0..n).collect()
         };
         if ids.is_empty() {
@@ -147,25 +155,34 @@ impl Devices {
         if !self.chosen {
             return Vec::new();
         }
-        let shown: Option<Vec<&str>> = inherited
-            .map(|v| {
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
-            .filter(|v: &Vec<&str>| !v.is_empty());
-        let name = match shown.as_ref().and_then(|v| v.get(device as usize)) {
-            Some(s) => s.to_string(),
-            None => device.to_string(),
-        };
-        vec![("CUDA_VISIBLE_DEVICES".into(), name)]
+        // The child runs on one device: it must not choose among several again.
+        vec![
+            ("CUDA_VISIBLE_DEVICES".into(), physical(device, inherited)),
+            (DEVICES_ENV.into(), String::new()),
+        ]
     }
 
     /// What ties a thread to `device`: the device and its children's [`Devices::child_env`]
     /// (`inherited`: racegate's own `CUDA_VISIBLE_DEVICES`).
     pub fn binding(&self, device: u32, inherited: Option<&str>) -> Binding {
         Binding::new(device, self.child_env(device, inherited))
+    }
+}
+
+/// How `CUDA_VISIBLE_DEVICES` names racegate's `device` for a child: its entry in racegate's
+/// own `inherited` list when there is one (a number, a UUID or a MIG instance; an empty list
+/// hides every device, and a device past its end is none: the child is shown none), else the
+/// number itself.
+fn physical(device: u32, inherited: Option<&str>) -> String {
+    match inherited {
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .nth(device as usize)
+            .unwrap_or("")
+            .to_string(),
+        None => device.to_string(),
     }
 }
 
@@ -244,9 +261,28 @@ pub fn current() -> u32 {
 }
 
 /// The name of `device`'s lease file in racegate's cache folder (its slot files are named
-/// after it).
+/// after it): after the GPU as `CUDA_VISIBLE_DEVICES` names it ([`physical`]), so that every
+/// racegate process on the machine that runs on one GPU takes the same lease, whatever it was
+/// shown (`gpu-0.lock` for device 0 with no `CUDA_VISIBLE_DEVICES`, as on one GPU).
 pub fn lock_file(device: u32) -> String {
-    format!("gpu-{device}.lock")
+    lock_file_in(device, inherited_visible().as_deref())
+}
+
+fn lock_file_in(device: u32, inherited: Option<&str>) -> String {
+    let name: String = physical(device, inherited)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match name.is_empty() {
+        true => "gpu-none.lock".into(),
+        false => format!("gpu-{name}.lock"),
+    }
 }
 
 #[cfg(test)]
@@ -315,7 +351,36 @@ mod tests {
         // racegate itself shown devices 4 and 6: its device 1 is the machine's 6.
         assert_eq!(env(1, Some("4,6")), "6");
         assert_eq!(env(0, Some("GPU-abc, GPU-def")), "GPU-abc");
-        assert_eq!(env(1, Some("")), "1");
+        // An empty list hides every device, and a device past the list is none: shown none.
+        assert_eq!(env(1, Some("")), "");
+        assert_eq!(env(2, Some("4,6")), "");
+        // The child runs on its one device: it does not choose among several again.
+        assert!(d
+            .child_env(1, None)
+            .contains(&(DEVICES_ENV.to_string(), String::new())));
+    }
+
+    #[test]
+    fn a_lease_file_is_named_after_the_gpu_as_cuda_visible_devices_names_it() {
+        assert_eq!(lock_file_in(0, None), "gpu-0.lock");
+        assert_eq!(lock_file_in(1, None), "gpu-1.lock");
+        // racegate shown the machine's 4 and 6: its device 1 takes the lease of the machine's 6,
+        // as a racegate shown only 6 does for its device 0.
+        assert_eq!(lock_file_in(1, Some("4,6")), lock_file_in(0, Some("6")));
+        assert_eq!(lock_file_in(1, Some("4,6")), "gpu-6.lock");
+        assert_eq!(
+            lock_file_in(0, Some("MIG-GPU-ab/1/0")),
+            "gpu-MIG-GPU-ab_1_0.lock"
+        );
+        assert_eq!(lock_file_in(0, Some("")), "gpu-none.lock");
+    }
+
+    #[test]
+    fn a_count_past_any_machine_is_refused_before_a_list_is_made() {
+        match Devices::resolve(Some("4000000000"), Some(2)) {
+            Err(e @ Error::Usage(_)) => assert!(e.to_string().contains("more than any machine")),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
