@@ -164,3 +164,50 @@ fn shards_that_are_not_one_run_are_refused_and_nothing_is_written() {
     let (code, text) = racegate(args).at(repo_root()).no_gpu().run().exit_text();
     assert_eq!((code, out.exists()), (2, false), "{text}");
 }
+
+/// Copies `from` into `to`, folders included.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn check_shards_run_on_different_kernel_sources_are_refused() {
+    // A project outside git (no commit tells its versions apart): examples/corpus, one of its
+    // kernels edited between the two shards.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("corpus");
+    copy_tree(&repo_root().join("examples/corpus"), &d);
+    let shard = |k: u32| {
+        let json = d.join(format!("s{k}.json"));
+        let args = [
+            "check",
+            "--partition",
+            &format!("{k}/2"),
+            "--json",
+            s(&json),
+        ];
+        let code = racegate(args).at(&d).no_gpu().run().exit();
+        assert_eq!(code, 4);
+        json
+    };
+    let first = shard(1);
+    let kernel = d.join("kernels/block_scan_shfl.cu");
+    let mut text = read(&kernel);
+    text.push_str("\n// edited between the shards\n");
+    std::fs::write(&kernel, text).unwrap();
+    let second = shard(2);
+    let out = d.join("out.json");
+    let args = ["merge", s(&first), s(&second), "--json", s(&out)];
+    let (code, text) = racegate(args).at(&d).no_gpu().run().exit_text();
+    assert_eq!((code, out.exists()), (2, false), "{text}");
+    assert!(text.contains("different runs"), "{text}");
+}

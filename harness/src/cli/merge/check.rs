@@ -22,17 +22,29 @@ use crate::source::partition::Partition;
 use crate::{report, Error, Result};
 
 /// The bytes a check shard's stamp hashes as its input: the manifest's, or for the catalog
-/// each case's name and file, in catalog order.
+/// each case's name and file, in catalog order; then the bytes of every case's file, so that
+/// shards run on different kernel sources (an edit not yet committed included) do not merge.
 pub fn catalog_input(catalog: &Catalog) -> Result<Vec<u8>> {
-    if let Some(m) = &catalog.manifest {
-        return std::fs::read(&m.path).map_err(|e| Error::io("reading", m.path.clone(), e));
-    }
-    let mut out = Vec::new();
+    let mut out = match &catalog.manifest {
+        Some(m) => std::fs::read(&m.path).map_err(|e| Error::io("reading", m.path.clone(), e))?,
+        None => Vec::new(),
+    };
+    let mut files: Vec<&str> = Vec::new();
     for c in &catalog.cases {
-        out.extend_from_slice(c.name.as_bytes());
+        if catalog.manifest.is_none() {
+            out.extend_from_slice(c.name.as_bytes());
+            out.push(0);
+            out.extend_from_slice(c.path.as_bytes());
+            out.push(b'\n');
+        }
+        if !files.contains(&c.path.as_str()) {
+            files.push(&c.path);
+        }
+    }
+    for f in files {
+        let p = catalog.root.join(f);
+        out.extend_from_slice(&std::fs::read(&p).map_err(|e| Error::io("reading", p.clone(), e))?);
         out.push(0);
-        out.extend_from_slice(c.path.as_bytes());
-        out.push(b'\n');
     }
     Ok(out)
 }
