@@ -257,7 +257,9 @@ pub fn trials_from_manifest(path: &Path, options: &Options) -> Result<Vec<Trial>
                         Some(own) if OWN.contains(&own) && share_own_run => {
                             judge(pair.take(own, || {
                                 let cfg = gate_config(Some(own), &options, &arch)?;
-                                crate::gate::own_tools::run_own_pair(&catalog, &case, &cfg, &exe)
+                                crate::gate::manifest_run::own_tools::run_own_pair(
+                                    &catalog, &case, &cfg, &exe,
+                                )
                             })?)
                         }
                         _ => judge(one(&catalog, &case, tool, &options, &arch, &exe)?),
@@ -289,11 +291,11 @@ fn only(catalog: &Catalog, name: &str) -> Catalog {
 }
 
 /// racegate's own tools among the trials' detectors (globalcheck, sharedcheck), in the order
-/// their results come from [`crate::gate::own_tools::run_own_pair`].
+/// their results come from [`crate::gate::manifest_run::own_tools::run_own_pair`].
 const OWN: [Tool; 2] = [Tool::Globalcheck, Tool::Sharedcheck];
 
 /// The globalcheck and sharedcheck trials of one kernel: whichever starts first makes the one
-/// run for both ([`crate::gate::own_tools::run_own_pair`]) and leaves the other's result
+/// run for both ([`crate::gate::manifest_run::own_tools::run_own_pair`]) and leaves the other's result
 /// here; a failure to run is given to both.
 #[derive(Default)]
 struct OwnPair(std::sync::Mutex<Option<std::result::Result<Vec<GateRun>, String>>>);

@@ -35,7 +35,6 @@ pub mod masks;
 pub mod measure;
 pub mod noise;
 pub mod oracles;
-pub mod own_tools;
 pub mod plain_run;
 pub mod program;
 pub mod sampled_runs;

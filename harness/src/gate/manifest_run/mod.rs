@@ -131,7 +131,7 @@ enum Job<'a> {
     Batch(Vec<&'a Case>, Tool),
     /// racegate's own tools on several kernels: those whose stress run passed or gave wrong
     /// results in one injected run ([`sanitize::own_batch::run_own`]), the others each alone
-    /// ([`super::own_tools::own_batch_job`]).
+    /// ([`own_tools::own_batch_job`]).
     OwnBatch(Vec<&'a Case>, Vec<Tool>),
 }
 
@@ -231,7 +231,7 @@ pub fn run_manifest(
                     }
                     Job::OwnBatch(cases, group) => {
                         let tj = tool_job();
-                        pending = super::own_tools::own_batch_job(&tj, &cases, &group, &mut out)?;
+                        pending = own_tools::own_batch_job(&tj, &cases, &group, &mut out)?;
                     }
                     Job::Stress(case) => {
                         // The verdict said as soon as it is known; counted down when the job ends,
@@ -494,6 +494,7 @@ fn stress_job(
 }
 
 mod alone;
+pub mod own_tools;
 #[cfg(test)]
 mod tests;
 pub(in crate::gate) mod tool_job;

@@ -271,7 +271,7 @@ fn own_tools_batch_only_kernels_whose_stress_run_passed_or_gave_wrong_results() 
         ("never_stressed", false),
     ] {
         assert_eq!(
-            super::super::own_tools::together_under_own_tools(&st, case),
+            super::own_tools::together_under_own_tools(&st, case),
             together,
             "{case}"
         );

@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
-use super::finding::{GateConfig, GateRun};
-use super::fingerprint::Sources;
-use super::manifest_run::tool_job::{tool_config, ToolJob};
-use super::sanitizers::{self, PendingHang};
-use super::stress_state::StressState;
+use super::tool_job::{tool_config, ToolJob};
 use crate::errors::Result;
+use crate::gate::finding::{GateConfig, GateRun};
+use crate::gate::fingerprint::Sources;
+use crate::gate::sanitizers::{self, PendingHang};
+use crate::gate::stress_state::StressState;
 use crate::judge::sanitize::{self, Tool};
 use crate::source::catalog::{Case, Catalog};
 
