@@ -89,7 +89,7 @@ pub(super) fn confirm(
     // Their verdicts stay here: a run that only measures a line judges nothing of the program.
     let mut aside = GateRun::default();
     // The run without jitter takes a number past every run made; the run with jitter takes the
-    // differing run's number, so its seed (and schedule) are that run's.
+    // differing run's number, so its jitter seed is that run's.
     let calm = base.outputs.iter().map(|o| o.run).max().unwrap_or(cfg.runs) + 1;
     let (calm_env, jittered_env) = (
         frozen_env(jitter, folder()?, false),
@@ -161,14 +161,7 @@ fn trusted(dir: &std::path::Path) -> std::result::Result<(), String> {
     if let Some(e) = rep.errors.first() {
         return Err(format!("the injected tool failed: {e}"));
     }
-    let held = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find_map(|v| {
-            v.get("frozen_event_times")
-                .and_then(serde_json::Value::as_u64)
-        });
-    match held {
+    match rep.frozen_event_times {
         Some(n) if n > 0 => Ok(()),
         Some(_) => Err("the program read no CUDA event time".into()),
         None => Err("the injected tool did not say which times it held".into()),

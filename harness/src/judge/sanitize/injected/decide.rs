@@ -186,6 +186,17 @@ mod tests {
     }
 
     #[test]
+    fn launch_calls_of_every_process_of_the_target_count() {
+        // A child that made none after a parent whose launches never reached the GPU.
+        let rep = report::parse(&format!(
+            "{START}\n{{\"launch_calls\":2}}\n{{\"launch_calls\":0}}\n"
+        ));
+        assert_eq!(rep.launch_calls, Some(2));
+        let o = preamble("globalcheck", &Exit::Code(0), false, &rep);
+        assert!(matches!(o, Some(Outcome::Inconclusive(_))), "{o:?}");
+    }
+
+    #[test]
     fn launch_calls_that_never_reached_the_gpu_leave_the_tool_inconclusive() {
         let rep = report::parse(&format!("{START}\n{{\"launch_calls\":3}}\n"));
         let o = preamble("globalcheck", &Exit::Code(0), false, &rep);

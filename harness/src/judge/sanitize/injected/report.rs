@@ -179,9 +179,20 @@ pub struct Report {
     pub errors: Vec<String>,
     /// The tool's notes, in order (launches stepped aside).
     pub notes: Vec<Note>,
-    /// The kernel launch calls the program made, written at its exit (`None`: the program did
-    /// not reach its exit handlers, or an older tool wrote the report).
+    /// The kernel launch calls the program made, written at its exit, each of its processes'
+    /// together (`None`: no process reached its exit handlers, or an older tool wrote it).
     pub launch_calls: Option<u64>,
+    /// The CUDA event times the tool held still (`RACEGATE_GC_FREEZE_TIME`), each process's
+    /// together; `None` when it was not asked to, or wrote nothing.
+    pub frozen_event_times: Option<u64>,
+}
+
+/// `a` and `b` together, either of them when the other is unknown.
+fn sum(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.saturating_add(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Reads `report.jsonl`. A line that is not JSON (a write cut short by a crash) is an error of
@@ -212,7 +223,11 @@ pub fn parse(text: &str) -> Report {
             r.started = true;
             Ok(())
         } else if let Some(n) = v.get("launch_calls") {
-            r.launch_calls = n.as_u64();
+            // One line per process of the target (its children write theirs): all of them.
+            r.launch_calls = sum(r.launch_calls, n.as_u64());
+            Ok(())
+        } else if let Some(n) = v.get("frozen_event_times") {
+            r.frozen_event_times = sum(r.frozen_event_times, n.as_u64());
             Ok(())
         } else if let Some(e) = v.get("error") {
             r.errors.push(e.as_str().unwrap_or("?").to_string());

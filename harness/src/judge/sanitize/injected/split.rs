@@ -67,6 +67,7 @@ pub fn part(rep: &Report, handoffs: &Handoffs, module: i64) -> (Report, Handoffs
         notes: Vec::new(),
         // Counted for the whole process, not per case.
         launch_calls: None,
+        frozen_event_times: None,
     };
     let handoffs = Handoffs {
         handoffs: handoffs
