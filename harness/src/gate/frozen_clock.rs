@@ -235,6 +235,19 @@ mod tests {
         );
     }
 
+    /// NVIDIA's transpose sample prints each rate with `%20.2f`: the still clock's `838.86` is
+    /// a character narrower than the plain run's `2408.08`, so the padding moves with it (run 36
+    /// call A: the still clock did not settle such lines until padding was set aside).
+    #[test]
+    fn a_clocked_number_in_a_field_width_is_timing_though_its_padding_moved() {
+        let row = |v: f64| format!("{:>25}{v:>20.2}\n", "shared memory copy");
+        let (plain, calm) = (out(4, &row(2408.08)), out(7, &row(838.86)));
+        assert_eq!(
+            judge(&plain, Some(&calm), Some(&calm), &[1]),
+            Some(at(0, &[1]))
+        );
+    }
+
     #[test]
     fn a_line_the_clock_does_not_reach_or_the_jitter_still_moves_stays_a_finding() {
         let plain = out(4, "sum 10\ncopy 2374.49\n");

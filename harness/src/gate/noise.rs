@@ -127,30 +127,61 @@ pub struct Model {
     pub lines: Vec<LineNoise>,
 }
 
-/// The token positions where `a` and `b` hold different numbers, when they have the same shape
-/// (as many tokens, of the same kinds, the same text between the numbers, the same unit glued to
-/// each number); `None` otherwise.
+/// The token positions (in `a`'s [`tokens`]) where `a` and `b` hold different numbers, when they
+/// have the same shape (as many numbers, the same text between them, the same unit glued to each
+/// number); `None` otherwise. Text is compared without its padding: blanks at either end of a
+/// piece and the length of a run of blanks inside it do not count, so a number printed in a field
+/// width (`%20.2f`: ` 2408.08` then `  838.86`) moves no words.
 pub fn differing_numbers(a: &[u8], b: &[u8]) -> Option<BTreeSet<usize>> {
-    let (ta, tb) = (tokens(a), tokens(b));
+    let (ta, tb) = (padless(&tokens(a)), padless(&tokens(b)));
     if ta.len() != tb.len() {
         return None;
     }
     let mut out = BTreeSet::new();
-    for (k, (x, y)) in ta.iter().zip(&tb).enumerate() {
+    for ((k, x), (_, y)) in ta.iter().zip(&tb) {
         match (x, y) {
-            (Token::Text(p), Token::Text(q)) if p == q => {}
-            (Token::Number(p), Token::Number(q)) => {
+            (Piece::Text(p), Piece::Text(q)) if p == q => {}
+            (Piece::Number(p), Piece::Number(q)) => {
                 if unit(p) != unit(q) {
                     return None;
                 }
                 if p != q {
-                    out.insert(k);
+                    out.insert(*k);
                 }
             }
             _ => return None,
         }
     }
     Some(out)
+}
+
+/// A token with its padding taken out: a number as printed, or text with its blanks squeezed.
+#[derive(PartialEq, Eq)]
+enum Piece<'a> {
+    Text(Vec<u8>),
+    Number(&'a [u8]),
+}
+
+/// `toks` with each text's padding taken out (blanks trimmed, runs of blanks made one) and text
+/// that was only blanks left out, each kept with its position in `toks`.
+fn padless<'a>(toks: &[Token<'a>]) -> Vec<(usize, Piece<'a>)> {
+    let blank = |b: &u8| matches!(b, b' ' | b'\t');
+    toks.iter()
+        .enumerate()
+        .filter_map(|(k, t)| match *t {
+            Token::Number(n) => Some((k, Piece::Number(n))),
+            Token::Text(s) => {
+                let mut squeezed = Vec::with_capacity(s.len());
+                for w in s.split(blank).filter(|w| !w.is_empty()) {
+                    if !squeezed.is_empty() {
+                        squeezed.push(b' ');
+                    }
+                    squeezed.extend_from_slice(w);
+                }
+                (!squeezed.is_empty()).then_some((k, Piece::Text(squeezed)))
+            }
+        })
+        .collect()
 }
 
 /// The unit glued to a number token (`ms` of `12ms`, `%` of `-2.0%`; empty for none).
@@ -359,6 +390,9 @@ mod tests {
     enum Part {
         Fixed(String),
         Measured(u64),
+        /// A measurement right-aligned in a field of this width (`%20.2f`): its padding moves
+        /// with its width.
+        Padded(u64, usize),
     }
 
     fn shape(g: &mut Gen) -> Vec<Part> {
@@ -386,7 +420,10 @@ mod tests {
         let mut parts = vec![Part::Fixed(g.pick(&lead).to_string())];
         for _ in 0..1 + g.below(3) {
             parts.push(Part::Fixed(g.pick(&labels).to_string()));
-            parts.push(Part::Measured(g.below(8)));
+            parts.push(match g.below(3) {
+                0 => Part::Padded(g.below(8), 8 + usize::try_from(g.below(16)).expect("small")),
+                _ => Part::Measured(g.below(8)),
+            });
             parts.push(Part::Fixed(g.pick(&tails).to_string()));
         }
         parts
@@ -398,6 +435,7 @@ mod tests {
             .map(|p| match p {
                 Part::Fixed(s) => s.clone(),
                 Part::Measured(shape) => g.measurement(*shape),
+                Part::Padded(shape, width) => format!("{:>width$}", g.measurement(*shape)),
             })
             .collect()
     }
@@ -513,6 +551,48 @@ mod tests {
         assert_eq!(m.varies(), vec![0]);
         let m = learned(&["took 3ms", "took 3FAILED"]);
         assert_eq!(m.varies(), vec![0]);
+    }
+
+    /// A bandwidth table printed with `printf("%25s%20.2f")` (NVIDIA's transpose sample): a
+    /// rate of 7 characters, then of 6, moves the padding, not a word. The numbers differ at the
+    /// rate's place; a changed label still makes the line another shape.
+    #[test]
+    fn a_number_in_a_field_width_moves_only_its_padding() {
+        let row = |name: &str, v: f64| format!("{name:>25}{v:>20.2}");
+        let (a, b) = (
+            row("shared memory copy", 2408.08),
+            row("shared memory copy", 838.86),
+        );
+        assert_ne!(a.len() - a.trim_start().len(), 0);
+        let at = differing_numbers(a.as_bytes(), b.as_bytes()).expect("one shape");
+        assert_eq!(at.len(), 1);
+        let rate = tokens(a.as_bytes())
+            .iter()
+            .position(|t| *t == Token::Number(b"2408.08"))
+            .expect("the rate is a number");
+        assert_eq!(at.into_iter().collect::<Vec<_>>(), vec![rate]);
+        // Padding that wins or loses a whole blank run is still padding.
+        assert!(differing_numbers(b"x 12345", b"x     1").is_some());
+        assert!(differing_numbers(b"12345 x", b"    1 x").is_some());
+        // Words are still compared, blanks between words included.
+        let c = row("shared memory kopy", 838.86);
+        assert_eq!(differing_numbers(a.as_bytes(), c.as_bytes()), None);
+        assert_eq!(differing_numbers(b"a b 1", b"ab 1"), None);
+        // Learned from plain runs whose widths vary, the rate is noise and the line is judged.
+        let runs = [row("copy", 2384.43), row("copy", 998.12), row("copy", 2390.5)];
+        let split: Vec<Vec<&[u8]>> = runs.iter().map(|r| vec![r.as_bytes()]).collect();
+        let m = learn(&split).expect("one line each");
+        assert_eq!(m.noisy(), vec![0]);
+        let jittered = row("copy", 97.0);
+        assert_eq!(
+            m.beyond_noise(&split[0], &[jittered.as_bytes()]),
+            Some(vec![])
+        );
+        let worded = row("kopy", 97.0);
+        assert_eq!(
+            m.beyond_noise(&split[0], &[worded.as_bytes()]),
+            Some(vec![0])
+        );
     }
 
     #[test]
