@@ -579,7 +579,11 @@ mod tests {
         assert_eq!(differing_numbers(a.as_bytes(), c.as_bytes()), None);
         assert_eq!(differing_numbers(b"a b 1", b"ab 1"), None);
         // Learned from plain runs whose widths vary, the rate is noise and the line is judged.
-        let runs = [row("copy", 2384.43), row("copy", 998.12), row("copy", 2390.5)];
+        let runs = [
+            row("copy", 2384.43),
+            row("copy", 998.12),
+            row("copy", 2390.5),
+        ];
         let split: Vec<Vec<&[u8]>> = runs.iter().map(|r| vec![r.as_bytes()]).collect();
         let m = learn(&split).expect("one line each");
         assert_eq!(m.noisy(), vec![0]);
