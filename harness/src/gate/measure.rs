@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::errors::Result;
 use crate::proc::watchdog::{self, Deadline, Exit};
-use crate::run::lease::{Access, GpuLock, LEASE_WAIT};
+use crate::run::lease::{say_wait, Access, GpuLock, LEASE_WAIT};
 
 /// The GPU lease of one gate: taken around each run when the machine has a device; without
 /// one there is nothing to share, and every run simply runs.
@@ -62,7 +62,7 @@ impl Hold for Lease {
             return Ok((f(), Duration::ZERO));
         }
         let asked = Instant::now();
-        let held = GpuLock::acquire(access, LEASE_WAIT, |_| {})?;
+        let held = GpuLock::acquire(access, LEASE_WAIT, say_wait)?;
         let waited = asked.elapsed();
         let out = f();
         drop(held);
@@ -85,7 +85,7 @@ impl Hold for Lease {
         if !self.gpu {
             return Ok((f(), false));
         }
-        let held = GpuLock::acquire(Access::Shared, LEASE_WAIT, |_| {})?;
+        let held = GpuLock::acquire(Access::Shared, LEASE_WAIT, say_wait)?;
         let (out, crowded) = held.watch(WATCH_EVERY, f);
         Ok((out, crowded))
     }

@@ -193,6 +193,10 @@ fn killed_and_live(env: &[(&str, &str)], cgroups: bool, next: Next) {
     let cache_dir = cache.path().to_str().unwrap().to_string();
     let mut env = env.to_vec();
     env.push(("RACEGATE_CACHE", &cache_dir));
+    // No GPU for either racegate, as on CI: on a GPU machine the live one's measuring run holds
+    // the GPU alone while its program sleeps, and the other would wait for it (H100, run 36
+    // call B: "the program's sleeps never started"). The jobs' containment is what is tested.
+    env.push(("CUDA_VISIBLE_DEVICES", ""));
     let scope = Scope::new();
     // Where the job cgroups go: the scope, else this process's own cgroup.
     let base = scope.as_ref().map(|s| s.0.clone()).unwrap_or_else(|| {
