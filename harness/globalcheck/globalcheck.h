@@ -38,11 +38,15 @@ struct GcShadow {
     GcSlot r;
 };
 
-// One tracked allocation: [base, base + size) and its shadow (size / 4 rounded up entries).
+// One tracked allocation: [base, base + size) and its shadow (size / 4 rounded up entries; null
+// in a footprint run, which keeps none). In a footprint run (GC_MODE_FOOTPRINT) the launch's
+// lowest and highest byte offsets read and written in it: [rlo, rhi) and [wlo, whi), each lo
+// starting at ~0 and each hi at 0 (untouched); an atomic counts as a read and a write.
 struct GcRange {
     unsigned long long base;
     unsigned long long size;
     GcShadow* shadow;
+    unsigned long long rlo, rhi, wlo, whi;
 };
 
 // Finding kinds.
@@ -89,6 +93,7 @@ struct GcFinding {
 #define GC_MODE_SHARED 4u  // sharedcheck: shared memory, judged per block
 #define GC_MODE_FENCE 8u   // fencecheck: record the handoffs globalcheck's rule orders (implies detect)
 #define GC_MODE_SPOISON 16u  // sharedcheck's confirm runs: unwritten shared bytes read get a seeded poison
+#define GC_MODE_FOOTPRINT 32u  // streamcheck's confirm runs: each launch's bytes touched per allocation
 
 // fencecheck: one distinct handoff globalcheck's rule took as ordering a plain store of one block
 // before a plain read of another: the store, the releasing atomic its block (or thread) did after

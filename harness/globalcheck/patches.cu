@@ -243,11 +243,50 @@ __device__ __forceinline__ unsigned long long gc_pc(unsigned long long now, unsi
     return (now & 0xffffffff00000000ull) | (info >> 32);
 }
 
+// streamcheck's confirm runs (GC_MODE_FOOTPRINT): widens the launch's footprint in the access's
+// allocation ([rlo, rhi) read, [wlo, whi) written, byte offsets). A bound is read first and
+// changed by an atomic only when the access lies past it, so once a launch's first accesses
+// have set the bounds the rest cost a read each (a stale read costs one atomic more, never a
+// wrong bound). An access outside every tracked allocation sets `untracked` (once).
+__device__ __forceinline__ void gc_footprint(GcLaunch* L, unsigned long long a, uint32_t size, uint32_t flags,
+                                             const void* pData)
+{
+    GcRange* r = gc_find(L, a);
+    if (r == nullptr) {
+        if (*(volatile unsigned long long*)&L->untracked == 0)
+            atomicExch(&L->untracked, 1ull);
+        return;
+    }
+    unsigned long long off = a - r->base;
+    unsigned long long end = off + size;
+    if (end > r->size)
+        end = r->size;
+    bool write = (flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE) != 0;
+    // An atomic (WRITE set and no data, or a system-scope one) reads as well as writes.
+    bool read = !write || pData == nullptr || (flags & SANITIZER_MEMORY_DEVICE_FLAG_ATOMSYS);
+    if (read) {
+        if (off < *(volatile unsigned long long*)&r->rlo)
+            atomicMin(&r->rlo, off);
+        if (end > *(volatile unsigned long long*)&r->rhi)
+            atomicMax(&r->rhi, end);
+    }
+    if (write) {
+        if (off < *(volatile unsigned long long*)&r->wlo)
+            atomicMin(&r->wlo, off);
+        if (end > *(volatile unsigned long long*)&r->whi)
+            atomicMax(&r->whi, end);
+    }
+}
+
 extern "C" __device__ __noinline__ SanitizerPatchResult gc_access(void* userdata, uint64_t pc, void* ptr,
                                                                   uint32_t size, uint32_t flags, const void* pData)
 {
     GcLaunch* L = (GcLaunch*)userdata;
-    if (L == nullptr || !(L->mode & GC_MODE_DETECT))
+    if (L == nullptr)
+        return SANITIZER_PATCH_SUCCESS;
+    if ((L->mode & GC_MODE_FOOTPRINT) && !(flags & SANITIZER_MEMORY_DEVICE_FLAG_PREFETCH))
+        gc_footprint(L, (unsigned long long)ptr, size, flags, pData);
+    if (!(L->mode & GC_MODE_DETECT))
         return SANITIZER_PATCH_SUCCESS;
     if (flags & SANITIZER_MEMORY_DEVICE_FLAG_PREFETCH)
         return SANITIZER_PATCH_SUCCESS;

@@ -677,3 +677,9 @@ void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId c
         break;
     }
 }
+
+void streams_line(const std::string& json)
+{
+    if (r)
+        emit(json);
+}

@@ -6,6 +6,8 @@
 
 #include <sanitizer.h>
 
+#include <string>
+
 // Opens the trace and installs the guard-page handler; returns false if the trace cannot be
 // written (the tool then writes an error line of its own).
 bool streams_init(const char* dir);
@@ -15,3 +17,7 @@ void streams_enable(Sanitizer_SubscriberHandle handle);
 
 // One callback of any domain (the tool's own calls already filtered out).
 void streams_on_callback(Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata);
+
+// A line the tool writes into the trace after a launch's own line (a footprint run's bytes
+// touched): in order with the recorder's lines.
+void streams_line(const std::string& json);

@@ -73,6 +73,7 @@ struct Pending {
     Sanitizer_StreamHandle stream = nullptr;
     GcLaunch* dlaunch = nullptr;
     std::vector<std::pair<uint64_t, uint64_t>> untracked;  // allocations past the budget
+    size_t nranges = 0;  // the ranges the launch was given (read back in a footprint run)
     unsigned launch = 0;
     // sharedcheck: the window's parts, and whether its shadow fit the budget.
     uint64_t sm_static = 0, sm_dynamic = 0, sm_reserved = 0;
@@ -277,7 +278,7 @@ void module_loaded(Sanitizer_ResourceModuleData* d)
         return;
     }
     struct Patch { Sanitizer_InstructionId id; const char* fn; unsigned modes; } p[] = {
-        {SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, "gc_access", GC_MODE_DETECT},
+        {SANITIZER_INSTRUCTION_GLOBAL_MEMORY_ACCESS, "gc_access", GC_MODE_DETECT | GC_MODE_FOOTPRINT},
         {SANITIZER_INSTRUCTION_BARRIER, "gc_barrier", GC_MODE_DETECT | GC_MODE_SHARED},
         {SANITIZER_INSTRUCTION_SYNCWARP, "gc_syncwarp", GC_MODE_DETECT | GC_MODE_SHARED},
         {SANITIZER_INSTRUCTION_SHFL, "gc_shfl", GC_MODE_DETECT | GC_MODE_SHARED},
@@ -412,7 +413,10 @@ void launch_begin(Sanitizer_LaunchData* d)
     if (g->refused)
         return;
     // Whether this launch is judged (its state read back at the launch's end).
-    const unsigned judge = GC_MODE_DETECT | GC_MODE_SHARED;
+    const unsigned judge = GC_MODE_DETECT | GC_MODE_SHARED | GC_MODE_FOOTPRINT;
+    // A footprint run alone keeps no shadow and no per-thread state: the launch's header and its
+    // ranges only.
+    const bool footprint_only = (g->mode & GC_MODE_FOOTPRINT) && !(g->mode & (GC_MODE_DETECT | GC_MODE_SHARED));
     if (g->sample_first && (g->mode & judge) && nth > g->sample_first && (nth & (nth - 1)) != 0) {
         // Sampled out (racegate's gate/sampling.rs, own_tools_check): its patches get no data
         // and return at once, as a graph node's do.
@@ -471,12 +475,16 @@ void launch_begin(Sanitizer_LaunchData* d)
             }
             if (a.shadow) {
                 sanitizerMemset(a.shadow, 0, bytes, d->hStream);
-                ranges.push_back(GcRange{base, a.size, a.shadow});
+                ranges.push_back(GcRange{base, a.size, a.shadow, ~0ull, 0, ~0ull, 0});
             } else {
                 p.untracked.push_back({base, a.size});
             }
         }
+    } else if (footprint_only) {
+        for (auto& [base, a] : g->allocs)
+            ranges.push_back(GcRange{base, a.size, nullptr, ~0ull, 0, ~0ull, 0});
     }
+    p.nranges = ranges.size();
     size_t o_launch = 0;
     size_t o_ranges = up(sizeof(GcLaunch));
     size_t o_epochs = o_ranges + up(ranges.size() * sizeof(GcRange));
@@ -497,6 +505,8 @@ void launch_begin(Sanitizer_LaunchData* d)
     size_t total = o_handoffs + (fence ? up(GC_HANDOFF_SLOTS * sizeof(GcHandoff)) : 0);
     if (!(g->mode & judge))
         total = up(sizeof(GcLaunch));
+    else if (footprint_only)
+        total = o_epochs;
     // sharedcheck: one shadow of the launch's shared window per block, zeroed (nothing written).
     uint64_t sm_bytes = 0, sm_words = 0;
     void* sshadow = nullptr;
@@ -556,14 +566,16 @@ void launch_begin(Sanitizer_LaunchData* d)
     if (g->mode & judge) {
         h.nranges = (unsigned)ranges.size();
         h.ranges = (GcRange*)(base + o_ranges);
-        h.epochs = (unsigned*)(base + o_epochs);
-        h.wepochs = (unsigned*)(base + o_wepochs);
-        h.last_read = (unsigned long long*)(base + o_lastread);
-        h.block_release = (unsigned*)(base + o_release);
-        h.block_acquire = (unsigned*)(base + o_acquire);
-        h.thread_sync = (unsigned*)(base + o_thread_sync);
-        h.findings = (GcFinding*)(base + o_findings);
         h.smin_offset = ~0ull;
+        if (!footprint_only) {
+            h.epochs = (unsigned*)(base + o_epochs);
+            h.wepochs = (unsigned*)(base + o_wepochs);
+            h.last_read = (unsigned long long*)(base + o_lastread);
+            h.block_release = (unsigned*)(base + o_release);
+            h.block_acquire = (unsigned*)(base + o_acquire);
+            h.thread_sync = (unsigned*)(base + o_thread_sync);
+            h.findings = (GcFinding*)(base + o_findings);
+        }
         if (fence) {
             h.block_release_pc = (unsigned long long*)(base + o_rel_pc);
             h.block_acquire_pc = (unsigned long long*)(base + o_acq_pc);
@@ -586,7 +598,8 @@ void launch_begin(Sanitizer_LaunchData* d)
             h.sshadow = (ScShadow*)((char*)sshadow + written);
             h.sfindings = (GcFinding*)(base + o_sfindings);
         }
-        sanitizerMemset(base + o_epochs, 0, total - o_epochs, d->hStream);
+        if (total > o_epochs)
+            sanitizerMemset(base + o_epochs, 0, total - o_epochs, d->hStream);
         if (!ranges.empty())
             sanitizerMemcpyHostToDeviceAsync(base + o_ranges, ranges.data(), ranges.size() * sizeof(GcRange), d->hStream);
     }
@@ -645,6 +658,11 @@ void launch_end()
         if (r == SANITIZER_SUCCESS && h.findings && (g->mode & GC_MODE_DETECT)) {
             f.resize(GC_FINDING_SLOTS);
             r = sanitizerMemcpyDeviceToHost(f.data(), h.findings, f.size() * sizeof(GcFinding), p.stream);
+        }
+        std::vector<GcRange> touched;
+        if (r == SANITIZER_SUCCESS && h.ranges && p.nranges && (g->mode & GC_MODE_FOOTPRINT)) {
+            touched.resize(p.nranges);
+            r = sanitizerMemcpyDeviceToHost(touched.data(), h.ranges, touched.size() * sizeof(GcRange), p.stream);
         }
         if (r == SANITIZER_SUCCESS && h.sfindings) {
             sf.resize(GC_FINDING_SLOTS);
@@ -721,6 +739,26 @@ void launch_end()
         }
         s += "}";
         line(s);
+        // A footprint run: the bytes the launch read and wrote per allocation, into streamcheck's
+        // trace right after the launch's own line (absolute addresses, [lo, hi) each).
+        if (g->mode & GC_MODE_FOOTPRINT) {
+            std::string reads, writes;
+            for (const auto& x : touched) {
+                if (x.rhi > 0)
+                    reads += std::string(reads.empty() ? "" : ",") + "[" + std::to_string(x.base + x.rlo) + ","
+                        + std::to_string(x.base + x.rhi) + "]";
+                if (x.whi > 0)
+                    writes += std::string(writes.empty() ? "" : ",") + "[" + std::to_string(x.base + x.wlo) + ","
+                        + std::to_string(x.base + x.whi) + "]";
+            }
+            std::string f = "{\"op\":\"footprint\",\"name\":\"" + esc(p.kernel) + "\",\"s\":"
+                + std::to_string((uint64_t)(uintptr_t)p.stream) + ",\"untracked\":" + (h.untracked ? "true" : "false")
+                + ",\"reads\":[" + reads + "],\"writes\":[" + writes + "]}";
+            if (streams)
+                streams_line(f);
+            else
+                line(f);
+        }
         // fencecheck: one line per distinct handoff, then the launch's summary (which says the
         // launch was recorded whole, or how many handoffs the table dropped).
         if (g->mode & GC_MODE_FENCE) {
@@ -1013,6 +1051,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection()
             streams = streams_init(g->dir.c_str());
         if (m.find("fence") != std::string::npos)
             g->mode |= GC_MODE_FENCE | GC_MODE_DETECT;
+        // streamcheck's confirm runs: what each launch touched, per allocation.
+        if (m.find("footprint") != std::string::npos)
+            g->mode |= GC_MODE_FOOTPRINT;
     }
     // sharedcheck's confirm runs: reads of unwritten shared bytes get poison from this seed
     // first, so that racegate can see whether the value reaches the output.

@@ -9,6 +9,7 @@
 use std::path::Path;
 
 mod blind;
+mod footprint;
 mod misses;
 mod recorder;
 

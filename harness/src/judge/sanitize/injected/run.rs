@@ -352,7 +352,20 @@ impl Judged<'_> {
         for &tool in tools {
             let mut log = base_log.to_string();
             let outcome = if tool == Tool::Streamcheck {
-                super::streams::verdict::decide(exit, behind, trace, root, &mut log)
+                use super::streams::confirm as footprint;
+                let first = super::streams::verdict::decide(exit, behind, trace, root, &mut log);
+                match confirm.filter(|_| footprint::wanted(&first, trace)) {
+                    Some(c) => {
+                        let target = footprint::Target {
+                            program: c.program,
+                            args: c.args,
+                            env: c.env,
+                            cfg: c.cfg,
+                        };
+                        footprint::measured(&target, root, first, &mut log)
+                    }
+                    None => first,
+                }
             } else if tool == Tool::Fencecheck {
                 preamble("fencecheck", exit, behind, rep).unwrap_or_else(|| {
                     log.push_str(&super::fence::handoffs::log(handoffs));

@@ -49,7 +49,9 @@
 //! certain: the kernel was given exactly the first byte of the other operation's range, and the
 //! other operation writes, or the kernel's parameter is a pointer to non-const (its mangled
 //! name says so). Races between host threads are warnings too (threads synchronize in ways no
-//! callback sees).
+//! callback sees). Either kind is measured before it is reported ([`super::confirm`]): in a
+//! confirm run's trace a launch line is followed by its footprint, the bytes it read and wrote
+//! per allocation, which replace its "may touch" ([`Measured`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -115,19 +117,72 @@ pub(super) struct Model {
     pub(super) shadow: BTreeMap<u64, Vec<Entry>>,
     pub(super) threads: Vec<u64>,
     pub(super) out: Judged,
+    /// What the next kernel launch touched, when the trace measured it (a footprint line).
+    pub(super) measured: Option<Measured>,
+}
+
+/// A launch's footprint as a confirm run measured it: the bounds of the bytes read and written
+/// per allocation, and whether some access fell outside every allocation the tool tracked.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Measured {
+    pub(super) untracked: bool,
+    pub(super) reads: Vec<(u64, u64)>,
+    pub(super) writes: Vec<(u64, u64)>,
+}
+
+/// Each footprint line given to its launch: the first footprint of the same kernel and stream
+/// after a launch line and before the next launch's (the tool writes it at the launch's end,
+/// launches one at a time), keyed by the launch's place among `ops`.
+fn footprints(ops: &[(usize, Op)]) -> HashMap<usize, Measured> {
+    let mut out = HashMap::new();
+    for (i, (_, op)) in ops.iter().enumerate() {
+        let Op::Kernel { name, s, .. } = op else {
+            continue;
+        };
+        for (_, later) in &ops[i + 1..] {
+            match later {
+                Op::Kernel { .. } => break,
+                Op::Footprint {
+                    name: n,
+                    s: fs,
+                    untracked,
+                    reads,
+                    writes,
+                } if n == name && fs == s => {
+                    out.insert(
+                        i,
+                        Measured {
+                            untracked: *untracked,
+                            reads: reads.clone(),
+                            writes: writes.clone(),
+                        },
+                    );
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// The trace's lines -> the model's verdict.
 pub fn judge(text: &str) -> Judged {
     let mut m = Model::default();
+    let mut ops = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         match serde_json::from_str::<Op>(line) {
-            Ok(op) => m.op(i, op),
+            Ok(op) => ops.push((i, op)),
             Err(e) => m.out.errors.push(format!("trace line {}: {e}", i + 1)),
         }
+    }
+    let mut measured = footprints(&ops);
+    for (k, (i, op)) in ops.into_iter().enumerate() {
+        m.measured = measured.remove(&k);
+        m.op(i, op);
     }
     if m.blind_hit {
         m.out.blind.clear();
@@ -239,7 +294,9 @@ impl Model {
     }
 
     fn op(&mut self, line: usize, op: Op) {
-        self.out.operations += 1;
+        if !matches!(op, Op::Footprint { .. }) {
+            self.out.operations += 1;
+        }
         match op {
             Op::Start { exe, .. } => {
                 self.out.started = true;
@@ -317,6 +374,32 @@ impl Model {
                     let what = format!("kernel {name} on {} ({why})", self.name(sc));
                     self.blind_launch(what, sc);
                 }
+                let from = Origin {
+                    line,
+                    site: site.clone(),
+                    thread: t,
+                };
+                // Measured: what it read and wrote are accesses like a copy's; an allocation its
+                // arguments name that it did not touch is no access (unless some access fell
+                // where the tool tracked nothing: then that one is still "may touch").
+                let mut seen: HashSet<u64> = HashSet::new();
+                let measured = self.measured.take();
+                if let Some(fp) = &measured {
+                    self.out.measured += 1;
+                    for (write, ranges) in [(false, &fp.reads), (true, &fp.writes)] {
+                        for &(lo, hi) in ranges.iter().filter(|(lo, hi)| lo < hi) {
+                            let key = self.alloc_of(lo).map_or(0, |(b, _, _)| b);
+                            seen.insert(key);
+                            let what = format!("kernel {name}");
+                            let acc = self.access(from.clone(), what, write, false, sc);
+                            self.touch(key, lo, hi, sc, Vec::new(), acc);
+                        }
+                    }
+                }
+                let unmeasured = |b: &u64| match &measured {
+                    None => true,
+                    Some(fp) => fp.untracked && !seen.contains(b),
+                };
                 let consts = param_consts(&name);
                 let mut by_alloc: BTreeMap<u64, Vec<(u64, Option<bool>)>> = BTreeMap::new();
                 for (i, p) in args {
@@ -325,16 +408,11 @@ impl Model {
                         by_alloc.entry(b).or_default().push((p, konst));
                     }
                 }
-                for (b, ptrs) in by_alloc {
+                for (b, ptrs) in by_alloc.into_iter().filter(|(b, _)| unmeasured(b)) {
                     let size = self.allocs[&b].0;
                     // Only pointers to const (by its mangled name) make a kernel a reader.
                     let write = ptrs.iter().any(|(_, k)| *k != Some(true));
-                    let from = Origin {
-                        line,
-                        site: site.clone(),
-                        thread: t,
-                    };
-                    let acc = self.access(from, format!("kernel {name}"), write, true, sc);
+                    let acc = self.access(from.clone(), format!("kernel {name}"), write, true, sc);
                     self.touch(b, b, b + size, sc, ptrs, acc);
                 }
             }
@@ -489,6 +567,8 @@ impl Model {
                 addr,
             } => self.unguard(line, t, base, size, addr),
             Op::Unjudged { why } => self.unjudged(why),
+            // Given to its launch before the launch's line is modelled (`footprints`).
+            Op::Footprint { .. } => {}
         }
     }
 }

@@ -60,6 +60,8 @@ pub struct Judged {
     pub started: bool,
     pub exe: String,
     pub operations: usize,
+    /// Launches judged on what they were measured to touch (a confirm run's footprints).
+    pub measured: usize,
 }
 
 /// One line of the trace.
@@ -114,6 +116,18 @@ pub enum Op {
         #[serde(default)]
         args_why: String,
         site: Vec<u64>,
+    },
+    /// What the launch just before it touched, measured (streamcheck's confirm run: the tool's
+    /// footprint mode, `RACEGATE_GC_MODE=streams,footprint`): per allocation the tool tracked,
+    /// the bounds `[lo, hi)` of the bytes read and of the bytes written (an atomic is both);
+    /// `untracked` when some access fell outside every allocation it tracked (pinned or mapped
+    /// host memory, say), so an allocation with no bounds here may still have been touched.
+    Footprint {
+        name: String,
+        s: u64,
+        untracked: bool,
+        reads: Vec<(u64, u64)>,
+        writes: Vec<(u64, u64)>,
     },
     /// `dir`: 1 host to host, 2 host to device, 3 device to host, 4 device to device, 0 unknown.
     /// `pitched`: a 2D/3D copy whose ranges are a bound (from the first to the last byte).
