@@ -260,14 +260,19 @@ fn interrupt(script: &str, marker: &str, signals: &[i32], gap: Duration) -> (Chi
         .stderr(Stdio::null())
         .spawn()
         .expect("racegate starts");
+    // Its `sleep`, not the shell whose command line names the marker too: a shell seen before it
+    // ran its `trap` would die of the TERM the test means it to ignore (H100, run 36 call C:
+    // killed after 20 ms, no grace).
+    let sleeping = || {
+        running(marker).into_iter().any(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
+        })
+    };
     let until = Instant::now() + Duration::from_secs(30);
-    while running(marker).is_empty() && Instant::now() < until {
+    while !sleeping() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(
-        !running(marker).is_empty(),
-        "the hanging child never started"
-    );
+    assert!(sleeping(), "the hanging child never started");
     // The hang is under way (the job's shell and its sleep are up).
     std::thread::sleep(Duration::from_millis(300));
     for (i, sig) in signals.iter().enumerate() {

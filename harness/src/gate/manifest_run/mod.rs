@@ -18,7 +18,9 @@ use crate::run::stress::{self, Verdict};
 use crate::source::catalog::{Case, Catalog};
 use crate::source::files;
 use crate::source::manifest::Check;
-use tool_job::{tool_config, ToolJob};
+#[cfg(any(test, feature = "internals", feature = "testing"))]
+use tool_job::tool_config;
+use tool_job::ToolJob;
 
 /// The line where `entry` is defined in `file` (for stress findings, which have no line).
 fn entry_line(root: &Path, file: &str, entry: &str) -> Option<u32> {

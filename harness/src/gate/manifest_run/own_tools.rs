@@ -2,16 +2,23 @@
 //! on a manifest's kernels: those whose stress run passed or gave wrong results together in one
 //! injected run, each judged on its own launches; every other kernel alone.
 
+#[cfg(any(test, feature = "internals", feature = "testing"))]
 use std::path::Path;
 
-use super::tool_job::{tool_config, ToolJob};
+#[cfg(any(test, feature = "internals", feature = "testing"))]
+use super::tool_job::tool_config;
+use super::tool_job::ToolJob;
 use crate::errors::Result;
-use crate::gate::finding::{GateConfig, GateRun};
+#[cfg(any(test, feature = "internals", feature = "testing"))]
+use crate::gate::finding::GateConfig;
+use crate::gate::finding::GateRun;
 use crate::gate::fingerprint::Sources;
 use crate::gate::sanitizers::{self, PendingHang};
 use crate::gate::stress_state::StressState;
 use crate::judge::sanitize::{self, Tool};
-use crate::source::catalog::{Case, Catalog};
+use crate::source::catalog::Case;
+#[cfg(any(test, feature = "internals", feature = "testing"))]
+use crate::source::catalog::Catalog;
 
 /// racegate's own `group` of tools on `cases`: the kernels whose stress run passed or gave wrong
 /// results in one injected run, each judged on its own launches there

@@ -49,7 +49,7 @@
 //! certain: the kernel was given exactly the first byte of the other operation's range, and the
 //! other operation writes, or the kernel's parameter is a pointer to non-const (its mangled
 //! name says so). Races between host threads are warnings too (threads synchronize in ways no
-//! callback sees). Either kind is measured before it is reported ([`super::confirm`]): in a
+//! callback sees). Either kind is measured before it is reported (streamcheck's `confirm.rs`): in a
 //! confirm run's trace a launch line is followed by its footprint, the bytes it read and wrote
 //! per allocation, which replace its "may touch" ([`Measured`]).
 
